@@ -1,0 +1,154 @@
+// Package clock is the single source of time for idkit's generators.
+//
+// Reading the system clock costs tens of nanoseconds, more than a whole ID
+// should cost, so a [Clock] offers two readings: [Clock.Now], precise, for
+// slow paths (start-up, waiting for the next tick), and [Clock.Coarse], a
+// cheap view that hot paths read once per ID. The system clock keeps its
+// coarse view in one atomic word refreshed by a background ticker every
+// [Resolution]; the ticker starts on the first read and stops by itself
+// after a second without readers, so no generator has to be closed.
+//
+// The coarse view may lag the precise one and, like the wall clock itself,
+// may step backwards. Generators keep their own logical clocks and never let
+// them move backwards, whatever either reading does.
+//
+// [Fake] is a clock for tests: it stands still until the test sets or
+// advances it, may be stepped backwards, and lets a test wait until a
+// generator sleeps on it, so that no test sleeps on the wall clock.
+package clock
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Resolution is how often the system clock's coarse view is refreshed, and
+// so about how far it may lag behind [Clock.Now].
+const Resolution = time.Millisecond
+
+// Clock tells the wall-clock time. Implementations are safe for concurrent
+// use.
+type Clock interface {
+	// Now returns the current time precisely.
+	Now() time.Time
+	// Coarse returns the cheap view of this clock.
+	Coarse() Coarse
+	// Sleep pauses the calling goroutine for d on this clock.
+	Sleep(d time.Duration)
+}
+
+// System returns the system clock.
+func System() Clock { return systemClock{} }
+
+type systemClock struct{}
+
+var systemSource = newTickingSource(int(time.Second / Resolution))
+
+func (systemClock) Now() time.Time        { return time.Now() }
+func (systemClock) Coarse() Coarse        { return Coarse{src: systemSource} }
+func (systemClock) Sleep(d time.Duration) { time.Sleep(d) }
+
+// Offset returns a clock that reads d later than c (earlier if d is
+// negative). It models a host whose clock is set wrong, for example one
+// stepped back between two runs of a program.
+func Offset(c Clock, d time.Duration) Clock { return offsetClock{c, d} }
+
+type offsetClock struct {
+	Clock
+	d time.Duration
+}
+
+func (o offsetClock) Now() time.Time { return o.Clock.Now().Add(o.d) }
+
+func (o offsetClock) Coarse() Coarse {
+	c := o.Clock.Coarse()
+	c.offset += int64(o.d)
+	return c
+}
+
+// Coarse is a cheap reading of a clock: one atomic load. It is a small
+// value; copy it into the structures that read it on their hot paths.
+type Coarse struct {
+	src    *coarseSource
+	offset int64
+}
+
+// UnixNano returns the coarse time in nanoseconds since the Unix epoch.
+func (c Coarse) UnixNano() int64 {
+	v := c.src.word.Load()
+	if v&unread != 0 {
+		v = c.src.markRead()
+	}
+	return v>>1 + c.offset
+}
+
+// unread is the low bit of coarseSource.word: set by every refresh, cleared
+// by the first reader after it. A refresh that finds it still set knows that
+// nobody read the previous value.
+const unread = 1
+
+// coarseSource holds a time as nanoseconds<<1 | unread. The system's source
+// is refreshed by a ticker while it has readers and stops after idleTicks
+// refreshes nobody read; a Fake's source is written by the Fake and never
+// has the unread bit set.
+type coarseSource struct {
+	word      atomic.Int64
+	idleTicks int
+
+	mu      sync.Mutex // guards running and the ticker's start and stop
+	running bool
+}
+
+// newTickingSource returns a stopped source that the first read starts. A
+// stopped source always has the unread bit set, so that readers notice.
+func newTickingSource(idleTicks int) *coarseSource {
+	s := &coarseSource{idleTicks: idleTicks}
+	s.word.Store(unread)
+	return s
+}
+
+// markRead clears the unread bit, starting the ticker if it had stopped, and
+// returns the word.
+func (s *coarseSource) markRead() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		s.running = true
+		v := time.Now().UnixNano() << 1
+		s.word.Store(v)
+		go s.tick()
+		return v
+	}
+	for {
+		v := s.word.Load()
+		if v&unread == 0 || s.word.CompareAndSwap(v, v&^unread) {
+			return v &^ unread
+		}
+	}
+}
+
+func (s *coarseSource) tick() {
+	t := time.NewTicker(Resolution)
+	defer t.Stop()
+	idle := 0
+	for range t.C {
+		old := s.word.Swap(time.Now().UnixNano()<<1 | unread)
+		if old&unread == 0 {
+			idle = 0
+			continue
+		}
+		if idle++; idle < s.idleTicks {
+			continue
+		}
+		// Stop only if still unread: readers clear the bit under mu.
+		s.mu.Lock()
+		if s.word.Load()&unread != 0 {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		idle = 0
+	}
+}

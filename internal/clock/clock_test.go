@@ -1,0 +1,108 @@
+package clock
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func TestFakeMovesOnlyWhenTold(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	assert.Equal(t, t0, f.Now())
+	assert.Equal(t, t0.UnixNano(), f.Coarse().UnixNano())
+
+	f.Advance(1500 * time.Millisecond)
+	assert.Equal(t, t0.Add(1500*time.Millisecond), f.Now())
+	assert.Equal(t, f.Now().UnixNano(), f.Coarse().UnixNano())
+
+	f.Advance(-time.Hour)
+	assert.Equal(t, t0.Add(1500*time.Millisecond-time.Hour), f.Now(), "steps backwards")
+	assert.Equal(t, f.Now().UnixNano(), f.Coarse().UnixNano())
+
+	f.Set(t0)
+	assert.Equal(t, t0, f.Now())
+}
+
+func TestFakeSleepWakesAtDeadline(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	done := make(chan struct{})
+	go func() {
+		f.Sleep(time.Second)
+		close(done)
+	}()
+	f.WaitForSleepers(1)
+	assert.Equal(t, 1, f.Sleepers())
+
+	f.Advance(999 * time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("Sleep returned before its deadline")
+	default:
+	}
+	f.Advance(-time.Minute)
+	f.Set(t0.Add(time.Second))
+	<-done
+	assert.Equal(t, 0, f.Sleepers())
+}
+
+func TestFakeSleepNonPositive(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	f.Sleep(0)
+	f.Sleep(-time.Second)
+	assert.Equal(t, 0, f.Sleepers())
+}
+
+func TestOffset(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	c := Offset(f, -2*time.Second)
+	assert.Equal(t, t0.Add(-2*time.Second), c.Now())
+	assert.Equal(t, t0.Add(-2*time.Second).UnixNano(), c.Coarse().UnixNano())
+	f.Advance(time.Second)
+	assert.Equal(t, t0.Add(-time.Second).UnixNano(), c.Coarse().UnixNano())
+}
+
+func TestSystemCoarseFollowsNow(t *testing.T) {
+	t.Parallel()
+	c := System().Coarse()
+	for range 3 {
+		before := time.Now().UnixNano()
+		got := c.UnixNano()
+		after := time.Now().UnixNano()
+		assert.LessOrEqual(t, got, after, "coarse time is never ahead of a later Now")
+		assert.Greater(t, got, before-int64(time.Second), "coarse time lags by far less than a second")
+		System().Sleep(2 * Resolution)
+	}
+}
+
+// The ticker stops once nobody reads, and the next reader restarts it with a
+// fresh time rather than reading the stale one.
+func TestCoarseTickerStopsAndRestarts(t *testing.T) {
+	t.Parallel()
+	src := newTickingSource(2)
+	c := Coarse{src: src}
+	first := c.UnixNano()
+	assert.Greater(t, first, t0.UnixNano(), "the first read is a real time")
+	running := func() bool {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		return src.running
+	}
+	require.True(t, running())
+	require.Eventually(t, func() bool { return !running() }, 5*time.Second, Resolution)
+
+	stale := src.word.Load() >> 1
+	before := time.Now().UnixNano()
+	got := c.UnixNano()
+	assert.True(t, running(), "a read restarts the ticker")
+	assert.GreaterOrEqual(t, got, before, "the restarted view is fresh")
+	assert.GreaterOrEqual(t, got, stale)
+	assert.GreaterOrEqual(t, got, first)
+}

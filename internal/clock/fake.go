@@ -1,0 +1,89 @@
+package clock
+
+import (
+	"sync"
+	"time"
+)
+
+// Fake is a [Clock] for tests. It stands still until Set or Advance moves
+// it, in either direction; its coarse view always equals Now. Sleep blocks
+// until the fake time reaches the sleeper's deadline. A Fake is safe for
+// concurrent use.
+type Fake struct {
+	mu       sync.Mutex
+	changed  sync.Cond // broadcast when now or the set of sleepers changes
+	now      time.Time
+	src      coarseSource
+	sleepers int
+}
+
+// NewFake returns a fake clock that reads t.
+func NewFake(t time.Time) *Fake {
+	f := &Fake{}
+	f.changed.L = &f.mu
+	f.set(t)
+	return f
+}
+
+// Now returns the fake time.
+func (f *Fake) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// Coarse returns a view that always equals Now.
+func (f *Fake) Coarse() Coarse { return Coarse{src: &f.src} }
+
+// Sleep blocks until the fake time reaches Now()+d, however long that takes
+// on the wall clock. A step backwards postpones the wake-up accordingly.
+func (f *Fake) Sleep(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	deadline := f.now.Add(d)
+	f.sleepers++
+	f.changed.Broadcast()
+	for f.now.Before(deadline) {
+		f.changed.Wait()
+	}
+	f.sleepers--
+	f.changed.Broadcast()
+}
+
+// Set moves the clock to t, which may be earlier than the current time.
+func (f *Fake) Set(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.set(t)
+}
+
+// Advance moves the clock by d; a negative d steps it backwards.
+func (f *Fake) Advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.set(f.now.Add(d))
+}
+
+func (f *Fake) set(t time.Time) {
+	f.now = t
+	f.src.word.Store(t.UnixNano() << 1)
+	f.changed.Broadcast()
+}
+
+// Sleepers returns how many goroutines are sleeping on the clock.
+func (f *Fake) Sleepers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sleepers
+}
+
+// WaitForSleepers blocks until at least n goroutines sleep on the clock. A
+// test calls it to know that a generator is waiting before it moves the
+// clock.
+func (f *Fake) WaitForSleepers(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.sleepers < n {
+		f.changed.Wait()
+	}
+}

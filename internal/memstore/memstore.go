@@ -1,0 +1,61 @@
+// Package memstore is an in-memory high-water store for tests: the same
+// contract as launchlog's marks, without a file.
+package memstore
+
+import (
+	"sync"
+	"time"
+)
+
+// Store keeps high-water marks in memory. Err, when set, is returned by
+// every call, to test how generators handle a failing store. The zero Store
+// is ready to use and safe for concurrent use.
+type Store struct {
+	mu    sync.Mutex
+	marks map[string]time.Time
+	err   error
+	calls int
+}
+
+// HighWater returns the mark for key, or the zero time.
+func (s *Store) HighWater(key string) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if s.err != nil {
+		return time.Time{}, s.err
+	}
+	return s.marks[key], nil
+}
+
+// AdvanceHighWater moves the mark for key forward to t and returns the mark
+// now stored; it never moves a mark backwards.
+func (s *Store) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if s.err != nil {
+		return time.Time{}, s.err
+	}
+	if s.marks == nil {
+		s.marks = make(map[string]time.Time)
+	}
+	if t.After(s.marks[key]) {
+		s.marks[key] = t
+	}
+	return s.marks[key], nil
+}
+
+// Fail makes every later call return err; nil heals the store.
+func (s *Store) Fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
+// Calls returns how many calls the store has served.
+func (s *Store) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}

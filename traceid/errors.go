@@ -1,0 +1,19 @@
+package traceid
+
+import "errors"
+
+var (
+	// ErrSyntax reports text that is not a decimal TraceId.
+	ErrSyntax = errors.New("traceid: not a decimal number")
+	// ErrRange reports a value outside the ID domain 1..=9223372036854775807.
+	ErrRange = errors.New("traceid: out of range 1..=9223372036854775807")
+	// ErrInvalid reports a field or option outside its allowed range.
+	ErrInvalid = errors.New("traceid: invalid")
+	// ErrExhausted reports that no ID can be issued until the clock reaches
+	// the next second: the second's counters ran out (with Options.NoWait),
+	// or a new generator has not yet reached a fresh second.
+	ErrExhausted = errors.New("traceid: counter exhausted for this second")
+	// ErrStore reports that the high-water store failed, so no ID past the
+	// leased seconds can be issued safely.
+	ErrStore = errors.New("traceid: high-water store failed")
+)

@@ -1,0 +1,395 @@
+package traceid
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idkit/idkit/internal/clock"
+)
+
+// Options configure a Generator. The zero value of each field is a sane
+// default except Node, which must come from deployment configuration.
+type Options struct {
+	// Node is this process's node number, 0..=65535. Processes that run at
+	// the same time must have distinct nodes.
+	Node int
+	// ThreadBits is T, the number of the 22 low bits that name a thread,
+	// 0..=16. Each Shard claims one thread value for a second at a time, so
+	// a larger T lets more shards share a second; zero leaves all 22 bits to
+	// the counter.
+	ThreadBits int
+	// NoWait makes Next, Fill and Shard.Next return ErrExhausted instead of
+	// waiting when no ID is left in the current second.
+	NoWait bool
+	// Store, when set, makes restarts safe across a clock stepped back
+	// while the process was down; see HighWaterStore. Nil means a new
+	// generator only skips the second it was created in.
+	Store HighWaterStore
+	// StoreKey names this generator's mark in Store. Empty means
+	// "traceid/node/N".
+	StoreKey string
+	// Lease is how far ahead of the current second the mark in Store is
+	// moved, rounded up to whole seconds, 1s..=1h. A longer lease writes the
+	// store less often; a restart after a crash may wait up to the lease.
+	// Zero means one second.
+	Lease time.Duration
+	// Clock is the source of time. Nil means the system clock; tests pass a
+	// fake one.
+	Clock clock.Clock
+	// Logger, when set, receives one record per clock anomaly: the wall
+	// clock found behind the generator, and caught up again.
+	Logger *slog.Logger
+}
+
+// Stats counts the events a Generator has met since it was created.
+type Stats struct {
+	// ClockBackward counts the times the wall clock was found behind the
+	// second the generator issues under, that is, stepped back across a
+	// second boundary.
+	ClockBackward uint64
+	// Waits counts the times a caller waited for the next second.
+	Waits uint64
+	// Exhausted counts the seconds whose IDs ran out.
+	Exhausted uint64
+}
+
+// Generator issues TraceIds for one node. It is safe for concurrent use.
+//
+// Its state is one atomic word, second<<32 | the last low value handed out
+// (thread and counter). Next adds one to it; the 32-bit low half leaves
+// room for adds past the last valid value without carrying into the second.
+type Generator struct {
+	_     [64]byte // keep state on a cache line of its own
+	state atomic.Uint64
+	_     [56]byte
+
+	coarse      clock.Coarse
+	clock       clock.Clock
+	hi          uint64 // node bits
+	counterMask uint32 // low bits that hold the counter
+	chunk       uint64 // low values per thread: 1 << (22-T)
+	noWait      bool
+	store       HighWaterStore
+	key         string
+	lease       uint64 // seconds
+	log         *slog.Logger
+	node        int
+	threadBits  int
+
+	leased   atomic.Uint64 // the last second leased in store; MaxUint64 without one
+	renewing atomic.Bool   // an asynchronous lease renewal is running
+	behind   atomic.Bool   // the wall clock is behind the logical second
+	lagging  atomic.Int64  // a coarse reading found merely lagging the precise clock
+
+	mu            sync.Mutex // serialises the slow paths below
+	lastExhausted uint64     // the last second counted in Stats.Exhausted
+
+	backward, waits, exhausted atomic.Uint64
+}
+
+const (
+	nsPerSec = uint64(time.Second)
+	lowHalf  = 1<<32 - 1
+	maxClaim = 1 << 16 // the most low values one Fill claim takes
+)
+
+// New returns a Generator for o.Node. It reads the clock and, with a
+// Store, the stored mark; the first ID comes from a second that begins
+// after both.
+func New(o Options) (*Generator, error) {
+	if o.Node < 0 || o.Node > MaxNode {
+		return nil, fmt.Errorf("%w: Options.Node = %d, want 0..=%d", ErrInvalid, o.Node, MaxNode)
+	}
+	if err := checkThreadBits("Options.ThreadBits", o.ThreadBits); err != nil {
+		return nil, err
+	}
+	if o.Lease == 0 {
+		o.Lease = time.Second
+	}
+	if o.Lease < 0 || o.Lease > time.Hour {
+		return nil, fmt.Errorf("%w: Options.Lease = %v, want 1s..=1h", ErrInvalid, o.Lease)
+	}
+	if o.Clock == nil {
+		o.Clock = clock.System()
+	}
+	if o.StoreKey == "" {
+		o.StoreKey = "traceid/node/" + strconv.Itoa(o.Node)
+	}
+	g := &Generator{
+		coarse:      o.Clock.Coarse(),
+		clock:       o.Clock,
+		hi:          uint64(o.Node) << LowBits,
+		counterMask: 1<<(LowBits-o.ThreadBits) - 1,
+		chunk:       1 << (LowBits - o.ThreadBits),
+		noWait:      o.NoWait,
+		store:       o.Store,
+		key:         o.StoreKey,
+		lease:       uint64((o.Lease + time.Second - 1) / time.Second),
+		log:         o.Logger,
+		node:        o.Node,
+		threadBits:  o.ThreadBits,
+	}
+	now := o.Clock.Now().Unix()
+	if now < 0 || now > math.MaxUint32 {
+		return nil, fmt.Errorf("%w: clock reads %v, want a time from 1970 to 2106", ErrInvalid, o.Clock.Now())
+	}
+	start := uint64(now)
+	g.leased.Store(math.MaxUint64)
+	if g.store != nil {
+		mark, err := g.store.HighWater(g.key)
+		if err != nil {
+			return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
+		}
+		g.leased.Store(0)
+		if m := mark.Unix(); m > now {
+			start = uint64(m)
+			g.logf(slog.LevelWarn, "traceid: high-water mark ahead of the clock; waiting for the clock to pass it",
+				"mark", mark, "wait", time.Duration(m-now)*time.Second)
+		}
+	}
+	// Start as if second start were used up, so that the first ID waits for
+	// a second that began after this run started and after the mark.
+	g.state.Store(start<<32 | maxLow + 1)
+	g.lastExhausted = start
+	return g, nil
+}
+
+// Node returns the generator's node number.
+func (g *Generator) Node() int { return g.node }
+
+// ThreadBits returns T, the number of low bits that name a thread.
+func (g *Generator) ThreadBits() int { return g.threadBits }
+
+// Stats returns the generator's counts of events.
+func (g *Generator) Stats() Stats {
+	return Stats{
+		ClockBackward: g.backward.Load(),
+		Waits:         g.waits.Load(),
+		Exhausted:     g.exhausted.Load(),
+	}
+}
+
+// Next returns a new ID. IDs from one goroutine strictly increase within a
+// Period. It waits when the current second's IDs have run out (see
+// Options.NoWait) and fails only with ErrExhausted or ErrStore.
+func (g *Generator) Next() (ID, error) {
+	for {
+		st := g.state.Load()
+		if now := g.coarse.UnixNano(); outside(now, st) {
+			if err := g.sync(st, now); err != nil {
+				return 0, err
+			}
+		}
+		v := g.state.Add(1)
+		if low := uint32(v); low <= maxLow {
+			if low&g.counterMask != 0 {
+				return g.id(v), nil
+			}
+			continue // counter 0 of a thread: never issued
+		}
+		if err := g.nextSecond(v >> 32); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// Fill fills dst with new IDs, claiming each run of up to 65,536 IDs with
+// one atomic add. IDs in dst increase. It returns len(dst), or fewer with
+// the error that stopped it (see Next).
+func (g *Generator) Fill(dst []ID) (int, error) {
+	n := 0
+	for n < len(dst) {
+		st := g.state.Load()
+		if now := g.coarse.UnixNano(); outside(now, st) {
+			if err := g.sync(st, now); err != nil {
+				return n, err
+			}
+		}
+		want := uint64(min(len(dst)-n, maxClaim))
+		v := g.state.Add(want)
+		first, last := v&lowHalf-want+1, min(v&lowHalf, maxLow)
+		if first > maxLow {
+			if err := g.nextSecond(v >> 32); err != nil {
+				return n, err
+			}
+			continue
+		}
+		hi := g.id(v &^ lowHalf)
+		mask := uint64(g.counterMask)
+		for low := first; low <= last; low++ {
+			if low&mask != 0 {
+				dst[n] = hi | ID(low)
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// id composes the ID for state word v.
+func (g *Generator) id(v uint64) ID {
+	return ID((v>>32&secondMask)<<secondShift | g.hi | v&maxLow)
+}
+
+// outside reports whether the time now (ns) lies outside the second of
+// state word st, before or after it: one unsigned comparison.
+func outside(now int64, st uint64) bool {
+	return uint64(now)-(st>>32)*nsPerSec >= nsPerSec
+}
+
+// sync handles a coarse time outside the logical second of state st: a new
+// second begins, or the wall clock is behind.
+func (g *Generator) sync(st uint64, now int64) error {
+	sec := st >> 32
+	if now < int64(sec*nsPerSec) {
+		if !g.behind.Load() && g.lagging.Load() != now {
+			g.checkBehind(sec, now)
+		}
+		return nil
+	}
+	next := uint64(now) / nsPerSec
+	if next > g.leased.Load() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.advance(next)
+	}
+	if g.behind.Load() {
+		g.mu.Lock()
+		g.caughtUp(next)
+		g.mu.Unlock()
+	}
+	g.state.CompareAndSwap(st, next<<32) // on failure another caller moved it
+	g.renewSoon(next)
+	return nil
+}
+
+// checkBehind reads the precise clock to tell a wall clock stepped back
+// from a coarse reading that merely lags it, as it may for a moment after a
+// slow path moved to a new second by the precise clock. It remembers a
+// lagging reading, so that the precise clock is read about once per coarse
+// refresh at most.
+func (g *Generator) checkBehind(sec uint64, coarse int64) {
+	now := g.clock.Now().UnixNano()
+	if now >= int64(sec*nsPerSec) {
+		g.lagging.Store(coarse)
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.noteBehind(sec, now)
+}
+
+// noteBehind records that the wall clock reads now, before second sec.
+// The caller holds g.mu.
+func (g *Generator) noteBehind(sec uint64, now int64) {
+	if g.behind.Load() {
+		return
+	}
+	g.behind.Store(true)
+	g.backward.Add(1)
+	g.logf(slog.LevelWarn, "traceid: wall clock behind the last second issued; continuing under that second",
+		"second", time.Unix(int64(sec), 0).UTC(), "behind", time.Duration(int64(sec*nsPerSec)-now))
+}
+
+// caughtUp clears the behind state once the clock reaches second sec. The
+// caller holds g.mu.
+func (g *Generator) caughtUp(sec uint64) {
+	if g.behind.Load() {
+		g.behind.Store(false)
+		g.logf(slog.LevelInfo, "traceid: wall clock caught up", "second", time.Unix(int64(sec), 0).UTC())
+	}
+}
+
+// nextSecond is the slow path for a caller that found no ID left in second
+// sec: it waits until the precise clock reaches a later second and moves
+// the generator there, or fails with ErrExhausted under Options.NoWait.
+func (g *Generator) nextSecond(sec uint64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		st := g.state.Load()
+		if st>>32 != sec {
+			return nil // another caller moved on
+		}
+		if uint32(st) > maxLow+1 {
+			g.state.CompareAndSwap(st, sec<<32|maxLow+1) // keep the headroom
+		}
+		if g.lastExhausted != sec {
+			g.lastExhausted = sec
+			g.exhausted.Add(1)
+		}
+		now := g.clock.Now().UnixNano()
+		if now >= int64((sec+1)*nsPerSec) {
+			return g.advance(uint64(now) / nsPerSec)
+		}
+		if now < int64(sec*nsPerSec) {
+			g.noteBehind(sec, now)
+		}
+		wait := time.Duration(int64((sec+1)*nsPerSec) - now)
+		if g.noWait {
+			return fmt.Errorf("%w: next second in %v", ErrExhausted, wait)
+		}
+		g.waits.Add(1)
+		g.clock.Sleep(min(wait, time.Second))
+	}
+}
+
+// advance moves the generator to second next, which the clock has reached,
+// leasing it in the store first if needed. The caller holds g.mu.
+func (g *Generator) advance(next uint64) error {
+	if next > g.leased.Load() {
+		if err := g.renew(next); err != nil {
+			return err
+		}
+	}
+	for {
+		st := g.state.Load()
+		if st>>32 >= next || g.state.CompareAndSwap(st, next<<32) {
+			break
+		}
+	}
+	g.caughtUp(next)
+	g.renewSoon(next)
+	return nil
+}
+
+// renewSoon starts an asynchronous lease renewal when second sec is in the
+// second half of the lease, so that advancing rarely waits for the store.
+func (g *Generator) renewSoon(sec uint64) {
+	if g.store == nil || g.leased.Load()-sec >= (g.lease+1)/2 || !g.renewing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer g.renewing.Store(false)
+		if err := g.renew(sec); err != nil {
+			g.logf(slog.LevelWarn, "traceid: lease renewal failed; will retry before the lease runs out", "err", err)
+		}
+	}()
+}
+
+// renew leases seconds up to sec+lease in the store.
+func (g *Generator) renew(sec uint64) error {
+	mark, err := g.store.AdvanceHighWater(g.key, time.Unix(int64(sec+g.lease), 0))
+	if err != nil {
+		return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
+	}
+	m := uint64(max(mark.Unix(), 0))
+	for {
+		old := g.leased.Load()
+		if m <= old || g.leased.CompareAndSwap(old, m) {
+			return nil
+		}
+	}
+}
+
+func (g *Generator) logf(level slog.Level, msg string, args ...any) {
+	if g.log != nil {
+		g.log.Log(context.Background(), level, msg, append(args, "node", g.node)...)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package traceid
+
+const raceEnabled = false

@@ -1,0 +1,70 @@
+package traceid
+
+import "github.com/idkit/idkit/internal/clock"
+
+// Shard issues IDs from chunks it claims from its Generator: one thread
+// value (2^(22-T) - 1 counters) of one second at a time, claimed with one
+// compare-and-swap. Between claims Next touches no shared memory, so a
+// Shard is the cheapest way to key entries from one goroutine.
+//
+// A Shard is not safe for concurrent use: give each goroutine its own. IDs
+// from one Shard strictly increase within a Period. With T = 0 a chunk is a
+// whole second, so only one Shard (or Next caller) issues IDs per second.
+type Shard struct {
+	g      *Generator
+	coarse clock.Coarse
+	hi     ID     // second and node bits of the chunk
+	until  int64  // when the chunk's second ends, in Unix ns
+	next   uint64 // the next low value to issue
+	last   uint64 // the last low value of the chunk
+}
+
+// Shard returns a new Shard of g.
+func (g *Generator) Shard() *Shard {
+	return &Shard{g: g, coarse: g.coarse, next: 1}
+}
+
+// Next returns a new ID. Like Generator.Next it waits when no ID is left
+// in the current second, and fails only with ErrExhausted or ErrStore.
+func (s *Shard) Next() (ID, error) {
+	if s.next <= s.last && s.coarse.UnixNano() < s.until {
+		id := s.hi | ID(s.next)
+		s.next++
+		return id, nil
+	}
+	if err := s.claim(); err != nil {
+		return 0, err
+	}
+	id := s.hi | ID(s.next)
+	s.next++
+	return id, nil
+}
+
+// claim takes the next whole chunk of the generator's current second.
+func (s *Shard) claim() error {
+	g := s.g
+	for {
+		st := g.state.Load()
+		if now := g.coarse.UnixNano(); outside(now, st) {
+			if err := g.sync(st, now); err != nil {
+				return err
+			}
+			st = g.state.Load()
+		}
+		// The first chunk none of whose counters was handed out.
+		first := (st&lowHalf + g.chunk - 1) / g.chunk * g.chunk
+		last := first + g.chunk - 1
+		if last > maxLow {
+			if err := g.nextSecond(st >> 32); err != nil {
+				return err
+			}
+			continue
+		}
+		if g.state.CompareAndSwap(st, st&^lowHalf|last) {
+			s.hi = g.id(st &^ lowHalf)
+			s.until = int64((st>>32 + 1) * nsPerSec)
+			s.next, s.last = first+1, last
+			return nil
+		}
+	}
+}
