@@ -148,8 +148,11 @@ func New(o Options) (*Generator, error) {
 		}
 		g.leased.Store(0)
 		if m := mark.Unix(); m > now {
+			// An earlier run leased seconds up to the mark: wait them out.
+			// Until then the clock is behind by design, not by an anomaly.
 			start = uint64(m)
-			g.logf(slog.LevelWarn, "traceid: high-water mark ahead of the clock; waiting for the clock to pass it",
+			g.behind.Store(true)
+			g.logf(slog.LevelInfo, "traceid: high-water mark ahead of the clock; the first ID waits until the clock passes it",
 				"mark", mark, "wait", time.Duration(m-now)*time.Second)
 		}
 	}
@@ -302,7 +305,7 @@ func (g *Generator) noteBehind(sec uint64, now int64) {
 func (g *Generator) caughtUp(sec uint64) {
 	if g.behind.Load() {
 		g.behind.Store(false)
-		g.logf(slog.LevelInfo, "traceid: wall clock caught up", "second", time.Unix(int64(sec), 0).UTC())
+		g.logf(slog.LevelInfo, "traceid: wall clock caught up with the generator", "second", time.Unix(int64(sec), 0).UTC())
 	}
 }
 

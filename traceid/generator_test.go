@@ -556,3 +556,23 @@ func TestShardsClaimDistinctThreads(t *testing.T) {
 	id := must(a.Next())
 	assert.Equal(t, fake.Now().Unix(), sec(id))
 }
+
+// Waiting out a mark leased by an earlier run is not a clock anomaly.
+func TestWaitingForMarkIsNotBackward(t *testing.T) {
+	t.Parallel()
+	store := &memstore.Store{}
+	fake := clock.NewFake(t0)
+	_, err := store.AdvanceHighWater("traceid/node/0", t0.Add(3*time.Second))
+	require.NoError(t, err)
+	g, err := New(Options{Clock: fake, Store: store})
+	require.NoError(t, err)
+	got := make(chan ID)
+	go func() { got <- next(t, g) }()
+	for range 4 {
+		fake.WaitForSleepers(1)
+		fake.Advance(time.Second)
+	}
+	id := <-got
+	assert.Equal(t, t0.Unix()+4, sec(id), "the first second after the mark")
+	assert.Zero(t, g.Stats().ClockBackward)
+}
