@@ -1,0 +1,189 @@
+package decimalid
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// GeneratorSource hands out generator ids for a launch: every call returns
+// an id in 0..=99999 that no earlier call for that launch returned, anywhere
+// in the system, and persists that fact before it returns. launchlog.Log
+// implements it.
+type GeneratorSource interface {
+	NextGenerator(launch int) (int, error)
+}
+
+// Options configure a Generator.
+type Options struct {
+	// Launch is the launch id, 1..=99999, from the launch log or the
+	// deployment configuration. 0 is refused unless TestLaunch is set.
+	Launch int
+	// Source hands out the generator ids. It is required.
+	Source GeneratorSource
+	// TestLaunch allows Launch 0, which marks IDs made by tests. Production
+	// code never sets it.
+	TestLaunch bool
+	// StartCounter is the counter of the first ID, 1..=922337202; zero
+	// means 1. It is meant for tests, which start near MaxCounter to see
+	// the generator take a new generator id.
+	StartCounter int
+}
+
+// Generator issues DecimalIds for one launch. It is safe for concurrent
+// use.
+//
+// It takes a generator id from its source when it is created and again each
+// time the counter passes MaxCounter; the counter then restarts at 1. So
+// the IDs of one generator id increase, for all goroutines together; IDs
+// of a later generator id start low again (sharded monotonicity).
+//
+// Its state is one atomic word, generator id<<40 | the last counter handed
+// out. Next adds one to it. The 40-bit counter half leaves room for
+// 2^40 - MaxCounter adds past the end, which callers make only until one of
+// them takes the mutex to fetch the next generator id, and the slow path
+// pulls the counter back to MaxCounter, so the addition never carries into
+// the generator id.
+type Generator struct {
+	_     [64]byte // keep state on a cache line of its own
+	state atomic.Uint64
+	_     [56]byte
+
+	launch uint64
+	source GeneratorSource
+	mu     sync.Mutex // serialises fetching a generator id
+}
+
+const (
+	counterBits = 40
+	counterMask = 1<<counterBits - 1
+	maxClaim    = 1 << 16 // the most IDs one Fill claim takes
+)
+
+// New returns a Generator for o.Launch, holding a generator id fetched from
+// o.Source.
+func New(o Options) (*Generator, error) {
+	lo := 1
+	if o.TestLaunch {
+		lo = 0
+	}
+	if o.Launch < lo || o.Launch > MaxLaunch {
+		if o.Launch == 0 {
+			return nil, fmt.Errorf("%w: Options.Launch = 0, want 1..=%d (0 is for tests: set Options.TestLaunch)", ErrInvalid, MaxLaunch)
+		}
+		return nil, fmt.Errorf("%w: Options.Launch = %d, want %d..=%d", ErrInvalid, o.Launch, lo, MaxLaunch)
+	}
+	if o.Source == nil {
+		return nil, fmt.Errorf("%w: Options.Source is nil, want a GeneratorSource such as a launchlog.Log", ErrInvalid)
+	}
+	if o.StartCounter == 0 {
+		o.StartCounter = 1
+	}
+	if o.StartCounter < 1 || o.StartCounter > MaxCounter {
+		return nil, fmt.Errorf("%w: Options.StartCounter = %d, want 1..=%d (or 0 for 1)", ErrInvalid, o.StartCounter, MaxCounter)
+	}
+	g := &Generator{launch: uint64(o.Launch), source: o.Source}
+	gen, err := g.fetch(-1)
+	if err != nil {
+		return nil, err
+	}
+	g.state.Store(gen<<counterBits | uint64(o.StartCounter-1))
+	return g, nil
+}
+
+// Launch returns the generator's launch id.
+func (g *Generator) Launch() int { return int(g.launch) }
+
+// Next returns a new ID. IDs from one goroutine increase until the
+// generator takes a new generator id. It fails only when the source fails
+// (ErrSource); then it issues nothing until a later call reaches the
+// source successfully.
+func (g *Generator) Next() (ID, error) {
+	s := g.state.Add(1)
+	if c := s & counterMask; c <= MaxCounter {
+		return ID(c*counterUnit + s>>counterBits*generatorUnit + g.launch), nil
+	}
+	return g.nextSlow(s)
+}
+
+func (g *Generator) nextSlow(s uint64) (ID, error) {
+	for {
+		if err := g.roll(s >> counterBits); err != nil {
+			return 0, err
+		}
+		s = g.state.Add(1)
+		if c := s & counterMask; c <= MaxCounter {
+			return ID(c*counterUnit + s>>counterBits*generatorUnit + g.launch), nil
+		}
+	}
+}
+
+// Fill fills dst with new IDs, claiming each run of up to 65,536 counters
+// with one atomic add. IDs in dst increase until the generator takes a new
+// generator id. It returns len(dst), or fewer with the error that stopped
+// it (see Next).
+func (g *Generator) Fill(dst []ID) (int, error) {
+	n := 0
+	for n < len(dst) {
+		want := uint64(min(len(dst)-n, maxClaim))
+		s := g.state.Add(want)
+		gen, last := s>>counterBits, s&counterMask
+		if first := last - want + 1; first <= MaxCounter {
+			out := dst[n : n+int(min(last, MaxCounter)-first+1)]
+			id := ID(first*counterUnit + gen*generatorUnit + g.launch)
+			for i := range out {
+				out[i] = id
+				id += counterUnit
+			}
+			n += len(out)
+			if last <= MaxCounter {
+				continue
+			}
+		}
+		if err := g.roll(gen); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// roll is the slow path for a caller that found the counters of generator
+// id gen used up: it installs a fresh generator id from the source, unless
+// another caller already did.
+func (g *Generator) roll(gen uint64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		s := g.state.Load()
+		if s>>counterBits != gen {
+			return nil // another caller moved on
+		}
+		if s&counterMask == MaxCounter || g.state.CompareAndSwap(s, gen<<counterBits|MaxCounter) {
+			break // still used up, and the headroom restored
+		}
+	}
+	next, err := g.fetch(int(gen))
+	if err != nil {
+		return err
+	}
+	for {
+		s := g.state.Load()
+		if g.state.CompareAndSwap(s, next<<counterBits) {
+			return nil
+		}
+	}
+}
+
+// fetch asks the source for a generator id other than current.
+func (g *Generator) fetch(current int) (uint64, error) {
+	gen, err := g.source.NextGenerator(int(g.launch))
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%w: launch %d: %w", ErrSource, g.launch, err)
+	case gen < 0 || gen > MaxGenerator:
+		return 0, fmt.Errorf("%w: launch %d: got generator id %d, want 0..=%d", ErrSource, g.launch, gen, MaxGenerator)
+	case gen == current:
+		return 0, fmt.Errorf("%w: launch %d: got generator id %d again", ErrSource, g.launch, gen)
+	}
+	return uint64(gen), nil
+}

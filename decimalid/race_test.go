@@ -1,0 +1,5 @@
+//go:build race
+
+package decimalid
+
+const raceEnabled = true

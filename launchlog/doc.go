@@ -1,0 +1,66 @@
+// Package launchlog keeps the persistent counters that idkit's generators
+// rest on, in one bbolt file shared by the processes of a host:
+//
+//	bucket      key                   value                                      bucket sequence
+//	launches    launch id (4 B, BE)   {"id","started_at","ticket","by","note"}   last launch id
+//	generators  launch id (4 B, BE)   next generator id (4 B, BE) | CRC-32C      XOR of the CRCs
+//	highwater   key (string)          Unix nanoseconds (8 B, BE) | CRC-32C       XOR of the CRCs
+//
+// It offers three things:
+//
+//   - Launches: [Log.Begin] records a launch and hands out the next launch
+//     id, 1..=99999; [Log.Current], [Log.Get] and [Log.List] read them.
+//   - Generator ids: [Log.NextGenerator] hands out 0..=99999 per launch,
+//     to decimalid generators.
+//   - High-water marks: [Log.HighWater] and [Log.AdvanceHighWater] keep a
+//     time per key that only moves forward, for time-based generators such
+//     as traceid's.
+//
+// *Log satisfies decimalid.GeneratorSource and traceid.HighWaterStore.
+//
+// # Basics
+//
+// A [Log] is a handle on a path, not an open file. Every method opens the
+// file, takes its lock (exclusive to write, shared to read, waiting at most
+// Options.Timeout), runs exactly one transaction and closes the file, so
+// that any number of processes on a host can share it. A method that
+// changes the file commits with fsync before it returns: a value handed
+// out survives a crash, and a crash before the commit hands out nothing, so
+// no value is ever handed out twice. Reading a file that does not exist yet
+// sees an empty log and does not create it.
+//
+// Errors are wrapped sentinels: [ErrLocked] (with bbolt's ErrTimeout) when
+// the lock is not free in time, [ErrOpen] (with the os error) for a missing
+// directory or an unwritable path, [ErrCorrupt] for a file that is not a
+// sound launch log, [ErrLaunchesExhausted], [ErrGeneratorsExhausted],
+// [ErrNoLaunch] and [ErrInvalid].
+//
+// # Damage
+//
+// bbolt trusts its file: on a damaged page it may panic, fault, loop, or
+// commit garbage. So before each transaction the log reads the file whole
+// and checks the structure bbolt is about to use (meta page, every page
+// reachable from it, the freelist), and inside the transaction it checks
+// its own records: the CRC of every generator counter and mark, the
+// digest of each bucket (a lost record changes it), that no launch lies
+// beyond the last launch id, and that the file holds no unknown bucket. A
+// damaged file gives ErrCorrupt instead of a value that was handed out
+// before. Should bbolt panic or fault all the same, the method recovers
+// and returns ErrCorrupt.
+//
+// # Caveats
+//
+// Each operation costs an open, a read of the whole file and, for writes,
+// an fsync: a fraction of a millisecond to milliseconds. The log is meant
+// for rare events: a launch, a generator's start, a lease renewal.
+//
+// Lock waits poll (every few milliseconds on Unix, where the log locks the
+// file itself before bbolt does; every 50 ms elsewhere), so waiters are not
+// served in order; Options.Timeout bounds each wait. Operations of one
+// process on one path take turns in the process first.
+//
+// After a recovered panic the memory map of the damaged file may stay in
+// the process. File locks do not reach across machines on network file
+// systems: fleets larger than one host need another backend behind the
+// same interfaces.
+package launchlog

@@ -1,0 +1,83 @@
+package launchlog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// HighWater returns the mark stored for key, in UTC, or the zero time if
+// there is none.
+//
+// Marks live in the "highwater" bucket: the key maps to the mark in Unix
+// nanoseconds (8 bytes big-endian) and a CRC-32C of key and mark (4
+// bytes); the bucket's sequence is the XOR of the CRCs.
+func (l *Log) HighWater(key string) (time.Time, error) {
+	if err := checkKey(key); err != nil {
+		return time.Time{}, err
+	}
+	var mark time.Time
+	err := l.view(func(tx *bbolt.Tx) error {
+		var err error
+		mark, err = l.readMark(bucket(tx, highWaterBucket), key)
+		return err
+	})
+	return mark, err
+}
+
+// AdvanceHighWater moves the mark for key to t unless it is already at or
+// past t, durably, and returns the mark now stored, in UTC. A mark never
+// moves backwards. t is a time representable in Unix nanoseconds (years
+// 1678 to 2262); the zero t moves nothing and returns the stored mark.
+func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+	if err := checkKey(key); err != nil {
+		return time.Time{}, err
+	}
+	n := t.UnixNano()
+	if !t.IsZero() && !time.Unix(0, n).Equal(t) {
+		return time.Time{}, fmt.Errorf("%w: high-water time %v, want a time from 1678 to 2262 (Unix nanoseconds)", ErrInvalid, t)
+	}
+	var mark time.Time
+	err := l.update(func(tx *bbolt.Tx) error {
+		b, err := createBucket(tx, highWaterBucket)
+		if err != nil {
+			return err
+		}
+		if mark, err = l.readMark(b, key); err != nil {
+			return err
+		}
+		if t.IsZero() || (!mark.IsZero() && mark.UnixNano() >= n) {
+			return nil
+		}
+		mark = time.Unix(0, n).UTC()
+		return putSealed(b, []byte(key), binary.BigEndian.AppendUint64(nil, uint64(n)))
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return mark, nil
+}
+
+// readMark returns the mark for key in b, after checking every mark.
+func (l *Log) readMark(b *bbolt.Bucket, key string) (time.Time, error) {
+	if b == nil {
+		return time.Time{}, nil
+	}
+	if err := l.sealedBucket(b, "high-water mark", 8); err != nil {
+		return time.Time{}, err
+	}
+	v := b.Get([]byte(key))
+	if v == nil {
+		return time.Time{}, nil
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC(), nil
+}
+
+func checkKey(key string) error {
+	if key == "" || len(key) > bbolt.MaxKeySize {
+		return fmt.Errorf("%w: high-water key of %d bytes, want 1..=%d", ErrInvalid, len(key), bbolt.MaxKeySize)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package launchlog
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/bbolt"
+)
+
+// TestVerifyBigLog checks that the structure check accepts what bbolt
+// writes for a big log: branch pages, overflow pages (long notes), a busy
+// freelist, many counters and marks.
+func TestVerifyBigLog(t *testing.T) {
+	t.Parallel()
+	l := newLog(t)
+	for i := range 60 {
+		_, err := l.Begin(Info{Ticket: fmt.Sprint("REL-", i), Note: strings.Repeat("n", i*300)})
+		require.NoError(t, err)
+		_, err = l.NextGenerator(i % 7)
+		require.NoError(t, err)
+		_, err = l.AdvanceHighWater(fmt.Sprint("key-", i%5), epoch)
+		require.NoError(t, err)
+	}
+	// Many more records in one transaction each, as Begin, NextGenerator
+	// and AdvanceHighWater would store them.
+	const bulk = 5000
+	require.NoError(t, l.update(func(tx *bbolt.Tx) error {
+		launches, err := createBucket(tx, launchesBucket)
+		if err != nil {
+			return err
+		}
+		gens, err := createBucket(tx, generatorsBucket)
+		if err != nil {
+			return err
+		}
+		marks, err := createBucket(tx, highWaterBucket)
+		if err != nil {
+			return err
+		}
+		first := int(launches.Sequence()) + 1
+		for id := first; id < first+bulk; id++ {
+			v, err := json.Marshal(Launch{ID: id, StartedAt: epoch, Note: strings.Repeat("x", id%500)})
+			if err != nil {
+				return err
+			}
+			if err := launches.Put(idKey(id), v); err != nil {
+				return err
+			}
+			if err := putSealed(gens, idKey(id), []byte{0, 0, 0, 1}); err != nil {
+				return err
+			}
+			if err := putSealed(marks, []byte(fmt.Sprint("mark-", id)), make([]byte, 8)); err != nil {
+				return err
+			}
+		}
+		return launches.SetSequence(uint64(first + bulk - 1))
+	}))
+
+	data, err := os.ReadFile(l.path)
+	require.NoError(t, err)
+	require.NoError(t, verify(data))
+	t.Logf("%d bytes", len(data))
+
+	for _, op := range ops(l) {
+		assert.NoError(t, op.call(), op.name)
+	}
+	list, err := l.List()
+	require.NoError(t, err)
+	assert.Len(t, list, 60+bulk+1) // and the one Begin of ops
+	got, err := l.NextGenerator(60 + bulk)
+	require.NoError(t, err)
+	assert.Equal(t, 1, got)
+}
+
+func TestVerifyRejects(t *testing.T) {
+	t.Parallel()
+	l := newLog(t)
+	_, err := l.NextGenerator(1)
+	require.NoError(t, err)
+	good, err := os.ReadFile(l.path)
+	require.NoError(t, err)
+	require.NoError(t, verify(good))
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "no valid meta page"},
+		{"one page", good[:pageSize], "file holds 1"},
+		{"truncated below the high water mark", good[:3*pageSize], "high water mark"},
+		{"not bbolt", []byte(strings.Repeat("launch log ", 2000)), "no valid meta page"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := verify(tt.data)
+			assert.ErrorIs(t, err, errStructure)
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+}
