@@ -1,0 +1,72 @@
+package objectid
+
+import (
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+var sink ID
+
+// BenchmarkNew measures the cost of one ID. A generator issues at most
+// 2^24 IDs a second and then waits for the next, so keep each run below
+// that, for example -benchtime=2000000x: the "generator" variants use a
+// fresh Generator per run, "package" shares the package's one.
+func BenchmarkNew(b *testing.B) {
+	b.Run("generator/serial", func(b *testing.B) {
+		g := NewGenerator(Options{})
+		b.ReportAllocs()
+		for b.Loop() {
+			sink = g.Next()
+		}
+	})
+	b.Run("generator/parallel", func(b *testing.B) {
+		g := NewGenerator(Options{})
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var id ID
+			for pb.Next() {
+				id = g.Next()
+			}
+			_ = id
+		})
+	})
+	b.Run("package/serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sink = New()
+		}
+	})
+	// The MongoDB driver's generator, which reads the precise clock for
+	// each ID, in the same run for comparison.
+	b.Run("driver/serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sink = ID(bson.NewObjectID())
+		}
+	})
+}
+
+func BenchmarkText(b *testing.B) {
+	id := New()
+	s := id.String()
+	b.Run("String", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = id.String()
+		}
+	})
+	b.Run("AppendText", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 24)
+		for b.Loop() {
+			buf, _ = id.AppendText(buf[:0])
+		}
+	})
+	b.Run("Parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sink, _ = Parse(s)
+		}
+	})
+}

@@ -1,0 +1,109 @@
+package objectid
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idkit/idkit/internal/clock"
+)
+
+// Options configure a Generator.
+type Options struct {
+	// Clock is the source of time. Nil means the system clock; tests pass
+	// a fake one.
+	Clock clock.Clock
+}
+
+// Generator makes ObjectIDs. It is safe for concurrent use.
+//
+// A Generator is what the ObjectID specification calls a process: it draws
+// its 5 random process bytes and the random start of its counter from
+// crypto/rand when it is made, so two Generators in one process never
+// share IDs either. Most programs use the package's New, which draws from
+// one Generator on the system clock.
+type Generator struct {
+	_ [64]byte // keep the hot words on a cache line of their own
+	// window is second<<32 | base: the logical second (Unix seconds, mod
+	// 2^32) and the counter value that began it. An ID of that second may
+	// use counter values base .. base+2^24-1, so none repeats.
+	window  atomic.Uint64
+	counter atomic.Uint32 // the last counter value handed out
+	_       [52]byte
+
+	coarse  clock.Coarse
+	clk     clock.Clock
+	process [ProcessLen]byte
+
+	mu sync.Mutex // serialises the slow path
+}
+
+var std = NewGenerator(Options{})
+
+// New returns a new ID from the package's Generator, on the system clock.
+func New() ID { return std.Next() }
+
+// NewGenerator returns a Generator with fresh random process bytes and
+// counter start.
+func NewGenerator(o Options) *Generator {
+	g := &Generator{clk: o.Clock}
+	if g.clk == nil {
+		g.clk = clock.System()
+	}
+	g.coarse = g.clk.Coarse()
+	var seed [ProcessLen + 4]byte
+	rand.Read(seed[:]) // never fails; see crypto/rand.Read
+	copy(g.process[:], seed[:ProcessLen])
+	start := binary.BigEndian.Uint32(seed[ProcessLen:])
+	g.counter.Store(start - 1)
+	g.window.Store(uint64(uint32(g.clk.Now().Unix()))<<32 | uint64(start))
+	return g
+}
+
+// Process returns the generator's 5 random process bytes.
+func (g *Generator) Process() [ProcessLen]byte { return g.process }
+
+// Next returns a new ID: the current second, the process bytes and the
+// next counter value. The second never moves backwards: if the wall clock
+// steps back, IDs keep the last second until the clock catches up. A
+// generator issues at most 2^24 IDs a second, as the counter's three bytes
+// allow, and waits for the next second beyond that.
+func (g *Generator) Next() ID {
+	w := g.window.Load()
+	c := g.counter.Add(1)
+	sec := uint32(w >> 32)
+	now := uint32(uint64(g.coarse.UnixNano()) / uint64(time.Second))
+	if int32(now-sec) <= 0 && c-uint32(w) <= MaxCounter {
+		return compose(sec, &g.process, c)
+	}
+	return g.slow(c)
+}
+
+// slow moves the window to a new second, starting it at counter value c,
+// or waits for one when the current second's counters are used up. Seconds
+// compare as serial numbers, so the 32-bit second may wrap (in 2106).
+func (g *Generator) slow(c uint32) ID {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		w := g.window.Load()
+		sec, base := uint32(w>>32), uint32(w)
+		now := g.clk.Now()
+		if s := uint32(now.Unix()); int32(s-sec) > 0 {
+			g.window.Store(uint64(s)<<32 | uint64(c))
+			return compose(s, &g.process, c)
+		}
+		if c-base <= MaxCounter {
+			return compose(sec, &g.process, c)
+		}
+		// c may predate the window; only a fresh value past it too means
+		// the second is used up.
+		if c = g.counter.Add(1); c-base <= MaxCounter {
+			return compose(sec, &g.process, c)
+		}
+		g.clk.Sleep(time.Unix(now.Unix()+1, 0).Sub(now))
+		c = g.counter.Add(1)
+	}
+}

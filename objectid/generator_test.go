@@ -1,0 +1,149 @@
+package objectid
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/clock"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func newFake(t *testing.T) (*Generator, *clock.Fake) {
+	t.Helper()
+	fake := clock.NewFake(t0)
+	return NewGenerator(Options{Clock: fake}), fake
+}
+
+// setCounter makes the next ID's counter c, starting a new window at it.
+func setCounter(g *Generator, c uint32) {
+	g.counter.Store(c - 1)
+	g.window.Store(g.window.Load()&^(1<<32-1) | uint64(c))
+}
+
+func TestNextLayout(t *testing.T) {
+	t.Parallel()
+	g, fake := newFake(t)
+	a := g.Next()
+	b := g.Next()
+	assert.Equal(t, t0, a.Timestamp())
+	assert.Equal(t, g.Process(), a.Process())
+	assert.Equal(t, g.Process(), b.Process())
+	assert.Equal(t, (a.Counter()+1)&MaxCounter, b.Counter(), "the counter counts up by one")
+
+	fake.Advance(1500 * time.Millisecond)
+	c := g.Next()
+	assert.Equal(t, t0.Add(time.Second), c.Timestamp())
+	assert.Equal(t, (b.Counter()+1)&MaxCounter, c.Counter(), "the counter does not restart with the second")
+
+	other := NewGenerator(Options{Clock: fake})
+	assert.NotEqual(t, g.Process(), other.Process(), "each generator draws its own process bytes")
+}
+
+func TestCounterWrapsAt2To24(t *testing.T) {
+	t.Parallel()
+	g, _ := newFake(t)
+	setCounter(g, MaxCounter-1)
+	var counters []uint32
+	for range 4 {
+		counters = append(counters, g.Next().Counter())
+	}
+	assert.Equal(t, []uint32{MaxCounter - 1, MaxCounter, 0, 1}, counters)
+}
+
+// A second holds 2^24 IDs, as many as the counter has values; the next ID
+// waits for the next second instead of repeating a counter value.
+func TestSecondRunsOutAndWaits(t *testing.T) {
+	t.Parallel()
+	g, fake := newFake(t)
+	fake.Advance(300 * time.Millisecond)
+	start := uint32(0xabcdef)
+	setCounter(g, start)
+	g.counter.Store(start + MaxCounter - 2) // as if 2^24-2 IDs had been issued
+	last := []ID{g.Next(), g.Next()}
+	assert.Equal(t, (start+MaxCounter-1)&MaxCounter, last[0].Counter())
+	assert.Equal(t, (start+MaxCounter)&MaxCounter, last[1].Counter())
+	assert.Equal(t, t0, last[1].Timestamp())
+
+	done := make(chan ID)
+	go func() { done <- g.Next() }()
+	fake.WaitForSleepers(1)
+	select {
+	case id := <-done:
+		t.Fatalf("Next returned %v in a used-up second", id)
+	default:
+	}
+	fake.Advance(700 * time.Millisecond)
+	id := <-done
+	assert.Equal(t, t0.Add(time.Second), id.Timestamp())
+	assert.NotEqual(t, last[0], id)
+}
+
+// The second never moves backwards, so a clock stepped back cannot make a
+// second's counter values repeat.
+func TestClockStepBackKeepsTheSecond(t *testing.T) {
+	t.Parallel()
+	g, fake := newFake(t)
+	fake.Advance(2 * time.Second)
+	a := g.Next()
+	fake.Advance(-90 * time.Second)
+	b := g.Next()
+	assert.Equal(t, t0.Add(2*time.Second), b.Timestamp())
+	assert.NotEqual(t, a, b)
+	fake.Advance(93 * time.Second)
+	c := g.Next()
+	assert.Equal(t, t0.Add(5*time.Second), c.Timestamp())
+}
+
+// Eight and more goroutines share a generator: every ID is distinct, and
+// each goroutine's timestamps never go back.
+func TestConcurrentNext(t *testing.T) {
+	t.Parallel()
+	g, fake := newFake(t)
+	setCounter(g, MaxCounter-5000) // wrap the counter during the run
+	const goroutines, each = 12, 2000
+	results := make([][]ID, goroutines)
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range each {
+				results[i] = append(results[i], g.Next())
+				if i == 0 && j%500 == 0 {
+					fake.Advance(time.Second)
+				}
+				if j%100 == 0 {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	seen := make(map[ID]bool, goroutines*each)
+	for _, ids := range results {
+		require.Len(t, ids, each)
+		for j, id := range ids {
+			require.False(t, seen[id], "ID %v issued twice", id)
+			seen[id] = true
+			if j > 0 {
+				require.False(t, id.Timestamp().Before(ids[j-1].Timestamp()))
+			}
+		}
+	}
+}
+
+func TestPackageNew(t *testing.T) {
+	t.Parallel()
+	a, b := New(), New()
+	assert.NotEqual(t, a, b)
+	assert.Equal(t, a.Process(), b.Process(), "one process, one random value")
+	step := (b.Counter() - a.Counter()) & MaxCounter
+	assert.True(t, step >= 1 && step <= 100, "the counter steps up (other tests may draw in between): %d", step)
+	assert.WithinDuration(t, time.Now(), a.Timestamp(), 2*time.Second)
+}

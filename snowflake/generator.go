@@ -1,0 +1,626 @@
+package snowflake
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idkit/idkit/internal/clock"
+)
+
+// Options configure a Generator. The zero value of each field is a
+// documented default, so Options{} is a Twitter-layout generator for node 0
+// on the system clock.
+type Options struct {
+	// Layout is the ID layout. The zero Layout means Twitter().
+	Layout Layout
+	// Node holds this process's node field values by name, each in
+	// 0..=2^Bits-1; a missing field is 0. Processes that run at the same
+	// time must have distinct node values.
+	Node map[string]int64
+	// Clock is the source of time. Nil means the system clock; tests pass
+	// a fake one.
+	Clock clock.Clock
+
+	// ClockPolicy says what to do when the wall clock steps back; zero is
+	// ClockHybrid.
+	ClockPolicy ClockPolicy
+	// MaxWait is how far behind the clock may be for ClockWait and
+	// ClockHybrid to wait for it, 0..=1h. Zero means 10 ms for ClockWait
+	// and 5 ms for ClockHybrid.
+	MaxWait time.Duration
+	// MaxContinue is how far behind the clock may be for ClockContinue
+	// and ClockHybrid to keep issuing on the last tick, 0..=1h. Zero means
+	// no limit for ClockContinue and 100 ms for ClockHybrid.
+	MaxContinue time.Duration
+
+	// ExhaustPolicy says what to do when a tick's sequence runs out; zero
+	// is ExhaustWait.
+	ExhaustPolicy ExhaustPolicy
+	// MaxLead bounds how far ahead of the clock ExhaustBorrow may take
+	// ticks, rounded up to whole ticks, 0..=1h. Zero means 100 ms (at least
+	// one tick).
+	MaxLead time.Duration
+	// SequenceStart says where each tick's sequence starts; zero is
+	// StartZero.
+	SequenceStart SequenceStart
+
+	// Store, when set, makes restarts safe across a clock stepped back
+	// while the process was down; see HighWaterStore. Nil means a new
+	// generator only skips the tick it was created in (and, under
+	// ExhaustBorrow, the lead an earlier run may have borrowed).
+	Store HighWaterStore
+	// StoreKey names this generator's mark in Store. Empty means
+	// "snowflake/" + the layout's name (or "custom") + "/" + each node field
+	// as name=value, comma-separated, for example
+	// "snowflake/twitter/datacenter=1,worker=3".
+	StoreKey string
+	// Lease is how far ahead of the current tick the mark in Store is
+	// moved, rounded up to whole ticks (at least two), 0..=1h. A longer
+	// lease writes the store less often; a restart may wait up to the
+	// lease. Zero means one second.
+	Lease time.Duration
+
+	// Logger, when set, receives one record per clock anomaly: the wall
+	// clock found stepped back, and caught up again.
+	Logger *slog.Logger
+}
+
+// Stats counts the events a Generator has met since it was created.
+type Stats struct {
+	// BackwardSteps counts the times the wall clock was found stepped back
+	// to an earlier tick than it had read before.
+	BackwardSteps uint64
+	// Waits counts the times a caller slept: for the next tick, for the
+	// clock to catch up, or for a new generator's first tick.
+	Waits uint64
+	// Borrowed counts the ticks taken ahead of the clock under
+	// ExhaustBorrow.
+	Borrowed uint64
+	// Rejected counts the calls refused by a policy, with
+	// ErrClockBackwards or ErrExhausted.
+	Rejected uint64
+	// Exhausted counts the ticks whose sequence ran out.
+	Exhausted uint64
+}
+
+// Generator issues Snowflake IDs for one node. It is safe for concurrent
+// use.
+//
+// Its state is one atomic word, tick<<(64-TimeBits) | the next sequence
+// number. Next reads a coarse clock and adds one to the word; the bits
+// between the sequence's maximum and the tick leave room for adds past the
+// last valid sequence without carrying into the tick. Everything else (a
+// new tick, an exhausted sequence, a clock found behind) takes a mutex and
+// reads the precise clock.
+type Generator struct {
+	_      [64]byte      // keep state on a cache line of its own
+	state  atomic.Uint64 // tick<<shift | next sequence
+	okFrom atomic.Int64  // coarse readings (ns) at or after this need no check, even before the tick starts
+	_      [48]byte
+
+	// Read-only after New.
+	coarse      clock.Coarse
+	epoch, unit int64  // ns
+	shift       uint   // of the tick in state
+	seqMask     uint64 // sequence bits of state, with headroom
+	maxSeq      uint64
+	useCAS      bool // too little headroom for blind adds: claim with CAS
+	timeShift   uint
+	seqShift    uint
+	node        uint64 // node bits, in place
+	maxTick     uint64
+
+	clk         clock.Clock
+	layout      Layout
+	nodeValues  map[string]int64
+	policy      ClockPolicy
+	maxWait     time.Duration
+	maxContinue time.Duration
+	exhaust     ExhaustPolicy
+	leadTicks   uint64
+	seqStart    SequenceStart
+	store       HighWaterStore
+	key         string
+	leaseTicks  uint64
+	log         *slog.Logger
+	spin        bool // the clock is the system clock: spin out the last of a wait
+
+	mu            sync.Mutex // serialises the slow path; guards the fields below
+	high          int64      // the latest precise clock reading, ns
+	behind        bool       // the clock was found stepped back and has not caught up
+	behindLow     int64      // the earliest reading while behind, ns
+	startFrom     uint64     // the tick the clock must reach before the first ID
+	startTick     uint64     // the first tick this run may issue
+	lastExhausted uint64     // the last tick counted in Stats.Exhausted
+	leased        uint64     // ticks below this may be issued; MaxUint64 without a store
+	renewing      bool       // an asynchronous lease renewal is running
+
+	backward, waits, borrowed, rejected, exhausted atomic.Uint64
+}
+
+const (
+	// slack is how far a coarse reading may lag behind a tick's start and
+	// still be taken as within the tick without asking the precise clock.
+	slack = int64(clock.Resolution)
+	// minHeadroom is the number of adds past the last sequence that the
+	// state word must absorb for Next to claim with a blind atomic add.
+	minHeadroom = 1 << 20
+	maxDuration = time.Hour
+	// spinBelow is the longest wait on the system clock spent spinning on
+	// the precise clock rather than sleeping. Sleeps here last at least
+	// about a millisecond whatever they ask for, and now and then two (the
+	// runtime's timers wait in whole milliseconds), which would skip whole
+	// ticks of a millisecond layout at full rate; spinning the wait for the
+	// next millisecond keeps a Twitter-layout node at its cap.
+	spinBelow = 1200 * time.Microsecond
+)
+
+// New returns a Generator for o. It reads the clock and, with a Store, the
+// stored mark; the first ID comes from a tick that begins after both (so
+// the first Next may wait up to a tick, or until the clock passes the mark).
+// An invalid option is an error naming it; a layout whose timestamp has run
+// out is ErrExpired.
+func New(o Options) (*Generator, error) {
+	l := o.Layout
+	if l.isZero() {
+		l = Twitter()
+	}
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	l.Fields = slices.Clone(l.Fields)
+	node, err := l.node(o.Node, "Options.Node")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnum("Options.ClockPolicy", int(o.ClockPolicy), clockPolicyNames); err != nil {
+		return nil, err
+	}
+	if err := checkEnum("Options.ExhaustPolicy", int(o.ExhaustPolicy), exhaustPolicyNames); err != nil {
+		return nil, err
+	}
+	if err := checkEnum("Options.SequenceStart", int(o.SequenceStart), sequenceStartNames); err != nil {
+		return nil, err
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"MaxWait", o.MaxWait}, {"MaxContinue", o.MaxContinue}, {"MaxLead", o.MaxLead}, {"Lease", o.Lease}} {
+		if d.v < 0 || d.v > maxDuration {
+			return nil, fmt.Errorf("%w: Options.%s = %v, want 0..=%v", ErrInvalid, d.name, d.v, maxDuration)
+		}
+	}
+
+	g := &Generator{
+		epoch:      l.Epoch.UnixNano(),
+		unit:       int64(l.Unit),
+		shift:      uint(64 - l.TimeBits),
+		maxSeq:     uint64(l.PerTick() - 1),
+		maxTick:    1<<l.TimeBits - 1,
+		node:       node,
+		layout:     l,
+		nodeValues: maps.Clone(o.Node),
+		policy:     o.ClockPolicy,
+		exhaust:    o.ExhaustPolicy,
+		seqStart:   o.SequenceStart,
+		store:      o.Store,
+		key:        o.StoreKey,
+		log:        o.Logger,
+		clk:        o.Clock,
+		leased:     math.MaxUint64,
+	}
+	g.seqMask = 1<<g.shift - 1
+	g.useCAS = g.seqMask-g.maxSeq < minHeadroom
+	ts, ns, ss := l.shifts()
+	g.timeShift, g.seqShift, g.node = ts, ss, node<<ns
+
+	g.maxWait, g.maxContinue = o.MaxWait, o.MaxContinue
+	switch g.policy {
+	case ClockHybrid:
+		g.maxWait = cmpOr(g.maxWait, 5*time.Millisecond)
+		g.maxContinue = cmpOr(g.maxContinue, 100*time.Millisecond)
+	case ClockWait:
+		g.maxWait = cmpOr(g.maxWait, 10*time.Millisecond)
+	case ClockContinue:
+		g.maxContinue = cmpOr(g.maxContinue, time.Duration(math.MaxInt64))
+	}
+	g.leadTicks = max(1, ceilDiv(cmpOr(o.MaxLead, 100*time.Millisecond), l.Unit))
+	g.leaseTicks = max(2, ceilDiv(cmpOr(o.Lease, time.Second), l.Unit))
+	if g.key == "" {
+		g.key = defaultKey(l, o.Node)
+	}
+	if g.clk == nil {
+		g.clk = clock.System()
+	}
+	g.spin = g.clk == clock.System()
+	g.coarse = g.clk.Coarse()
+
+	now := g.clk.Now()
+	if now.Before(l.Epoch) {
+		return nil, fmt.Errorf("%w: clock reads %v, before layout %s's Epoch %v", ErrInvalid, now.UTC(), l.label(), l.Epoch.UTC())
+	}
+	if exp := l.Expires(); !now.Before(exp) {
+		return nil, fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), exp, now.UTC())
+	}
+	g.high = now.UnixNano()
+	g.startFrom = uint64(g.tickOf(g.high)) + 1
+	if g.store != nil {
+		g.leased = 0
+		mark, err := g.store.HighWater(g.key)
+		if err != nil {
+			return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
+		}
+		if mark.After(now) {
+			if !mark.Before(l.Expires()) {
+				return nil, fmt.Errorf("%w: layout %s expires at %v, before the stored mark %v", ErrExpired, l.label(), l.Expires(), mark.UTC())
+			}
+			t, _ := l.tickOf(mark)
+			if l.tickTime(t).Before(mark) {
+				t++
+			}
+			g.startFrom = max(g.startFrom, t)
+			g.logf(slog.LevelWarn, "snowflake: high-water mark ahead of the clock; waiting for the clock to pass it",
+				"mark", mark.UTC(), "wait", mark.Sub(now))
+		}
+	}
+	g.startTick = g.startFrom
+	if g.store == nil && g.exhaust == ExhaustBorrow {
+		g.startTick += g.leadTicks // an earlier run may have borrowed this far
+	}
+	if g.startTick > g.maxTick {
+		return nil, fmt.Errorf("%w: layout %s expires at %v, before a fresh tick", ErrExpired, l.label(), l.Expires())
+	}
+	// Start as if the tick before startTick were used up, so that the first
+	// Next goes to the slow path and waits for the start.
+	g.state.Store((g.startTick-1)<<g.shift | (g.maxSeq + 1))
+	g.lastExhausted = g.startTick - 1
+	g.okFrom.Store(g.high)
+	return g, nil
+}
+
+func checkEnum(name string, v int, names []string) error {
+	if v < 0 || v >= len(names) {
+		return fmt.Errorf("%w: %s = %d, want 0..=%d (%s)", ErrInvalid, name, v, len(names)-1, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+func ceilDiv(d, unit time.Duration) uint64 { return uint64((d + unit - 1) / unit) }
+
+func defaultKey(l Layout, node map[string]int64) string {
+	var b strings.Builder
+	b.WriteString("snowflake/")
+	b.WriteString(cmp.Or(l.Name, "custom"))
+	for i, f := range l.Fields {
+		if i == 0 {
+			b.WriteByte('/')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(f.Name + "=" + strconv.FormatInt(node[f.Name], 10))
+	}
+	return b.String()
+}
+
+// Layout returns the generator's layout.
+func (g *Generator) Layout() Layout {
+	l := g.layout
+	l.Fields = slices.Clone(l.Fields)
+	return l
+}
+
+// Node returns the generator's node field values by name.
+func (g *Generator) Node() map[string]int64 {
+	m := make(map[string]int64, len(g.layout.Fields))
+	for _, f := range g.layout.Fields {
+		m[f.Name] = g.nodeValues[f.Name]
+	}
+	return m
+}
+
+// Stats returns the generator's counts of events.
+func (g *Generator) Stats() Stats {
+	return Stats{
+		BackwardSteps: g.backward.Load(),
+		Waits:         g.waits.Load(),
+		Borrowed:      g.borrowed.Load(),
+		Rejected:      g.rejected.Load(),
+		Exhausted:     g.exhausted.Load(),
+	}
+}
+
+// Next returns a new ID. IDs from one goroutine strictly increase. Next
+// waits when the ExhaustPolicy or ClockPolicy says to, and fails with
+// ErrClockBackwards or ErrExhausted when they say to refuse, with ErrStore
+// when the lease cannot be renewed, and with ErrExpired once the layout's
+// timestamp runs out.
+//
+// An ID's timestamp may lag the wall clock by about a millisecond (the
+// coarse clock's resolution), and runs ahead of it while the generator
+// continues on or borrows a tick.
+func (g *Generator) Next() (ID, error) {
+	st := g.state.Load()
+	now := g.coarse.UnixNano()
+	if now >= g.epoch+int64(st>>g.shift+1)*g.unit || now < g.okFrom.Load() {
+		return g.slow(now)
+	}
+	if v := g.take(); v&g.seqMask <= g.maxSeq {
+		return g.id(v), nil
+	}
+	return g.slow(now)
+}
+
+// take claims the next sequence number and returns the state word before
+// the claim; its sequence may be past maxSeq.
+func (g *Generator) take() uint64 {
+	if !g.useCAS {
+		return g.state.Add(1) - 1
+	}
+	for {
+		v := g.state.Load()
+		if v&g.seqMask > g.maxSeq || g.state.CompareAndSwap(v, v+1) {
+			return v
+		}
+	}
+}
+
+// id composes the ID for state word v.
+func (g *Generator) id(v uint64) ID {
+	return ID(v>>g.shift<<g.timeShift | v&g.seqMask<<g.seqShift | g.node)
+}
+
+func (g *Generator) tickOf(ns int64) int64 {
+	d := ns - g.epoch
+	t := d / g.unit
+	if d%g.unit < 0 {
+		t--
+	}
+	return t
+}
+
+func (g *Generator) tickStart(t uint64) int64 { return g.epoch + int64(t)*g.unit }
+
+// slow is Next's slow path: it brings the logical tick up to date with the
+// precise clock under the policies and claims an ID under the mutex.
+// coarse is the coarse reading that sent the caller here.
+func (g *Generator) slow(coarse int64) (ID, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for first := true; ; first = false {
+		if !first {
+			coarse = g.coarse.UnixNano() // the caller's reading is stale after a wait
+		}
+		now := g.clk.Now().UnixNano()
+		again, err := g.checkClock(now)
+		if err != nil {
+			return 0, err
+		}
+		if again {
+			continue
+		}
+		cur := g.state.Load() >> g.shift
+		t := g.tickOf(now)
+		switch {
+		case cur < g.startTick && t < int64(g.startFrom):
+			// A new generator: wait for its first tick whatever the policy.
+			g.sleep(time.Duration(g.tickStart(g.startFrom) - now))
+			continue
+		case cur < g.startTick:
+			if err := g.install(max(uint64(t), g.startTick), now, coarse); err != nil {
+				return 0, err
+			}
+		case t > int64(cur):
+			if err := g.install(uint64(t), now, coarse); err != nil {
+				return 0, err
+			}
+		case min(coarse, now) < g.okFrom.Load():
+			// A coarse reading lagging the precise clock, or a clock behind
+			// that the ClockPolicy lets the generator continue under.
+			g.okFrom.Store(min(coarse, now))
+		}
+		v := g.take()
+		if v&g.seqMask <= g.maxSeq {
+			return g.id(v), nil
+		}
+		tick := v >> g.shift
+		g.clamp(tick)
+		if g.lastExhausted != tick {
+			g.lastExhausted = tick
+			g.exhausted.Add(1)
+		}
+		clockTick := uint64(max(g.tickOf(now), 0))
+		switch {
+		case g.exhaust == ExhaustError:
+			g.rejected.Add(1)
+			return 0, fmt.Errorf("%w: tick %d issued all %d IDs; the next begins in %v",
+				ErrExhausted, tick, g.maxSeq+1, time.Duration(g.tickStart(tick+1)-now))
+		case g.exhaust == ExhaustBorrow && tick+1 <= clockTick+g.leadTicks:
+			if err := g.install(tick+1, now, coarse); err != nil {
+				return 0, err
+			}
+			g.borrowed.Add(1)
+		case g.exhaust == ExhaustBorrow:
+			g.sleep(time.Duration(g.tickStart(tick+1-g.leadTicks) - now))
+		default:
+			g.sleep(time.Duration(g.tickStart(tick+1) - now))
+		}
+	}
+}
+
+// checkClock compares the precise reading now (ns) with the latest
+// reading so far. When the clock has stepped back to an earlier tick it
+// applies the ClockPolicy: it fails, sleeps and reports again = true, or
+// lets the caller continue on the logical tick. The caller holds g.mu.
+func (g *Generator) checkClock(now int64) (again bool, err error) {
+	if g.tickOf(now) >= g.tickOf(g.high) {
+		g.high = max(g.high, now)
+		if g.behind {
+			g.behind = false
+			g.logf(slog.LevelInfo, "snowflake: wall clock caught up", "time", time.Unix(0, now).UTC())
+		}
+		return false, nil
+	}
+	drift := time.Duration(g.high - now)
+	if !g.behind || g.tickOf(now) < g.tickOf(g.behindLow) {
+		g.backward.Add(1)
+		g.logf(slog.LevelWarn, "snowflake: wall clock moved backwards",
+			"behind", drift, "policy", g.policy, "latest", time.Unix(0, g.high).UTC(), "now", time.Unix(0, now).UTC())
+		g.behind, g.behindLow = true, now
+	}
+	g.behindLow = min(g.behindLow, now)
+	switch {
+	case g.policy == ClockWait && drift <= g.maxWait,
+		g.policy == ClockHybrid && drift < g.maxWait:
+		g.sleep(time.Duration(g.tickStart(uint64(g.tickOf(g.high))) - now))
+		return true, nil
+	case g.policy == ClockContinue && drift <= g.maxContinue,
+		g.policy == ClockHybrid && drift < g.maxContinue:
+		return false, nil
+	}
+	g.rejected.Add(1)
+	return false, fmt.Errorf("%w: the clock is %v behind its latest reading (policy %v%s)",
+		ErrClockBackwards, drift, g.policy, g.tolerance())
+}
+
+func (g *Generator) tolerance() string {
+	switch g.policy {
+	case ClockHybrid:
+		return fmt.Sprintf(": waits below %v, continues below %v", g.maxWait, g.maxContinue)
+	case ClockWait:
+		return fmt.Sprintf(", tolerance %v", g.maxWait)
+	case ClockContinue:
+		return fmt.Sprintf(", tolerance %v", g.maxContinue)
+	}
+	return ""
+}
+
+// install moves the generator to tick t, which is later than its current
+// tick, leasing it in the store first if needed. The caller holds g.mu.
+func (g *Generator) install(t uint64, now, coarse int64) error {
+	if t > g.maxTick {
+		return fmt.Errorf("%w: layout %s expired at %v", ErrExpired, g.layout.label(), g.layout.Expires())
+	}
+	if t >= g.leased {
+		if err := g.renew(t); err != nil {
+			return err
+		}
+	}
+	var seq uint64
+	if g.seqStart == StartRandom {
+		seq = rand.Uint64N(min(10, g.maxSeq+1))
+	}
+	g.state.Store(t<<g.shift | seq)
+	g.okFrom.Store(min(g.tickStart(t), now, coarse) - slack)
+	g.renewSoon(t)
+	return nil
+}
+
+// clamp puts an exhausted tick's sequence back to just past the maximum,
+// so that callers who keep adding past it never carry into the tick. The
+// caller holds g.mu; only it changes the tick.
+func (g *Generator) clamp(tick uint64) {
+	for {
+		v := g.state.Load()
+		if v>>g.shift != tick || v&g.seqMask <= g.maxSeq+1 || g.state.CompareAndSwap(v, tick<<g.shift|(g.maxSeq+1)) {
+			return
+		}
+	}
+}
+
+// sleep waits d on the generator's clock. On the system clock it spins on
+// the precise clock, yielding the processor between readings, for waits of
+// at most spinBelow. The caller holds g.mu.
+func (g *Generator) sleep(d time.Duration) {
+	g.waits.Add(1)
+	if !g.spin {
+		g.clk.Sleep(d)
+		return
+	}
+	deadline := g.clk.Now().Add(d)
+	for {
+		r := deadline.Sub(g.clk.Now())
+		switch {
+		case r <= 0:
+			return
+		case r > spinBelow:
+			g.clk.Sleep(r)
+		default:
+			runtime.Gosched()
+		}
+	}
+}
+
+// renew leases ticks up to t+1+leaseTicks in the store. The caller holds
+// g.mu.
+func (g *Generator) renew(t uint64) error {
+	want := t + 1 + g.leaseTicks
+	mark, err := g.store.AdvanceHighWater(g.key, g.layout.tickTime(want))
+	if err != nil {
+		return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
+	}
+	g.setLeased(mark)
+	if t >= g.leased {
+		return fmt.Errorf("%w: advance %q to %v: the store kept %v", ErrStore, g.key, g.layout.tickTime(want), mark.UTC())
+	}
+	return nil
+}
+
+// setLeased raises the lease to the ticks that end by mark. The caller
+// holds g.mu.
+func (g *Generator) setLeased(mark time.Time) {
+	if !mark.After(g.layout.Epoch) {
+		return
+	}
+	t := uint64(math.MaxUint64)
+	if mark.Before(g.layout.Expires()) {
+		t, _ = g.layout.tickOf(mark)
+	}
+	g.leased = max(g.leased, t)
+}
+
+// renewSoon starts an asynchronous lease renewal when tick t is in the
+// second half of the lease, so that moving on rarely waits for the store.
+// The caller holds g.mu.
+func (g *Generator) renewSoon(t uint64) {
+	if g.store == nil || g.renewing || g.leased-t > g.leaseTicks/2 {
+		return
+	}
+	g.renewing = true
+	target := g.layout.tickTime(t + 1 + g.leaseTicks)
+	go func() {
+		mark, err := g.store.AdvanceHighWater(g.key, target)
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.renewing = false
+		if err != nil {
+			g.logf(slog.LevelWarn, "snowflake: lease renewal failed; will retry before the lease runs out", "err", err)
+			return
+		}
+		g.setLeased(mark)
+	}()
+}
+
+func (g *Generator) logf(level slog.Level, msg string, args ...any) {
+	if g.log != nil {
+		g.log.Log(context.Background(), level, msg, append(args, "layout", g.layout.label(), "key", g.key)...)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package snowflake
+
+const raceEnabled = false
