@@ -1,0 +1,173 @@
+package compare
+
+import (
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/traceid"
+)
+
+// Our schemes, each registered from its package's public API: keys in
+// big-endian int64 form (so that byte order is numeric order), one node or
+// generator per writer, and a Design computed from the package's layout
+// constants.
+func init() {
+	register(traceidScheme, decimalidScheme, twitterScheme, objectidScheme)
+}
+
+var traceidScheme = Scheme{
+	Name:    "traceid",
+	Kind:    Ours,
+	Module:  "github.com/idkit/idkit/traceid",
+	Summary: "TraceId: wrapping second | node | counter, one node per writer",
+	KeyLen:  8,
+	New: func(writers int) ([]Generator, error) {
+		return each(writers, func(k int) (Generator, error) {
+			g, err := traceid.New(traceid.Options{Node: k})
+			if err != nil {
+				return nil, fmt.Errorf("compare: traceid writer %d: %w", k, err)
+			}
+			return genFunc(func(dst []byte) ([]byte, error) {
+				id, err := g.Next()
+				return appendUint64(dst, uint64(id)), err
+			}), nil
+		})
+	},
+	Design: func() Design {
+		return fromMaxBits(Design{
+			Bits:      64,
+			MaxBits:   63,
+			Ordered:   true,
+			TimeUnit:  traceid.Period >> traceid.SecondBits,
+			TimeBits:  traceid.SecondBits,
+			Epoch:     time.Unix(0, 0).UTC(),
+			Wraps:     true,
+			NodeBits:  traceid.NodeBits,
+			PerSecond: 1<<traceid.LowBits - 1,
+			Waits:     true,
+			Note:      "the second wraps every 2^25 s, so keys sort by time within a wrap; a new generator starts in a fresh second",
+		})
+	},
+}
+
+// decimalidScheme gives writer k generator id k of launch 1, as K app
+// instances of one launch would get from the launch log.
+var decimalidScheme = Scheme{
+	Name:    "decimalid",
+	Kind:    Ours,
+	Module:  "github.com/idkit/idkit/decimalid",
+	Summary: "DecimalId: counter | generator | launch in decimal digits, one generator id per writer",
+	KeyLen:  8,
+	New: func(writers int) ([]Generator, error) {
+		return each(writers, func(k int) (Generator, error) {
+			g, err := decimalid.New(decimalid.Options{Launch: 1, Source: fixedGenerator(k)})
+			if err != nil {
+				return nil, fmt.Errorf("compare: decimalid writer %d: %w", k, err)
+			}
+			return genFunc(func(dst []byte) ([]byte, error) {
+				id, err := g.Next()
+				return appendUint64(dst, uint64(id)), err
+			}), nil
+		})
+	},
+	Design: func() Design {
+		return fromMaxBits(Design{
+			Bits:    64,
+			MaxBits: bits.Len64(uint64(decimalid.Max)),
+			Ordered: true,
+			Note:    "no time field: the counter leads, so K generators insert at K places; a generator rolls to a new generator id every 922,337,202 IDs",
+		})
+	},
+}
+
+// fixedGenerator is a decimalid.GeneratorSource that hands out one id,
+// standing in for the launch log.
+type fixedGenerator int
+
+func (g fixedGenerator) NextGenerator(int) (int, error) { return int(g), nil }
+
+// twitterScheme is our snowflake package with the Twitter preset.
+var twitterScheme = Scheme{
+	Name:    "snowflake",
+	Kind:    Ours,
+	Module:  "github.com/idkit/idkit/snowflake",
+	Summary: "Snowflake, Twitter preset: ms | datacenter | worker | sequence, one node per writer",
+	KeyLen:  8,
+	New: func(writers int) ([]Generator, error) {
+		layout := snowflake.Twitter()
+		return each(writers, func(k int) (Generator, error) {
+			g, err := snowflake.New(snowflake.Options{Layout: layout, Node: nodeFields(layout, k)})
+			if err != nil {
+				return nil, fmt.Errorf("compare: snowflake writer %d: %w", k, err)
+			}
+			return genFunc(func(dst []byte) ([]byte, error) {
+				id, err := g.Next()
+				return appendUint64(dst, uint64(id)), err
+			}), nil
+		})
+	},
+	Design: func() Design {
+		l := snowflake.Twitter()
+		return fromMaxBits(Design{
+			Bits:      64,
+			MaxBits:   l.Bits(),
+			Ordered:   true,
+			TimeUnit:  l.Unit,
+			TimeBits:  l.TimeBits,
+			Epoch:     l.Epoch,
+			NodeBits:  l.NodeBits(),
+			PerSecond: int64(l.Rate()),
+			Waits:     true,
+			Note:      "when a millisecond's sequence runs out the generator waits for the next one",
+		})
+	},
+}
+
+// objectidScheme gives each writer its own generator, and so its own random
+// process bytes, as each app instance has.
+var objectidScheme = Scheme{
+	Name:    "objectid",
+	Kind:    Ours,
+	Module:  "github.com/idkit/idkit/objectid",
+	Summary: "MongoDB ObjectID: seconds | process random | counter, 12 bytes",
+	KeyLen:  len(objectid.ID{}),
+	New: func(writers int) ([]Generator, error) {
+		return each(writers, func(int) (Generator, error) {
+			g := objectid.NewGenerator(objectid.Options{})
+			return genFunc(func(dst []byte) ([]byte, error) {
+				id := g.Next()
+				return append(dst, id[:]...), nil
+			}), nil
+		})
+	},
+	Design: func() Design {
+		n := len(objectid.ID{}) * 8
+		return fromMaxBits(Design{
+			Bits:      n,
+			MaxBits:   n,
+			TimeUnit:  time.Second,
+			TimeBits:  objectid.TimeLen * 8,
+			Epoch:     time.Unix(0, 0).UTC(),
+			NodeBits:  objectid.ProcessLen * 8,
+			PerSecond: 1 << (objectid.CounterLen * 8),
+			Waits:     true,
+			Note:      "the 24-bit counter starts at random and wraps, so a second's IDs are ordered except across the wrap; the generator waits rather than issue more than 2^24 in a second",
+		})
+	},
+}
+
+// nodeFields spreads writer k over a layout's node fields, the last field
+// taking the lowest bits.
+func nodeFields(l snowflake.Layout, k int) map[string]int64 {
+	node := map[string]int64{}
+	for i := len(l.Fields) - 1; i >= 0; i-- {
+		f := l.Fields[i]
+		node[f.Name] = int64(k) & (1<<f.Bits - 1)
+		k >>= f.Bits
+	}
+	return node
+}

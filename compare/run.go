@@ -1,0 +1,394 @@
+package compare
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults for Options fields left zero. DefaultN and DefaultWriters are
+// chosen so that a run of every scheme finishes well inside two minutes on
+// a 2-core machine and still separates ordered from random keys by an
+// order of magnitude in pages written.
+const (
+	DefaultN         = 300_000
+	DefaultWriters   = 4
+	DefaultBatchSize = 1_000
+	DefaultValueSize = 100
+	DefaultSpeedTime = 100 * time.Millisecond
+)
+
+// DefaultFills are the bucket fill settings each key set is loaded with:
+// bbolt's default and a high one.
+var DefaultFills = []float64{0.5, 0.9}
+
+// Limits of the options, named in the errors for values outside them.
+const (
+	MaxN         = 50_000_000
+	MaxWriters   = 1024 // the smallest node field measured: 10 bits
+	MaxBatchSize = 1_000_000
+	MaxValueSize = 1 << 16
+	MinFill      = 0.1 // bbolt's own bounds on Bucket.FillPercent
+	MaxFill      = 1.0
+)
+
+// Options configure a Run. The zero value of each field selects its
+// default.
+type Options struct {
+	// N is the number of keys per load; 0 means DefaultN.
+	N int
+	// Writers is K, the number of interleaved writers of the second load
+	// of each scheme (the first has one); 0 means DefaultWriters. With 1
+	// there is only the one-writer load.
+	Writers int
+	// Schemes are the schemes to run; nil means all.
+	Schemes []Scheme
+	// Fills are the bucket FillPercent settings to load with; nil means
+	// DefaultFills.
+	Fills []float64
+	// BatchSize is inserts per transaction; 0 means DefaultBatchSize.
+	BatchSize int
+	// ValueSize is the length of each value; 0 means DefaultValueSize.
+	ValueSize int
+	// PageSize is bbolt's page size; 0 means bbolt's default (the OS
+	// page size).
+	PageSize int
+	// Sync makes every commit fsync, as bbolt does by default. Off, the
+	// loads measure the B+tree and the writes to the page cache, which
+	// keeps a shared machine's disk out of the figures.
+	Sync bool
+	// SpeedTime is how long each generation-speed round runs; 0 means
+	// DefaultSpeedTime.
+	SpeedTime time.Duration
+	// Dir is where the bbolt files go (each is removed after its load);
+	// empty means a new temporary directory.
+	Dir string
+	// Progress, if not nil, receives a progress bar, redrawn in place.
+	Progress io.Writer
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.N == 0 {
+		o.N = DefaultN
+	}
+	if o.Writers == 0 {
+		o.Writers = DefaultWriters
+	}
+	if o.Schemes == nil {
+		o.Schemes = Schemes()
+	}
+	if o.Fills == nil {
+		o.Fills = DefaultFills
+	}
+	o.Fills = slices.Clone(o.Fills)
+	o.Schemes = slices.Clone(o.Schemes)
+	if o.BatchSize == 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.ValueSize == 0 {
+		o.ValueSize = DefaultValueSize
+	}
+	if o.SpeedTime == 0 {
+		o.SpeedTime = DefaultSpeedTime
+	}
+	checks := []struct {
+		name     string
+		v        int
+		min, max int
+	}{
+		{"N", o.N, 1, MaxN},
+		{"Writers", o.Writers, 1, MaxWriters},
+		{"BatchSize", o.BatchSize, 1, MaxBatchSize},
+		{"ValueSize", o.ValueSize, 1, MaxValueSize},
+	}
+	for _, c := range checks {
+		if c.v < c.min || c.v > c.max {
+			return o, fmt.Errorf("%w: %s = %d, want %d..=%d", ErrOptions, c.name, c.v, c.min, c.max)
+		}
+	}
+	if o.PageSize != 0 && (o.PageSize < 1024 || o.PageSize > 1<<16 || o.PageSize&(o.PageSize-1) != 0) {
+		return o, fmt.Errorf("%w: PageSize = %d, want 0 (the OS page size) or a power of two in 1024..=65536", ErrOptions, o.PageSize)
+	}
+	if len(o.Fills) == 0 {
+		return o, fmt.Errorf("%w: Fills is empty, want at least one of %g..=%g", ErrOptions, MinFill, MaxFill)
+	}
+	for _, f := range o.Fills {
+		if !(f >= MinFill && f <= MaxFill) {
+			return o, fmt.Errorf("%w: fill %g, want %g..=%g", ErrOptions, f, MinFill, MaxFill)
+		}
+	}
+	if len(o.Schemes) == 0 {
+		return o, fmt.Errorf("%w: no schemes, want at least one of %s", ErrOptions, strings.Join(Names(), ", "))
+	}
+	if o.SpeedTime < 0 || o.SpeedTime > time.Minute {
+		return o, fmt.Errorf("%w: SpeedTime = %v, want 0 (default %v) up to 1m", ErrOptions, o.SpeedTime, DefaultSpeedTime)
+	}
+	return o, nil
+}
+
+// Report is the outcome of a Run. Design holds what each layout claims,
+// computed from its constants; everything else under Schemes was measured
+// in the run. Sources says so for each group of fields.
+type Report struct {
+	Tool    string            `json:"tool"`
+	Started time.Time         `json:"started"`
+	Seconds float64           `json:"seconds"`
+	Machine Machine           `json:"machine"`
+	Config  Config            `json:"config"`
+	Sources map[string]string `json:"sources"`
+	Schemes []Result          `json:"schemes"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	CPU        string `json:"cpu,omitempty"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GoVersion  string `json:"go_version"`
+}
+
+// Config is the options the run used, defaults filled in.
+type Config struct {
+	N           int       `json:"n"`
+	Writers     int       `json:"writers"`
+	Fills       []float64 `json:"fills"`
+	BatchSize   int       `json:"batch_size"`
+	ValueSize   int       `json:"value_size"`
+	PageSize    int       `json:"page_size"`
+	Sync        bool      `json:"sync"`
+	SpeedTimeNs int64     `json:"speed_time_ns"`
+}
+
+// Result is one scheme's design and measurements.
+type Result struct {
+	Name     string `json:"name"`
+	Kind     Kind   `json:"kind"`
+	Module   string `json:"module,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Summary  string `json:"summary"`
+	KeysNote string `json:"keys_note,omitempty"`
+	// Design is computed from the layout; DesignText says it in words.
+	Design     Design     `json:"design"`
+	DesignText DesignText `json:"design_text"`
+	// Speed and Runs are measured.
+	Speed Speed       `json:"speed"`
+	Runs  []WriterRun `json:"runs"`
+}
+
+// DesignText is a Design in words, as the reports print it.
+type DesignText struct {
+	TimeOrder string `json:"time_order"`
+	Lifetime  string `json:"lifetime"`
+	Rate      string `json:"ids_per_second_per_node"`
+}
+
+// WriterRun is the key set of one writer count and its loads.
+type WriterRun struct {
+	Writers int    `json:"writers"`
+	Order   Order  `json:"order"`
+	Size    Size   `json:"size"`
+	Loads   []Load `json:"loads"`
+}
+
+// Run measures every scheme in opts and returns the report.
+func Run(opts Options) (*Report, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dir := o.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "idkit-compare-"); err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	pageSize := o.PageSize
+	if pageSize == 0 {
+		pageSize = os.Getpagesize()
+	}
+	writerCounts := []int{1}
+	if o.Writers > 1 {
+		writerCounts = append(writerCounts, o.Writers)
+	}
+
+	r := &Report{
+		Tool:    "idkit compare",
+		Started: time.Now().UTC().Truncate(time.Second),
+		Machine: machine(),
+		Config: Config{
+			N: o.N, Writers: o.Writers, Fills: o.Fills, BatchSize: o.BatchSize,
+			ValueSize: o.ValueSize, PageSize: pageSize, Sync: o.Sync, SpeedTimeNs: o.SpeedTime.Nanoseconds(),
+		},
+		Sources: map[string]string{
+			"design":      "computed from each scheme's layout constants (or its library's own decoders), not measured",
+			"design_text": "computed from design",
+			"speed":       "measured in this run",
+			"runs":        "measured in this run: keys generated back to back, their order and size, and their bbolt loads",
+		},
+	}
+	p := newProgress(o.Progress, len(o.Schemes)*(1+len(writerCounts)*(1+len(o.Fills))))
+	value := make([]byte, o.ValueSize)
+	for i := range value {
+		value[i] = byte(i)
+	}
+	start := time.Now()
+	for _, s := range o.Schemes {
+		res, err := runScheme(s, o, writerCounts, pageSize, value, dir, p)
+		if err != nil {
+			p.finish()
+			return nil, fmt.Errorf("compare: %s: %w", s.Name, err)
+		}
+		r.Schemes = append(r.Schemes, res)
+	}
+	p.finish()
+	r.Seconds = time.Since(start).Seconds()
+	return r, nil
+}
+
+func runScheme(s Scheme, o Options, writerCounts []int, pageSize int, value []byte, dir string, p *progress) (Result, error) {
+	d := s.Design()
+	res := Result{
+		Name: s.Name, Kind: s.Kind, Module: s.Module, Version: moduleVersion(s.Module),
+		Summary: s.Summary, KeysNote: s.KeysNote,
+		Design:     d,
+		DesignText: DesignText{TimeOrder: d.TimeOrder(), Lifetime: d.Lifetime(), Rate: d.Rate()},
+	}
+
+	p.label(s.Name + ": generation speed")
+	gens, err := s.New(1)
+	if err != nil {
+		return res, err
+	}
+	if res.Speed, err = measureSpeed(gens[0], s.KeyLen, o.SpeedTime, d); err != nil {
+		return res, err
+	}
+	p.step(1)
+
+	newKeys := s.New
+	if s.Keys != nil {
+		newKeys = s.Keys
+	}
+	for _, w := range writerCounts {
+		run := WriterRun{Writers: w}
+		p.label(fmt.Sprintf("%s: %s keys, %d writer(s)", s.Name, thousands(int64(o.N)), w))
+		gens, err := newKeys(w)
+		if err != nil {
+			return res, err
+		}
+		keys, err := generate(gens, s.KeyLen, o.N, func(done int) { p.partial(float64(done) / float64(o.N)) })
+		if err != nil {
+			return res, err
+		}
+		run.Order, run.Size = analyze(keys)
+		p.step(1)
+		for _, fill := range o.Fills {
+			p.label(fmt.Sprintf("%s: bbolt, %d writer(s), fill %g", s.Name, w, fill))
+			l, err := load(keys, loadConfig{
+				dir: dir, fill: fill, batch: o.BatchSize, value: value, sync: o.Sync, pageSize: o.PageSize,
+				fileLabel: fmt.Sprintf("%s-w%d-f%g", s.Name, w, fill),
+				onCommit:  func(done int) { p.partial(float64(done) / float64(o.N)) },
+			})
+			if err != nil {
+				return res, err
+			}
+			run.Loads = append(run.Loads, l)
+			p.step(1)
+		}
+		res.Runs = append(res.Runs, run)
+	}
+	return res, nil
+}
+
+// moduleVersion returns the version of module this program was built
+// with, or "" if the build information does not say.
+func moduleVersion(module string) string {
+	if module == "" {
+		return ""
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, d := range info.Deps {
+		if d.Path == module {
+			if d.Replace != nil {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return ""
+}
+
+func machine() Machine {
+	return Machine{
+		OS: runtime.GOOS, Arch: runtime.GOARCH, CPU: cpuModel(),
+		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
+	}
+}
+
+// cpuModel returns the CPU model name on Linux, or "".
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// progress draws a one-line bar: done steps out of total, the current
+// step's label, redrawn with a carriage return when it changes visibly.
+type progress struct {
+	w           io.Writer
+	total, done float64
+	cur         float64 // fraction of the current step
+	text        string
+	last        string
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	return &progress{w: w, total: float64(total)}
+}
+
+func (p *progress) label(s string) { p.text, p.cur = s, 0; p.draw() }
+
+func (p *progress) partial(f float64) { p.cur = f; p.draw() }
+
+func (p *progress) step(n int) { p.done += float64(n); p.cur = 0; p.draw() }
+
+func (p *progress) draw() {
+	if p.w == nil {
+		return
+	}
+	const width = 30
+	frac := min((p.done+p.cur)/p.total, 1)
+	filled := int(frac * width)
+	line := fmt.Sprintf("\r[%s%s] %3.0f%% %-50.50s", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), 100*frac, p.text)
+	if line != p.last {
+		p.last = line
+		io.WriteString(p.w, line)
+	}
+}
+
+func (p *progress) finish() {
+	if p.w != nil && p.last != "" {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", len(p.last)))
+		p.last = ""
+	}
+}
