@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/idkit/idkit/internal/clock"
 )
 
 // A command is one idkit subcommand.
@@ -20,16 +22,18 @@ type command struct {
 	Run func(c *console, args []string) error
 }
 
-// console carries the command's output streams.
+// console carries what a command may touch of the outside world: its
+// output streams and the clock, which tests replace with a fake one.
 type console struct {
 	stdout, stderr io.Writer
+	clock          clock.Clock
 }
 
 // commands is the table of subcommands, in the order help lists them.
 var commands []*command
 
 func init() {
-	commands = []*command{cmdNew, cmdHelp}
+	commands = []*command{cmdNew, cmdInspect, cmdLaunch, cmdCompare, cmdHelp}
 }
 
 // usageError reports bad command-line arguments: exit status 2.
@@ -40,9 +44,15 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // run runs idkit with args (without the program name) and returns the exit
-// status: 0 on success, 2 for a usage error, 1 for any other error.
+// status: 0 on success, 2 for a usage error, 1 for any other error. An error
+// is one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
-	c := &console{stdout: stdout, stderr: stderr}
+	return (&console{stdout: stdout, stderr: stderr, clock: clock.System()}).run(args)
+}
+
+// run runs idkit with args on console c.
+func (c *console) run(args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	if len(args) == 0 {
 		printCommands(stderr)
 		return 2
@@ -61,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printHelp(stdout, cmd)
 		return 0
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "idkit %s: %s\nusage: idkit %s\nrun 'idkit help %s' for details\n", cmd.Name, usage.msg, cmd.Usage, cmd.Name)
+		fmt.Fprintf(stderr, "idkit %s: %s; usage: idkit %s\n", cmd.Name, oneLine(usage.msg), cmd.Usage)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "idkit %s: %s\n", cmd.Name, oneLine(err.Error()))
@@ -92,9 +102,65 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usageError{err.Error()}
+		msg := err.Error()
+		if strings.HasPrefix(msg, "flag provided but not defined") {
+			msg += " (" + flagList(fs) + ")"
+		}
+		return usageError{msg}
 	}
 	return nil
+}
+
+// flagList names the flags fs defines, as help spells them.
+func flagList(fs *flag.FlagSet) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if len(f.Name) == 1 {
+			names = append(names, "-"+f.Name)
+		} else {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	if len(names) == 0 {
+		return "it takes no flags"
+	}
+	return "want one of " + strings.Join(names, ", ")
+}
+
+// parseArgs parses args into fs and returns the arguments that are not
+// flags, which may stand before, between or after the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			return rest, nil
+		}
+		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
+			return append(rest, left...), nil // all after "--" are arguments
+		}
+		rest = append(rest, left[0])
+		args = left[1:]
+	}
+}
+
+// isSet reports whether the flag called name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// isHelpFlag reports whether arg asks for help, as the flag package reads it.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--h", "--help":
+		return true
+	}
+	return false
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
@@ -103,7 +169,16 @@ var cmdHelp = &command{
 	Name:  "help",
 	Usage: "help [COMMAND]",
 	Short: "show help for idkit or one command",
-	Long:  "Help prints the list of commands, or the usage and examples of one.",
+	Long: `
+Help prints the list of commands, or the usage and examples of one.
+"idkit COMMAND -h" prints the same as "idkit help COMMAND".
+
+Examples:
+
+	idkit help
+	idkit help inspect
+	idkit new -h
+`,
 	Run: func(c *console, args []string) error {
 		switch len(args) {
 		case 0:

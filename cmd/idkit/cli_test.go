@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/traceid"
+	"github.com/idkit/idkit/internal/clock"
 )
 
 // idkit runs the command line args and returns its exit code and output.
@@ -18,30 +19,114 @@ func idkit(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
+// idkitOn runs the command line args on the fake clock f, which it moves
+// forward by step whenever the command sleeps on it, until the command
+// returns.
+func idkitOn(f *clock.Fake, step time.Duration, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	c := &console{stdout: &out, stderr: &errOut, clock: f}
+	done := make(chan int)
+	go func() { done <- c.run(args) }()
+	for {
+		if f.Sleepers() > 0 {
+			f.Advance(step)
+		}
+		select {
+		case code = <-done:
+			return code, out.String(), errOut.String()
+		case <-time.After(50 * time.Microsecond): // poll for the next sleeper
+		}
+	}
+}
+
+// assertOneLine checks that stderr is one line that names the problem: no
+// stack trace, no usage dump.
+func assertOneLine(t *testing.T, stderr string, args []string) {
+	t.Helper()
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line for %q: %q", args, stderr)
+	assert.True(t, strings.HasSuffix(stderr, "\n"), "%q", stderr)
+	assert.NotContains(t, stderr, "goroutine", "no stack trace")
+	assert.NotContains(t, stderr, "panic", "no panic")
+}
+
 func TestUsageErrorsExit2(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
 	for _, tt := range []struct {
 		args []string
 		msg  string
 	}{
-		{nil, "Commands:"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"new"}, "missing SCHEME"},
-		{[]string{"new", "nope"}, `unknown scheme "nope"`},
-		{[]string{"new", "traceid"}, "traceid needs --node (0..=65535)"},
-		{[]string{"new", "traceid", "--node", "65536"}, "Options.Node = 65536, want 0..=65535"},
-		{[]string{"new", "traceid", "--node", "x"}, `invalid value "x" for flag -node`},
-		{[]string{"new", "traceid", "--node", "1", "--thread-bits", "17"}, "Options.ThreadBits = 17, want 0..=16"},
-		{[]string{"new", "traceid", "--node", "1", "-n", "-1"}, "-n -1 out of range"},
-		{[]string{"new", "traceid", "--node", "1", "extra"}, `unexpected argument "extra"`},
 		{[]string{"help", "nope"}, `unknown command "nope"`},
+		{[]string{"help", "new", "extra"}, "too many arguments"},
+
+		{[]string{"new"}, "missing SCHEME (one of traceid, decimalid, snowflake, objectid, ulid, uuid4, uuid7)"},
+		{[]string{"new", "--node", "1"}, "missing SCHEME"},
+		{[]string{"new", "nope"}, `unknown scheme "nope" (want one of traceid, decimalid,`},
+		{[]string{"new", "TraceId"}, `unknown scheme "TraceId"`},
+		{[]string{"new", "ulid", "-n", "-1"}, "-n -1 out of range, want 0..=100000000"},
+		{[]string{"new", "ulid", "-n", "100000001"}, "-n 100000001 out of range"},
+		{[]string{"new", "ulid", "--node", "1"}, "flag provided but not defined: -node (want one of -n)"},
+		{[]string{"new", "uuid4", "extra"}, `unexpected argument "extra"`},
+
+		{[]string{"new", "traceid"}, "traceid needs --node (0..=65535)"},
+		{[]string{"new", "traceid", "--node", "65536"}, "--node 65536 out of range, want 0..=65535"},
+		{[]string{"new", "traceid", "--node", "-1"}, "--node -1 out of range, want 0..=65535"},
+		{[]string{"new", "traceid", "--node", "x"}, `invalid value "x" for flag -node`},
+		{[]string{"new", "traceid", "--node", "1", "--thread-bits", "17"}, "--thread-bits 17 out of range, want 0..=16"},
+		{[]string{"new", "traceid", "--node", "1", "--log", ""}, "--log is empty, want a file path"},
+
+		{[]string{"new", "decimalid", "--launch", "0"}, "--launch 0 out of range, want 1..=99999"},
+		{[]string{"new", "decimalid", "--launch", "100000"}, "--launch 100000 out of range, want 1..=99999"},
+		{[]string{"new", "decimalid", "--log", ""}, "--log is empty"},
+
+		{[]string{"new", "snowflake"}, "snowflake needs --node (0..=1023) or the preset's fields: --datacenter (0..=31) --worker (0..=31)"},
+		{[]string{"new", "snowflake", "--node", "1024"}, "--node 1024 out of range for preset twitter, want 0..=1023"},
+		{[]string{"new", "snowflake", "--node", "-1"}, "--node -1 out of range for preset twitter, want 0..=1023"},
+		{[]string{"new", "snowflake", "--worker", "32"}, "--worker 32 out of range for preset twitter, want 0..=31"},
+		{[]string{"new", "snowflake", "--machine", "1"}, "--machine: preset twitter has no field machine (--datacenter (0..=31) --worker (0..=31))"},
+		{[]string{"new", "snowflake", "--node", "1", "--worker", "1"}, "give either --node or --worker, not both"},
+		{[]string{"new", "snowflake", "--preset", "nope", "--node", "1"}, `unknown --preset "nope" (want one of twitter, discord,`},
+		{[]string{"new", "snowflake", "--preset", "simpleflake", "--node", "1"}, "--node: preset simpleflake has no node fields"},
+		{[]string{"new", "snowflake", "--preset", "sonyflake"}, "snowflake needs --node (0..=65535) or the preset's fields: --machine (0..=65535)"},
+
+		{[]string{"inspect"}, "missing SCHEME"},
+		{[]string{"inspect", "nope", "1"}, `unknown scheme "nope"`},
+		{[]string{"inspect", "traceid"}, "missing the traceid ID to inspect"},
+		{[]string{"inspect", "traceid", "1", "2"}, `unexpected argument "2"`},
+		{[]string{"inspect", "traceid", "1", "--at", "yesterday"}, `--at "yesterday" is not an RFC 3339 time`},
+		{[]string{"inspect", "traceid", "1", "--thread-bits", "17"}, "--thread-bits 17 out of range, want 0..=16"},
+		{[]string{"inspect", "snowflake", "1", "--at", "2025-01-01T00:00:00Z"}, "flag provided but not defined: -at (want one of --json, --preset)"},
+		{[]string{"inspect", "snowflake", "1", "--preset", "nope"}, `unknown --preset "nope"`},
+		{[]string{"inspect", "decimalid", "10000000001", "--log", ""}, "--log is empty"},
+
+		{[]string{"launch"}, "missing begin, current or list"},
+		{[]string{"launch", "end"}, `unknown launch subcommand "end" (want begin, current or list)`},
+		{[]string{"launch", "begin", "--log", filepath.Join(dir, "a.db"), "now"}, `unexpected argument "now"`},
+		{[]string{"launch", "begin", "--log", ""}, "--log is empty"},
+		{[]string{"launch", "current", "--log", filepath.Join(dir, "a.db"), "x"}, `unexpected argument "x"`},
+		{[]string{"launch", "list", "--ticket", "x"}, "flag provided but not defined: -ticket"},
 	} {
-		code, stdout, stderr := idkit(tt.args...)
-		assert.Equal(t, 2, code, "%v", tt.args)
-		assert.Empty(t, stdout, "%v", tt.args)
-		assert.Contains(t, stderr, tt.msg, "%v", tt.args)
-		assert.NotContains(t, stderr, "goroutine", "no stack trace")
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := idkit(tt.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tt.msg)
+			assertOneLine(t, stderr, tt.args)
+			if lookup(tt.args[0]) != nil {
+				assert.Contains(t, stderr, "usage: idkit "+tt.args[0], "names the usage")
+			}
+		})
 	}
+}
+
+func TestNoArgumentsListsCommands(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := idkit()
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "Commands:")
 }
 
 func TestHelp(t *testing.T) {
@@ -49,30 +134,77 @@ func TestHelp(t *testing.T) {
 	code, stdout, _ := idkit("help")
 	assert.Equal(t, 0, code)
 	for _, c := range commands {
-		assert.Contains(t, stdout, c.Name)
+		assert.Contains(t, stdout, "\n  "+c.Name+" ")
 	}
-	code, stdout, _ = idkit("help", "new")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit new SCHEME")
-	assert.Contains(t, stdout, "Examples:")
-
-	code, stdout, _ = idkit("new", "-h")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit new SCHEME")
+	for _, c := range commands {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := idkit("help", c.Name)
+			assert.Equal(t, 0, code, stderr)
+			assert.True(t, strings.HasPrefix(stdout, "usage: idkit "+c.Usage+"\n"), stdout)
+			assert.Contains(t, stdout, "Examples:")
+		})
+	}
+	for _, args := range [][]string{
+		{"new", "-h"},
+		{"new", "--help"},
+		{"new", "traceid", "-h"},
+		{"new", "snowflake", "--preset", "discord", "-help"},
+		{"inspect", "-h"},
+		{"inspect", "traceid", "1", "-h"},
+		{"launch", "-h"},
+		{"launch", "begin", "-h"},
+		{"launch", "list", "--help"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := idkit(args...)
+			assert.Equal(t, 0, code, stderr)
+			assert.Empty(t, stderr)
+			assert.True(t, strings.HasPrefix(stdout, "usage: idkit "+args[0]+" "), stdout)
+			assert.Contains(t, stdout, "Examples:")
+		})
+	}
 }
 
-func TestNewTraceID(t *testing.T) {
+func TestHelpListsEverySchemeAndPreset(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := idkit("new", "traceid", "--node", "7", "-n", "3")
-	assert.Equal(t, 0, code, stderr)
-	lines := strings.Fields(stdout)
-	require.Len(t, lines, 3)
-	var prev traceid.ID
-	for _, line := range lines {
-		id, err := traceid.Parse(line)
-		require.NoError(t, err)
-		assert.Equal(t, 7, id.Node())
-		assert.Greater(t, id, prev)
-		prev = id
+	_, newHelp, _ := idkit("help", "new")
+	_, inspectHelp, _ := idkit("help", "inspect")
+	for _, s := range schemes {
+		assert.Contains(t, newHelp, s.name)
+		assert.Contains(t, inspectHelp, s.name)
+	}
+	for _, name := range snowflakeFieldNames() {
+		assert.Contains(t, newHelp, "--"+name)
+	}
+	assert.Contains(t, newHelp, "twitter, discord, shardingsphere")
+	assert.Contains(t, inspectHelp, "twitter, discord, shardingsphere")
+}
+
+func TestParseArgs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		rest []string
+		json bool
+	}{
+		{[]string{"1"}, []string{"1"}, false},
+		{[]string{"--json", "1"}, []string{"1"}, true},
+		{[]string{"1", "--json"}, []string{"1"}, true},
+		{[]string{"1", "--json", "2"}, []string{"1", "2"}, true},
+		{[]string{"--", "--json"}, []string{"--json"}, false},
+		{[]string{"1", "--", "--json", "-x"}, []string{"1", "--json", "-x"}, false},
+		{nil, nil, false},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			fs := newFlags("test")
+			asJSON := fs.Bool("json", false, "")
+			rest, err := parseArgs(fs, tt.args)
+			assert.NoError(t, err)
+			assert.Equal(t, tt.rest, rest)
+			assert.Equal(t, tt.json, *asJSON)
+		})
 	}
 }

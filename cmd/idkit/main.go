@@ -1,9 +1,14 @@
 // Command idkit generates, explains and compares unique IDs.
 //
-//	idkit new SCHEME [-n N] [flags]   print new IDs, one per line
-//	idkit help [COMMAND]              show help
+//	idkit new SCHEME [-n N] [flags]        print new IDs, one per line
+//	idkit inspect SCHEME ID [flags]        explain an ID: time, node, counter
+//	idkit launch begin|current|list        record a launch, or show the log
+//	idkit compare [flags]                  measure every scheme side by side
+//	idkit help [COMMAND]                   show help
 //
-// Run "idkit help" for the full list.
+// Schemes are traceid, decimalid, snowflake, objectid, ulid, uuid4 and
+// uuid7. Errors are one line on stderr, with exit status 2 for bad arguments
+// and 1 for anything else. Run "idkit help COMMAND" for the flags and examples.
 package main
 
 import "os"

@@ -2,10 +2,20 @@ package main
 
 import (
 	"bufio"
+	"crypto/rand"
+	"errors"
 	"flag"
-	"sort"
+	"fmt"
 	"strings"
+	"time"
 
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -19,58 +29,64 @@ canonical text form.
 
 Schemes and their flags:
 
-	traceid   --node N (0..=65535, required) --thread-bits T (0..=16)
+	traceid     --node N        node number, 0..=65535 (required)
+	            --thread-bits T thread bits, 0..=16 (default 0)
+	            --log FILE      keep a high-water mark in the launch log FILE
+	decimalid   --log FILE      the launch log (default idkit.db)
+	            --launch N      launch id, 1..=99999 (default the current launch)
+	            --split         print the split form, counter-ggggg-lllll
+	snowflake   --preset NAME   layout (default twitter), one of
+	                            ` + strings.Join(snowflake.PresetNames(), ", ") + `
+	            --node N        all node fields as one number (twitter:
+	                            datacenter*32 + worker), or the preset's
+	                            fields by name: --` + strings.Join(snowflakeFieldNames(), ", --") + `
+	            --log FILE      keep a high-water mark in the launch log FILE
+	objectid, ulid, uuid4 and uuid7 take no flags.
 
-A new generator issues nothing in the second it was created in, so each
-call may wait up to a second before its first ID.
+A traceid or snowflake generator issues nothing in the tick it was created in,
+so that a later call cannot repeat an ID of an earlier one: each traceid call
+may wait up to a second before its first ID, each snowflake call up to a tick.
+That holds only while the clock is not stepped back between calls. With --log
+the generator also records how far it may have issued in the launch log, and
+the next call with the same node waits until the clock has passed that mark,
+so no ID repeats even across a clock stepped back; a traceid call then waits
+up to about two seconds, a snowflake call about 100 ms.
+
+Each decimalid call takes a fresh generator id from the launch log; a launch
+has 100,000 of them. Record a launch first with 'idkit launch begin'.
 
 Examples:
 
 	idkit new traceid --node 7 -n 3
+	idkit new traceid --node 7 --log idkit.db
+	idkit launch begin --ticket REL-42 && idkit new decimalid -n 5
+	idkit new snowflake --datacenter 1 --worker 3
+	idkit new snowflake --preset sonyflake --machine 42 -n 10
+	idkit new objectid -n 2
+	idkit new uuid7
 `,
 	Run: runNew,
 }
 
-// A scheme knows its flags and makes a generator from them.
-type scheme struct {
-	flags func(fs *flag.FlagSet) (start func() (next func() (string, error), err error))
-}
-
-var schemes = map[string]scheme{
-	"traceid": {flags: traceidFlags},
-}
-
-func schemeNames() string {
-	var names []string
-	for name := range schemes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
+// maxNew bounds -n.
+const maxNew = 100_000_000
 
 func runNew(c *console, args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			return flag.ErrHelp
-		}
-		return usagef("missing SCHEME (one of %s)", schemeNames())
-	}
-	s, ok := schemes[args[0]]
-	if !ok {
-		return usagef("unknown scheme %q (want one of %s)", args[0], schemeNames())
+	s, err := schemeArg(args)
+	if err != nil {
+		return err
 	}
 	fs := newFlags("new")
 	n := fs.Int("n", 1, "how many IDs to print")
-	start := s.flags(fs)
+	start := s.newFlags(c, fs)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if *n < 0 || *n > 100_000_000 {
-		return usagef("-n %d out of range 0..=100000000", *n)
+	if *n < 0 || *n > maxNew {
+		return usagef("-n %d out of range, want 0..=%d", *n, maxNew)
 	}
 	next, err := start()
 	if err != nil {
@@ -89,19 +105,237 @@ func runNew(c *console, args []string) error {
 	return w.Flush()
 }
 
-func traceidFlags(fs *flag.FlagSet) func() (func() (string, error), error) {
-	node := fs.Int("node", -1, "node number, 0..=65535 (required)")
+func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
+	node := fs.Int("node", 0, "node number, 0..=65535 (required)")
 	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0..=16")
+	logPath := fs.String("log", "", "launch log that keeps the high-water mark")
 	return func() (func() (string, error), error) {
-		if *node == -1 {
-			return nil, usagef("traceid needs --node (0..=65535)")
+		if !isSet(fs, "node") {
+			return nil, usagef("traceid needs --node (0..=%d)", traceid.MaxNode)
 		}
-		g, err := traceid.New(traceid.Options{Node: *node, ThreadBits: *threadBits})
+		if *node < 0 || *node > traceid.MaxNode {
+			return nil, usagef("--node %d out of range, want 0..=%d", *node, traceid.MaxNode)
+		}
+		if *threadBits < 0 || *threadBits > traceid.MaxThreadBits {
+			return nil, usagef("--thread-bits %d out of range, want 0..=%d", *threadBits, traceid.MaxThreadBits)
+		}
+		o := traceid.Options{Node: *node, ThreadBits: *threadBits, Clock: c.clock}
+		if isSet(fs, "log") {
+			l, err := openLog(c, *logPath)
+			if err != nil {
+				return nil, err
+			}
+			o.Store = l
+		}
+		g, err := traceid.New(o)
 		if err != nil {
-			return nil, usageError{err.Error()}
+			return nil, err
 		}
 		return func() (string, error) {
 			id, err := g.Next()
+			return id.String(), err
+		}, nil
+	}
+}
+
+func newDecimalID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
+	logPath := fs.String("log", defaultLog, "the launch log")
+	launch := fs.Int("launch", 0, "launch id, 1..=99999 (default the current launch)")
+	split := fs.Bool("split", false, "print the split form counter-ggggg-lllll")
+	return func() (func() (string, error), error) {
+		if isSet(fs, "launch") && (*launch < 1 || *launch > decimalid.MaxLaunch) {
+			return nil, usagef("--launch %d out of range, want 1..=%d", *launch, decimalid.MaxLaunch)
+		}
+		l, err := openLog(c, *logPath)
+		if err != nil {
+			return nil, err
+		}
+		if !isSet(fs, "launch") {
+			cur, err := l.Current()
+			if errors.Is(err, launchlog.ErrNoLaunch) {
+				return nil, fmt.Errorf("no launch in %s yet; record one with 'idkit launch begin --log %s', or give --launch N", *logPath, *logPath)
+			}
+			if err != nil {
+				return nil, err
+			}
+			*launch = cur.ID
+		}
+		g, err := decimalid.New(decimalid.Options{Launch: *launch, Source: l})
+		if err != nil {
+			return nil, err
+		}
+		return func() (string, error) {
+			id, err := g.Next()
+			if *split {
+				return id.SplitString(), err
+			}
+			return id.String(), err
+		}, nil
+	}
+}
+
+// snowflakeLease is how far ahead a snowflake generator with --log leases
+// ticks: short, so that the next call waits little for the mark.
+const snowflakeLease = 100 * time.Millisecond
+
+func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
+	preset := fs.String("preset", "twitter", "layout: "+strings.Join(snowflake.PresetNames(), ", "))
+	node := fs.Int64("node", 0, "all node fields as one number")
+	fields := make(map[string]*int64)
+	for _, name := range snowflakeFieldNames() {
+		if fs.Lookup(name) == nil {
+			fields[name] = fs.Int64(name, 0, "node field "+name+" of the preset")
+		}
+	}
+	logPath := fs.String("log", "", "launch log that keeps the high-water mark")
+	return func() (func() (string, error), error) {
+		layout, err := presetFlag(*preset)
+		if err != nil {
+			return nil, err
+		}
+		values, err := snowflakeNode(fs, layout, *node, fields)
+		if err != nil {
+			return nil, err
+		}
+		o := snowflake.Options{Layout: layout, Node: values, Clock: c.clock}
+		if isSet(fs, "log") {
+			l, err := openLog(c, *logPath)
+			if err != nil {
+				return nil, err
+			}
+			o.Store, o.Lease = l, snowflakeLease
+		}
+		g, err := snowflake.New(o)
+		if err != nil {
+			return nil, err
+		}
+		return func() (string, error) {
+			id, err := g.Next()
+			return id.String(), err
+		}, nil
+	}
+}
+
+// presetFlag returns the snowflake preset called name.
+func presetFlag(name string) (snowflake.Layout, error) {
+	l, err := snowflake.Preset(name)
+	if err != nil {
+		return l, usagef("unknown --preset %q (want one of %s)", name, strings.Join(snowflake.PresetNames(), ", "))
+	}
+	return l, nil
+}
+
+// snowflakeFieldNames returns the names of the node fields of all presets,
+// each once, which "idkit new snowflake" accepts as flags.
+func snowflakeFieldNames() []string {
+	var names []string
+	seen := make(map[string]bool)
+	for _, p := range snowflake.PresetNames() {
+		l, _ := snowflake.Preset(p)
+		for _, f := range l.Fields {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return names
+}
+
+// snowflakeNode returns the node field values of layout that the flags
+// give: --node for all fields at once, or the fields by name.
+func snowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields map[string]*int64) (map[string]int64, error) {
+	values := make(map[string]int64)
+	var named []string
+	for _, name := range snowflakeFieldNames() {
+		if fields[name] == nil || !isSet(fs, name) {
+			continue
+		}
+		named = append(named, "--"+name)
+		f, ok := fieldOf(layout, name)
+		if !ok {
+			return nil, usagef("--%s: preset %s has no field %s (%s)", name, layout.Name, name, describeFields(layout))
+		}
+		if v, max := *fields[name], int64(1)<<f.Bits-1; v < 0 || v > max {
+			return nil, usagef("--%s %d out of range for preset %s, want 0..=%d", name, v, layout.Name, max)
+		}
+		values[name] = *fields[name]
+	}
+	switch {
+	case isSet(fs, "node") && len(named) > 0:
+		return nil, usagef("give either --node or %s, not both", strings.Join(named, " "))
+	case len(layout.Fields) == 0:
+		if isSet(fs, "node") {
+			return nil, usagef("--node: preset %s has no node fields", layout.Name)
+		}
+		return nil, nil
+	case isSet(fs, "node"):
+		if max := int64(1)<<layout.NodeBits() - 1; node < 0 || node > max {
+			return nil, usagef("--node %d out of range for preset %s, want 0..=%d", node, layout.Name, max)
+		}
+		for i := len(layout.Fields) - 1; i >= 0; i-- {
+			f := layout.Fields[i]
+			values[f.Name] = node & (1<<f.Bits - 1)
+			node >>= f.Bits
+		}
+	case len(named) == 0:
+		return nil, usagef("snowflake needs --node (0..=%d) or the preset's fields: %s",
+			int64(1)<<layout.NodeBits()-1, describeFields(layout))
+	}
+	return values, nil
+}
+
+func fieldOf(l snowflake.Layout, name string) (snowflake.Field, bool) {
+	for _, f := range l.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return snowflake.Field{}, false
+}
+
+// describeFields lists the node fields of l as flags with their ranges.
+func describeFields(l snowflake.Layout) string {
+	if len(l.Fields) == 0 {
+		return "it has none"
+	}
+	parts := make([]string, len(l.Fields))
+	for i, f := range l.Fields {
+		parts[i] = fmt.Sprintf("--%s (0..=%d)", f.Name, int64(1)<<f.Bits-1)
+	}
+	return strings.Join(parts, " ")
+}
+
+func newObjectID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
+	return func() (func() (string, error), error) {
+		g := objectid.NewGenerator(objectid.Options{Clock: c.clock})
+		return func() (string, error) { return g.Next().String(), nil }, nil
+	}
+}
+
+func newULID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
+	return func() (func() (string, error), error) {
+		entropy := ulid.Monotonic(rand.Reader, 0)
+		return func() (string, error) {
+			id, err := ulid.New(ulid.Timestamp(c.clock.Now()), entropy)
+			return id.String(), err
+		}, nil
+	}
+}
+
+func newUUID4(*console, *flag.FlagSet) func() (func() (string, error), error) {
+	return func() (func() (string, error), error) {
+		return func() (string, error) {
+			id, err := uuid.NewRandom()
+			return id.String(), err
+		}, nil
+	}
+}
+
+func newUUID7(*console, *flag.FlagSet) func() (func() (string, error), error) {
+	return func() (func() (string, error), error) {
+		return func() (string, error) {
+			id, err := uuid.NewV7()
 			return id.String(), err
 		}, nil
 	}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/compare"
+)
+
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jsonPath, htmlPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
+	code, stdout, stderr := idkit("compare", "-n", "2000", "--writers", "2", "--schemes", "counter,uuidv4",
+		"--json", jsonPath, "--html", htmlPath)
+	require.Equal(t, 0, code, stderr)
+
+	for _, want := range []string{
+		"DESIGN — computed from each scheme's layout, not measured",
+		"INSERT LOCALITY IN BBOLT — measured in this run (2,000 keys",
+		"pages/1k @0.5", "append 2w", "wrote " + jsonPath, "wrote " + htmlPath,
+	} {
+		assert.Contains(t, stdout, want)
+	}
+	assert.Contains(t, stderr, "100%", "progress bar on stderr")
+	assert.NotContains(t, stdout, "\r", "no progress on stdout")
+
+	b, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	var r compare.Report
+	require.NoError(t, json.Unmarshal(b, &r))
+	assert.Equal(t, 2000, r.Config.N)
+	assert.Equal(t, 2, r.Config.Writers)
+	require.Len(t, r.Schemes, 2)
+	assert.Equal(t, "counter", r.Schemes[0].Name)
+	assert.Equal(t, "uuidv4", r.Schemes[1].Name)
+
+	page, err := os.ReadFile(htmlPath)
+	require.NoError(t, err)
+	assert.Equal(t, 7, strings.Count(string(page), "data-chart="))
+}
+
+func TestCompareUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"compare", "-n", "0"}, "-n 0 out of range, want 1..=50000000"},
+		{[]string{"compare", "--writers", "0"}, "--writers 0 out of range, want 1..=1024"},
+		{[]string{"compare", "--writers", "x"}, `invalid value "x" for flag -writers`},
+		{[]string{"compare", "--schemes", "uuidv9"}, `unknown scheme "uuidv9", want one of counter`},
+		{[]string{"compare", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"compare", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, stdout, stderr := idkit(tt.args...)
+		assert.Equal(t, 2, code, "%v", tt.args)
+		assert.Empty(t, stdout, "%v", tt.args)
+		assert.Contains(t, stderr, tt.msg, "%v", tt.args)
+		assert.Contains(t, stderr, "usage: idkit compare", "%v", tt.args)
+	}
+}
+
+func TestCompareBadOutputFile(t *testing.T) {
+	t.Parallel()
+	bad := filepath.Join(t.TempDir(), "missing", "r.json")
+	code, stdout, stderr := idkit("compare", "-n", "10", "--schemes", "counter", "--json", bad)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout, "fails before the run")
+	assert.Contains(t, stderr, "idkit compare: open "+bad)
+}
+
+func TestCompareHelp(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := idkit("help", "compare")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "pages written per 1,000 inserts")
+	code, stdout, _ = idkit("help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "compare")
+}

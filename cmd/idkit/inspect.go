@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/traceid"
+)
+
+var cmdInspect = &command{
+	Name:  "inspect",
+	Usage: "inspect SCHEME ID [--at TIME] [--preset NAME] [--json]",
+	Short: "explain an ID: when, where and in what order it was made",
+	Long: `
+Inspect prints the parts of an ID of SCHEME, one per line, or with --json
+as one JSON object in which the ID itself is a string (JavaScript loses
+integers above 2^53). Times are RFC 3339 in UTC. An ID that is not one of
+SCHEME is an error.
+
+Schemes, their parts and flags:
+
+	traceid     time second node thread counter
+	            --at TIME        the wrapping second is read as the latest
+	                             one not after TIME (RFC 3339; default now)
+	            --thread-bits T  the T the generator used (default 0)
+	decimalid   split counter generator launch
+	            --log FILE       also show the launch's record from FILE
+	snowflake   time tick, the node fields by name, sequence
+	            --preset NAME    layout (default twitter), one of
+	                             ` + strings.Join(snowflake.PresetNames(), ", ") + `
+	objectid    time process counter
+	ulid        time entropy
+	uuid4       version variant
+	uuid7       time version variant
+
+Examples:
+
+	idkit inspect traceid 4649612847423160321
+	idkit inspect traceid 4649612847423160321 --at 2026-01-01T00:00:00Z --json
+	idkit inspect decimalid 1415-00092-00065
+	idkit inspect snowflake 1541815603606036480
+	idkit inspect snowflake --preset discord 175928847299117063
+	idkit inspect objectid 507f1f77bcf86cd799439011
+	idkit inspect uuid7 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+`,
+	Run: runInspect,
+}
+
+func runInspect(c *console, args []string) error {
+	s, err := schemeArg(args)
+	if err != nil {
+		return err
+	}
+	fs := newFlags("inspect")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	explain := s.inspectFlags(c, fs)
+	rest, err := parseArgs(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) == 0:
+		return usagef("missing the %s ID to inspect", s.name)
+	case len(rest) > 1:
+		return usagef("unexpected argument %q", rest[1])
+	}
+	r, err := explain(rest[0])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return r.writeJSON(c.stdout)
+	}
+	return r.writeText(c.stdout)
+}
+
+// A report is what inspect prints: named values in order.
+type report struct {
+	fields []field
+}
+
+type field struct {
+	name  string
+	value any // a string or an integer
+}
+
+func newReport(scheme, id string) *report {
+	return new(report).add("scheme", scheme).add("id", id)
+}
+
+func (r *report) add(name string, value any) *report {
+	r.fields = append(r.fields, field{name, value})
+	return r
+}
+
+// writeText writes one "name value" line per field, the values aligned.
+func (r *report) writeText(w io.Writer) error {
+	rows := make([][]string, len(r.fields))
+	for i, f := range r.fields {
+		rows[i] = []string{f.name, fmt.Sprint(f.value)}
+	}
+	return writeTable(w, rows)
+}
+
+// writeTable writes rows with their columns aligned, two spaces apart,
+// and no spaces at the ends of lines. Tabs and line breaks in a cell are
+// escaped.
+func writeTable(w io.Writer, rows [][]string) error {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, row := range rows {
+		for i, c := range row {
+			if i > 0 {
+				tw.Write([]byte{'\t'})
+			}
+			tw.Write([]byte(cell(c)))
+		}
+		tw.Write([]byte{'\n'})
+	}
+	tw.Flush()
+	var out []byte
+	for line := range bytes.Lines(b.Bytes()) {
+		out = append(append(out, bytes.TrimRight(line, " \n")...), '\n')
+	}
+	_, err := w.Write(out)
+	return err
+}
+
+// cell makes s fit in one cell of a table: no tabs or line breaks.
+func cell(s string) string {
+	if strings.ContainsAny(s, "\t\r\n") {
+		q := strconv.Quote(s)
+		return q[1 : len(q)-1]
+	}
+	return s
+}
+
+// writeJSON writes the fields as one JSON object on one line, in order.
+func (r *report) writeJSON(w io.Writer) error {
+	var b []byte
+	for i, f := range r.fields {
+		if i == 0 {
+			b = append(b, '{')
+		} else {
+			b = append(b, ',')
+		}
+		name, err := json.Marshal(f.name)
+		if err != nil {
+			return err
+		}
+		value, err := json.Marshal(f.value)
+		if err != nil {
+			return err
+		}
+		b = append(append(append(b, name...), ':'), value...)
+	}
+	_, err := w.Write(append(b, "}\n"...))
+	return err
+}
+
+// formatTime formats t as RFC 3339 in UTC, with as many fractional digits
+// as it has.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func inspectTraceID(c *console, fs *flag.FlagSet) func(string) (*report, error) {
+	at := fs.String("at", "", "reference time, RFC 3339 (default now)")
+	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0..=16")
+	return func(s string) (*report, error) {
+		if *threadBits < 0 || *threadBits > traceid.MaxThreadBits {
+			return nil, usagef("--thread-bits %d out of range, want 0..=%d", *threadBits, traceid.MaxThreadBits)
+		}
+		ref := c.clock.Now()
+		if isSet(fs, "at") {
+			t, err := time.Parse(time.RFC3339, *at)
+			if err != nil {
+				return nil, usagef("--at %q is not an RFC 3339 time such as 2025-06-01T12:00:00Z", *at)
+			}
+			ref = t
+		}
+		id, err := traceid.Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		p, err := traceid.Decode(id, *threadBits)
+		if err != nil {
+			return nil, err
+		}
+		return newReport("traceid", id.String()).
+			add("time", formatTime(id.Time(ref))).
+			add("second", p.Second).
+			add("node", p.Node).
+			add("thread", p.Thread).
+			add("counter", p.Counter), nil
+	}
+}
+
+func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error) {
+	logPath := fs.String("log", "", "launch log to look the launch up in")
+	return func(s string) (*report, error) {
+		id, err := decimalid.Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		r := newReport("decimalid", id.String()).
+			add("split", id.SplitString()).
+			add("counter", id.Counter()).
+			add("generator", id.Generator()).
+			add("launch", id.Launch())
+		if !isSet(fs, "log") {
+			return r, nil
+		}
+		l, err := openLog(c, *logPath)
+		if err != nil {
+			return nil, err
+		}
+		launch, err := l.Get(id.Launch())
+		if errors.Is(err, launchlog.ErrNoLaunch) {
+			return nil, fmt.Errorf("launch %d of %s is not in %s", id.Launch(), id, *logPath)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return r.add("launch_started", formatTime(launch.StartedAt)).
+			add("ticket", launch.Ticket).
+			add("by", launch.By).
+			add("note", launch.Note), nil
+	}
+}
+
+func inspectSnowflake(_ *console, fs *flag.FlagSet) func(string) (*report, error) {
+	preset := fs.String("preset", "twitter", "layout: "+strings.Join(snowflake.PresetNames(), ", "))
+	return func(s string) (*report, error) {
+		layout, err := presetFlag(*preset)
+		if err != nil {
+			return nil, err
+		}
+		id, err := snowflake.Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		p, err := layout.Decode(id)
+		if err != nil {
+			return nil, err
+		}
+		r := newReport("snowflake", id.String()).
+			add("preset", layout.Name).
+			add("time", formatTime(p.Time)).
+			add("tick", p.Tick)
+		for _, f := range layout.Fields {
+			r.add(f.Name, p.Node[f.Name])
+		}
+		return r.add("sequence", p.Sequence), nil
+	}
+}
+
+func inspectObjectID(*console, *flag.FlagSet) func(string) (*report, error) {
+	return func(s string) (*report, error) {
+		id, err := objectid.Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		if id.IsZero() {
+			return nil, fmt.Errorf("objectid: parse %q: the zero ObjectID is invalid", s)
+		}
+		process := id.Process()
+		return newReport("objectid", id.String()).
+			add("time", formatTime(id.Timestamp())).
+			add("process", hex.EncodeToString(process[:])).
+			add("counter", id.Counter()), nil
+	}
+}
+
+func inspectULID(*console, *flag.FlagSet) func(string) (*report, error) {
+	return func(s string) (*report, error) {
+		id, err := ulid.ParseStrict(s)
+		if err != nil {
+			return nil, fmt.Errorf("ulid: parse %q: %s", s, strings.TrimPrefix(err.Error(), "ulid: "))
+		}
+		return newReport("ulid", id.String()).
+			add("time", formatTime(ulid.Time(id.Time()))).
+			add("entropy", hex.EncodeToString(id.Entropy())), nil
+	}
+}
+
+func inspectUUID4(*console, *flag.FlagSet) func(string) (*report, error) {
+	return func(s string) (*report, error) {
+		id, err := parseUUID("uuid4", s, 4)
+		if err != nil {
+			return nil, err
+		}
+		return newReport("uuid4", id.String()).
+			add("version", int(id.Version())).
+			add("variant", id.Variant().String()), nil
+	}
+}
+
+func inspectUUID7(*console, *flag.FlagSet) func(string) (*report, error) {
+	return func(s string) (*report, error) {
+		id, err := parseUUID("uuid7", s, 7)
+		if err != nil {
+			return nil, err
+		}
+		sec, nsec := id.Time().UnixTime()
+		return newReport("uuid7", id.String()).
+			add("time", formatTime(time.Unix(sec, nsec))).
+			add("version", int(id.Version())).
+			add("variant", id.Variant().String()), nil
+	}
+}
+
+// parseUUID parses s as an RFC 9562 UUID of the given version.
+func parseUUID(scheme, s string, version uuid.Version) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return id, fmt.Errorf("%s: parse %q: %w", scheme, s, err)
+	}
+	if id.Variant() != uuid.RFC4122 {
+		return id, fmt.Errorf("%s: parse %q: variant %s, want RFC 4122", scheme, s, id.Variant())
+	}
+	if id.Version() != version {
+		return id, fmt.Errorf("%s: parse %q: version %d, want %d", scheme, s, id.Version(), version)
+	}
+	return id, nil
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/traceid"
+)
+
+// notOfScheme lists text that is not an ID of the scheme, and what the one
+// line of the error says.
+var notOfScheme = []struct {
+	scheme string
+	id     string
+	msg    string
+	flags  []string
+}{
+	{"traceid", "abc", `traceid: parse "abc": traceid: not a decimal number`, nil},
+	{"traceid", "0", `traceid: parse "0": traceid: out of range 1..=9223372036854775807`, nil},
+	{"traceid", "-5", "out of range", nil},
+	{"traceid", "9223372036854775808", "out of range", nil},
+	{"traceid", "4194304", "counter is 0, want 1..=4194303", nil},
+	{"traceid", "64", "counter is 0, want 1..=63 (with 16 thread bits)", []string{"--thread-bits", "16"}},
+	{"traceid", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "not a decimal number", nil},
+	{"traceid", " 1", "not a decimal number", nil},
+	{"decimalid", "abc", `decimalid: parse "abc": decimalid: not a DecimalId`, nil},
+	{"decimalid", "9999999999", "out of range 10000000000..=9223372029999999999", nil},
+	{"decimalid", "014150009200065", "not a DecimalId", nil},
+	{"decimalid", "1415-92-65", "not a DecimalId", nil},
+	{"decimalid", "9223372036854775807", "out of range", nil},
+	{"decimalid", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "not a DecimalId", nil},
+	{"snowflake", "abc", `snowflake: parse "abc": snowflake: not a decimal number`, nil},
+	{"snowflake", "0", "out of range 1..=9223372036854775807", nil},
+	{"snowflake", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "not a decimal number", nil},
+	{"snowflake", "9223372036854775807", "bits above the 53 that layout jssafe uses are set", []string{"--preset", "jssafe"}},
+	{"objectid", "507f1f77bcf86cd79943901", `objectid: parse "507f1f77bcf86cd79943901": objectid: not 24 hexadecimal digits`, nil},
+	{"objectid", "507f1f77bcf86cd79943901g", "not 24 hexadecimal digits", nil},
+	{"objectid", "000000000000000000000000", "the zero ObjectID is invalid", nil},
+	{"objectid", "4649545502335959041", "not 24 hexadecimal digits", nil},
+	{"objectid", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "not 24 hexadecimal digits", nil},
+	{"ulid", "4649545502335959041", `ulid: parse "4649545502335959041": bad data size`, nil},
+	{"ulid", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "bad data size", nil},
+	{"ulid", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "overflow", nil},
+	{"ulid", "01ARZ3NDEKTSV4RRFFQ69G5FAU", "bad data characters", nil},
+	{"uuid4", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f", `uuid4: parse "017f22e2-79b0-7cc3-98c4-dc0c0c07398f": version 7, want 4`, nil},
+	{"uuid4", "00000000-0000-0000-0000-000000000000", "variant Reserved, want RFC 4122", nil},
+	{"uuid4", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "invalid UUID length: 26", nil},
+	{"uuid4", "4649545502335959041", "invalid UUID length", nil},
+	{"uuid7", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "version 4, want 7", nil},
+	{"uuid7", "f47ac10b-58cc-4372-a567-0e02b2c3d47", "invalid UUID length", nil},
+	{"uuid7", "017f22e2-79b0-7cc3-18c4-dc0c0c07398f", "variant Reserved, want RFC 4122", nil},
+}
+
+func TestInspectNotOfScheme(t *testing.T) {
+	t.Parallel()
+	for _, tt := range notOfScheme {
+		args := append(append([]string{"inspect", tt.scheme}, tt.flags...), "--", tt.id)
+		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := idkit(args...)
+			assert.Equal(t, 1, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tt.msg)
+			assert.True(t, strings.HasPrefix(stderr, "idkit inspect: "+tt.scheme), "names the scheme: %s", stderr)
+			assertOneLine(t, stderr, args)
+		})
+	}
+}
+
+// TestInspectTraceIDTime reads the wrapping second of a TraceId against a
+// reference time: --at, or the clock.
+func TestInspectTraceIDTime(t *testing.T) {
+	t.Parallel()
+	issued := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	id, err := traceid.Compose(traceid.Parts{Second: int(issued.Unix() % (1 << traceid.SecondBits)), Node: 3, Counter: 9}, 0)
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name string
+		now  time.Time
+		at   string
+		want time.Time
+	}{
+		{"now, same second", issued, "", issued},
+		{"now, a day later", issued.Add(24 * time.Hour), "", issued},
+		{"now, a second earlier", issued.Add(-time.Second), "", issued.Add(-traceid.Period)},
+		{"now, a period later", issued.Add(traceid.Period), "", issued.Add(traceid.Period)},
+		{"at", issued.Add(-time.Hour), "2026-07-01T00:00:00Z", issued},
+		{"at with offset and fraction", issued, "2026-06-01T14:00:00.5+02:00", issued},
+		{"at just before", issued, "2026-06-01T11:59:59.999Z", issued.Add(-traceid.Period)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"inspect", "traceid", id.String(), "--json"}
+			if tt.at != "" {
+				args = append(args, "--at", tt.at)
+			}
+			code, stdout, stderr := idkitOn(clock.NewFake(tt.now), time.Second, args...)
+			require.Equal(t, 0, code, stderr)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+			assert.Equal(t, tt.want.Format(time.RFC3339), got["time"])
+			assert.Equal(t, 3.0, got["node"])
+			assert.Equal(t, 9.0, got["counter"])
+		})
+	}
+}
+
+// TestInspectTextMatchesJSON checks that both outputs hold the same fields
+// in the same order, and that in JSON the integer ID is a string and the
+// other integers are numbers.
+func TestInspectTextMatchesJSON(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"traceid", "4649545502335959041", "--at", "2026-12-01T00:00:00Z"},
+		{"decimalid", "1415-00092-00065"},
+		{"snowflake", "1541815603606036480"},
+		{"snowflake", "647215071113510954", "--preset", "sonyflake"},
+		{"ulid", "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
+		{"uuid4", "f47ac10b-58cc-4372-a567-0e02b2c3d479"},
+		{"uuid7", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, text, stderr := idkit(append([]string{"inspect"}, args...)...)
+			require.Equal(t, 0, code, stderr)
+			code, js, stderr := idkit(append([]string{"inspect"}, append(args, "--json")...)...)
+			require.Equal(t, 0, code, stderr)
+
+			dec := json.NewDecoder(strings.NewReader(js))
+			dec.UseNumber()
+			tok, err := dec.Token()
+			require.NoError(t, err)
+			require.Equal(t, json.Delim('{'), tok)
+			lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+			for i := 0; dec.More(); i++ {
+				key, err := dec.Token()
+				require.NoError(t, err)
+				value, err := dec.Token()
+				require.NoError(t, err)
+				require.Less(t, i, len(lines))
+				name, v, _ := strings.Cut(lines[i], " ")
+				assert.Equal(t, name, key, "field %d", i)
+				assert.Equal(t, strings.TrimSpace(v), strings.TrimSpace(toString(value)), key)
+				switch key {
+				case "id", "scheme", "time", "split", "preset", "variant", "entropy", "process":
+					assert.IsType(t, "", value, "%s is a string", key)
+				default:
+					assert.IsType(t, json.Number(""), value, "%s is a number", key)
+				}
+			}
+		})
+	}
+}
+
+func toString(v any) string {
+	if n, ok := v.(json.Number); ok {
+		return n.String()
+	}
+	s, _ := v.(string)
+	return s
+}
+
+// FuzzInspect feeds any text to inspect for every scheme: it either explains
+// it, with the canonical ID in the output, or fails with one line; never a
+// panic or a hang.
+func FuzzInspect(f *testing.F) {
+	for _, tt := range notOfScheme {
+		f.Add(tt.id)
+	}
+	for _, id := range []string{
+		"4649545502335959041", "14150009200065", "1415-00092-00065", "1541815603606036480",
+		"507f1f77bcf86cd799439011", "507F1F77BCF86CD799439011",
+		"01ARZ3NDEKTSV4RRFFQ69G5FAV", "f47ac10b-58cc-4372-a567-0e02b2c3d479",
+		"017F22E2-79B0-7CC3-98C4-DC0C0C07398F", "{017f22e2-79b0-7cc3-98c4-dc0c0c07398f}",
+		"urn:uuid:f47ac10b-58cc-4372-a567-0e02b2c3d479", "-", "--json", "", "\n",
+	} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		for _, s := range schemes {
+			args := []string{"inspect", s.name, "--json", "--", id}
+			code, stdout, stderr := idkit(args...)
+			if code != 0 {
+				assert.Contains(t, []int{1, 2}, code)
+				assert.Empty(t, stdout)
+				assertOneLine(t, stderr, args)
+				continue
+			}
+			var got map[string]any
+			require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
+			canon, ok := got["id"].(string)
+			require.True(t, ok, "id is a string: %s", stdout)
+			code, again, stderr := idkit("inspect", s.name, "--json", "--", canon)
+			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, stdout, again, "the canonical ID %q explains the same", canon)
+		}
+	})
+}
+
+// TestInspectHelpExamplesRun runs the examples of "idkit help inspect".
+func TestInspectHelpExamplesRun(t *testing.T) {
+	t.Parallel()
+	_, after, ok := strings.Cut(cmdInspect.Long, "Examples:")
+	require.True(t, ok)
+	n := 0
+	for line := range strings.Lines(after) {
+		args := strings.Fields(line)
+		if len(args) == 0 {
+			continue
+		}
+		require.Equal(t, "idkit", args[0], line)
+		code, _, stderr := idkit(args[1:]...)
+		assert.Equal(t, 0, code, "%s: %s", line, stderr)
+		n++
+	}
+	assert.Greater(t, n, 3)
+}

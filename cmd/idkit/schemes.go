@@ -1,0 +1,63 @@
+package main
+
+import (
+	"flag"
+	"strings"
+)
+
+// A scheme is one kind of ID: "idkit new" makes them and "idkit inspect"
+// explains them. Each half defines its own flags on the flag set it is given
+// and returns the function that does the work once the flags are parsed.
+type scheme struct {
+	name string
+	// newFlags defines the flags of "idkit new NAME" and returns start,
+	// which makes the generator.
+	newFlags func(c *console, fs *flag.FlagSet) (start func() (next func() (string, error), err error))
+	// inspectFlags defines the flags of "idkit inspect NAME" and returns
+	// explain, which reads one ID.
+	inspectFlags func(c *console, fs *flag.FlagSet) (explain func(id string) (*report, error))
+}
+
+// schemes is the table of schemes, in the order help lists them.
+var schemes = []scheme{
+	{name: "traceid", newFlags: newTraceID, inspectFlags: inspectTraceID},
+	{name: "decimalid", newFlags: newDecimalID, inspectFlags: inspectDecimalID},
+	{name: "snowflake", newFlags: newSnowflake, inspectFlags: inspectSnowflake},
+	{name: "objectid", newFlags: newObjectID, inspectFlags: inspectObjectID},
+	{name: "ulid", newFlags: newULID, inspectFlags: inspectULID},
+	{name: "uuid4", newFlags: newUUID4, inspectFlags: inspectUUID4},
+	{name: "uuid7", newFlags: newUUID7, inspectFlags: inspectUUID7},
+}
+
+func lookupScheme(name string) (scheme, bool) {
+	for _, s := range schemes {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return scheme{}, false
+}
+
+func schemeNames() string {
+	names := make([]string, len(schemes))
+	for i, s := range schemes {
+		names[i] = s.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// schemeArg checks that args start with a scheme name and returns it: the
+// shared start of "idkit new" and "idkit inspect".
+func schemeArg(args []string) (scheme, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if len(args) > 0 && isHelpFlag(args[0]) {
+			return scheme{}, flag.ErrHelp
+		}
+		return scheme{}, usagef("missing SCHEME (one of %s)", schemeNames())
+	}
+	s, ok := lookupScheme(args[0])
+	if !ok {
+		return scheme{}, usagef("unknown scheme %q (want one of %s)", args[0], schemeNames())
+	}
+	return s, nil
+}
