@@ -47,6 +47,39 @@ func TestHelperProcess(t *testing.T) {
 			}
 			fmt.Println(g)
 		}
+	case "begin-loop":
+		// Record launches forever, printing each id after Begin returned.
+		l, err := New(Options{Path: path, Timeout: time.Minute})
+		if err != nil {
+			fail(err)
+		}
+		for {
+			launch, err := l.Begin(Info{Ticket: "kill", By: "helper"})
+			if err != nil {
+				fail(err)
+			}
+			fmt.Println(launch.ID)
+		}
+	case "advance-loop":
+		// Advance a mark by 1 µs forever, printing each stored mark (Unix
+		// µs) after AdvanceHighWater returned.
+		l, err := New(Options{Path: path, Timeout: time.Minute})
+		if err != nil {
+			fail(err)
+		}
+		mark, err := l.HighWater("k")
+		if err != nil {
+			fail(err)
+		}
+		if mark.IsZero() {
+			mark = time.UnixMicro(1)
+		}
+		for {
+			if mark, err = l.AdvanceHighWater("k", mark.Add(time.Microsecond)); err != nil {
+				fail(err)
+			}
+			fmt.Println(mark.UnixMicro())
+		}
 	case "hold":
 		// Hold the file's lock until stdin closes.
 		db, err := bbolt.Open(path, 0o600, nil)
@@ -136,18 +169,47 @@ func TestNextGeneratorProcesses(t *testing.T) {
 	assert.Equal(t, procs*calls, next)
 }
 
-func TestNextGeneratorKilled(t *testing.T) {
+// TestKilledMidWrite kills a process at random moments of a loop of one
+// write (NextGenerator, Begin, AdvanceHighWater) and restarts it. After
+// every kill the file must pass bbolt's own consistency check, and no
+// value may come out twice: generator and launch ids stay distinct, and a
+// mark never falls below one already returned.
+func TestKilledMidWrite(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes in a loop")
 	}
-	seed := testSeed(t)
-	r := rand.New(rand.NewPCG(seed, 3))
+	for _, tt := range []struct {
+		mode string
+		// next reads, after the last round, the value the log would hand
+		// out next; every value handed out must be below it.
+		next func(l *Log) (int, error)
+	}{
+		{"loop", func(l *Log) (int, error) { return l.NextGenerator(1) }},
+		{"begin-loop", func(l *Log) (int, error) {
+			launch, err := l.Begin(Info{})
+			return launch.ID, err
+		}},
+		{"advance-loop", func(l *Log) (int, error) {
+			mark, err := l.HighWater("k")
+			return int(mark.UnixMicro()) + 1, err
+		}},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			killMidWrite(t, tt.mode, tt.next)
+		})
+	}
+}
+
+func killMidWrite(t *testing.T, mode string, next func(l *Log) (int, error)) {
+	const rounds = 20
+	r := rand.New(rand.NewPCG(testSeed(t), 3))
 	path := filepath.Join(t.TempDir(), "launch.db")
 	seen := make(map[int]int) // value → round that got it
-	kills := 0
-	for round := range 20 {
-		cmd := helper("loop", path, 0)
+	highest, kills := -1, 0
+	for round := range rounds {
+		cmd := helper(mode, path, 0)
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -174,21 +236,39 @@ func TestNextGeneratorKilled(t *testing.T) {
 			if prev, dup := seen[v]; dup {
 				t.Errorf("value %d handed out in round %d and again in round %d", v, prev, round)
 			}
+			require.Greater(t, v, highest, "round %d: a value at or below one handed out before", round)
 			seen[v] = round
+			highest = v
 		}
+		requireBoltCheck(t, path)
 	}
 	require.Positive(t, kills, "no helper was killed")
 	require.NotEmpty(t, seen, "no helper got a value before it was killed")
 
-	// The file is intact and continues past every value handed out.
 	l, err := New(Options{Path: path})
 	require.NoError(t, err)
-	next, err := l.NextGenerator(1)
+	n, err := next(l)
 	require.NoError(t, err)
-	for v := range seen {
-		assert.Less(t, v, next)
+	assert.Greater(t, n, highest, "the log continues past every value handed out")
+	t.Logf("%s: %d values in %d kills; next %d", mode, len(seen), kills, n)
+}
+
+// requireBoltCheck runs bbolt's consistency check on the file at path, if
+// there is one yet.
+func requireBoltCheck(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return
 	}
-	t.Logf("%d values in %d kills; next %d", len(seen), kills, next)
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.View(func(tx *bbolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	}), "bbolt's consistency check")
 }
 
 func TestLockedByProcess(t *testing.T) {

@@ -1,0 +1,65 @@
+package faults
+
+import (
+	"fmt"
+
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/traceid"
+)
+
+// schemes are the generators under test, by name.
+var schemes = []string{"traceid", "snowflake", "decimalid"}
+
+// monotonic says whether a scheme promises that a node's IDs increase
+// across restarts. DecimalId does not: each run takes a new generator id
+// and its counter starts again at 1.
+func monotonic(scheme string) bool { return scheme != "decimalid" }
+
+// newNext returns the Next function of a concurrent-safe generator of
+// scheme for node 1, with its launch-log store (nil for none) and clock.
+func newNext(scheme string, log *launchlog.Log, launch int, c clock.Clock) (func() (int64, error), error) {
+	switch scheme {
+	case "traceid":
+		o := traceid.Options{Node: 1, Clock: c}
+		if log != nil {
+			o.Store = log
+		}
+		g, err := traceid.New(o)
+		if err != nil {
+			return nil, err
+		}
+		return func() (int64, error) { id, err := g.Next(); return int64(id), err }, nil
+	case "snowflake":
+		o := snowflake.Options{Node: map[string]int64{"datacenter": 0, "worker": 1}, Clock: c}
+		if log != nil {
+			o.Store = log
+		}
+		g, err := snowflake.New(o)
+		if err != nil {
+			return nil, err
+		}
+		return func() (int64, error) { id, err := g.Next(); return int64(id), err }, nil
+	case "decimalid":
+		o := decimalid.Options{Launch: launch, Source: log}
+		if log == nil {
+			o.Source = &memSource{}
+		}
+		g, err := decimalid.New(o)
+		if err != nil {
+			return nil, err
+		}
+		return func() (int64, error) { id, err := g.Next(); return int64(id), err }, nil
+	}
+	return nil, fmt.Errorf("unknown scheme %q", scheme)
+}
+
+// memSource hands out generator ids from memory, for runs without a log.
+type memSource struct{ next int }
+
+func (s *memSource) NextGenerator(int) (int, error) {
+	s.next++
+	return s.next - 1, nil
+}

@@ -1,0 +1,181 @@
+package faults
+
+import (
+	"bufio"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// soakIDs returns how many IDs the soak takes per scheme: IDKIT_SOAK_IDS,
+// or a size that keeps the default test run short.
+func soakIDs(t *testing.T) int {
+	if s := os.Getenv("IDKIT_SOAK_IDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err, "IDKIT_SOAK_IDS")
+		return n
+	}
+	if raceEnabled || testing.Short() {
+		return 64 * 2_000
+	}
+	return 64 * 20_000
+}
+
+// TestSoak runs 64 goroutines on one generator per scheme, with the real
+// clock, and checks every ID for duplicates with bounded memory: each
+// goroutine's IDs increase, so each writes a sorted run to a file, and a
+// k-way merge of the runs compares neighbours.
+func TestSoak(t *testing.T) {
+	const goroutines = 64
+	n := soakIDs(t)
+	for _, scheme := range schemes {
+		t.Run(scheme, func(t *testing.T) {
+			next, err := newNext(scheme, nil, 1, nil)
+			require.NoError(t, err)
+			dir := t.TempDir()
+			var wg sync.WaitGroup
+			errs := make(chan error, goroutines)
+			for g := range goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs <- writeRun(filepath.Join(dir, strconv.Itoa(g)), next, n/goroutines)
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			count, dup, err := mergeRuns(dir, goroutines)
+			require.NoError(t, err)
+			require.Zero(t, dup, "ID issued twice")
+			require.Equal(t, goroutines*(n/goroutines), count)
+			t.Logf("%s: %d IDs from %d goroutines, no duplicate", scheme, count, goroutines)
+		})
+	}
+}
+
+// writeRun writes n IDs from next to path, failing if they do not
+// strictly increase.
+func writeRun(path string, next func() (int64, error), n int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	var prev int64
+	var buf [8]byte
+	for range n {
+		id, err := next()
+		if err != nil {
+			return err
+		}
+		if id <= prev {
+			return errors.New("IDs of one goroutine do not increase")
+		}
+		prev = id
+		binary.BigEndian.PutUint64(buf[:], uint64(id))
+		w.Write(buf[:])
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// mergeRuns merges the sorted runs 0..k-1 in dir and returns how many IDs
+// they hold and the first ID found twice (0 if none).
+func mergeRuns(dir string, k int) (count int, dup int64, err error) {
+	h := &runHeap{}
+	for i := range k {
+		f, err := os.Open(filepath.Join(dir, strconv.Itoa(i)))
+		if err != nil {
+			return 0, 0, err
+		}
+		defer f.Close()
+		c := &cursor{r: bufio.NewReaderSize(f, 1<<16)}
+		if c.advance() {
+			heap.Push(h, c)
+		} else if c.err != nil {
+			return 0, 0, c.err
+		}
+	}
+	var prev int64
+	for h.Len() > 0 {
+		c := (*h)[0]
+		if count > 0 && c.id == prev && dup == 0 {
+			dup = c.id
+		}
+		prev = c.id
+		count++
+		if c.advance() {
+			heap.Fix(h, 0)
+		} else {
+			if c.err != nil {
+				return count, dup, c.err
+			}
+			heap.Pop(h)
+		}
+	}
+	return count, dup, nil
+}
+
+// cursor reads one sorted run.
+type cursor struct {
+	r   *bufio.Reader
+	id  int64
+	err error
+}
+
+func (c *cursor) advance() bool {
+	var buf [8]byte
+	if _, err := io.ReadFull(c.r, buf[:]); err != nil {
+		if err != io.EOF {
+			c.err = err
+		}
+		return false
+	}
+	c.id = int64(binary.BigEndian.Uint64(buf[:]))
+	return true
+}
+
+type runHeap []*cursor
+
+func (h runHeap) Len() int           { return len(h) }
+func (h runHeap) Less(i, j int) bool { return h[i].id < h[j].id }
+func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)        { *h = append(*h, x.(*cursor)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// TestMergeRunsFindsDuplicate checks the checker: a duplicate across two
+// runs is found.
+func TestMergeRunsFindsDuplicate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ids := [][]int64{{1, 5, 9}, {2, 5, 10}, {3}}
+	for i, run := range ids {
+		k := 0
+		require.NoError(t, writeRun(filepath.Join(dir, strconv.Itoa(i)), func() (int64, error) {
+			k++
+			return run[k-1], nil
+		}, len(run)))
+	}
+	count, dup, err := mergeRuns(dir, len(ids))
+	require.NoError(t, err)
+	require.Equal(t, 7, count)
+	require.Equal(t, int64(5), dup)
+}
