@@ -140,3 +140,29 @@ func roundTrip(t *testing.T, id ID) {
 		t.Fatalf("SQL %v → %d, %v; want %d", v, fromSQL, err, id)
 	}
 }
+
+// FuzzUnmarshalJSON feeds arbitrary bytes to UnmarshalJSON, UnmarshalText
+// and Scan: no panic, and whatever they accept is a valid ID or the zero
+// ID.
+func FuzzUnmarshalJSON(f *testing.F) {
+	for _, s := range []string{`"14150009200065"`, `14150009200065`, `"1415-00092-00065"`, `null`, `""`, `"-1"`, `{}`, `1e10`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		valid := func(id ID) bool { return id == 0 || id.IsValid() }
+		var j ID
+		if err := j.UnmarshalJSON(b); err == nil && !valid(j) {
+			t.Fatalf("UnmarshalJSON(%q) accepted %d", b, j)
+		}
+		var x ID
+		if err := x.UnmarshalText(b); err == nil && !valid(x) {
+			t.Fatalf("UnmarshalText(%q) accepted %d", b, x)
+		}
+		for _, src := range []any{b, string(b)} {
+			var s ID
+			if err := s.Scan(src); err == nil && !valid(s) {
+				t.Fatalf("Scan(%q) accepted %d", b, s)
+			}
+		}
+	})
+}
