@@ -1,0 +1,27 @@
+package launchlog_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/launchlog"
+)
+
+// TestConformance runs the launch log contract that the etcd backend
+// (fleet.Log) keeps too, on a file in a temporary directory.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	storetest.LaunchLog(t, func(t *testing.T, clk clock.Clock) (storetest.Store, func(*testing.T) storetest.Store) {
+		path := filepath.Join(t.TempDir(), "launch.db")
+		open := func(t *testing.T) storetest.Store {
+			l, err := launchlog.New(launchlog.Options{Path: path, Clock: clk})
+			require.NoError(t, err)
+			return l
+		}
+		return open(t), open
+	})
+}
