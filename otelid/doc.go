@@ -1,0 +1,58 @@
+// Package otelid puts TraceIds where traces and logs are made: an
+// OpenTelemetry ID generator ([IDGenerator]) and a [log/slog] handler
+// ([Handler]) that stamps every record with a TraceId.
+//
+// It lives apart from package traceid so that a program that only mints
+// IDs does not build the OpenTelemetry SDK.
+//
+// # Span and trace IDs
+//
+// An [IDGenerator] plugs into a TracerProvider with
+// sdktrace.WithIDGenerator. Every ID it makes starts with a TraceId taken
+// from a [traceid.Generator] with one atomic add and no lock:
+//
+//	span ID   8 bytes   TraceId, big-endian
+//	trace ID 16 bytes   TraceId, big-endian | 8 random bytes
+//
+// Each part gives one property:
+//
+//   - The TraceId gives uniqueness and order: span IDs are never zero, are
+//     distinct on one node and across nodes (the node is in the ID), and
+//     sort by the second they were made in, as bytes and as numbers; trace
+//     IDs sort the same way by their high half.
+//   - The random low half of a trace ID gives what W3C Trace Context Level 2
+//     asks of a trace ID whose random flag is set: its rightmost 7 bytes are
+//     random. Samplers that read those bytes, such as the SDK's
+//     TraceIDRatioBased, see uniformly random values. (SDK v1.47 does not set
+//     the random flag on root spans itself; the IDs meet the requirement
+//     whether or not a propagator sets it.)
+//
+// A root span's ID is the high half of its trace ID, so a root span costs
+// one TraceId like any other span.
+//
+// # When the TraceId generator fails
+//
+// sdktrace.IDGenerator cannot return an error, and a span must get an ID.
+// When [traceid.Generator.Next] fails (ErrExhausted with Options.NoWait, a
+// failing high-water store, a lost node claim), the IDGenerator falls back
+// to a random 64-bit value with the top bit set in place of the TraceId.
+// A TraceId never has the top bit set, so a fallback ID never equals a
+// TraceId of any node, and is never zero; fallbacks are as unlikely to
+// repeat one another as the SDK's default random IDs, but carry no time
+// and no order. [IDGenerator.Stats] counts them, and [Options.Logger]
+// gets one record when fallbacks start and one when TraceIds resume. A
+// generator without NoWait waits for the next second instead when a
+// second's IDs run out, which holds up the span being started.
+//
+// # Log records
+//
+// A [Handler] wraps any slog.Handler and adds one attribute, key "id" by
+// default, holding a TraceId as a decimal string (JSON readers that parse
+// numbers as doubles lose integers above 2^53). Each record takes its ID
+// from the Generator in Handle, so records logged by one goroutine get
+// increasing IDs. The stamp stays at the top level of the record whatever
+// groups WithGroup opened. When the Generator fails, the record is still
+// logged, stamped with a fallback value as above (a decimal number of 2^63
+// or more, which no TraceId is) and a second attribute, key "id_error",
+// saying why.
+package otelid

@@ -1,0 +1,77 @@
+package otelid_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/otelid"
+	"github.com/idkit/idkit/traceid"
+)
+
+func ExampleIDGenerator() {
+	// In production leave Clock nil for the system clock.
+	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	g, err := traceid.New(traceid.Options{Node: 7, Clock: fake})
+	if err != nil {
+		panic(err)
+	}
+	fake.Advance(time.Second) // a new generator issues from the next second on
+
+	ids, err := otelid.NewIDGenerator(g, otelid.Options{Logger: slog.Default()})
+	if err != nil {
+		panic(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithIDGenerator(ids))
+	defer tp.Shutdown(context.Background())
+	tracer := tp.Tracer("example")
+
+	ctx, root := tracer.Start(context.Background(), "request")
+	_, child := tracer.Start(ctx, "query")
+	child.End()
+	root.End()
+
+	sc := child.SpanContext()
+	fmt.Println("trace:", sc.TraceID().String()[:16], "+ 16 random hex digits")
+	fmt.Println("root: ", root.SpanContext().SpanID())
+	fmt.Println("child:", sc.SpanID())
+	id, _ := otelid.FromSpanID(sc.SpanID())
+	fmt.Println("child is TraceId", id, "of node", id.Node(), "made at", id.Time(fake.Now()))
+	// Output:
+	// trace: 4061f04001c00001 + 16 random hex digits
+	// root:  4061f04001c00001
+	// child: 4061f04001c00002
+	// child is TraceId 4639253248866254850 of node 7 made at 2026-11-21 12:00:01 +0000 UTC
+}
+
+func ExampleHandler() {
+	// In production leave Clock nil for the system clock.
+	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	g, err := traceid.New(traceid.Options{Node: 7, Clock: fake})
+	if err != nil {
+		panic(err)
+	}
+	fake.Advance(time.Second)
+
+	noTime := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{} // keep the output stable for this example
+		}
+		return a
+	}}
+	h, err := otelid.NewHandler(slog.NewJSONHandler(os.Stdout, noTime), g, otelid.HandlerOptions{})
+	if err != nil {
+		panic(err)
+	}
+	log := slog.New(h)
+	log.Info("order placed", "order", 1415)
+	log.WithGroup("db").Warn("slow query", "ms", 250)
+	// Output:
+	// {"level":"INFO","msg":"order placed","order":1415,"id":"4639253248866254849"}
+	// {"level":"WARN","msg":"slow query","db":{"ms":250},"id":"4639253248866254850"}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package otelid
+
+const raceEnabled = true
