@@ -22,4 +22,7 @@ var (
 	// ErrStore reports that the high-water store failed, so no ID past the
 	// leased ticks can be issued safely.
 	ErrStore = errors.New("snowflake: high-water store failed")
+	// ErrNodeLost reports that the generator's node claim is lost (see
+	// Options.Claim): it issues no more IDs.
+	ErrNodeLost = errors.New("snowflake: node claim lost")
 )

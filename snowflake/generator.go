@@ -29,6 +29,11 @@ type Options struct {
 	// 0..=2^Bits-1; a missing field is 0. Processes that run at the same
 	// time must have distinct node values.
 	Node map[string]int64
+	// Claim, when set, supplies the node instead of Node (which must then
+	// be empty): its number is split into the layout's node fields, and the
+	// generator fails with ErrNodeLost once the claim is lost. See
+	// NodeClaim.
+	Claim NodeClaim
 	// Clock is the source of time. Nil means the system clock; tests pass
 	// a fake one.
 	Clock clock.Clock
@@ -136,6 +141,7 @@ type Generator struct {
 	leaseTicks  uint64
 	log         *slog.Logger
 	spin        bool // the clock is the system clock: spin out the last of a wait
+	claim       NodeClaim
 
 	mu            sync.Mutex // serialises the slow path; guards the fields below
 	high          int64      // the latest precise clock reading, ns
@@ -181,6 +187,15 @@ func New(o Options) (*Generator, error) {
 		return nil, err
 	}
 	l.Fields = slices.Clone(l.Fields)
+	if o.Claim != nil {
+		if len(o.Node) != 0 {
+			return nil, fmt.Errorf("%w: Options.Node and Options.Claim are both set, want one of them", ErrInvalid)
+		}
+		var err error
+		if o.Node, err = l.SplitNode(int64(o.Claim.Node())); err != nil {
+			return nil, fmt.Errorf("%w (Options.Claim)", err)
+		}
+	}
 	node, err := l.node(o.Node, "Options.Node")
 	if err != nil {
 		return nil, err
@@ -220,6 +235,7 @@ func New(o Options) (*Generator, error) {
 		log:        o.Logger,
 		clk:        o.Clock,
 		leased:     math.MaxUint64,
+		claim:      o.Claim,
 	}
 	g.seqMask = 1<<g.shift - 1
 	g.useCAS = g.seqMask-g.maxSeq < minHeadroom
@@ -248,6 +264,9 @@ func New(o Options) (*Generator, error) {
 	g.coarse = g.clk.Coarse()
 
 	now := g.clk.Now()
+	if err := g.fence(now); err != nil {
+		return nil, err
+	}
 	if now.Before(l.Epoch) {
 		return nil, fmt.Errorf("%w: clock reads %v, before layout %s's Epoch %v", ErrInvalid, now.UTC(), l.label(), l.Epoch.UTC())
 	}
@@ -409,7 +428,11 @@ func (g *Generator) slow(coarse int64) (ID, error) {
 		if !first {
 			coarse = g.coarse.UnixNano() // the caller's reading is stale after a wait
 		}
-		now := g.clk.Now().UnixNano()
+		precise := g.clk.Now()
+		if err := g.fence(precise); err != nil {
+			return 0, err
+		}
+		now := precise.UnixNano()
 		again, err := g.checkClock(now)
 		if err != nil {
 			return 0, err
@@ -432,9 +455,11 @@ func (g *Generator) slow(coarse int64) (ID, error) {
 			if err := g.install(uint64(t), now, coarse); err != nil {
 				return 0, err
 			}
-		case min(coarse, now) < g.okFrom.Load():
+		case min(coarse, now) < g.okFrom.Load() && (g.claim == nil || !g.behind):
 			// A coarse reading lagging the precise clock, or a clock behind
-			// that the ClockPolicy lets the generator continue under.
+			// that the ClockPolicy lets the generator continue under. With
+			// a claim, every ID under a clock behind comes here, so that
+			// the claim is checked however long the clock stays behind.
 			g.okFrom.Store(min(coarse, now))
 		}
 		v := g.take()
@@ -617,6 +642,18 @@ func (g *Generator) renewSoon(t uint64) {
 		}
 		g.setLeased(mark)
 	}()
+}
+
+// fence fails with ErrNodeLost once the generator's claim is lost at the
+// precise time now.
+func (g *Generator) fence(now time.Time) error {
+	if g.claim == nil {
+		return nil
+	}
+	if err := g.claim.Check(now); err != nil {
+		return fmt.Errorf("%w: %w", ErrNodeLost, err)
+	}
+	return nil
 }
 
 func (g *Generator) logf(level slog.Level, msg string, args ...any) {

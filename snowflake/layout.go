@@ -236,6 +236,48 @@ func (l Layout) node(values map[string]int64, what string) (uint64, error) {
 	return node, nil
 }
 
+// SplitNode splits a whole node number, all node fields together with the
+// first field most significant, into the fields by name: the inverse of
+// packing them. A number outside 0 to 2^NodeBits-1 is an error.
+func (l Layout) SplitNode(n int64) (map[string]int64, error) {
+	if max := int64(1)<<l.NodeBits() - 1; n < 0 || n > max {
+		return nil, fmt.Errorf("%w: node number %d, want 0 to %d for layout %s (fields %s)", ErrInvalid, n, max, l.label(), l.fieldNames())
+	}
+	values := make(map[string]int64, len(l.Fields))
+	for i := len(l.Fields) - 1; i >= 0; i-- {
+		f := l.Fields[i]
+		values[f.Name] = n & (1<<f.Bits - 1)
+		n >>= f.Bits
+	}
+	return values, nil
+}
+
+// NodeRange returns the whole node numbers, from lo to hi inclusive, whose
+// fields named in fixed hold the given values, for example the workers of
+// one datacenter: a range to claim nodes from. The fixed fields must be the
+// leading (most significant) ones, so that the numbers form one range.
+func (l Layout) NodeRange(fixed map[string]int64) (lo, hi int64, err error) {
+	if _, err := l.node(fixed, "fixed"); err != nil {
+		return 0, 0, err
+	}
+	rest, i := l.NodeBits(), 0
+	for ; i < len(l.Fields); i++ {
+		v, ok := fixed[l.Fields[i].Name]
+		if !ok {
+			break
+		}
+		rest -= l.Fields[i].Bits
+		lo |= v << rest
+	}
+	for _, f := range l.Fields[i:] {
+		if _, ok := fixed[f.Name]; ok {
+			return 0, 0, fmt.Errorf("%w: fixed field %q follows a free field in layout %s (fields %s), want fixed fields first",
+				ErrInvalid, f.Name, l.label(), l.fieldNames())
+		}
+	}
+	return lo, lo | (1<<rest - 1), nil
+}
+
 func (l Layout) hasField(name string) bool {
 	for _, f := range l.Fields {
 		if f.Name == name {

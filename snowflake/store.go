@@ -16,3 +16,17 @@ type HighWaterStore interface {
 	// later, durably, and returns the mark now stored.
 	AdvanceHighWater(key string, t time.Time) (time.Time, error)
 }
+
+// NodeClaim is a node number held for a limited time, such as a claim in
+// etcd (package fleet). Its number is the whole node value, all of the
+// layout's node fields together (see Layout.SplitNode). A Generator with a
+// claim checks it where it already reads the precise clock (a new tick, a
+// wait, a lease renewal), never per ID, and fails with ErrNodeLost once it
+// is lost. *fleet.Claim implements it.
+type NodeClaim interface {
+	// Node returns the claimed node number.
+	Node() int
+	// Check returns nil while the claim is held at time now and an error
+	// once it is lost; a lost claim stays lost.
+	Check(now time.Time) error
+}

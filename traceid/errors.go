@@ -16,4 +16,7 @@ var (
 	// ErrStore reports that the high-water store failed, so no ID past the
 	// leased seconds can be issued safely.
 	ErrStore = errors.New("traceid: high-water store failed")
+	// ErrNodeLost reports that the generator's node claim is lost (see
+	// Options.Claim): it issues no more IDs.
+	ErrNodeLost = errors.New("traceid: node claim lost")
 )

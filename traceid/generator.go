@@ -19,6 +19,10 @@ type Options struct {
 	// Node is this process's node number, 0..=65535. Processes that run at
 	// the same time must have distinct nodes.
 	Node int
+	// Claim, when set, supplies the node number instead of Node (which
+	// must then be 0 or the same number), and the generator fails with
+	// ErrNodeLost once the claim is lost. See NodeClaim.
+	Claim NodeClaim
 	// ThreadBits is T, the number of the 22 low bits that name a thread,
 	// 0..=16. Each Shard claims one thread value for a second at a time, so
 	// a larger T lets more shards share a second; zero leaves all 22 bits to
@@ -81,6 +85,7 @@ type Generator struct {
 	log         *slog.Logger
 	node        int
 	threadBits  int
+	claim       NodeClaim
 
 	leased   atomic.Uint64 // the last second leased in store; MaxUint64 without one
 	renewing atomic.Bool   // an asynchronous lease renewal is running
@@ -103,6 +108,12 @@ const (
 // Store, the stored mark; the first ID comes from a second that begins
 // after both.
 func New(o Options) (*Generator, error) {
+	if o.Claim != nil {
+		if n := o.Claim.Node(); o.Node != 0 && o.Node != n {
+			return nil, fmt.Errorf("%w: Options.Node = %d but Options.Claim holds node %d, want 0 or the same", ErrInvalid, o.Node, n)
+		}
+		o.Node = o.Claim.Node()
+	}
 	if o.Node < 0 || o.Node > MaxNode {
 		return nil, fmt.Errorf("%w: Options.Node = %d, want 0..=%d", ErrInvalid, o.Node, MaxNode)
 	}
@@ -134,6 +145,10 @@ func New(o Options) (*Generator, error) {
 		log:         o.Logger,
 		node:        o.Node,
 		threadBits:  o.ThreadBits,
+		claim:       o.Claim,
+	}
+	if err := g.fence(); err != nil {
+		return nil, err
 	}
 	now := o.Clock.Now().Unix()
 	if now < 0 || now > math.MaxUint32 {
@@ -249,6 +264,9 @@ func outside(now int64, st uint64) bool {
 // sync handles a coarse time outside the logical second of state st: a new
 // second begins, or the wall clock is behind.
 func (g *Generator) sync(st uint64, now int64) error {
+	if err := g.fence(); err != nil {
+		return err
+	}
 	sec := st >> 32
 	if now < int64(sec*nsPerSec) {
 		if !g.behind.Load() && g.lagging.Load() != now {
@@ -327,6 +345,9 @@ func (g *Generator) nextSecond(sec uint64) error {
 			g.lastExhausted = sec
 			g.exhausted.Add(1)
 		}
+		if err := g.fence(); err != nil {
+			return err
+		}
 		now := g.clock.Now().UnixNano()
 		if now >= int64((sec+1)*nsPerSec) {
 			return g.advance(uint64(now) / nsPerSec)
@@ -389,6 +410,19 @@ func (g *Generator) renew(sec uint64) error {
 			return nil
 		}
 	}
+}
+
+// fence fails with ErrNodeLost once the generator's claim is lost. It
+// reads the precise clock, so it runs on slow paths only: at each new
+// second, while waiting, and while the wall clock is behind.
+func (g *Generator) fence() error {
+	if g.claim == nil {
+		return nil
+	}
+	if err := g.claim.Check(g.clock.Now()); err != nil {
+		return fmt.Errorf("%w: %w", ErrNodeLost, err)
+	}
+	return nil
 }
 
 func (g *Generator) logf(level slog.Level, msg string, args ...any) {

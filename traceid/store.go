@@ -16,3 +16,17 @@ type HighWaterStore interface {
 	// later, durably, and returns the mark now stored.
 	AdvanceHighWater(key string, t time.Time) (time.Time, error)
 }
+
+// NodeClaim is a node number held for a limited time, such as a claim in
+// etcd (package fleet). A Generator with a claim checks it where it already
+// reads the precise clock (a new second, a wait, a lease renewal), never
+// per ID, and fails with ErrNodeLost once it is lost. The claim's deadline
+// must leave room for the second in flight at the last check. *fleet.Claim
+// implements it.
+type NodeClaim interface {
+	// Node returns the claimed node number.
+	Node() int
+	// Check returns nil while the claim is held at time now and an error
+	// once it is lost; a lost claim stays lost.
+	Check(now time.Time) error
+}

@@ -52,7 +52,10 @@ func Start(t testing.TB, n int) *Cluster {
 		cfg := embed.NewConfig()
 		cfg.Name = m.name
 		cfg.Dir = filepath.Join(dir, m.name)
-		cfg.LogLevel = "error"
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(nopLogger())
+		// The members' data lives only as long as the test: skip fsync,
+		// which on a shared disk makes every commit wait for other work.
+		cfg.UnsafeNoFsync = true
 		cfg.ListenClientUrls = []url.URL{mustURL(m.client)}
 		cfg.AdvertiseClientUrls = cfg.ListenClientUrls
 		cfg.ListenPeerUrls = []url.URL{mustURL(m.peer)}

@@ -1,0 +1,512 @@
+package fleet
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/idkit/idkit/internal/clock"
+)
+
+// Defaults of ClaimOptions.
+const (
+	DefaultPrefix  = "idkit/"
+	DefaultTTL     = 10 * time.Second
+	DefaultTimeout = 5 * time.Second
+	DefaultMaxSkew = 5 * time.Second
+	// InFlight is the part of every claim's margin that covers the unit a
+	// generator may still be issuing in when it last checked its claim:
+	// TraceId checks at each new second, Snowflake at each new tick.
+	InFlight = time.Second
+)
+
+// MaxNode is the largest node number a claim can name.
+const MaxNode = 1<<31 - 1
+
+// ClaimOptions configure ClaimNode.
+type ClaimOptions struct {
+	// Client is the etcd client to use; required. TLS, authentication and
+	// endpoints are its own configuration.
+	Client *clientv3.Client
+	// Prefix is the key prefix of everything idkit keeps in etcd. Empty
+	// means DefaultPrefix.
+	Prefix string
+	// Space names the set of node numbers claimed from, such as "traceid"
+	// or "snowflake/twitter": claims in different spaces never conflict.
+	// Empty means "default".
+	Space string
+	// Min and Max bound the node numbers claimed, inclusive, 0 to MaxNode.
+	// Max 0 means Min (a claim of one fixed number).
+	Min, Max int
+	// TTL is the etcd lease's time to live, in whole seconds, 2s to 1h.
+	// Zero means DefaultTTL. A holder that dies frees its node after TTL.
+	TTL time.Duration
+	// Margin is how long before the lease could expire in etcd the holder
+	// treats its claim as lost. Zero means InFlight + TTL/50 (clock-rate
+	// drift of 2%, far beyond any working clock). It must be at least
+	// InFlight and less than TTL minus Interval.
+	Margin time.Duration
+	// Interval is how often the holder renews its lease and records its
+	// clock. Zero means min(TTL/3, 3s).
+	Interval time.Duration
+	// MaxSkew bounds how far this host's clock may be from the median of
+	// the live holders' recorded clocks. Zero means DefaultMaxSkew; a
+	// negative value turns the check off.
+	MaxSkew time.Duration
+	// Holder names the process in its claim record. Empty means
+	// "hostname/pid".
+	Holder string
+	// Timeout bounds each etcd request. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// Clock is the source of time for deadlines and clock records. Nil
+	// means the system clock.
+	Clock clock.Clock
+	// Logger, when set, receives a record per failed renewal and when the
+	// claim is lost.
+	Logger *slog.Logger
+}
+
+// Record is what a claim keeps under its node's key: who holds the node
+// and the holder's clock when it last wrote the record.
+type Record struct {
+	Node      int           `json:"node"`
+	Holder    string        `json:"holder"`
+	PID       int           `json:"pid"`
+	ClaimedAt time.Time     `json:"claimed_at"`
+	Clock     time.Time     `json:"clock"`
+	Interval  time.Duration `json:"interval"`
+}
+
+// Claim is a node number held in etcd under a lease. The holder keeps the
+// lease alive in the background and treats the claim as lost at a local
+// deadline: the send time of the last acknowledged keep-alive plus the TTL,
+// minus the margin. etcd cannot expire the lease before that, so the node
+// is never held twice, even when the holder is cut off from etcd and learns
+// nothing. A lost claim stays lost; claim again for a new one.
+//
+// A Claim is safe for concurrent use. traceid and snowflake generators take
+// one in their Options and check it on their slow paths.
+type Claim struct {
+	cli      *clientv3.Client
+	key      string
+	node     int
+	lease    clientv3.LeaseID
+	record   Record
+	ttl      time.Duration
+	margin   time.Duration
+	interval time.Duration
+	timeout  time.Duration
+	clock    clock.Clock
+	log      *slog.Logger
+
+	renewed  time.Time // when the last acknowledged keep-alive was sent; owned by take, then keepAlive
+	deadline atomic.Pointer[time.Time]
+	lost     atomic.Bool
+	mu       sync.Mutex // guards cause
+	cause    error
+	lostCh   chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	closing  sync.Once
+}
+
+// ClaimNode claims the lowest free node number in [o.Min, o.Max] of
+// o.Space and keeps it until Close or until the claim is lost. Under
+// contention a claimer may take one of the lowest few free numbers rather
+// than the lowest. It fails with ErrNoFreeNode when the range is full,
+// ErrClockSkew when this host's clock is off the live holders' by more
+// than o.MaxSkew, and ErrUnavailable when etcd does not answer.
+func ClaimNode(ctx context.Context, o ClaimOptions) (*Claim, error) {
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	c := &Claim{
+		cli:      o.Client,
+		ttl:      o.TTL,
+		margin:   o.Margin,
+		interval: o.Interval,
+		timeout:  o.Timeout,
+		clock:    o.Clock,
+		log:      o.Logger,
+		lostCh:   make(chan struct{}),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	dir := spaceDir(o.Prefix, o.Space)
+	if err := c.checkSkew(ctx, dir, o.MaxSkew); err != nil {
+		return nil, err
+	}
+	sent := c.clock.Now()
+	grant, err := withTimeout(ctx, c.timeout, func(ctx context.Context) (*clientv3.LeaseGrantResponse, error) {
+		return c.cli.Grant(ctx, int64(c.ttl/time.Second))
+	})
+	if err != nil {
+		return nil, etcdError("grant a lease", err)
+	}
+	c.lease = grant.ID
+	c.setDeadline(sent, grant.TTL)
+	c.renewed = sent
+	c.record = Record{Holder: o.Holder, PID: os.Getpid(), Interval: c.interval}
+	if err := c.take(ctx, dir, o.Min, o.Max); err != nil {
+		c.revoke()
+		return nil, err
+	}
+	if err := c.Check(c.clock.Now()); err != nil {
+		c.revoke()
+		return nil, err
+	}
+	go c.keepAlive()
+	return c, nil
+}
+
+func (o *ClaimOptions) setDefaults() error {
+	if o.Client == nil {
+		return fmt.Errorf("%w: ClaimOptions.Client is nil, want an etcd client", ErrInvalid)
+	}
+	o.Prefix = cmp.Or(o.Prefix, DefaultPrefix)
+	o.Space = cmp.Or(o.Space, "default")
+	if o.Max == 0 {
+		o.Max = o.Min
+	}
+	if o.Min < 0 || o.Min > o.Max || o.Max > MaxNode {
+		return fmt.Errorf("%w: ClaimOptions.Min = %d, Max = %d, want 0 <= Min <= Max <= %d", ErrInvalid, o.Min, o.Max, MaxNode)
+	}
+	o.TTL = cmp.Or(o.TTL, DefaultTTL)
+	if o.TTL < 2*time.Second || o.TTL > time.Hour || o.TTL%time.Second != 0 {
+		return fmt.Errorf("%w: ClaimOptions.TTL = %v, want whole seconds from 2s to 1h", ErrInvalid, o.TTL)
+	}
+	o.Interval = cmp.Or(o.Interval, min(o.TTL/3, 3*time.Second))
+	o.Margin = cmp.Or(o.Margin, InFlight+o.TTL/50)
+	if o.Interval <= 0 || o.Margin < InFlight || o.Margin+o.Interval >= o.TTL {
+		return fmt.Errorf("%w: ClaimOptions.Margin = %v, Interval = %v, want Interval > 0, Margin >= %v and Margin + Interval < TTL (%v)",
+			ErrInvalid, o.Margin, o.Interval, InFlight, o.TTL)
+	}
+	o.MaxSkew = cmp.Or(o.MaxSkew, DefaultMaxSkew)
+	o.Timeout = cmp.Or(o.Timeout, DefaultTimeout)
+	if o.Timeout < 0 {
+		return fmt.Errorf("%w: ClaimOptions.Timeout = %v, want > 0 (or 0 for %v)", ErrInvalid, o.Timeout, DefaultTimeout)
+	}
+	if o.Clock == nil {
+		o.Clock = clock.System()
+	}
+	if o.Holder == "" {
+		host, _ := os.Hostname()
+		o.Holder = cmp.Or(host, "unknown") + "/" + strconv.Itoa(os.Getpid())
+	}
+	return nil
+}
+
+// spaceDir is the key prefix of a space's node keys.
+func spaceDir(prefix, space string) string { return prefix + "nodes/" + space + "/" }
+
+// nodeKey is the key of node n: zero-padded so that keys sort as numbers.
+func nodeKey(dir string, n int) string { return fmt.Sprintf("%s%010d", dir, n) }
+
+// take claims the lowest free node in [lo, hi] with one small transaction
+// per attempt: create the node's key under the lease if no key exists. It
+// works from one listing of the taken keys, adding each number it lost a
+// race for; after a lost race it picks at random among a window of the
+// lowest free numbers that grows fourfold with each attempt, so that many
+// claimers at once spread out instead of all retrying the same number.
+// Every eighth attempt lists the keys again.
+func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
+	var taken map[int]bool
+	for attempt := 0; ; attempt++ {
+		if err := c.keepLeaseDuringTake(ctx); err != nil {
+			return err
+		}
+		if attempt%8 == 0 {
+			var err error
+			if taken, err = c.listTaken(ctx, dir, lo, hi); err != nil {
+				return err
+			}
+		}
+		n, ok := pickFree(taken, lo, hi, 1<<min(2*attempt, 20))
+		if !ok {
+			return fmt.Errorf("%w: all %d numbers from %d to %d of space %q are claimed", ErrNoFreeNode, hi-lo+1, lo, hi, dir)
+		}
+		key := nodeKey(dir, n)
+		rec := c.record
+		rec.Node, rec.ClaimedAt = n, c.clock.Now().UTC().Round(0)
+		rec.Clock = rec.ClaimedAt
+		val, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("fleet: encode claim record: %w", err)
+		}
+		resp, err := withTimeout(ctx, c.timeout, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+			return c.cli.Txn(ctx).
+				If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+				Then(clientv3.OpPut(key, string(val), clientv3.WithLease(c.lease))).
+				Commit()
+		})
+		if err != nil {
+			return etcdError("claim node "+strconv.Itoa(n), err)
+		}
+		if resp.Succeeded {
+			c.node, c.key, c.record = n, key, rec
+			return nil
+		}
+		taken[n] = true
+	}
+}
+
+// keepLeaseDuringTake renews the lease once an interval has passed since
+// the last renewal, so that a long contended take cannot outlive it.
+func (c *Claim) keepLeaseDuringTake(ctx context.Context) error {
+	if c.clock.Now().Sub(c.renewed) < c.interval {
+		return nil
+	}
+	err := c.renewLease(ctx)
+	if err == nil {
+		err = c.Check(c.clock.Now())
+	}
+	return err
+}
+
+// listTaken returns the claimed numbers in [lo, hi].
+func (c *Claim) listTaken(ctx context.Context, dir string, lo, hi int) (map[int]bool, error) {
+	resp, err := withTimeout(ctx, c.timeout, func(ctx context.Context) (*clientv3.GetResponse, error) {
+		return c.cli.Get(ctx, nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithKeysOnly())
+	})
+	if err != nil {
+		return nil, etcdError("list claimed nodes", err)
+	}
+	taken := make(map[int]bool, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		if n, err := strconv.Atoi(string(kv.Key[len(dir):])); err == nil {
+			taken[n] = true
+		}
+	}
+	return taken, nil
+}
+
+// pickFree returns a number in [lo, hi] not in taken, chosen at random
+// among the lowest window such numbers.
+func pickFree(taken map[int]bool, lo, hi, window int) (int, bool) {
+	var free []int
+	for n := lo; n <= hi && len(free) < window; n++ {
+		if !taken[n] {
+			free = append(free, n)
+		}
+	}
+	if len(free) == 0 {
+		return 0, false
+	}
+	return free[rand.IntN(len(free))], true
+}
+
+// checkSkew compares this host's clock with the records of up to 64 live
+// holders in the space. A record is up to its holder's Interval old, so
+// each offset counts half that interval as the record's age: the estimate
+// is good to half an interval.
+func (c *Claim) checkSkew(ctx context.Context, dir string, bound time.Duration) error {
+	if bound < 0 {
+		return nil
+	}
+	resp, err := withTimeout(ctx, c.timeout, func(ctx context.Context) (*clientv3.GetResponse, error) {
+		return c.cli.Get(ctx, dir, clientv3.WithPrefix(), clientv3.WithLimit(64))
+	})
+	if err != nil {
+		return etcdError("read the holders' clocks", err)
+	}
+	now := c.clock.Now()
+	var offsets []time.Duration
+	for _, kv := range resp.Kvs {
+		var rec Record
+		if json.Unmarshal(kv.Value, &rec) != nil || rec.Clock.IsZero() {
+			continue
+		}
+		offsets = append(offsets, now.Sub(rec.Clock)-rec.Interval/2)
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	slices.Sort(offsets)
+	median := offsets[len(offsets)/2]
+	if median > bound || median < -bound {
+		return fmt.Errorf("%w: this host's clock reads %v from the median of %d live holders' clocks, want within ±%v",
+			ErrClockSkew, median.Round(time.Millisecond), len(offsets), bound)
+	}
+	return nil
+}
+
+// Node returns the claimed node number.
+func (c *Claim) Node() int { return c.node }
+
+// Deadline returns the local time at which the claim will be lost unless a
+// keep-alive is acknowledged first.
+func (c *Claim) Deadline() time.Time { return *c.deadline.Load() }
+
+// Check returns nil while the claim is held at time now, read from the
+// claim's clock (on the system clock its monotonic reading counts), and an
+// error wrapping ErrNodeLost from the first time now reaches the deadline,
+// or the claim was closed or revoked, on.
+func (c *Claim) Check(now time.Time) error {
+	if !c.lost.Load() {
+		d := c.deadline.Load()
+		if now.Before(*d) {
+			return nil
+		}
+		c.lose(fmt.Errorf("%w: node %d: local deadline %v passed", ErrNodeLost, c.node, d.UTC().Round(time.Millisecond)))
+	}
+	return c.err()
+}
+
+// Lost is closed when the claim is found lost, by Check or by the
+// background renewal.
+func (c *Claim) Lost() <-chan struct{} { return c.lostCh }
+
+// Close stops renewing and revokes the lease, freeing the node at once. The
+// claim is lost from then on. It returns an error if etcd did not confirm
+// the revocation, in which case the node frees itself after the TTL.
+func (c *Claim) Close() error {
+	var err error
+	c.closing.Do(func() {
+		close(c.stop)
+		<-c.done
+		c.lose(fmt.Errorf("%w: node %d: claim closed", ErrNodeLost, c.node))
+		err = c.revoke()
+	})
+	return err
+}
+
+func (c *Claim) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cause
+}
+
+// lose marks the claim lost for good with cause.
+func (c *Claim) lose(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cause != nil {
+		return
+	}
+	c.cause = cause
+	c.lost.Store(true)
+	close(c.lostCh)
+	if c.log != nil {
+		c.log.Warn("fleet: node claim lost", "node", c.node, "err", cause)
+	}
+}
+
+// setDeadline moves the deadline to sent + ttl seconds - margin, where sent
+// is when the request that etcd answered with ttl was sent: etcd restarted
+// the lease's countdown no earlier than that. It never moves the deadline
+// back, nor revives a claim whose deadline had passed before sent.
+func (c *Claim) setDeadline(sent time.Time, ttl int64) {
+	d := sent.Add(time.Duration(ttl)*time.Second - c.margin)
+	for {
+		old := c.deadline.Load()
+		if old != nil && (!sent.Before(*old) || !d.After(*old)) {
+			return
+		}
+		if c.deadline.CompareAndSwap(old, &d) {
+			return
+		}
+	}
+}
+
+// keepAlive renews the lease and the clock record every interval until
+// Close, retrying sooner after a failure, and marks the claim lost when the
+// deadline passes or etcd says the lease or key is gone.
+func (c *Claim) keepAlive() {
+	defer close(c.done)
+	timer := time.NewTimer(c.interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-timer.C:
+		}
+		if c.Check(c.clock.Now()) != nil {
+			return
+		}
+		wait := c.interval
+		if err := c.renew(); err != nil {
+			if errors.Is(err, ErrNodeLost) {
+				c.lose(err)
+				return
+			}
+			if c.log != nil {
+				c.log.Warn("fleet: node claim renewal failed; retrying", "node", c.node, "err", err, "deadline", c.Deadline())
+			}
+			wait = min(wait, time.Second)
+		}
+		if err := c.Check(c.clock.Now()); err != nil {
+			return
+		}
+		timer.Reset(max(min(wait, c.Deadline().Sub(c.clock.Now())), time.Millisecond))
+	}
+}
+
+// renewLease sends one keep-alive and moves the deadline once etcd
+// acknowledges it.
+func (c *Claim) renewLease(ctx context.Context) error {
+	sent := c.clock.Now()
+	resp, err := withTimeout(ctx, min(c.timeout, c.interval), func(ctx context.Context) (*clientv3.LeaseKeepAliveResponse, error) {
+		return c.cli.KeepAliveOnce(ctx, c.lease)
+	})
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
+		return fmt.Errorf("%w: node %d: etcd no longer holds the lease", ErrNodeLost, c.node)
+	}
+	if err != nil {
+		return etcdError("keep the lease alive", err)
+	}
+	c.renewed = sent
+	c.setDeadline(sent, resp.TTL)
+	return nil
+}
+
+// renew renews the lease and, once acknowledged, rewrites the clock record
+// if the key is still this lease's.
+func (c *Claim) renew() error {
+	ctx := context.Background()
+	if err := c.renewLease(ctx); err != nil {
+		return err
+	}
+	rec := c.record
+	rec.Clock = c.clock.Now().UTC().Round(0)
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("fleet: encode claim record: %w", err)
+	}
+	txn, err := withTimeout(ctx, min(c.timeout, c.interval), func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		return c.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.LeaseValue(c.key), "=", c.lease)).
+			Then(clientv3.OpPut(c.key, string(val), clientv3.WithLease(c.lease))).
+			Commit()
+	})
+	if err != nil {
+		return etcdError("record the clock", err)
+	}
+	if !txn.Succeeded {
+		return fmt.Errorf("%w: node %d: its key is gone or held under another lease", ErrNodeLost, c.node)
+	}
+	return nil
+}
+
+func (c *Claim) revoke() error {
+	_, err := withTimeout(context.Background(), c.timeout, func(ctx context.Context) (*clientv3.LeaseRevokeResponse, error) {
+		return c.cli.Revoke(ctx, c.lease)
+	})
+	if err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return etcdError("revoke the lease of node "+strconv.Itoa(c.node), err)
+	}
+	return nil
+}

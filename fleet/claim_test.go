@@ -1,0 +1,293 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/idkit/idkit/fleet"
+	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/traceid"
+)
+
+var (
+	_ traceid.NodeClaim   = (*fleet.Claim)(nil)
+	_ snowflake.NodeClaim = (*fleet.Claim)(nil)
+)
+
+func claim(t *testing.T, o fleet.ClaimOptions) *fleet.Claim {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := fleet.ClaimNode(ctx, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestClaimTakesLowestFreeAndReleases(t *testing.T) {
+	t.Parallel()
+	cli := etcdtest.Start(t, 1).Client()
+	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Space: "traceid", Min: 10, Max: 19}
+	var claims []*fleet.Claim
+	for want := 10; want < 13; want++ {
+		c := claim(t, o)
+		assert.Equal(t, want, c.Node())
+		claims = append(claims, c)
+	}
+	require.NoError(t, claims[1].Close())
+	require.ErrorIs(t, claims[1].Check(time.Now()), fleet.ErrNodeLost, "a closed claim is lost")
+	select {
+	case <-claims[1].Lost():
+	default:
+		t.Fatal("Lost not closed after Close")
+	}
+	assert.Equal(t, 11, claim(t, o).Node(), "a released node is claimed again")
+
+	other := o
+	other.Space = "snowflake/twitter"
+	assert.Equal(t, 10, claim(t, other).Node(), "spaces are independent")
+
+	nodes, err := fleet.Nodes(context.Background(), cli, o.Prefix, 0)
+	require.NoError(t, err)
+	var got []string
+	for _, n := range nodes {
+		got = append(got, fmt.Sprintf("%s/%d", n.Space, n.Node))
+		assert.Positive(t, n.LeaseLeft)
+		assert.LessOrEqual(t, n.LeaseLeft, fleet.DefaultTTL)
+		assert.NotEmpty(t, n.Holder)
+		assert.WithinDuration(t, time.Now(), n.Clock, time.Minute)
+	}
+	assert.Equal(t, []string{"snowflake/twitter/10", "traceid/10", "traceid/11", "traceid/12"}, got)
+}
+
+func TestClaimOptionsRejected(t *testing.T) {
+	t.Parallel()
+	cli := etcdtest.Start(t, 1).Client()
+	for _, tt := range []struct {
+		o   fleet.ClaimOptions
+		msg string
+	}{
+		{fleet.ClaimOptions{}, "ClaimOptions.Client is nil"},
+		{fleet.ClaimOptions{Client: cli, Min: 5, Max: 4}, "Min = 5, Max = 4, want 0 <= Min <= Max <= 2147483647"},
+		{fleet.ClaimOptions{Client: cli, Min: -1}, "Min = -1"},
+		{fleet.ClaimOptions{Client: cli, TTL: time.Second}, "TTL = 1s, want whole seconds from 2s to 1h"},
+		{fleet.ClaimOptions{Client: cli, TTL: 2500 * time.Millisecond}, "TTL = 2.5s"},
+		{fleet.ClaimOptions{Client: cli, Margin: time.Millisecond}, "Margin = 1ms"},
+		{fleet.ClaimOptions{Client: cli, TTL: 3 * time.Second, Interval: 2 * time.Second}, "Margin + Interval < TTL (3s)"},
+		{fleet.ClaimOptions{Client: cli, Timeout: -time.Second}, "Timeout = -1s"},
+	} {
+		_, err := fleet.ClaimNode(context.Background(), tt.o)
+		require.ErrorIs(t, err, fleet.ErrInvalid, tt.msg)
+		assert.Contains(t, err.Error(), tt.msg)
+	}
+}
+
+// 1,024 claimers at once on a 1,024-node range: all distinct and the range
+// full; the next claimer is told at once that no node is free; released
+// nodes go to the next claimers.
+func TestClaim1024Concurrent(t *testing.T) {
+	t.Parallel()
+	cli := etcdtest.Start(t, 1).Client()
+	// Long intervals and timeouts: the test is about distinct and full,
+	// and 1,024 holders renewing every few seconds load a raced etcd.
+	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Space: "fleet1024", Min: 0, Max: 1023,
+		MaxSkew: -1, TTL: time.Minute, Interval: 20 * time.Second, Timeout: 30 * time.Second}
+	claims := make([]*fleet.Claim, 1024)
+	errs := make([]error, 1024)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range claims {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			claims[i], errs[i] = fleet.ClaimNode(ctx, o)
+		})
+	}
+	wg.Wait()
+	t.Logf("1,024 concurrent claims took %v", time.Since(start))
+	seen := map[int]bool{}
+	for i, c := range claims {
+		require.NoError(t, errs[i])
+		t.Cleanup(func() { c.Close() })
+		require.NoError(t, c.Check(time.Now()), "claim of node %d already lost", c.Node())
+		require.False(t, seen[c.Node()], "node %d claimed twice", c.Node())
+		seen[c.Node()] = true
+	}
+	require.Len(t, seen, 1024)
+
+	_, err := fleet.ClaimNode(context.Background(), o)
+	require.ErrorIs(t, err, fleet.ErrNoFreeNode)
+	assert.Contains(t, err.Error(), "all 1024 numbers from 0 to 1023")
+
+	freed := map[int]bool{}
+	for _, i := range []int{3, 500, 1023} {
+		require.NoError(t, claims[i].Close())
+		freed[claims[i].Node()] = true
+	}
+	for range freed {
+		c := claim(t, o)
+		assert.True(t, freed[c.Node()], "node %d was not freed", c.Node())
+		delete(freed, c.Node())
+	}
+}
+
+func TestClaimRefusesSkewedClock(t *testing.T) {
+	t.Parallel()
+	cli := etcdtest.Start(t, 1).Client()
+	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Max: 9}
+	for range 3 {
+		claim(t, o)
+	}
+	skewed := o
+	skewed.Clock = clock.Offset(clock.System(), 30*time.Second)
+	_, err := fleet.ClaimNode(context.Background(), skewed)
+	require.ErrorIs(t, err, fleet.ErrClockSkew)
+	assert.Regexp(t, `clock reads 2\d\.\d+s from the median of 3 live holders' clocks, want within ±5s`, err.Error())
+
+	skewed.Clock = clock.Offset(clock.System(), -30*time.Second)
+	_, err = fleet.ClaimNode(context.Background(), skewed)
+	require.ErrorIs(t, err, fleet.ErrClockSkew)
+
+	skewed.MaxSkew = time.Minute
+	assert.Equal(t, 3, claim(t, skewed).Node(), "within a wider bound")
+	near := o
+	near.Clock = clock.Offset(clock.System(), 2*time.Second)
+	assert.Equal(t, 4, claim(t, near).Node(), "within the default bound")
+}
+
+// A claim on a 3-member cluster outlives the loss of one member, and
+// fences itself by its deadline once quorum is lost.
+func TestClaimAcrossMemberLossAndQuorumLoss(t *testing.T) {
+	t.Parallel()
+	cluster := etcdtest.Start(t, 3)
+	cli := cluster.Client()
+	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Max: 99, TTL: 5 * time.Second, Timeout: 2 * time.Second}
+	held := claim(t, o)
+
+	cluster.Stop(0)
+	time.Sleep(2 * o.TTL) // etcd's lease runs in real time: two TTLs without the member
+	require.NoError(t, held.Check(time.Now()), "keep-alives go on with one member down")
+	second := claim(t, o)
+	assert.NotEqual(t, held.Node(), second.Node())
+
+	cluster.Stop(1)
+	lostBy := held.Deadline()
+	require.True(t, lostBy.Before(time.Now().Add(o.TTL)), "the deadline lies within a TTL")
+	select {
+	case <-held.Lost():
+	case <-time.After(o.TTL + time.Second):
+		t.Fatal("claim not lost a TTL after quorum was lost")
+	}
+	err := held.Check(time.Now())
+	require.ErrorIs(t, err, fleet.ErrNodeLost)
+	assert.False(t, time.Now().Before(lostBy), "lost at the deadline, not before")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = fleet.ClaimNode(ctx, o)
+	require.ErrorIs(t, err, fleet.ErrUnavailable)
+}
+
+// A holder cut off from etcd stops issuing IDs before etcd lets another
+// claimer take its node; the second holder, with its high-water mark in
+// the same etcd, starts above everything the first issued.
+func TestClaimCutOffHolderHandsOver(t *testing.T) {
+	t.Parallel()
+	cluster := etcdtest.Start(t, 1)
+	direct := cluster.Client()
+	prefix := etcdtest.Prefix(t, direct)
+	proxy := etcdtest.NewProxy(t, cluster.Endpoint(0))
+	viaProxy := etcdtest.NewClient(t, proxy.Endpoint())
+	o := fleet.ClaimOptions{Prefix: prefix, Space: "traceid", Max: 0, TTL: 3 * time.Second, Timeout: 2 * time.Second}
+
+	first := o
+	first.Client = viaProxy
+	a := claim(t, first)
+	aIDs, aLast, aErr, aIssuing := issueUntilLost(t, a, viaProxy, prefix)
+	<-aIssuing
+	proxy.Cut()
+
+	second := o
+	second.Client = direct
+	var b *fleet.Claim
+	for b == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := fleet.ClaimNode(ctx, second)
+		cancel()
+		if errors.Is(err, fleet.ErrNoFreeNode) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		b = c
+	}
+	takenAt := time.Now()
+	require.ErrorIs(t, <-aErr, traceid.ErrNodeLost)
+	require.True(t, (<-aLast).Before(takenAt), "the cut-off holder issued after the node was taken over")
+	require.True(t, a.Deadline().Before(takenAt), "the cut-off holder's deadline passed before the node was taken over")
+
+	log, err := fleet.NewLog(fleet.LogOptions{Client: direct, Prefix: prefix})
+	require.NoError(t, err)
+	g, err := traceid.New(traceid.Options{Claim: b, Store: log})
+	require.NoError(t, err)
+	ids := <-aIDs
+	require.NotEmpty(t, ids)
+	seen := map[traceid.ID]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	for i := range 1000 {
+		id, err := g.Next()
+		require.NoError(t, err)
+		require.False(t, seen[id], "ID %d issued by both holders", id)
+		if i == 0 {
+			assert.Greater(t, id, ids[len(ids)-1], "the new holder's first ID is above the old holder's last")
+		}
+	}
+}
+
+// issueUntilLost issues TraceIds on claim c, with its marks in etcd,
+// until the generator fails; it delivers the IDs, the time of the last
+// one and the error, and closes issuing once the first ID is out.
+func issueUntilLost(t *testing.T, c *fleet.Claim, cli *clientv3.Client, prefix string) (<-chan []traceid.ID, <-chan time.Time, <-chan error, <-chan struct{}) {
+	t.Helper()
+	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix, Timeout: time.Second})
+	require.NoError(t, err)
+	// A lease of 10s keeps the marks well ahead of the claim's deadline, so
+	// that the claim, not a failed mark renewal, is what stops the
+	// generator; the next holder waits for the mark.
+	g, err := traceid.New(traceid.Options{Claim: c, Store: log, Lease: 10 * time.Second})
+	require.NoError(t, err)
+	ids, last, errc, issuing := make(chan []traceid.ID, 1), make(chan time.Time, 1), make(chan error, 1), make(chan struct{})
+	go func() {
+		var out []traceid.ID
+		var at time.Time
+		for {
+			id, err := g.Next()
+			if err != nil {
+				ids <- out
+				last <- at
+				errc <- err
+				return
+			}
+			at = time.Now()
+			out = append(out, id)
+			if len(out) == 1 {
+				close(issuing)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return ids, last, errc, issuing
+}
