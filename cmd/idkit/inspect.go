@@ -15,10 +15,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/otelid"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -36,9 +38,14 @@ SCHEME is an error.
 Schemes, their parts and flags:
 
 	traceid     time second node thread counter
+	            The ID is decimal, or an OpenTelemetry span ID (16 hex
+	            digits) or trace ID (32 hex digits, the TraceId in the high
+	            half) as otelid makes them; 16 decimal digits read as
+	            decimal unless --hex is given.
 	            --at TIME        the wrapping second is read as the latest
 	                             one not after TIME (RFC 3339; default now)
 	            --thread-bits T  the T the generator used (default 0)
+	            --hex            read the ID as a span or trace ID
 	decimalid   split counter generator launch
 	            --log FILE       also show the launch's record from FILE
 	snowflake   time tick, the node fields by name, sequence
@@ -53,6 +60,8 @@ Examples:
 
 	idkit inspect traceid 4649612847423160321
 	idkit inspect traceid 4649612847423160321 --at 2026-01-01T00:00:00Z --json
+	idkit inspect traceid 4061f04001c00002
+	idkit inspect traceid 4061f04001c000017c2b7e15a1f3d904
 	idkit inspect decimalid 1415-00092-00065
 	idkit inspect snowflake 1541815603606036480
 	idkit inspect snowflake --preset discord 175928847299117063
@@ -181,6 +190,7 @@ func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 func inspectTraceID(c *console, fs *flag.FlagSet) func(string) (*report, error) {
 	at := fs.String("at", "", "reference time, RFC 3339 (default now)")
 	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0..=16")
+	asHex := fs.Bool("hex", false, "read the ID as an OpenTelemetry span ID (16 hex digits) or trace ID (32)")
 	return func(s string) (*report, error) {
 		if *threadBits < 0 || *threadBits > traceid.MaxThreadBits {
 			return nil, usagef("--thread-bits %d out of range, want 0..=%d", *threadBits, traceid.MaxThreadBits)
@@ -193,21 +203,84 @@ func inspectTraceID(c *console, fs *flag.FlagSet) func(string) (*report, error) 
 			}
 			ref = t
 		}
-		id, err := traceid.Parse(s)
-		if err != nil {
-			return nil, err
+		var r *report
+		var id traceid.ID
+		if *asHex || isOTelHex(s) {
+			var err error
+			if r, id, err = parseOTelHex(s); err != nil {
+				return nil, err
+			}
+		} else {
+			var err error
+			if id, err = traceid.Parse(s); errors.Is(err, traceid.ErrSyntax) {
+				return nil, fmt.Errorf("%w; want a decimal TraceId, or 16 or 32 hex digits (an OpenTelemetry span or trace ID)", err)
+			} else if err != nil {
+				return nil, err
+			}
+			r = newReport("traceid", id.String())
 		}
 		p, err := traceid.Decode(id, *threadBits)
 		if err != nil {
 			return nil, err
 		}
-		return newReport("traceid", id.String()).
-			add("time", formatTime(id.Time(ref))).
+		return r.add("time", formatTime(id.Time(ref))).
 			add("second", p.Second).
 			add("node", p.Node).
 			add("thread", p.Thread).
 			add("counter", p.Counter), nil
 	}
+}
+
+// isOTelHex reports whether s reads as an OpenTelemetry ID without --hex:
+// 32 hex digits, or 16 with at least one that is not a decimal digit.
+func isOTelHex(s string) bool {
+	if !isHex(s) {
+		return false
+	}
+	return len(s) == 32 || len(s) == 16 && strings.ContainsAny(s, "abcdefABCDEF")
+}
+
+func isHex(s string) bool {
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseOTelHex reads s as a span ID (16 hex digits) or a trace ID (32) and
+// returns the start of its report and the TraceId it holds.
+func parseOTelHex(s string) (*report, traceid.ID, error) {
+	if !isHex(s) || len(s) != 16 && len(s) != 32 {
+		return nil, 0, fmt.Errorf("traceid: parse %q: want 16 or 32 hex digits (an OpenTelemetry span or trace ID), got %d characters", s, len(s))
+	}
+	s = strings.ToLower(s)
+	b, _ := hex.DecodeString(s)
+	form := "span ID"
+	var id traceid.ID
+	var ok bool
+	if len(b) == 8 {
+		id, ok = otelid.FromSpanID(trace.SpanID(b))
+	} else {
+		form = "trace ID"
+		id, ok = otelid.FromTraceID(trace.TraceID(b))
+	}
+	high := s[:16]
+	switch {
+	case ok:
+	case high == "0000000000000000":
+		return nil, 0, fmt.Errorf("traceid: parse %s %q: the high 8 bytes are zero, which no TraceId is", form, s)
+	default:
+		return nil, 0, fmt.Errorf("traceid: parse %s %q: the top bit is set, which no TraceId has: a random ID (otelid's fallback when its generator fails, or another generator's)", form, s)
+	}
+	r := newReport("traceid", s).
+		add("form", strings.ReplaceAll(form, " ID", "-id")).
+		add("traceid", id.String())
+	if len(b) == 16 {
+		r.add("random", s[16:])
+	}
+	return r, id, nil
 }
 
 func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error) {

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/otelid"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -29,6 +33,16 @@ var notOfScheme = []struct {
 	{"traceid", "64", "counter is 0, want 1..=63 (with 16 thread bits)", []string{"--thread-bits", "16"}},
 	{"traceid", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "not a decimal number", nil},
 	{"traceid", " 1", "not a decimal number", nil},
+	{"traceid", "4061f04001c0000x", "not a decimal number; want a decimal TraceId, or 16 or 32 hex digits", nil},
+	{"traceid", "4061f04001c000021", "want a decimal TraceId, or 16 or 32 hex digits", nil},
+	{"traceid", "f061f04001c00002", `traceid: parse span ID "f061f04001c00002": the top bit is set, which no TraceId has`, nil},
+	{"traceid", "F061F04001C000027C2B7E15A1F3D904", `parse trace ID "f061f04001c000027c2b7e15a1f3d904": the top bit is set`, nil},
+	{"traceid", "00000000000000007c2b7e15a1f3d904", "the high 8 bytes are zero, which no TraceId is", nil},
+	{"traceid", "0000000000000000", "out of range", nil},
+	{"traceid", "0000000000000000", `parse span ID "0000000000000000": the high 8 bytes are zero`, []string{"--hex"}},
+	{"traceid", "4061f04001c00000", "counter is 0, want 1..=4194303", nil},
+	{"traceid", "4649545502335959041", `parse "4649545502335959041": want 16 or 32 hex digits (an OpenTelemetry span or trace ID), got 19 characters`, []string{"--hex"}},
+	{"traceid", "4061f04001c0000g", "want 16 or 32 hex digits", []string{"--hex"}},
 	{"decimalid", "abc", `decimalid: parse "abc": decimalid: not a DecimalId`, nil},
 	{"decimalid", "9999999999", "out of range 10000000000..=9223372029999999999", nil},
 	{"decimalid", "014150009200065", "not a DecimalId", nil},
@@ -111,6 +125,86 @@ func TestInspectTraceIDTime(t *testing.T) {
 	}
 }
 
+// TestInspectOTelIDs inspects the span and trace IDs that otelid's
+// IDGenerator makes in a real TracerProvider: each decodes to the TraceId
+// it holds, in either case of hex digits.
+func TestInspectOTelIDs(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	g, err := traceid.New(traceid.Options{Node: 321, Clock: fake})
+	require.NoError(t, err)
+	fake.Advance(time.Second)
+	ids, err := otelid.NewIDGenerator(g, otelid.Options{})
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithIDGenerator(ids))
+	t.Cleanup(func() { assert.NoError(t, tp.Shutdown(context.Background())) })
+	ctx, root := tp.Tracer("test").Start(context.Background(), "root")
+	_, child := tp.Tracer("test").Start(ctx, "child")
+	child.End()
+	root.End()
+
+	sc := child.SpanContext()
+	want, ok := otelid.FromSpanID(sc.SpanID())
+	require.True(t, ok)
+	wantRoot, ok := otelid.FromTraceID(sc.TraceID())
+	require.True(t, ok)
+	inspect := func(args ...string) map[string]any {
+		t.Helper()
+		code, stdout, stderr := idkitOn(fake, time.Second, append([]string{"inspect", "traceid", "--json"}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+		return got
+	}
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		id     string
+		form   string
+		holds  traceid.ID
+		random string
+	}{
+		{"span ID", []string{sc.SpanID().String()}, sc.SpanID().String(), "span-id", want, ""},
+		{"span ID upper case", []string{strings.ToUpper(sc.SpanID().String())}, sc.SpanID().String(), "span-id", want, ""},
+		{"span ID with --hex", []string{"--hex", sc.SpanID().String()}, sc.SpanID().String(), "span-id", want, ""},
+		{"trace ID", []string{sc.TraceID().String()}, sc.TraceID().String(), "trace-id", wantRoot, sc.TraceID().String()[16:]},
+		{"trace ID upper case", []string{strings.ToUpper(sc.TraceID().String())}, sc.TraceID().String(), "trace-id", wantRoot, sc.TraceID().String()[16:]},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := inspect(tt.args...)
+			assert.Equal(t, tt.id, got["id"])
+			assert.Equal(t, tt.form, got["form"])
+			assert.Equal(t, tt.holds.String(), got["traceid"])
+			assert.Equal(t, 321.0, got["node"])
+			assert.Equal(t, "2026-06-01T12:00:01Z", got["time"])
+			p, err := traceid.Decode(tt.holds, 0)
+			require.NoError(t, err)
+			assert.Equal(t, float64(p.Counter), got["counter"])
+			if tt.random == "" {
+				assert.NotContains(t, got, "random")
+			} else {
+				assert.Equal(t, tt.random, got["random"])
+			}
+		})
+	}
+	assert.Equal(t, want, wantRoot+1, "the child's TraceId follows the root's")
+
+	// 16 decimal digits read as a decimal TraceId, or with --hex as a span
+	// ID.
+	dec, err := traceid.Compose(traceid.Parts{Second: 20000, Node: 2, Counter: 3}, 0)
+	require.NoError(t, err)
+	require.Len(t, dec.String(), 16)
+	got := inspect(dec.String())
+	assert.Equal(t, dec.String(), got["id"])
+	assert.NotContains(t, got, "form")
+	assert.Equal(t, 2.0, got["node"])
+	got = inspect("--hex", dec.String())
+	assert.Equal(t, "span-id", got["form"])
+	v, err := strconv.ParseUint(dec.String(), 16, 64)
+	require.NoError(t, err)
+	assert.Equal(t, strconv.FormatUint(v, 10), got["traceid"])
+}
+
 // TestInspectTextMatchesJSON checks that both outputs hold the same fields
 // in the same order, and that in JSON the integer ID is a string and the
 // other integers are numbers.
@@ -118,6 +212,8 @@ func TestInspectTextMatchesJSON(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"traceid", "4649545502335959041", "--at", "2026-12-01T00:00:00Z"},
+		{"traceid", "4061f04001c00002", "--at", "2026-12-01T00:00:00Z"},
+		{"traceid", "4061F04001C000017C2B7E15A1F3D904", "--at", "2026-12-01T00:00:00Z"},
 		{"decimalid", "1415-00092-00065"},
 		{"snowflake", "1541815603606036480"},
 		{"snowflake", "647215071113510954", "--preset", "sonyflake"},
@@ -148,7 +244,7 @@ func TestInspectTextMatchesJSON(t *testing.T) {
 				assert.Equal(t, name, key, "field %d", i)
 				assert.Equal(t, strings.TrimSpace(v), strings.TrimSpace(toString(value)), key)
 				switch key {
-				case "id", "scheme", "time", "split", "preset", "variant", "entropy", "process":
+				case "id", "scheme", "time", "split", "preset", "variant", "entropy", "process", "form", "traceid", "random":
 					assert.IsType(t, "", value, "%s is a string", key)
 				default:
 					assert.IsType(t, json.Number(""), value, "%s is a number", key)
@@ -176,6 +272,7 @@ func FuzzInspect(f *testing.F) {
 	for _, id := range []string{
 		"4649545502335959041", "14150009200065", "1415-00092-00065", "1541815603606036480",
 		"507f1f77bcf86cd799439011", "507F1F77BCF86CD799439011",
+		"4061f04001c00002", "4061F04001C000017C2B7E15A1F3D904", "4061504001900002",
 		"01ARZ3NDEKTSV4RRFFQ69G5FAV", "f47ac10b-58cc-4372-a567-0e02b2c3d479",
 		"017F22E2-79B0-7CC3-98C4-DC0C0C07398F", "{017f22e2-79b0-7cc3-98c4-dc0c0c07398f}",
 		"urn:uuid:f47ac10b-58cc-4372-a567-0e02b2c3d479", "-", "--json", "", "\n",
