@@ -27,13 +27,18 @@ type command struct {
 type console struct {
 	stdout, stderr io.Writer
 	clock          clock.Clock
+	exits          []func() // run when the command ends, last first
 }
+
+// atExit registers f to run when the command ends: releasing a node claim,
+// closing a client.
+func (c *console) atExit(f func()) { c.exits = append(c.exits, f) }
 
 // commands is the table of subcommands, in the order help lists them.
 var commands []*command
 
 func init() {
-	commands = []*command{cmdNew, cmdInspect, cmdLaunch, cmdCompare, cmdHelp}
+	commands = []*command{cmdNew, cmdInspect, cmdLaunch, cmdNodes, cmdCompare, cmdHelp}
 }
 
 // usageError reports bad command-line arguments: exit status 2.
@@ -63,6 +68,10 @@ func (c *console) run(args []string) int {
 		return 2
 	}
 	err := cmd.Run(c, args[1:])
+	for i := len(c.exits) - 1; i >= 0; i-- {
+		c.exits[i]()
+	}
+	c.exits = nil
 	var usage usageError
 	switch {
 	case err == nil:

@@ -15,23 +15,26 @@ const defaultLog = "idkit.db"
 
 var cmdLaunch = &command{
 	Name:  "launch",
-	Usage: "launch begin|current|list [--log FILE] [flags]",
+	Usage: "launch begin|current|list [--log FILE | --etcd ENDPOINTS] [flags]",
 	Short: "record a launch, or show the launch log",
 	Long: `
-Launch keeps the launch log, the bbolt file that hands out launch ids
-(1..=99999) and decimalid generator ids and keeps the high-water marks of
-"idkit new --log". Every process on a host may share one file.
+Launch keeps the launch log, which hands out launch ids (1 to 99999) and
+decimalid generator ids and keeps the high-water marks of "idkit new --log".
+It lives in a bbolt file that every process on a host may share (--log), or
+in etcd for a fleet of hosts (--etcd).
 
-	launch begin [--log FILE] [--ticket T] [--by WHO] [--note TEXT]
+	launch begin [--ticket T] [--by WHO] [--note TEXT]
 	    records a new launch and prints only its id, for a deployment
 	    script to capture
-	launch current [--log FILE] [--json]
+	launch current [--json]
 	    prints the latest launch
-	launch list [--log FILE] [--json]
+	launch list [--json]
 	    prints every launch, oldest first
 
---log defaults to idkit.db in the current directory. With --json, current
-prints one JSON object and list a JSON array of them.
+Each takes --log FILE (default idkit.db in the current directory) or
+--etcd ENDPOINTS (comma-separated host:port; --etcd-prefix P, default
+"idkit/", names the key prefix). With --json, current prints one JSON
+object and list a JSON array of them.
 
 Examples:
 
@@ -39,6 +42,7 @@ Examples:
 	idkit new decimalid --launch "$LAUNCH" -n 3
 	idkit launch current --json
 	idkit launch list --log /var/lib/app/idkit.db
+	idkit launch begin --etcd 10.0.0.5:2379,10.0.0.6:2379 --ticket REL-43
 `,
 	Run: runLaunch,
 }
@@ -63,7 +67,7 @@ func runLaunch(c *console, args []string) error {
 
 func launchBegin(c *console, args []string) error {
 	fs := newFlags("launch begin")
-	logPath := fs.String("log", defaultLog, "the launch log")
+	where := addStoreFlags(fs, defaultLog)
 	ticket := fs.String("ticket", "", "the release ticket")
 	by := fs.String("by", "", "who starts the launch")
 	note := fs.String("note", "", "free text")
@@ -73,7 +77,7 @@ func launchBegin(c *console, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	l, err := openLog(c, *logPath)
+	l, err := where.open(c)
 	if err != nil {
 		return err
 	}
@@ -88,7 +92,7 @@ func launchBegin(c *console, args []string) error {
 // launchShow runs "launch current" and "launch list".
 func launchShow(c *console, sub string, args []string) error {
 	fs := newFlags("launch " + sub)
-	logPath := fs.String("log", defaultLog, "the launch log")
+	where := addStoreFlags(fs, defaultLog)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -96,14 +100,14 @@ func launchShow(c *console, sub string, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	l, err := openLog(c, *logPath)
+	l, err := where.open(c)
 	if err != nil {
 		return err
 	}
 	if sub == "current" {
 		launch, err := l.Current()
 		if errors.Is(err, launchlog.ErrNoLaunch) {
-			return fmt.Errorf("no launch in %s yet; record one with 'idkit launch begin --log %s'", *logPath, *logPath)
+			return fmt.Errorf("no launch in %s yet; record one with 'idkit launch begin %s'", where.name(), where.hint())
 		}
 		if err != nil {
 			return err
@@ -130,7 +134,7 @@ func launchShow(c *console, sub string, args []string) error {
 		return writeJSON(c, launches)
 	}
 	if len(launches) == 0 {
-		fmt.Fprintf(c.stderr, "idkit launch list: no launches in %s\n", *logPath)
+		fmt.Fprintf(c.stderr, "idkit launch list: no launches in %s\n", where.name())
 		return nil
 	}
 	rows := [][]string{{"LAUNCH", "STARTED", "TICKET", "BY", "NOTE"}}
@@ -147,12 +151,4 @@ func writeJSON(c *console, v any) error {
 	}
 	_, err = c.stdout.Write(append(b, '\n'))
 	return err
-}
-
-// openLog returns the launch log at path.
-func openLog(c *console, path string) (*launchlog.Log, error) {
-	if path == "" {
-		return nil, usagef("--log is empty, want a file path")
-	}
-	return launchlog.New(launchlog.Options{Path: path, Clock: c.clock})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/snowflake"
@@ -29,10 +30,13 @@ canonical text form.
 
 Schemes and their flags:
 
-	traceid     --node N        node number, 0..=65535 (required)
+	traceid     --node N        node number, 0..=65535 (required without --etcd)
 	            --thread-bits T thread bits, 0..=16 (default 0)
 	            --log FILE      keep a high-water mark in the launch log FILE
+	            --etcd ENDPOINTS  keep it in etcd, and claim a free node
+	                            there when --node is not given
 	decimalid   --log FILE      the launch log (default idkit.db)
+	            --etcd ENDPOINTS  the launch log in etcd instead
 	            --launch N      launch id, 1..=99999 (default the current launch)
 	            --split         print the split form, counter-ggggg-lllll
 	snowflake   --preset NAME   layout (default twitter), one of
@@ -41,7 +45,12 @@ Schemes and their flags:
 	                            datacenter*32 + worker), or the preset's
 	                            fields by name: --` + strings.Join(snowflakeFieldNames(), ", --") + `
 	            --log FILE      keep a high-water mark in the launch log FILE
-	objectid, ulid, uuid4 and uuid7 take no flags.
+	            --etcd ENDPOINTS  keep it in etcd, and claim the node fields
+	                            not given (leading fields such as
+	                            --datacenter may be fixed) there
+	objectid, ulid, uuid4 and uuid7 take no flags. --etcd-prefix P names the
+	key prefix in etcd (default "idkit/"). A claimed node is released when
+	the command ends.
 
 A traceid or snowflake generator issues nothing in the tick it was created in,
 so that a later call cannot repeat an ID of an earlier one: each traceid call
@@ -62,6 +71,8 @@ Examples:
 	idkit launch begin --ticket REL-42 && idkit new decimalid -n 5
 	idkit new snowflake --datacenter 1 --worker 3
 	idkit new snowflake --preset sonyflake --machine 42 -n 10
+	idkit new traceid --etcd 10.0.0.5:2379 -n 3
+	idkit new snowflake --etcd 10.0.0.5:2379 --datacenter 2
 	idkit new objectid -n 2
 	idkit new uuid7
 `,
@@ -106,12 +117,13 @@ func runNew(c *console, args []string) error {
 }
 
 func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
-	node := fs.Int("node", 0, "node number, 0..=65535 (required)")
+	node := fs.Int("node", 0, "node number, 0..=65535 (required without --etcd)")
 	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0..=16")
-	logPath := fs.String("log", "", "launch log that keeps the high-water mark")
+	where := addStoreFlags(fs, "")
 	return func() (func() (string, error), error) {
-		if !isSet(fs, "node") {
-			return nil, usagef("traceid needs --node (0..=%d)", traceid.MaxNode)
+		claimed := !isSet(fs, "node") && isSet(fs, "etcd")
+		if !isSet(fs, "node") && !claimed {
+			return nil, usagef("traceid needs --node (0..=%d), or --etcd to claim one", traceid.MaxNode)
 		}
 		if *node < 0 || *node > traceid.MaxNode {
 			return nil, usagef("--node %d out of range, want 0..=%d", *node, traceid.MaxNode)
@@ -120,12 +132,17 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 			return nil, usagef("--thread-bits %d out of range, want 0..=%d", *threadBits, traceid.MaxThreadBits)
 		}
 		o := traceid.Options{Node: *node, ThreadBits: *threadBits, Clock: c.clock}
-		if isSet(fs, "log") {
-			l, err := openLog(c, *logPath)
-			if err != nil {
+		l, err := where.open(c)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			o.Store = l
+		}
+		if claimed {
+			if o.Claim, err = where.claim(c, "traceid", 0, traceid.MaxNode); err != nil {
 				return nil, err
 			}
-			o.Store = l
 		}
 		g, err := traceid.New(o)
 		if err != nil {
@@ -139,21 +156,21 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 }
 
 func newDecimalID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
-	logPath := fs.String("log", defaultLog, "the launch log")
+	where := addStoreFlags(fs, defaultLog)
 	launch := fs.Int("launch", 0, "launch id, 1..=99999 (default the current launch)")
 	split := fs.Bool("split", false, "print the split form counter-ggggg-lllll")
 	return func() (func() (string, error), error) {
 		if isSet(fs, "launch") && (*launch < 1 || *launch > decimalid.MaxLaunch) {
 			return nil, usagef("--launch %d out of range, want 1..=%d", *launch, decimalid.MaxLaunch)
 		}
-		l, err := openLog(c, *logPath)
+		l, err := where.open(c)
 		if err != nil {
 			return nil, err
 		}
 		if !isSet(fs, "launch") {
 			cur, err := l.Current()
 			if errors.Is(err, launchlog.ErrNoLaunch) {
-				return nil, fmt.Errorf("no launch in %s yet; record one with 'idkit launch begin --log %s', or give --launch N", *logPath, *logPath)
+				return nil, fmt.Errorf("no launch in %s yet; record one with 'idkit launch begin %s', or give --launch N", where.name(), where.hint())
 			}
 			if err != nil {
 				return nil, err
@@ -187,22 +204,25 @@ func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 			fields[name] = fs.Int64(name, 0, "node field "+name+" of the preset")
 		}
 	}
-	logPath := fs.String("log", "", "launch log that keeps the high-water mark")
+	where := addStoreFlags(fs, "")
 	return func() (func() (string, error), error) {
 		layout, err := presetFlag(*preset)
 		if err != nil {
 			return nil, err
 		}
-		values, err := snowflakeNode(fs, layout, *node, fields)
+		o := snowflake.Options{Layout: layout, Clock: c.clock}
+		if isSet(fs, "etcd") && !isSet(fs, "node") {
+			if o.Claim, err = claimSnowflake(c, where, fs, layout, fields); err != nil {
+				return nil, err
+			}
+		} else if o.Node, err = snowflakeNode(fs, layout, *node, fields); err != nil {
+			return nil, err
+		}
+		l, err := where.open(c)
 		if err != nil {
 			return nil, err
 		}
-		o := snowflake.Options{Layout: layout, Node: values, Clock: c.clock}
-		if isSet(fs, "log") {
-			l, err := openLog(c, *logPath)
-			if err != nil {
-				return nil, err
-			}
+		if l != nil {
 			o.Store, o.Lease = l, snowflakeLease
 		}
 		g, err := snowflake.New(o)
@@ -242,6 +262,26 @@ func snowflakeFieldNames() []string {
 	return names
 }
 
+// claimSnowflake claims a node of layout through --etcd, with the node
+// fields given as flags fixed: they must be the leading fields, such as
+// Twitter's datacenter.
+func claimSnowflake(c *console, where *storeFlags, fs *flag.FlagSet, layout snowflake.Layout, fields map[string]*int64) (*fleet.Claim, error) {
+	fixed := make(map[string]int64)
+	for name, v := range fields {
+		if isSet(fs, name) {
+			if _, ok := fieldOf(layout, name); !ok {
+				return nil, usagef("--%s: preset %s has no field %s (%s)", name, layout.Name, name, describeFields(layout))
+			}
+			fixed[name] = *v
+		}
+	}
+	lo, hi, err := layout.NodeRange(fixed)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	return where.claim(c, "snowflake/"+layout.Name, int(lo), int(hi))
+}
+
 // snowflakeNode returns the node field values of layout that the flags
 // give: --node for all fields at once, or the fields by name.
 func snowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields map[string]*int64) (map[string]int64, error) {
@@ -273,11 +313,7 @@ func snowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields
 		if max := int64(1)<<layout.NodeBits() - 1; node < 0 || node > max {
 			return nil, usagef("--node %d out of range for preset %s, want 0..=%d", node, layout.Name, max)
 		}
-		for i := len(layout.Fields) - 1; i >= 0; i-- {
-			f := layout.Fields[i]
-			values[f.Name] = node & (1<<f.Bits - 1)
-			node >>= f.Bits
-		}
+		return layout.SplitNode(node)
 	case len(named) == 0:
 		return nil, usagef("snowflake needs --node (0..=%d) or the preset's fields: %s",
 			int64(1)<<layout.NodeBits()-1, describeFields(layout))
