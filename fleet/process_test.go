@@ -1,0 +1,223 @@
+package fleet_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/fleet"
+	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/traceid"
+)
+
+// The child process of the tests below: this test binary run again with
+// IDKIT_FLEET_CHILD set to "issue" or "hold".
+const childEnv = "IDKIT_FLEET_CHILD"
+
+// childTTL is the lease of the children's claims.
+const childTTL = 3 * time.Second
+
+// TestFleetChild is not a test: it is the child process's body.
+func TestFleetChild(t *testing.T) {
+	mode := os.Getenv(childEnv)
+	if mode == "" {
+		t.Skip("the body of a child process of TestProcessesShareOneEtcd and TestKilledHolderFreesNodeAfterTTL")
+	}
+	if err := runChild(mode); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// runChild claims a node on the etcd named by the environment and then
+// issues IDs ("issue") or holds the node until killed ("hold").
+func runChild(mode string) error {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: []string{os.Getenv("IDKIT_FLEET_ENDPOINT")}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
+	})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	prefix := os.Getenv("IDKIT_FLEET_PREFIX")
+	claim, err := fleet.ClaimNode(context.Background(), fleet.ClaimOptions{
+		Client: cli, Prefix: prefix, Space: "traceid", Max: traceid.MaxNode, TTL: childTTL, Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	fmt.Fprintf(out, "claimed %d\n", claim.Node())
+	if mode == "hold" {
+		out.Flush()
+		select {} // until SIGKILL
+	}
+	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix, Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	tg, err := traceid.New(traceid.Options{Claim: claim, Store: log})
+	if err != nil {
+		return err
+	}
+	launch, _ := strconv.Atoi(os.Getenv("IDKIT_FLEET_LAUNCH"))
+	dg, err := decimalid.New(decimalid.Options{Launch: launch, Source: log})
+	if err != nil {
+		return err
+	}
+	n, _ := strconv.Atoi(os.Getenv("IDKIT_FLEET_N"))
+	for range n {
+		t, err := tg.Next()
+		if err != nil {
+			return err
+		}
+		d, err := dg.Next()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "t %d\nd %d\n", t, d)
+	}
+	return claim.Close()
+}
+
+// child starts this test binary as a child process in mode.
+func child(t *testing.T, mode, endpoint, prefix string, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetChild$")
+	cmd.Env = append(os.Environ(), append(env, childEnv+"="+mode, "IDKIT_FLEET_ENDPOINT="+endpoint, "IDKIT_FLEET_PREFIX="+prefix)...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, bufio.NewScanner(stdout)
+}
+
+// Four processes issue TraceIds on nodes they claim and DecimalIds in one
+// launch, through one etcd: no ID twice.
+func TestProcessesShareOneEtcd(t *testing.T) {
+	t.Parallel()
+	const procs, perProc = 4, 20_000
+	cluster := etcdtest.Start(t, 1)
+	cli := cluster.Client()
+	prefix := etcdtest.Prefix(t, cli)
+	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
+	require.NoError(t, err)
+	launch, err := log.Begin(launchlog.Info{Ticket: "REL-1"})
+	require.NoError(t, err)
+
+	type result struct {
+		node        int
+		trace, decs []int64
+		err         error
+	}
+	results := make([]result, procs)
+	var wg sync.WaitGroup
+	for i := range procs {
+		cmd, lines := child(t, "issue", cluster.Endpoint(0), prefix,
+			"IDKIT_FLEET_LAUNCH="+strconv.Itoa(launch.ID), "IDKIT_FLEET_N="+strconv.Itoa(perProc))
+		wg.Go(func() {
+			r := &results[i]
+			for lines.Scan() {
+				kind, v, _ := strings.Cut(lines.Text(), " ")
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					r.err = fmt.Errorf("line %q", lines.Text())
+					return
+				}
+				switch kind {
+				case "claimed":
+					r.node = int(n)
+				case "t":
+					r.trace = append(r.trace, n)
+				case "d":
+					r.decs = append(r.decs, n)
+				}
+			}
+			r.err = errors.Join(lines.Err(), cmd.Wait())
+		})
+	}
+	wg.Wait()
+	seen := map[int64]int{}
+	nodes := map[int]bool{}
+	for i, r := range results {
+		require.NoError(t, r.err, "process %d", i)
+		require.Len(t, r.trace, perProc)
+		require.Len(t, r.decs, perProc)
+		require.False(t, nodes[r.node], "node %d claimed by two processes", r.node)
+		nodes[r.node] = true
+		for j, id := range append(r.trace, r.decs...) {
+			if p, dup := seen[id]; dup {
+				t.Fatalf("ID %d issued by process %d and %d", id, p, i)
+			}
+			seen[id] = i
+			if j < perProc {
+				assert.Equal(t, r.node, traceid.ID(id).Node())
+			}
+		}
+	}
+	assert.Len(t, seen, 2*procs*perProc)
+}
+
+// A holder killed with SIGKILL frees its node when its lease runs out,
+// and not before: no earlier than a TTL after its last keep-alive. The
+// test kills the holder just after it rewrote its clock record, which it
+// does right after each acknowledged keep-alive.
+func TestKilledHolderFreesNodeAfterTTL(t *testing.T) {
+	t.Parallel()
+	cluster := etcdtest.Start(t, 1)
+	cli := cluster.Client()
+	prefix := etcdtest.Prefix(t, cli)
+	cmd, lines := child(t, "hold", cluster.Endpoint(0), prefix)
+	require.True(t, lines.Scan(), "the child claims a node")
+	node, err := strconv.Atoi(strings.TrimPrefix(lines.Text(), "claimed "))
+	require.NoError(t, err, lines.Text())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watch := cli.Watch(ctx, fmt.Sprintf("%snodes/traceid/%010d", prefix, node))
+	for renewed := false; !renewed; {
+		resp := <-watch
+		require.NoError(t, resp.Err())
+		for _, ev := range resp.Events {
+			renewed = renewed || ev.Type == mvccpb.PUT
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+
+	o := fleet.ClaimOptions{Client: cli, Prefix: prefix, Space: "traceid", Min: node, Max: node, MaxSkew: -1}
+	for {
+		c, err := fleet.ClaimNode(ctx, o)
+		if errors.Is(err, fleet.ErrNoFreeNode) {
+			require.Less(t, time.Since(killed), childTTL+3*time.Second, "node %d still held well after the TTL", node)
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		require.NoError(t, err)
+		freed := time.Since(killed)
+		c.Close()
+		t.Logf("node %d free %v after SIGKILL (TTL %v)", node, freed, childTTL)
+		assert.GreaterOrEqual(t, freed, childTTL-250*time.Millisecond, "freed sooner than a TTL after the last keep-alive")
+		return
+	}
+}
