@@ -36,8 +36,16 @@ type member struct {
 }
 
 // Start starts a cluster of n members and stops it when the test ends.
-// It fails the test if the cluster has no leader within 30 seconds.
-func Start(t testing.TB, n int) *Cluster {
+// It fails the test if the cluster has no leader within 30 seconds. The
+// members skip fsync: their data lives only as long as the test, and on a
+// shared disk fsync makes every commit wait for unrelated work.
+func Start(t testing.TB, n int) *Cluster { return start(t, n, false) }
+
+// StartDurable is Start with members that fsync their write-ahead log as
+// production members do, for benchmarks of durable writes.
+func StartDurable(t testing.TB, n int) *Cluster { return start(t, n, true) }
+
+func start(t testing.TB, n int, fsync bool) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t}
 	var initial []string
@@ -53,9 +61,7 @@ func Start(t testing.TB, n int) *Cluster {
 		cfg.Name = m.name
 		cfg.Dir = filepath.Join(dir, m.name)
 		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(nopLogger())
-		// The members' data lives only as long as the test: skip fsync,
-		// which on a shared disk makes every commit wait for other work.
-		cfg.UnsafeNoFsync = true
+		cfg.UnsafeNoFsync = !fsync
 		cfg.ListenClientUrls = []url.URL{mustURL(m.client)}
 		cfg.AdvertiseClientUrls = cfg.ListenClientUrls
 		cfg.ListenPeerUrls = []url.URL{mustURL(m.peer)}
