@@ -41,13 +41,21 @@
 //
 // # Datacenters
 //
-// A claim takes node numbers from Min to Max. For a layout whose leading
-// field names the datacenter, snowflake.Layout.NodeRange gives the range of
-// one datacenter, and each datacenter claims its workers from it. The
-// system-design seed's 1,024 servers in 3 datacenters fit Twitter's layout
-// (5-bit datacenter, 5-bit worker) as datacenters 0, 1 and 2 of up to 32
-// workers each, or better a layout with a 2-bit datacenter and an 8-bit
-// worker field: 256 workers in each of up to four datacenters.
+// A claim takes node numbers from Min to Max, so each datacenter can claim
+// from a range of its own. The system-design seed plans 1,024 servers in 3
+// datacenters on Twitter's layout and splits the 10 node bits into a 5-bit
+// datacenter and a 5-bit worker; that split holds only 32 servers per
+// datacenter, 96 in all. Claiming the 10 bits as one number instead, with
+// a sub-range per datacenter, holds all 1,024:
+//
+//	datacenter 0: Min 0,   Max 341
+//	datacenter 1: Min 342, Max 682
+//	datacenter 2: Min 683, Max 1023
+//
+// Where a layout's leading field does name the datacenter, fix it and claim
+// the rest: snowflake.Layout.NodeRange(map[string]int64{"datacenter": 2})
+// gives the numbers to claim from, and "idkit new snowflake --etcd E
+// --datacenter 2" does the same.
 //
 // # Clock check
 //
