@@ -75,7 +75,9 @@ type LogOptions struct {
 // retries. A value is handed out only after etcd committed it, so callers
 // on any number of hosts never receive the same launch id or generator
 // id, and a mark never moves backwards. A transaction whose outcome is
-// unknown (etcd did not answer) may lose a value, never repeat one.
+// unknown (etcd did not answer) may lose a value, never repeat one: a
+// generator id that no caller received, or a launch recorded that no
+// caller received.
 //
 // Reads are linearizable: they need a quorum as writes do. An operation
 // that gets no answer within LogOptions.Timeout fails with an error
