@@ -67,6 +67,8 @@ func TestHTMLInBrowser(t *testing.T) {
 		"speed":  2,
 		"order":  2 * writerRuns,
 		"size":   1 + writerRuns,
+		// One chart per database engine that ran: SQLite by default.
+		"engine-sqlite": writerRuns,
 	}
 	charts := svgCharts(t, dom)
 	require.Len(t, charts, len(want), "charts in the page")

@@ -30,20 +30,6 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	"yesno": yesNo,
 	"pct":   pct,
 	"ns":    num,
-	"maxbits": func(runs []WriterRun) int {
-		m := 0
-		for _, r := range runs {
-			m = max(m, r.Size.MaxBits)
-		}
-		return m
-	},
-	"dups": func(runs []WriterRun) int {
-		n := 0
-		for _, r := range runs {
-			n += r.Order.Duplicates
-		}
-		return n
-	},
 }).Parse(reportHTML))
 
 // htmlView is what the template sees: the report, its writer counts, the
@@ -51,8 +37,32 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 type htmlView struct {
 	*Report
 	WriterCounts []int
+	Tables       []Table
+	EngineCharts []engineChart
 	Data         *Report
 	Script       template.JS
+}
+
+// engineChart is the headline chart of a database engine.
+type engineChart struct {
+	ID, Engine, Key, Title, Head, Doc string
+}
+
+// engineCharts returns a chart for each database engine that ran.
+func (r *Report) engineCharts() []engineChart {
+	titles := map[string]string{EngineSQLite: "SQLite", EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
+	var out []engineChart
+	for _, e := range r.measured() {
+		if e == EngineBbolt {
+			continue
+		}
+		for _, c := range r.Columns {
+			if c.Section == e && c.Headline {
+				out = append(out, engineChart{ID: "engine-" + e, Engine: e, Key: c.Key, Title: titles[e], Head: c.Head, Doc: c.Doc})
+			}
+		}
+	}
+	return out
 }
 
 // WriteHTML writes r as a self-contained HTML page: tables rendered on the
@@ -63,7 +73,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		return fmt.Errorf("compare: write HTML: %w", ErrEmptyReport)
 	}
 	var b strings.Builder
-	if err := reportTemplate.Execute(&b, htmlView{Report: r, WriterCounts: r.writerCounts(), Data: r, Script: template.JS(reportJS)}); err != nil {
+	if err := reportTemplate.Execute(&b, htmlView{Report: r, WriterCounts: r.writerCounts(), Tables: r.tables(), EngineCharts: r.engineCharts(), Data: r, Script: template.JS(reportJS)}); err != nil {
 		return fmt.Errorf("compare: write HTML: %w", err)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

@@ -82,6 +82,27 @@
     }
   };
 
+  // The headline chart of a database engine: its figure for each writer
+  // run, read from the loads' metrics.
+  function engineChart(engine, key) {
+    var runs = schemes.length ? schemes[0].runs : [];
+    return {
+      log: true,
+      series: runs.map(function (run, ri) {
+        return {
+          label: writersLabel(run.writers),
+          value: function (s) {
+            var loads = s.runs[ri].engines || [];
+            for (var i = 0; i < loads.length; i++) {
+              if (loads[i].engine === engine) return loads[i].metrics[key] || 0;
+            }
+            throw new Error(s.name + " has no " + engine + " load");
+          }
+        };
+      })
+    };
+  }
+
   function draw(svg, spec) {
     var width = 1000, labelW = 150, valueW = 70, top = 8, barH = 11, gap = 10;
     var series = spec.series;
@@ -162,6 +183,7 @@
   Array.prototype.forEach.call(document.querySelectorAll("svg[data-chart]"), function (svg) {
     try {
       var spec = charts[svg.getAttribute("data-chart")];
+      if (svg.getAttribute("data-engine")) spec = engineChart(svg.getAttribute("data-engine"), svg.getAttribute("data-key"));
       if (!spec) throw new Error("no chart called " + svg.getAttribute("data-chart"));
       svg.setAttribute("data-bars", draw(svg, spec));
       svg.setAttribute("data-drawn", "true");

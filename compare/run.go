@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,7 @@ import (
 // a 2-core machine and still separates ordered from random keys by an
 // order of magnitude in pages written.
 const (
-	DefaultN         = 300_000
+	DefaultN         = 200_000
 	DefaultWriters   = 4
 	DefaultBatchSize = 1_000
 	DefaultValueSize = 100
@@ -71,6 +72,27 @@ type Options struct {
 	Dir string
 	// Progress, if not nil, receives a progress bar, redrawn in place.
 	Progress io.Writer
+
+	// NoSQLite skips the SQLite loads, which run by default.
+	NoSQLite bool
+	// PostgresDSN and MySQLDSN name the PostgreSQL and MariaDB/MySQL
+	// servers to load into; empty skips the engine. The run creates a
+	// schema (database) of its own there and drops it at the end.
+	PostgresDSN string
+	MySQLDSN    string
+	// CheckpointEvery is the interval, in inserts, at which the database
+	// loads checkpoint (PostgreSQL), flush the table (InnoDB) or
+	// checkpoint the WAL (SQLite); 0 means after every batch. A long-lived
+	// table is far larger than the inserts between two checkpoints, so
+	// nearly every page an insert changes is clean when it does: a
+	// checkpoint per batch models that at a small N, and makes each batch
+	// pay for every page it changes, as each bbolt commit does.
+	CheckpointEvery int
+	// Need are the constraints the verdict ranks schemes under, and
+	// Engine the engine whose figures it uses; empty means the most
+	// server-like engine measured (postgres, mysql, sqlite, bbolt).
+	Need   Need
+	Engine string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -97,6 +119,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SpeedTime == 0 {
 		o.SpeedTime = DefaultSpeedTime
 	}
+	if o.CheckpointEvery == 0 {
+		o.CheckpointEvery = o.BatchSize
+	}
 	checks := []struct {
 		name     string
 		v        int
@@ -106,6 +131,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"Writers", o.Writers, 1, MaxWriters},
 		{"BatchSize", o.BatchSize, 1, MaxBatchSize},
 		{"ValueSize", o.ValueSize, 1, MaxValueSize},
+		{"CheckpointEvery", o.CheckpointEvery, 1, MaxN},
 	}
 	for _, c := range checks {
 		if c.v < c.min || c.v > c.max {
@@ -126,6 +152,9 @@ func (o Options) withDefaults() (Options, error) {
 	if len(o.Schemes) == 0 {
 		return o, fmt.Errorf("%w: no schemes, want at least one of %s", ErrOptions, strings.Join(Names(), ", "))
 	}
+	if o.Engine != "" && !slices.Contains(EngineNames, o.Engine) {
+		return o, fmt.Errorf("%w: Engine = %q, want one of %s", ErrOptions, o.Engine, strings.Join(EngineNames, ", "))
+	}
 	if o.SpeedTime < 0 || o.SpeedTime > time.Minute {
 		return o, fmt.Errorf("%w: SpeedTime = %v, want 0 (default %v) up to 1m", ErrOptions, o.SpeedTime, DefaultSpeedTime)
 	}
@@ -142,7 +171,15 @@ type Report struct {
 	Machine Machine           `json:"machine"`
 	Config  Config            `json:"config"`
 	Sources map[string]string `json:"sources"`
-	Schemes []Result          `json:"schemes"`
+	// Engines lists every engine, measured or skipped.
+	Engines []EngineInfo `json:"engines"`
+	// Verdict ranks the schemes under the run's constraints, from the
+	// figures measured in the run.
+	Verdict *Verdict `json:"verdict,omitempty"`
+	// Columns describes every figure the reports show, once for all
+	// three of them.
+	Columns []Column `json:"columns"`
+	Schemes []Result `json:"schemes"`
 }
 
 // Machine describes where the run happened.
@@ -165,6 +202,9 @@ type Config struct {
 	PageSize    int       `json:"page_size"`
 	Sync        bool      `json:"sync"`
 	SpeedTimeNs int64     `json:"speed_time_ns"`
+	// CheckpointEvery is the database loads' checkpoint interval in
+	// inserts.
+	CheckpointEvery int `json:"checkpoint_every"`
 }
 
 // Result is one scheme's design and measurements.
@@ -192,10 +232,13 @@ type DesignText struct {
 
 // WriterRun is the key set of one writer count and its loads.
 type WriterRun struct {
-	Writers int    `json:"writers"`
-	Order   Order  `json:"order"`
-	Size    Size   `json:"size"`
-	Loads   []Load `json:"loads"`
+	Writers int   `json:"writers"`
+	Order   Order `json:"order"`
+	Size    Size  `json:"size"`
+	// Loads are the bbolt loads, one per fill setting.
+	Loads []Load `json:"loads"`
+	// Engines are the database loads of the same keys, one per engine.
+	Engines []EngineLoad `json:"engines,omitempty"`
 }
 
 // Run measures every scheme in opts and returns the report.
@@ -227,22 +270,36 @@ func Run(opts Options) (*Report, error) {
 		Config: Config{
 			N: o.N, Writers: o.Writers, Fills: o.Fills, BatchSize: o.BatchSize,
 			ValueSize: o.ValueSize, PageSize: pageSize, Sync: o.Sync, SpeedTimeNs: o.SpeedTime.Nanoseconds(),
+			CheckpointEvery: o.CheckpointEvery,
 		},
 		Sources: map[string]string{
 			"design":      "computed from each scheme's layout constants (or its library's own decoders), not measured",
 			"design_text": "computed from design",
 			"speed":       "measured in this run",
-			"runs":        "measured in this run: keys generated back to back, their order and size, and their bbolt loads",
+			"runs":        "measured in this run: keys generated back to back, their order and size, and their loads into every engine",
+			"verdict":     "derived from the figures measured in this run and the design, under the stated constraints",
 		},
 	}
-	p := newProgress(o.Progress, len(o.Schemes)*(1+len(writerCounts)*(1+len(o.Fills))))
+	r.Columns = r.columns()
+	ctx := context.Background()
+	engines, infos, err := openEngines(ctx, o, dir)
+	if err != nil {
+		return nil, err
+	}
+	r.Engines = infos
+	defer func() {
+		for _, e := range engines {
+			e.Close(ctx)
+		}
+	}()
+	p := newProgress(o.Progress, len(o.Schemes)*(1+len(writerCounts)*(1+len(o.Fills)+len(engines))))
 	value := make([]byte, o.ValueSize)
 	for i := range value {
 		value[i] = byte(i)
 	}
 	start := time.Now()
 	for _, s := range o.Schemes {
-		res, err := runScheme(s, o, writerCounts, pageSize, value, dir, p)
+		res, err := runScheme(ctx, s, o, writerCounts, pageSize, value, dir, engines, p)
 		if err != nil {
 			p.finish()
 			return nil, fmt.Errorf("compare: %s: %w", s.Name, err)
@@ -250,11 +307,20 @@ func Run(opts Options) (*Report, error) {
 		r.Schemes = append(r.Schemes, res)
 	}
 	p.finish()
+	for _, e := range engines {
+		if err := e.Close(ctx); err != nil {
+			return nil, err
+		}
+	}
+	engines = nil
 	r.Seconds = time.Since(start).Seconds()
+	if r.Verdict, err = r.Decide(o.Need, o.Engine); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
-func runScheme(s Scheme, o Options, writerCounts []int, pageSize int, value []byte, dir string, p *progress) (Result, error) {
+func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pageSize int, value []byte, dir string, engines []dbEngine, p *progress) (Result, error) {
 	d := s.Design()
 	res := Result{
 		Name: s.Name, Kind: s.Kind, Module: s.Module, Version: moduleVersion(s.Module),
@@ -301,6 +367,20 @@ func runScheme(s Scheme, o Options, writerCounts []int, pageSize int, value []by
 				return res, err
 			}
 			run.Loads = append(run.Loads, l)
+			p.step(1)
+		}
+		for i, e := range engines {
+			name := e.Info().Name
+			p.label(fmt.Sprintf("%s: %s, %d writer(s)", s.Name, name, w))
+			l, err := e.Load(ctx, dbLoad{
+				keys: keys, int63: d.Int63, value: value, batch: o.BatchSize, checkpointEvery: o.CheckpointEvery,
+				sync: o.Sync, table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
+				onBatch: func(done int) { p.partial(float64(done) / float64(o.N)) },
+			})
+			if err != nil {
+				return res, err
+			}
+			run.Engines = append(run.Engines, l)
 			p.step(1)
 		}
 		res.Runs = append(res.Runs, run)

@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"html/template"
 	"strings"
 	"sync"
 	"testing"
@@ -47,8 +48,9 @@ func TestRunShape(t *testing.T) {
 	require.Len(t, r.Schemes, len(Schemes()))
 	assert.Equal(t, Config{
 		N: smallN, Writers: smallWriters, Fills: DefaultFills, BatchSize: 500, ValueSize: DefaultValueSize,
-		PageSize: r.Config.PageSize, SpeedTimeNs: int64(time.Millisecond),
+		PageSize: r.Config.PageSize, SpeedTimeNs: int64(time.Millisecond), CheckpointEvery: 500,
 	}, r.Config)
+	assert.Equal(t, []string{EngineBbolt, EngineSQLite}, r.measured(), "the embedded engines run by default")
 	assert.Positive(t, r.Config.PageSize)
 	assert.Positive(t, r.Seconds)
 	for _, s := range r.Schemes {
@@ -73,6 +75,12 @@ func TestRunShape(t *testing.T) {
 					assert.GreaterOrEqual(t, l.FileBytes, l.DataBytes)
 					assert.Positive(t, l.InsertsPerSecond)
 				}
+				sq, ok := run.engineLoad(EngineSQLite)
+				require.True(t, ok, "a SQLite load of the same keys")
+				assert.Positive(t, sq.Metrics["wal_frames_per_1000"])
+				assert.Positive(t, sq.Metrics["inserts_per_second"])
+				assert.Greater(t, sq.Metrics["leaf_density"], 0.3)
+				assert.GreaterOrEqual(t, sq.Metrics["bytes_per_key"], float64(run.Size.KeyBytes+DefaultValueSize))
 			}
 			if s.Kind == Peer {
 				assert.NotEmpty(t, s.Module)
@@ -148,15 +156,19 @@ func TestWriteTable(t *testing.T) {
 		"GENERATION, ORDER, SIZE — measured in this run (3,000 keys generated back to back)",
 		"INSERT LOCALITY IN BBOLT — measured in this run",
 		"headline: pages written per 1,000 inserts",
-		"pages/1k @0.5", "pages/1k @0.9", "leaf fill @0.9", "append 3w",
+		"pages/1k @0.5", "pages/1k @0.9", "leaf fill @0.9", "append  inversions",
+		"INSERT LOCALITY IN SQLITE — measured in this run (3,000 keys", "WAL frames/1k",
+		"postgres skipped: no server: set IDKIT_POSTGRES_DSN", "VERDICT — need none, engine sqlite, 3 writer(s)",
+		"rejected uuidv4: WAL frames",
 		"sonyflake: locality keys composed over a simulated clock",
 		"until 2188-11-16",
 	} {
 		assert.Contains(t, out, want)
 	}
 	for _, s := range r.Schemes {
-		// Design row, speed row, and one locality row per writer count.
-		assert.GreaterOrEqual(t, strings.Count(out, s.Name+" "), 4, "%s rows", s.Name)
+		// Design row, and one row per writer count in generation, bbolt
+		// and SQLite.
+		assert.GreaterOrEqual(t, strings.Count(out, s.Name+" "), 7, "%s rows", s.Name)
 	}
 }
 
@@ -181,7 +193,10 @@ func TestWriteJSON(t *testing.T) {
 		assert.Equal(t, r.Schemes[i].Runs, got.Schemes[i].Runs)
 		assert.Equal(t, r.Schemes[i].Design.Epoch.Unix(), got.Schemes[i].Design.Epoch.Unix())
 	}
-	for _, key := range []string{`"design"`, `"speed"`, `"runs"`, `"pages_written_per_1000"`, `"sources"`} {
+	assert.Equal(t, r.Verdict, got.Verdict)
+	assert.Equal(t, r.Engines, got.Engines)
+	assert.Len(t, got.Columns, len(r.Columns))
+	for _, key := range []string{`"design"`, `"speed"`, `"runs"`, `"pages_written_per_1000"`, `"sources"`, `"wal_frames_per_1000"`, `"verdict"`, `"columns"`} {
 		assert.Contains(t, b.String(), key)
 	}
 	assert.Contains(t, got.Sources["design"], "computed from each scheme's layout")
@@ -194,7 +209,14 @@ func TestWriteHTML(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, r.WriteHTML(&b))
 	page := b.String()
-	assert.Equal(t, 7, strings.Count(page, "data-chart="), "one svg per chart")
+	assert.Equal(t, 8, strings.Count(page, "data-chart="), "one svg per chart")
+	assert.Less(t, strings.Index(page, `id="verdict"`), strings.Index(page, "data-chart="), "the page opens with the verdict")
+	for _, tbl := range r.tables() {
+		assert.Contains(t, page, `<table id="table-`+tbl.ID+`">`)
+		for _, h := range tbl.Head {
+			assert.Contains(t, page, ">"+template.HTMLEscapeString(h)+"</th>", "the HTML table has the text table's column %q", h)
+		}
+	}
 	assert.Contains(t, page, `<script id="report-data" type="application/json">{"tool":"idkit compare"`)
 	assert.NotContains(t, page, "</script><script src", "nothing loaded from elsewhere")
 	assertNoExternalResources(t, page)

@@ -18,114 +18,54 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// WriteTable writes r as plain-text tables: the design claims (computed
-// from the layouts), then generation, order and size, then insert
-// locality (both measured).
+// WriteTable writes r as plain-text tables, one per section of
+// [Report.Columns]: the design claims (computed from the layouts), then
+// generation, order and size, then insert locality in every engine that
+// ran (all measured), and last the verdict.
 func (r *Report) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
 	r.writeHeader(ew)
-
-	fmt.Fprintln(ew, "\nDESIGN — computed from each scheme's layout, not measured")
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scheme\tkind\tbits\tint63\tJS-safe\ttime order\tlifetime\tIDs/s/node")
-	for _, s := range r.Schemes {
-		d := s.Design
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, d.Bits, yesNo(d.Int63), yesNo(d.JSSafe),
-			s.DesignText.TimeOrder, s.DesignText.Lifetime, s.DesignText.Rate)
-	}
-	tw.Flush()
-
-	fmt.Fprintf(ew, "\nGENERATION, ORDER, SIZE — measured in this run (%s keys generated back to back)\n", thousands(int64(r.Config.N)))
-	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := []string{"scheme", "ns/ID", fmt.Sprintf("ns/ID x%d", r.goroutines()), "allocs/ID"}
-	for _, wc := range r.writerCounts() {
-		head = append(head, fmt.Sprintf("append %s", writersLabel(wc)), fmt.Sprintf("inversions %s", writersLabel(wc)))
-	}
-	head = append(head, "B/key", "B/ID packed", "max bits", "dups")
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	for _, s := range r.Schemes {
-		mark := ""
-		if s.Speed.AtCap {
-			mark = "*"
+	for _, t := range r.tables() {
+		fmt.Fprintf(ew, "\n%s\n", t.Title)
+		flags := tabwriter.AlignRight
+		if t.ID == "design" {
+			flags = 0
 		}
-		row := []string{s.Name, num(s.Speed.NsPerID) + mark, num(s.Speed.ParallelNsPerID) + mark, fmt.Sprintf("%.2g", s.Speed.AllocsPerID)}
-		dups, maxBits := 0, 0
-		for _, run := range s.Runs {
-			row = append(row, pct(run.Order.Appends), fmt.Sprintf("%.3f", run.Order.InversionFraction))
-			dups += run.Order.Duplicates
-			maxBits = max(maxBits, run.Size.MaxBits)
-		}
-		packed := "-"
-		if len(s.Runs) > 0 {
-			packed = fmt.Sprintf("%.2f", s.Runs[len(s.Runs)-1].Size.PackedBytesPerID)
-		}
-		row = append(row, fmt.Sprint(s.Runs[0].Size.KeyBytes), packed, fmt.Sprint(maxBits), fmt.Sprint(dups))
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
-	}
-	tw.Flush()
-	fmt.Fprintf(ew, "  *: at the layout's IDs/s/node limit: the figure is the limit, not the cost of an ID\n")
-	fmt.Fprintf(ew, "  append: inserts greater than every earlier key; inversions: fraction of out-of-order pairs (0 sorted, 0.5 random);\n")
-	fmt.Fprintf(ew, "  B/ID packed: sorted, delta, varint, over the %s key set; max bits: of the largest ID issued (<= 53 fits a JavaScript number)\n",
-		writersLabel(r.writerCounts()[len(r.writerCounts())-1]))
-
-	fmt.Fprintf(ew, "\nINSERT LOCALITY IN BBOLT — measured in this run (%s keys in generation order, %d-byte values, %s per tx, %d-byte pages, fsync %s)\n",
-		thousands(int64(r.Config.N)), r.Config.ValueSize, thousands(int64(r.Config.BatchSize)), r.Config.PageSize, onOff(r.Config.Sync))
-	fmt.Fprintln(ew, "  headline: pages written per 1,000 inserts (x: times the counter's)")
-	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head = []string{"scheme", "writers"}
-	for _, f := range r.Config.Fills {
-		head = append(head, fmt.Sprintf("pages/1k @%g", f), "x")
-	}
-	for _, f := range r.Config.Fills {
-		head = append(head, fmt.Sprintf("splits/1k @%g", f))
-	}
-	for _, f := range r.Config.Fills {
-		head = append(head, fmt.Sprintf("leaf fill @%g", f))
-	}
-	for _, f := range r.Config.Fills {
-		head = append(head, fmt.Sprintf("inserts/s @%g", f))
-	}
-	for _, f := range r.Config.Fills {
-		head = append(head, fmt.Sprintf("B/key @%g", f))
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	base := r.baseline()
-	for _, s := range r.Schemes {
-		for ri, run := range s.Runs {
-			row := []string{s.Name, fmt.Sprint(run.Writers)}
-			for li, l := range run.Loads {
-				ratio := "-"
-				if b, ok := base.load(ri, li); ok && b.PagesPer1000 > 0 {
-					ratio = fmt.Sprintf("%.1f", l.PagesPer1000/b.PagesPer1000)
-				}
-				row = append(row, fmt.Sprintf("%.0f", l.PagesPer1000), ratio)
-			}
-			for _, l := range run.Loads {
-				row = append(row, fmt.Sprintf("%.1f", l.SplitsPer1000))
-			}
-			for _, l := range run.Loads {
-				row = append(row, pct(l.LeafFill))
-			}
-			for _, l := range run.Loads {
-				row = append(row, thousands(int64(l.InsertsPerSecond)))
-			}
-			for _, l := range run.Loads {
-				row = append(row, fmt.Sprintf("%.0f", l.BytesPerKey))
-			}
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', flags)
+		fmt.Fprintln(tw, strings.Join(t.Head, "\t")+"\t")
+		for _, row := range t.Rows {
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
+		tw.Flush()
+		for _, n := range t.Note {
+			fmt.Fprintf(ew, "  %s\n", n)
+		}
 	}
-	tw.Flush()
-	fmt.Fprintln(ew, "  pages written: pages the commits allocated and wrote (bbolt TxStats.PageCount) plus one meta page per commit;")
-	fmt.Fprintln(ew, "  splits alone mislead: an append-only load splits its last page every time it fills, yet writes few pages;")
-	fmt.Fprintln(ew, "  inserts/s is wall-clock time and the noisiest figure; pages, splits and fill do not depend on the machine")
-	for _, s := range r.Schemes {
-		if s.KeysNote != "" {
-			fmt.Fprintf(ew, "  %s: %s\n", s.Name, s.KeysNote)
+	for _, e := range r.Engines {
+		if e.Skipped != "" {
+			fmt.Fprintf(ew, "\n%s skipped: %s\n", e.Name, e.Skipped)
+		}
+	}
+	if v := r.Verdict; v != nil {
+		fmt.Fprintf(ew, "\n%s\n", v.title())
+		fmt.Fprintf(ew, "  basis: %s\n", v.Basis)
+		for i, p := range v.Ranked {
+			fmt.Fprintf(ew, "  %d. %s: %s\n", i+1, p.Scheme, p.Why)
+		}
+		if len(v.Ranked) == 0 {
+			fmt.Fprintf(ew, "  no scheme meets %s\n", v.Need)
+		}
+		for _, x := range v.Rejected {
+			fmt.Fprintf(ew, "  rejected %s: %s\n", x.Scheme, x.Reason)
 		}
 	}
 	fmt.Fprintf(ew, "\ncompleted in %.1fs\n", r.Seconds)
 	return ew.err
+}
+
+// title heads the verdict in the reports.
+func (v *Verdict) title() string {
+	return fmt.Sprintf("VERDICT — need %s, engine %s, %d writer(s): ranked from the figures measured in this run", v.Need, v.Engine, v.Writers)
 }
 
 func (r *Report) writeHeader(w io.Writer) {
@@ -138,25 +78,13 @@ func (r *Report) writeHeader(w io.Writer) {
 	fmt.Fprintf(w, "machine: %s/%s, %s, %d CPUs (GOMAXPROCS %d), %s\n", m.OS, m.Arch, cpu, m.CPUs, m.GOMAXPROCS, m.GoVersion)
 	fmt.Fprintf(w, "run: N = %s keys per load, 1 and %d interleaved writers, fill %s\n",
 		thousands(int64(r.Config.N)), r.Config.Writers, joinFloats(r.Config.Fills))
-}
-
-// baselineResult finds the load a scheme's load is compared with.
-type baselineResult struct{ res *Result }
-
-func (b baselineResult) load(run, fill int) (Load, bool) {
-	if b.res == nil || run >= len(b.res.Runs) || fill >= len(b.res.Runs[run].Loads) {
-		return Load{}, false
-	}
-	return b.res.Runs[run].Loads[fill], true
-}
-
-func (r *Report) baseline() baselineResult {
-	for i := range r.Schemes {
-		if r.Schemes[i].Kind == Baseline {
-			return baselineResult{&r.Schemes[i]}
+	var engines []string
+	for _, e := range r.Engines {
+		if e.Skipped == "" {
+			engines = append(engines, e.Name)
 		}
 	}
-	return baselineResult{}
+	fmt.Fprintf(w, "engines: %s\n", strings.Join(engines, ", "))
 }
 
 func (r *Report) writerCounts() []int {
@@ -172,13 +100,6 @@ func (r *Report) goroutines() int {
 		return s.Speed.Goroutines
 	}
 	return 0
-}
-
-func writersLabel(n int) string {
-	if n == 1 {
-		return "1w"
-	}
-	return fmt.Sprintf("%dw", n)
 }
 
 func yesNo(b bool) string {

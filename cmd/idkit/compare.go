@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/idkit/idkit/compare"
@@ -11,21 +13,35 @@ import (
 
 var cmdCompare = &command{
 	Name:  "compare",
-	Usage: "compare [-n N] [--writers K] [--schemes LIST] [--json FILE] [--html FILE]",
-	Short: "measure every ID scheme side by side: speed, B+tree insert locality, order, size",
+	Usage: "compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--json FILE] [--html FILE]",
+	Short: "measure every ID scheme side by side: speed, insert locality in bbolt, SQLite, PostgreSQL and InnoDB, order, size; and a verdict",
 	Long: fmt.Sprintf(`
 Compare runs every ID scheme (idkit's own, the real peer libraries, and a
 sequential counter as the ideal) through the same measurements on this
 machine and prints them as tables:
 
   - generation: ns per ID on one goroutine and in parallel, allocations;
-  - insert locality: N keys in generation order into a fresh bbolt file,
-    %d per transaction, %d-byte values, with one writer and with K
-    interleaved writers, each at bucket fill 0.5 (bbolt's default) and 0.9:
-    pages written per 1,000 inserts (the headline), splits, leaf fill,
-    inserts per second, bytes per key;
+  - insert locality: the same N keys in generation order, %d per
+    transaction, %d-byte payloads, with one writer and with K interleaved
+    writers, into
+      bbolt (embedded), at bucket fill 0.5 (its default) and 0.9: pages
+        written per 1,000 inserts (the headline), splits, leaf fill;
+      SQLite (embedded, pure Go; INTEGER PRIMARY KEY or a BLOB key WITHOUT
+        ROWID): WAL frames per 1,000 inserts, pages, leaf density;
+      PostgreSQL (--postgres; bigint, uuid or bytea keys): pages dirtied
+        per 1,000 inserts, WAL bytes and full-page images, primary-key index
+        and heap size, leaf density and fragmentation (pgstattuple);
+      MariaDB/MySQL InnoDB (--mysql; BIGINT or BINARY(n) keys): pages
+        written per 1,000 inserts, redo bytes, page splits, clustered index
+        size, leaf pages and density;
+    each with inserts per second. The database loads checkpoint (flush the
+    table, checkpoint the WAL) every --checkpoint-every inserts, as a
+    long-lived database that checkpoints does; the run creates its own
+    schema or database on a server and drops it at the end;
   - order: inserts that append at the end, inversions;
-  - size: bytes per key, and per ID after sorting, delta and varint.
+  - size: bytes per key, and per ID after sorting, delta and varint;
+  - a verdict: the schemes that meet --need, ranked by the figures of
+    --engine measured in the run, and one line per rejected scheme.
 
 What each layout claims (bits, JS-safe, time order, lifetime, IDs per
 second per node) is computed from its constants and labelled so; every
@@ -36,6 +52,17 @@ Flags:
   -n N            keys per load, 1..=%d (default %d)
   --writers K     interleaved writers of the second load, 1..=%d (default %d)
   --schemes LIST  comma-separated schemes, or all (default all): %s
+  --postgres DSN  measure PostgreSQL too (default $%s), e.g.
+                  postgres://postgres@127.0.0.1:5432/test
+  --mysql DSN     measure MariaDB/MySQL too (default $%s), e.g.
+                  root@tcp(127.0.0.1:3306)/test
+  --checkpoint-every N
+                  inserts between the database loads' checkpoints
+                  (default: one batch, %d)
+  --need LIST     constraints of the verdict: %s
+                  (writers=K also sets --writers K)
+  --engine NAME   engine whose figures the verdict ranks by: %s
+                  (default: postgres, mysql, sqlite, bbolt, the first measured)
   --json FILE     also write the report as JSON
   --html FILE     also write a self-contained HTML report with charts
 
@@ -44,8 +71,12 @@ Examples:
   idkit compare
   idkit compare -n 1000000 --html report.html
   idkit compare --schemes counter,uuidv4,uuidv7,traceid --writers 8
+  idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
+      --need 64bit,writers=8 --engine postgres --html report.html
 `, compare.DefaultBatchSize, compare.DefaultValueSize, compare.MaxN, compare.DefaultN,
-		compare.MaxWriters, compare.DefaultWriters, strings.Join(compare.Names(), ", ")),
+		compare.MaxWriters, compare.DefaultWriters, strings.Join(compare.Names(), ", "),
+		compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.DefaultBatchSize, compare.NeedHelp,
+		strings.Join(compare.EngineNames, ", ")),
 	Run: runCompare,
 }
 
@@ -56,8 +87,26 @@ func runCompare(c *console, args []string) error {
 	list := fs.String("schemes", "all", "schemes to compare")
 	jsonPath := fs.String("json", "", "JSON report file")
 	htmlPath := fs.String("html", "", "HTML report file")
+	postgres := fs.String("postgres", os.Getenv(compare.EnvPostgresDSN), "PostgreSQL DSN")
+	mysql := fs.String("mysql", os.Getenv(compare.EnvMySQLDSN), "MariaDB/MySQL DSN")
+	checkpoint := fs.Int("checkpoint-every", 0, "inserts between checkpoints")
+	needList := fs.String("need", "", "verdict constraints")
+	engine := fs.String("engine", "", "verdict engine")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	need, err := compare.ParseNeed(*needList)
+	if err != nil {
+		return usagef("--need: %v", err)
+	}
+	if need.Writers > 0 && !flagSet(fs, "writers") {
+		*writers = need.Writers
+	}
+	if *engine != "" && !slices.Contains(compare.EngineNames, *engine) {
+		return usagef("--engine %q, want one of %s", *engine, strings.Join(compare.EngineNames, ", "))
+	}
+	if *checkpoint < 0 || *checkpoint > compare.MaxN {
+		return usagef("--checkpoint-every %d out of range, want 1..=%d", *checkpoint, compare.MaxN)
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
@@ -67,6 +116,13 @@ func runCompare(c *console, args []string) error {
 	}
 	if *writers < 1 || *writers > compare.MaxWriters {
 		return usagef("--writers %d out of range, want 1..=%d", *writers, compare.MaxWriters)
+	}
+	if need.Writers > 0 && need.Writers != *writers && need.Writers != 1 {
+		return usagef("--need writers=%d but --writers %d: the verdict reads the run with that many writers", need.Writers, *writers)
+	}
+	if (*engine == compare.EnginePostgres && *postgres == "") || (*engine == compare.EngineMySQL && *mysql == "") {
+		return usagef("--engine %s needs --%s DSN (or $%s)", *engine, *engine, map[string]string{
+			compare.EnginePostgres: compare.EnvPostgresDSN, compare.EngineMySQL: compare.EnvMySQLDSN}[*engine])
 	}
 	schemes, err := compare.Select(*list)
 	if errors.Is(err, compare.ErrUnknownScheme) {
@@ -93,7 +149,10 @@ func runCompare(c *console, args []string) error {
 		*f.dst = file
 	}
 
-	r, err := compare.Run(compare.Options{N: *n, Writers: *writers, Schemes: schemes, Progress: c.stderr})
+	r, err := compare.Run(compare.Options{
+		N: *n, Writers: *writers, Schemes: schemes, Progress: c.stderr,
+		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
+	})
 	if err != nil {
 		return err
 	}
@@ -119,4 +178,11 @@ func runCompare(c *console, args []string) error {
 		fmt.Fprintf(c.stdout, "wrote %s\n", out.f.Name())
 	}
 	return nil
+}
+
+// flagSet says whether the command line set the flag called name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -24,7 +24,8 @@ func TestCompare(t *testing.T) {
 	for _, want := range []string{
 		"DESIGN — computed from each scheme's layout, not measured",
 		"INSERT LOCALITY IN BBOLT — measured in this run (2,000 keys",
-		"pages/1k @0.5", "append 2w", "wrote " + jsonPath, "wrote " + htmlPath,
+		"pages/1k @0.5", "INSERT LOCALITY IN SQLITE", "VERDICT — need none, engine sqlite, 2 writer(s)",
+		"wrote " + jsonPath, "wrote " + htmlPath,
 	} {
 		assert.Contains(t, stdout, want)
 	}
@@ -43,7 +44,7 @@ func TestCompare(t *testing.T) {
 
 	page, err := os.ReadFile(htmlPath)
 	require.NoError(t, err)
-	assert.Equal(t, 7, strings.Count(string(page), "data-chart="))
+	assert.Equal(t, 8, strings.Count(string(page), "data-chart="))
 }
 
 func TestCompareUsageErrors(t *testing.T) {
@@ -58,6 +59,11 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"compare", "--schemes", "uuidv9"}, `unknown scheme "uuidv9", want one of counter`},
 		{[]string{"compare", "--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"compare", "extra"}, `unexpected argument "extra"`},
+		{[]string{"compare", "--need", "fast"}, `--need: compare: bad constraint "fast": want one of 64bit, js-safe`},
+		{[]string{"compare", "--need", "writers=0"}, `--need: compare: bad constraint "writers=0": want writers=1..1024`},
+		{[]string{"compare", "--need", "writers=8", "--writers", "4"}, "--need writers=8 but --writers 4"},
+		{[]string{"compare", "--engine", "oracle"}, `--engine "oracle", want one of bbolt, sqlite, postgres, mysql`},
+		{[]string{"compare", "--checkpoint-every", "-1"}, "--checkpoint-every -1 out of range"},
 	} {
 		code, stdout, stderr := idkit(tt.args...)
 		assert.Equal(t, 2, code, "%v", tt.args)
@@ -80,9 +86,22 @@ func TestCompareHelp(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := idkit("help", "compare")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--json FILE] [--html FILE]")
-	assert.Contains(t, stdout, "pages written per 1,000 inserts")
+	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
+	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, writers=K, rate=IDS_PER_SECOND")
 	code, stdout, _ = idkit("help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "compare")
+}
+
+// TestCompareEngineWithoutServer: asking the verdict for a server engine
+// without its DSN is a usage error that says how to name the server.
+func TestCompareEngineWithoutServer(t *testing.T) {
+	t.Setenv(compare.EnvPostgresDSN, "")
+	t.Setenv(compare.EnvMySQLDSN, "")
+	for _, engine := range []string{"postgres", "mysql"} {
+		code, _, stderr := idkit("compare", "-n", "10", "--engine", engine)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, "--engine "+engine+" needs --"+engine+" DSN")
+	}
 }

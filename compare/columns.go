@@ -1,0 +1,352 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Where a figure comes from, as the reports label it.
+const (
+	SourceComputed = "computed" // from the scheme's layout constants
+	SourceMeasured = "measured" // in the run, on the machine it ran on
+)
+
+// A Column describes one figure of the reports. The text table, the HTML
+// page and the JSON all take their columns from [Report.Columns], so the
+// three never disagree on what a figure is called or means.
+type Column struct {
+	// Section is the table the column belongs to: design, generation, or
+	// an engine name.
+	Section string `json:"section"`
+	// Key names the figure: an EngineLoad metric for the database
+	// engines, a field of the report otherwise.
+	Key string `json:"key"`
+	// Head is the column's heading in the tables.
+	Head string `json:"head"`
+	// Doc says what the figure is and how it is obtained.
+	Doc string `json:"doc"`
+	// Source is SourceComputed or SourceMeasured.
+	Source string `json:"source"`
+	// Headline marks an engine's locality figure, which the tables follow
+	// with its ratio to the baseline's and the charts draw.
+	Headline bool `json:"headline,omitempty"`
+
+	cell func(s *Result, run int) string
+}
+
+// Section is one table of the reports.
+type Section struct {
+	ID     string
+	Title  string
+	Source string
+	Note   []string
+}
+
+// metricColumn is a column of a database engine's table: the figure key
+// of its EngineLoad, formatted by format.
+func metricColumn(engine, key, head, doc string, format func(float64) string) Column {
+	return Column{
+		Section: engine, Key: key, Head: head, Doc: doc, Source: SourceMeasured,
+		cell: func(s *Result, run int) string {
+			l, ok := s.Runs[run].engineLoad(engine)
+			if !ok {
+				return "-"
+			}
+			v, ok := l.Metric(key)
+			if !ok {
+				return "-"
+			}
+			return format(v)
+		},
+	}
+}
+
+func fmtInt(v float64) string   { return thousands(int64(v + 0.5)) }
+func fmtOne(v float64) string   { return fmt.Sprintf("%.1f", v) }
+func fmtPct(v float64) string   { return pct(v) }
+func fmtBytes(v float64) string { return mib(v) }
+
+// mib formats a byte count in MiB with three significant digits.
+func mib(v float64) string {
+	m := v / (1 << 20)
+	switch {
+	case m >= 100:
+		return fmt.Sprintf("%.0f MiB", m)
+	case m >= 10:
+		return fmt.Sprintf("%.1f MiB", m)
+	default:
+		return fmt.Sprintf("%.2f MiB", m)
+	}
+}
+
+// engineColumns describes the database engines' figures.
+func engineColumns() []Column {
+	h := func(c Column) Column { c.Headline = true; return c }
+	return []Column{
+		h(metricColumn(EngineSQLite, "wal_frames_per_1000", "WAL frames/1k",
+			"WAL frames written per 1,000 inserts: one frame per page a commit changed (PRAGMA wal_checkpoint's log count, summed)", fmtInt)),
+		metricColumn(EngineSQLite, "page_count", "pages", "pages of the database file after the load (PRAGMA page_count)", fmtInt),
+		metricColumn(EngineSQLite, "leaf_density", "leaf density", "used bytes of the key's B-tree leaf pages over their size (dbstat)", fmtPct),
+		metricColumn(EngineSQLite, "bytes_per_key", "B/key", "database bytes (page_count x page_size) per key", fmtInt),
+		metricColumn(EngineSQLite, "file_bytes", "file", "size of the database file after the last checkpoint", fmtBytes),
+		metricColumn(EngineSQLite, "inserts_per_second", "inserts/s", "keys over the time spent in insert transactions (checkpoints excluded)", fmtInt),
+
+		h(metricColumn(EnginePostgres, "pages_dirtied_per_1000", "dirtied/1k",
+			"shared buffers dirtied per 1,000 inserts (EXPLAIN (ANALYZE, BUFFERS) of each batch): pages a checkpoint must write", fmtInt)),
+		metricColumn(EnginePostgres, "wal_bytes_per_insert", "WAL B/insert", "WAL bytes per insert (EXPLAIN (ANALYZE, WAL) of each batch), full-page images included", fmtInt),
+		metricColumn(EnginePostgres, "wal_fpi_per_1000", "FPI/1k", "full-page images per 1,000 inserts: pages first changed after a checkpoint", fmtInt),
+		metricColumn(EnginePostgres, "index_bytes", "pkey index", "primary-key index size (pg_relation_size)", fmtBytes),
+		metricColumn(EnginePostgres, "index_bytes_per_key", "index B/key", "primary-key index bytes per key", fmtOne),
+		metricColumn(EnginePostgres, "heap_bytes", "heap", "table (heap) size (pg_relation_size)", fmtBytes),
+		metricColumn(EnginePostgres, "leaf_density", "leaf density", "average leaf density of the primary-key index (pgstattuple's pgstatindex)", fmtPct),
+		metricColumn(EnginePostgres, "leaf_fragmentation", "leaf frag", "leaf pages out of physical order (pgstatindex's leaf_fragmentation)", fmtPct),
+		metricColumn(EnginePostgres, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' statements (checkpoints excluded)", fmtInt),
+
+		h(metricColumn(EngineMySQL, "pages_written_per_1000", "written/1k",
+			"InnoDB pages written per 1,000 inserts (Innodb_pages_written), the table flushed at each interval", fmtInt)),
+		metricColumn(EngineMySQL, "redo_bytes_per_insert", "redo B/insert", "redo log bytes per insert (Innodb_lsn_current)", fmtInt),
+		metricColumn(EngineMySQL, "page_splits_per_1000", "splits/1k", "index page splits per 1,000 inserts (INNODB_METRICS index_page_splits)", fmtOne),
+		metricColumn(EngineMySQL, "index_bytes", "clustered index", "clustered (primary-key) index size: its pages in mysql.innodb_index_stats after ANALYZE TABLE", fmtBytes),
+		metricColumn(EngineMySQL, "index_bytes_per_key", "index B/key", "clustered index bytes per key (the row lives in it)", fmtOne),
+		metricColumn(EngineMySQL, "leaf_pages", "leaf pages", "leaf pages of the clustered index (innodb_index_stats n_leaf_pages)", fmtInt),
+		metricColumn(EngineMySQL, "leaf_density", "leaf density", "used bytes of the index's pages in the buffer pool over their size (INNODB_BUFFER_PAGE data_size)", fmtPct),
+		metricColumn(EngineMySQL, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' INSERTs (flushes excluded)", fmtInt),
+	}
+}
+
+// bboltColumn is a column of the bbolt table for the load at one fill.
+func bboltColumn(fill float64, li int, key, head, doc string, headline bool, v func(Load) string) Column {
+	return Column{
+		Section: EngineBbolt, Key: fmt.Sprintf("%s@%g", key, fill), Head: fmt.Sprintf("%s @%g", head, fill),
+		Doc: doc, Source: SourceMeasured, Headline: headline,
+		cell: func(s *Result, run int) string {
+			if li >= len(s.Runs[run].Loads) {
+				return "-"
+			}
+			return v(s.Runs[run].Loads[li])
+		},
+	}
+}
+
+// columns describes every figure of the report, in table order.
+func (r *Report) columns() []Column {
+	c := func(section, key, head, source, doc string, cell func(s *Result, run int) string) Column {
+		return Column{Section: section, Key: key, Head: head, Source: source, Doc: doc, cell: cell}
+	}
+	cols := []Column{
+		c("design", "kind", "kind", SourceComputed, "baseline, idkit or peer", func(s *Result, _ int) string { return string(s.Kind) }),
+		c("design", "bits", "bits", SourceComputed, "size of an ID in bits", func(s *Result, _ int) string { return fmt.Sprint(s.Design.Bits) }),
+		c("design", "int63", "int63", SourceComputed, "every ID fits a positive int64 (a BIGINT column)", func(s *Result, _ int) string { return yesNo(s.Design.Int63) }),
+		c("design", "js_safe", "JS-safe", SourceComputed, "every ID is at most 2^53, so a JavaScript number holds it", func(s *Result, _ int) string { return yesNo(s.Design.JSSafe) }),
+		c("design", "time_order", "time order", SourceComputed, "resolution of the leading time field", func(s *Result, _ int) string { return s.DesignText.TimeOrder }),
+		c("design", "lifetime", "lifetime", SourceComputed, "when the time field runs out or wraps", func(s *Result, _ int) string { return s.DesignText.Lifetime }),
+		c("design", "ids_per_second_per_node", "IDs/s/node", SourceComputed, "IDs one node issues per second by design", func(s *Result, _ int) string { return s.DesignText.Rate }),
+
+		c("generation", "ns_per_id", "ns/ID", SourceMeasured, "nanoseconds per ID on one goroutine, key encoding included (*: at the layout's rate limit)", func(s *Result, _ int) string { return num(s.Speed.NsPerID) + capMark(s) }),
+		c("generation", "parallel_ns_per_id", fmt.Sprintf("ns/ID x%d", r.goroutines()), SourceMeasured, "nanoseconds per ID with GOMAXPROCS goroutines sharing one generator", func(s *Result, _ int) string { return num(s.Speed.ParallelNsPerID) + capMark(s) }),
+		c("generation", "allocs_per_id", "allocs/ID", SourceMeasured, "heap allocations per ID", func(s *Result, _ int) string { return fmt.Sprintf("%.2g", s.Speed.AllocsPerID) }),
+		c("generation", "append_fraction", "append", SourceMeasured, "inserts greater than every earlier key", func(s *Result, run int) string { return pct(s.Runs[run].Order.Appends) }),
+		c("generation", "inversion_fraction", "inversions", SourceMeasured, "fraction of out-of-order pairs (0 sorted, 0.5 random)", func(s *Result, run int) string {
+			return fmt.Sprintf("%.3f", s.Runs[run].Order.InversionFraction)
+		}),
+		c("generation", "key_bytes", "B/key", SourceMeasured, "bytes of a key", func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Size.KeyBytes) }),
+		c("generation", "packed_bytes_per_id", "B/ID packed", SourceMeasured, "bytes per ID after sorting, delta and varint encoding", func(s *Result, run int) string {
+			return fmt.Sprintf("%.2f", s.Runs[run].Size.PackedBytesPerID)
+		}),
+		c("generation", "max_bits", "max bits", SourceMeasured, "bits of the largest ID issued (<= 53 fits a JavaScript number)", func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Size.MaxBits) }),
+		c("generation", "duplicates", "dups", SourceMeasured, "keys issued twice", func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Order.Duplicates) }),
+	}
+	for li, f := range r.Config.Fills {
+		cols = append(cols, bboltColumn(f, li, "pages_written_per_1000", "pages/1k",
+			"pages the commits allocated and wrote (TxStats.PageCount) plus one meta page per commit, per 1,000 inserts", true,
+			func(l Load) string { return fmt.Sprintf("%.0f", l.PagesPer1000) }))
+	}
+	for _, group := range []struct {
+		key, head, doc string
+		v              func(Load) string
+	}{
+		{"splits_per_1000", "splits/1k", "node splits per 1,000 inserts (TxStats.Split)", func(l Load) string { return fmt.Sprintf("%.1f", l.SplitsPer1000) }},
+		{"leaf_fill", "leaf fill", "used bytes of the leaf pages over their size", func(l Load) string { return pct(l.LeafFill) }},
+		{"inserts_per_second", "inserts/s", "keys over the wall time of all inserts and commits", func(l Load) string { return thousands(int64(l.InsertsPerSecond)) }},
+		{"bytes_per_key", "B/key", "bytes of the file's pages (Tx.Size) per key", func(l Load) string { return fmt.Sprintf("%.0f", l.BytesPerKey) }},
+	} {
+		for li, f := range r.Config.Fills {
+			cols = append(cols, bboltColumn(f, li, group.key, group.head, group.doc, false, group.v))
+		}
+	}
+	return append(cols, engineColumns()...)
+}
+
+func capMark(s *Result) string {
+	if s.Speed.AtCap {
+		return "*"
+	}
+	return ""
+}
+
+// Table is one table of the reports, rendered from the columns.
+type Table struct {
+	Section
+	Head []string
+	// Docs holds each column's description, in Head's order.
+	Docs []string
+	Rows [][]string
+}
+
+// sections returns the report's tables in order; each engine that did not
+// run is left out.
+func (r *Report) sections() []Section {
+	n := thousands(int64(r.Config.N))
+	c := r.Config
+	secs := []Section{
+		{ID: "design", Title: "DESIGN — computed from each scheme's layout, not measured", Source: SourceComputed},
+		{ID: "generation", Title: fmt.Sprintf("GENERATION, ORDER, SIZE — measured in this run (%s keys generated back to back)", n), Source: SourceMeasured,
+			Note: []string{"*: at the layout's IDs/s/node limit: the figure is the limit, not the cost of an ID",
+				"append: inserts greater than every earlier key; inversions: fraction of out-of-order pairs (0 sorted, 0.5 random)",
+				"B/ID packed: sorted, delta, varint; max bits: of the largest ID issued (<= 53 fits a JavaScript number)"}},
+		{ID: EngineBbolt, Title: fmt.Sprintf("INSERT LOCALITY IN BBOLT — measured in this run (%s keys in generation order, %d-byte values, %s per tx, %d-byte pages, fsync %s)",
+			n, c.ValueSize, thousands(int64(c.BatchSize)), c.PageSize, onOff(c.Sync)), Source: SourceMeasured,
+			Note: []string{"headline: pages written per 1,000 inserts (x: times the counter's)",
+				"pages written: pages the commits allocated and wrote (bbolt TxStats.PageCount) plus one meta page per commit;",
+				"splits alone mislead: an append-only load splits its last page every time it fills, yet writes few pages;",
+				"inserts/s is wall-clock time and the noisiest figure; pages, splits and fill do not depend on the machine"}},
+	}
+	every := thousands(int64(c.CheckpointEvery))
+	dbTitle := func(name string) string {
+		return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction, checkpoint every %s inserts)",
+			name, n, c.ValueSize, thousands(int64(c.BatchSize)), every)
+	}
+	for _, e := range r.measured() {
+		info := r.engine(e)
+		switch e {
+		case EngineSQLite:
+			secs = append(secs, Section{ID: e, Title: dbTitle("SQLITE"), Source: SourceMeasured, Note: []string{
+				"headline: WAL frames written per 1,000 inserts, one frame per page a commit changed (x: times the counter's)",
+				info.Version + "; " + info.Settings}})
+		case EnginePostgres:
+			secs = append(secs, Section{ID: e, Title: dbTitle("POSTGRESQL"), Source: SourceMeasured, Note: []string{
+				"headline: shared buffers dirtied per 1,000 inserts (x: times the counter's); CHECKPOINT every " + every + " inserts models a long-lived database:",
+				"a page's first change after a checkpoint dirties it again and logs a full-page image (FPI)",
+				info.Version + "; " + info.Settings}})
+		case EngineMySQL:
+			secs = append(secs, Section{ID: e, Title: dbTitle("INNODB"), Source: SourceMeasured, Note: []string{
+				"headline: pages written per 1,000 inserts, the table flushed every " + every + " inserts (x: times the counter's);",
+				"pages written, redo bytes and splits are server-wide counters read before and after each load",
+				info.Version + "; " + info.Settings}})
+		}
+	}
+	return secs
+}
+
+// engine returns the EngineInfo called name.
+func (r *Report) engine(name string) EngineInfo {
+	i := slices.IndexFunc(r.Engines, func(e EngineInfo) bool { return e.Name == name })
+	if i < 0 {
+		return EngineInfo{Name: name}
+	}
+	return r.Engines[i]
+}
+
+// tables renders the report's sections from its columns.
+func (r *Report) tables() []Table {
+	cols := r.columns()
+	base := r.baselineResult()
+	var out []Table
+	for _, sec := range r.sections() {
+		t := Table{Section: sec, Head: []string{"scheme"}, Docs: []string{"the scheme's short name"}}
+		var sc []Column
+		for _, c := range cols {
+			if c.Section == sec.ID {
+				sc = append(sc, c)
+			}
+		}
+		perRun := sec.ID != "design"
+		if perRun {
+			t.Head = append(t.Head, "writers")
+			t.Docs = append(t.Docs, "interleaved writers whose keys were loaded")
+		}
+		for _, c := range sc {
+			t.Head = append(t.Head, c.Head)
+			t.Docs = append(t.Docs, c.Doc)
+			if c.Headline && base != nil {
+				t.Head = append(t.Head, "x")
+				t.Docs = append(t.Docs, "the figure before over the counter's")
+			}
+		}
+		for si := range r.Schemes {
+			s := &r.Schemes[si]
+			runs := []int{0}
+			if perRun {
+				runs = runs[:0]
+				for ri := range s.Runs {
+					runs = append(runs, ri)
+				}
+			}
+			for _, ri := range runs {
+				row := []string{s.Name}
+				if perRun {
+					row = append(row, fmt.Sprint(s.Runs[ri].Writers))
+				}
+				for _, c := range sc {
+					row = append(row, c.cell(s, ri))
+					if c.Headline && base != nil {
+						row = append(row, ratioCell(c, s, base, ri))
+					}
+				}
+				t.Rows = append(t.Rows, row)
+			}
+		}
+		if sec.ID == EngineBbolt {
+			t.Note = slices.Clone(t.Note)
+			for _, s := range r.Schemes {
+				if s.KeysNote != "" {
+					t.Note = append(t.Note, s.Name+": "+s.KeysNote)
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// ratioCell formats a headline figure of s over the baseline's.
+func ratioCell(c Column, s, base *Result, run int) string {
+	v, ok1 := headlineValue(c, s, run)
+	b, ok2 := headlineValue(c, base, run)
+	if !ok1 || !ok2 || b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v/b)
+}
+
+// headlineValue returns a headline column's figure as a number.
+func headlineValue(c Column, s *Result, run int) (float64, bool) {
+	if run >= len(s.Runs) {
+		return 0, false
+	}
+	if c.Section == EngineBbolt {
+		fill := strings.TrimPrefix(c.Key, "pages_written_per_1000@")
+		for _, l := range s.Runs[run].Loads {
+			if fmt.Sprint(l.FillPercent) == fill {
+				return l.PagesPer1000, true
+			}
+		}
+		return 0, false
+	}
+	l, ok := s.Runs[run].engineLoad(c.Section)
+	if !ok {
+		return 0, false
+	}
+	return l.Metric(c.Key)
+}
+
+// baselineResult returns the baseline scheme's result, or nil.
+func (r *Report) baselineResult() *Result {
+	for i := range r.Schemes {
+		if r.Schemes[i].Kind == Baseline {
+			return &r.Schemes[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package compare
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The engines a key set is loaded into. bbolt and SQLite are embedded and
+// always run; PostgreSQL and MariaDB run when a DSN names a server.
+const (
+	EngineBbolt    = "bbolt"
+	EngineSQLite   = "sqlite"
+	EnginePostgres = "postgres"
+	EngineMySQL    = "mysql"
+)
+
+// EngineNames lists every engine in report order.
+var EngineNames = []string{EngineBbolt, EngineSQLite, EnginePostgres, EngineMySQL}
+
+// Environment variables that name the database servers when the options
+// (or the command's flags) do not.
+const (
+	EnvPostgresDSN = "IDKIT_POSTGRES_DSN"
+	EnvMySQLDSN    = "IDKIT_MYSQL_DSN"
+)
+
+// EngineInfo says whether an engine ran, on what, and with which
+// settings; Skipped says why it did not run and how to enable it.
+type EngineInfo struct {
+	Name     string `json:"name"`
+	Version  string `json:"version,omitempty"`
+	Settings string `json:"settings,omitempty"`
+	Skipped  string `json:"skipped,omitempty"`
+}
+
+// EngineLoad is one key set loaded into one database engine: the column
+// type the keys were stored in and the engine's figures, keyed by the
+// metric names of [Columns] (all measured in the run).
+type EngineLoad struct {
+	Engine     string             `json:"engine"`
+	ColumnType string             `json:"column_type"`
+	Metrics    map[string]float64 `json:"metrics"`
+}
+
+// Metric returns the figure called key, and whether the load has it.
+func (l EngineLoad) Metric(key string) (float64, bool) {
+	v, ok := l.Metrics[key]
+	return v, ok
+}
+
+// dbLoad is what a database engine needs to load one key set: a table
+// with the key as primary key and a payload column, filled in generation
+// order, batch rows per transaction.
+type dbLoad struct {
+	keys            keySet
+	int63           bool // 8-byte big-endian keys that fit a positive int64
+	value           []byte
+	batch           int
+	checkpointEvery int
+	sync            bool
+	table           string // unique within the run
+	onBatch         func(done int)
+}
+
+// bigint says whether the keys go into a 64-bit integer column.
+func (l dbLoad) bigint() bool { return l.int63 && l.keys.Len == 8 }
+
+// int64At returns key i as the int64 a bigint column stores.
+func (l dbLoad) int64At(i int) int64 { return int64(binary.BigEndian.Uint64(l.keys.At(i))) }
+
+// batches calls f for each batch [lo, hi) of the load and, after each
+// batch that ends a checkpoint interval, checkpoint. It times f only, and
+// returns that time.
+func (l dbLoad) batches(f func(lo, hi int) error, checkpoint func() error) (time.Duration, error) {
+	n := l.keys.N()
+	var spent time.Duration
+	sinceCheckpoint := 0
+	for lo := 0; lo < n; lo += l.batch {
+		hi := min(lo+l.batch, n)
+		start := time.Now()
+		if err := f(lo, hi); err != nil {
+			return spent, fmt.Errorf("insert keys %d..%d: %w", lo, hi-1, err)
+		}
+		spent += time.Since(start)
+		sinceCheckpoint += hi - lo
+		if l.checkpointEvery > 0 && sinceCheckpoint >= l.checkpointEvery && checkpoint != nil {
+			if err := checkpoint(); err != nil {
+				return spent, fmt.Errorf("checkpoint after key %d: %w", hi-1, err)
+			}
+			sinceCheckpoint = 0
+		}
+		if l.onBatch != nil {
+			l.onBatch(hi)
+		}
+	}
+	return spent, nil
+}
+
+// dbEngine is a database engine that loads key sets. Close drops
+// everything the engine created on its server and closes the connection.
+type dbEngine interface {
+	Info() EngineInfo
+	Load(ctx context.Context, l dbLoad) (EngineLoad, error)
+	Close(ctx context.Context) error
+}
+
+// runSuffix returns a random suffix for the names a run creates on a
+// shared server, so that concurrent runs never meet.
+func runSuffix() string {
+	var b [6]byte
+	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// perThousand returns v per 1,000 of n.
+func perThousand(v float64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return v * 1000 / float64(n)
+}
+
+// perKey returns v over n.
+func perKey(v float64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return v / float64(n)
+}
+
+// rate returns n over d in inserts per second.
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// openEngines opens the database engines the options ask for, in report
+// order, and returns them with an EngineInfo for every engine, including
+// the skipped ones. On error it closes what it opened.
+func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []EngineInfo, error) {
+	infos := []EngineInfo{{Name: EngineBbolt, Version: moduleVersion("go.etcd.io/bbolt"), Settings: bboltSettings(o)}}
+	var engines []dbEngine
+	fail := func(err error) ([]dbEngine, []EngineInfo, error) {
+		for _, e := range engines {
+			e.Close(ctx)
+		}
+		return nil, nil, err
+	}
+	if o.NoSQLite {
+		infos = append(infos, EngineInfo{Name: EngineSQLite, Skipped: "switched off"})
+	} else {
+		e, err := openSQLite(dir, o.Sync)
+		if err != nil {
+			return fail(err)
+		}
+		engines = append(engines, e)
+		infos = append(infos, e.Info())
+	}
+	if o.PostgresDSN == "" {
+		infos = append(infos, EngineInfo{Name: EnginePostgres, Skipped: "no server: set " + EnvPostgresDSN + " or --postgres DSN to measure PostgreSQL"})
+	} else {
+		e, err := openPostgres(ctx, o.PostgresDSN)
+		if err != nil {
+			return fail(err)
+		}
+		engines = append(engines, e)
+		infos = append(infos, e.Info())
+	}
+	if o.MySQLDSN == "" {
+		infos = append(infos, EngineInfo{Name: EngineMySQL, Skipped: "no server: set " + EnvMySQLDSN + " or --mysql DSN to measure MariaDB/MySQL"})
+	} else {
+		e, err := openMySQL(ctx, o.MySQLDSN)
+		if err != nil {
+			return fail(err)
+		}
+		engines = append(engines, e)
+		infos = append(infos, e.Info())
+	}
+	return engines, infos, nil
+}
+
+func bboltSettings(o Options) string {
+	var fills []string
+	for _, f := range o.Fills {
+		fills = append(fills, fmt.Sprint(f))
+	}
+	return "fill " + strings.Join(fills, " and ") + ", fsync " + onOff(o.Sync)
+}
+
+// measured returns the names of the engines that ran, in report order.
+func (r *Report) measured() []string {
+	var out []string
+	for _, e := range r.Engines {
+		if e.Skipped == "" {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// engineLoad returns the load of engine in run, if there is one.
+func (run WriterRun) engineLoad(engine string) (EngineLoad, bool) {
+	i := slices.IndexFunc(run.Engines, func(l EngineLoad) bool { return l.Engine == engine })
+	if i < 0 {
+		return EngineLoad{}, false
+	}
+	return run.Engines[i], true
+}
+
+// driver names the Go module that talks to an engine, with its version
+// when the build information has it.
+func driver(module string) string {
+	if v := moduleVersion(module); v != "" {
+		return " (" + module + " " + v + ")"
+	}
+	return " (" + module + ")"
+}

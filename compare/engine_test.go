@@ -1,0 +1,127 @@
+package compare
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// serverDSN returns the DSN in the environment variable env, or skips the
+// test with one line saying how to enable it.
+func serverDSN(t *testing.T, env string) string {
+	t.Helper()
+	dsn := os.Getenv(env)
+	if dsn == "" {
+		t.Skipf("%s not set; set it (as .ci/run does) to run this test against a real server", env)
+	}
+	return dsn
+}
+
+// engineOptions returns options that run only the embedded bbolt and the
+// named database engine.
+func engineOptions(t *testing.T, engine string) Options {
+	t.Helper()
+	o := Options{NoSQLite: engine != EngineSQLite, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.5}, Engine: engine}
+	switch engine {
+	case EnginePostgres:
+		o.PostgresDSN = serverDSN(t, EnvPostgresDSN)
+	case EngineMySQL:
+		o.MySQLDSN = serverDSN(t, EnvMySQLDSN)
+	}
+	return o
+}
+
+// directionFigures are, per engine, the figures the direction test reads:
+// pages per 1,000 inserts, index (or database) bytes per key, and leaf
+// density.
+var directionFigures = map[string][3]string{
+	EngineSQLite:   {"wal_frames_per_1000", "bytes_per_key", "leaf_density"},
+	EnginePostgres: {"pages_dirtied_per_1000", "index_bytes_per_key", "leaf_density"},
+	EngineMySQL:    {"pages_written_per_1000", "index_bytes_per_key", "leaf_density"},
+}
+
+// TestEngineDirection checks, on each engine, what follows from how a
+// B-tree takes ordered and random keys, at N = 100,000: random UUIDs
+// dirty or write at least 3x the counter's pages per 1,000 inserts, need
+// at least 1.2x its bytes per key for the same rows, and leave leaves at
+// least 10 points less dense. A second run at N = 25,000 checks that the
+// figures grow with N: sizes with the keys, and the random keys' pages
+// per 1,000 inserts with the number of leaves they scatter over. The
+// verdict of the larger run must change when the constraints do.
+func TestEngineDirection(t *testing.T) {
+	t.Parallel()
+	for _, engine := range []string{EngineSQLite, EnginePostgres, EngineMySQL} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			o := engineOptions(t, engine)
+			o.Writers = 1
+			var err error
+			o.Schemes, err = Select("counter,traceid,ulid,uuidv4")
+			require.NoError(t, err)
+			reports := map[int]*Report{}
+			for _, n := range []int{25_000, 100_000} {
+				o.N = n
+				reports[n], err = Run(o)
+				require.NoError(t, err)
+			}
+			load := func(n, scheme int) map[string]float64 {
+				l, ok := reports[n].Schemes[scheme].Runs[0].engineLoad(engine)
+				require.True(t, ok, "%s load of %s", engine, reports[n].Schemes[scheme].Name)
+				return l.Metrics
+			}
+			const counter, uuid = 0, 3
+			f := directionFigures[engine]
+			c, u := load(100_000, counter), load(100_000, uuid)
+			t.Logf("%s counter %v", engine, c)
+			t.Logf("%s uuidv4  %v", engine, u)
+			assert.Greater(t, u[f[0]], 3*c[f[0]], "uuidv4 %s > 3x the counter's", f[0])
+			assert.Greater(t, u[f[1]], 1.2*c[f[1]], "uuidv4 %s > 1.2x the counter's", f[1])
+			assert.Less(t, u[f[2]], c[f[2]]-0.10, "uuidv4 leaf density at least 10 points below the counter's")
+
+			sizeKey := map[string]string{EngineSQLite: "page_count", EnginePostgres: "index_bytes", EngineMySQL: "index_bytes"}[engine]
+			for _, s := range []int{counter, uuid} {
+				small, large := load(25_000, s), load(100_000, s)
+				assert.Greater(t, large[sizeKey], 3*small[sizeKey], "%s: %s grows with N", reports[25_000].Schemes[s].Name, sizeKey)
+				assert.Greater(t, large["leaf_pages"], 3*small["leaf_pages"], "%s: leaf pages grow with N", reports[25_000].Schemes[s].Name)
+			}
+			assert.Greater(t, u[f[0]], 1.5*load(25_000, uuid)[f[0]], "uuidv4: %s per 1,000 grows with the leaves", f[0])
+
+			assertVerdictFollowsNeed(t, reports[100_000], engine)
+		})
+	}
+}
+
+// assertVerdictFollowsNeed checks that the verdict of a run of counter,
+// traceid, ulid and uuidv4 ranks and rejects by the constraints and by
+// the figures measured on engine.
+func assertVerdictFollowsNeed(t *testing.T, r *Report, engine string) {
+	t.Helper()
+	top := func(need Need) (string, map[string]string) {
+		v, err := r.Decide(need, engine)
+		require.NoError(t, err)
+		assert.Equal(t, engine, v.Engine)
+		rejected := map[string]string{}
+		for _, x := range v.Rejected {
+			rejected[x.Scheme] = x.Reason
+		}
+		if len(v.Ranked) == 0 {
+			return "", rejected
+		}
+		return v.Ranked[0].Scheme, rejected
+	}
+	best, rejected := top(Need{})
+	assert.Equal(t, "traceid", best, "with no constraints the 8-byte ordered key wins")
+	assert.Contains(t, rejected, "counter")
+	assert.Regexp(t, `^[a-zA-Z ]+ \d+\.\dx the counter's`, rejected["uuidv4"], "uuidv4 is rejected for a measured figure")
+
+	best, rejected = top(Need{Rate: 5_000_000})
+	assert.Equal(t, "ulid", best, "traceid cannot issue 5,000,000 IDs a second")
+	assert.Equal(t, "4,194,303 IDs/s per node by design, need 5,000,000", rejected["traceid"])
+
+	best, rejected = top(Need{Bits64: true, Rate: 5_000_000})
+	assert.Empty(t, best, "no scheme is both 64-bit and that fast")
+	assert.Equal(t, "128 bits, need 64bit (a BIGINT column)", rejected["ulid"])
+}

@@ -1,0 +1,299 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrNeed reports a constraint the verdict does not know.
+var ErrNeed = errors.New("compare: bad constraint")
+
+// Need is what a user requires of a scheme. The zero value requires
+// nothing.
+type Need struct {
+	// Bits64 requires every ID to fit a positive int64 (a BIGINT column).
+	Bits64 bool `json:"64bit,omitempty"`
+	// JSSafe requires every ID to be at most 2^53.
+	JSSafe bool `json:"js_safe,omitempty"`
+	// Sortable requires keys that lead with time.
+	Sortable bool `json:"sortable,omitempty"`
+	// Writers is the number of app instances writing the table; the
+	// verdict reads the run with that many interleaved writers. 0 means
+	// the largest writer count measured.
+	Writers int `json:"writers,omitempty"`
+	// Rate is the IDs per second one node must be able to issue; 0 means
+	// no requirement.
+	Rate int64 `json:"ids_per_second_per_node,omitempty"`
+}
+
+// NeedHelp lists the constraints ParseNeed accepts.
+const NeedHelp = "64bit, js-safe, sortable, writers=K, rate=IDS_PER_SECOND"
+
+// ParseNeed parses a comma-separated list of constraints, as
+// "64bit,js-safe,writers=8".
+func ParseNeed(s string) (Need, error) {
+	var n Need
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(strings.ToLower(item))
+		if item == "" {
+			continue
+		}
+		k, v, hasValue := strings.Cut(item, "=")
+		num := func(max int64) (int64, error) {
+			x, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64)
+			if !hasValue || err != nil || x < 1 || x > max {
+				return 0, fmt.Errorf("%w %q: want %s=1..%d", ErrNeed, item, k, max)
+			}
+			return x, nil
+		}
+		var err error
+		switch k {
+		case "64bit", "int63", "bigint":
+			n.Bits64 = true
+		case "js-safe", "jssafe":
+			n.JSSafe = true
+		case "sortable", "time-ordered":
+			n.Sortable = true
+		case "writers":
+			var w int64
+			w, err = num(MaxWriters)
+			n.Writers = int(w)
+		case "rate":
+			n.Rate, err = num(math.MaxInt64)
+		default:
+			err = fmt.Errorf("%w %q: want one of %s", ErrNeed, item, NeedHelp)
+		}
+		if err != nil {
+			return Need{}, err
+		}
+		if hasValue && k != "writers" && k != "rate" {
+			return Need{}, fmt.Errorf("%w %q: %s takes no value", ErrNeed, item, k)
+		}
+	}
+	return n, nil
+}
+
+// String writes n as ParseNeed reads it; "none" for the zero Need.
+func (n Need) String() string {
+	var s []string
+	if n.Bits64 {
+		s = append(s, "64bit")
+	}
+	if n.JSSafe {
+		s = append(s, "js-safe")
+	}
+	if n.Sortable {
+		s = append(s, "sortable")
+	}
+	if n.Writers > 0 {
+		s = append(s, fmt.Sprintf("writers=%d", n.Writers))
+	}
+	if n.Rate > 0 {
+		s = append(s, fmt.Sprintf("rate=%d", n.Rate))
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
+}
+
+// Verdict is the ranked recommendation of a run: the schemes that meet
+// the constraints, best first, and one line for each scheme that does not.
+type Verdict struct {
+	Engine  string `json:"engine"`
+	Need    string `json:"need"`
+	Writers int    `json:"writers"`
+	// Basis says which figures the ranking compares.
+	Basis    string      `json:"basis"`
+	Ranked   []Pick      `json:"ranked"`
+	Rejected []Rejection `json:"rejected"`
+}
+
+// Pick is a scheme the verdict recommends, with its score (the product
+// of its figures over the baseline's; 1 is the baseline) and why.
+type Pick struct {
+	Scheme string  `json:"scheme"`
+	Score  float64 `json:"score"`
+	Why    string  `json:"why"`
+}
+
+// Rejection is a scheme the verdict leaves out and why.
+type Rejection struct {
+	Scheme string `json:"scheme"`
+	Reason string `json:"reason"`
+}
+
+// MaxRatio is how far a figure may exceed the baseline's before the
+// verdict rejects the scheme for it.
+const MaxRatio = 2.0
+
+// verdictFigure is one figure the verdict compares, per engine.
+type verdictFigure struct {
+	key, name string
+}
+
+// verdictFigures are, per engine, the figures the verdict compares with
+// the baseline's: locality (pages), log volume, and size.
+var verdictFigures = map[string][]verdictFigure{
+	EngineBbolt:    {{"pages_written_per_1000", "pages written"}, {"bytes_per_key", "file bytes/key"}},
+	EngineSQLite:   {{"wal_frames_per_1000", "WAL frames"}, {"bytes_per_key", "database bytes/key"}},
+	EnginePostgres: {{"pages_dirtied_per_1000", "pages dirtied"}, {"wal_bytes_per_insert", "WAL"}, {"index_bytes_per_key", "index size"}},
+	EngineMySQL:    {{"pages_written_per_1000", "pages written"}, {"redo_bytes_per_insert", "redo"}, {"index_bytes_per_key", "clustered index size"}},
+}
+
+// figure returns a scheme's verdict figure for engine in run ri.
+func figure(s *Result, engine string, ri int, key string) (float64, bool) {
+	if ri >= len(s.Runs) {
+		return 0, false
+	}
+	run := s.Runs[ri]
+	if engine == EngineBbolt {
+		if len(run.Loads) == 0 {
+			return 0, false
+		}
+		l := run.Loads[0] // the first fill: bbolt's default unless the run chose others
+		switch key {
+		case "pages_written_per_1000":
+			return l.PagesPer1000, true
+		case "bytes_per_key":
+			return l.BytesPerKey, true
+		}
+		return 0, false
+	}
+	l, ok := run.engineLoad(engine)
+	if !ok {
+		return 0, false
+	}
+	return l.Metric(key)
+}
+
+// Decide ranks the report's schemes under need on engine's figures
+// (empty: the most server-like engine measured: postgres, mysql, sqlite,
+// bbolt). Layout constraints reject a scheme first; then any figure more
+// than MaxRatio times the baseline's; the rest rank by the product of
+// their figures over the baseline's, then by ns per ID.
+func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
+	measured := r.measured()
+	if engine == "" {
+		for _, e := range []string{EnginePostgres, EngineMySQL, EngineSQLite, EngineBbolt} {
+			if slices.Contains(measured, e) {
+				engine = e
+				break
+			}
+		}
+	}
+	if !slices.Contains(measured, engine) {
+		return nil, fmt.Errorf("%w: engine %q was not measured in this run (measured: %s)", ErrOptions, engine, strings.Join(measured, ", "))
+	}
+	counts := r.writerCounts()
+	ri := len(counts) - 1
+	if need.Writers > 0 {
+		ri = slices.Index(counts, need.Writers)
+		if ri < 0 {
+			return nil, fmt.Errorf("%w: need writers=%d, but the run measured %s writers; run with --writers %d",
+				ErrOptions, need.Writers, joinInts(counts), need.Writers)
+		}
+	}
+	figs := verdictFigures[engine]
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.name)
+	}
+	v := &Verdict{
+		Engine: engine, Need: need.String(), Writers: counts[ri],
+		Basis: fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio),
+	}
+	base := r.baselineResult()
+	for si := range r.Schemes {
+		s := &r.Schemes[si]
+		if s.Kind == Baseline {
+			v.Rejected = append(v.Rejected, Rejection{s.Name, "the baseline the figures are measured against: " + s.Design.Note})
+			continue
+		}
+		if why := layoutMiss(s, need); why != "" {
+			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
+			continue
+		}
+		if ri < len(s.Runs) && s.Runs[ri].Order.Duplicates > 0 {
+			v.Rejected = append(v.Rejected, Rejection{s.Name, fmt.Sprintf("issued %d duplicate keys with %d writers", s.Runs[ri].Order.Duplicates, counts[ri])})
+			continue
+		}
+		score := 1.0
+		var parts, over []string
+		for _, f := range figs {
+			x, ok := figure(s, engine, ri, f.key)
+			if !ok {
+				return nil, fmt.Errorf("compare: verdict: %s has no %s figure on %s", s.Name, f.key, engine)
+			}
+			ratio := 1.0
+			if base != nil {
+				if b, ok := figure(base, engine, ri, f.key); ok && b > 0 {
+					ratio = x / b
+				}
+			}
+			score *= ratio
+			parts = append(parts, fmt.Sprintf("%s %.1fx", f.name, ratio))
+			if ratio > MaxRatio {
+				over = append(over, fmt.Sprintf("%s %.1fx the %s's", f.name, ratio, baseName(base)))
+			}
+		}
+		if len(over) > 0 {
+			v.Rejected = append(v.Rejected, Rejection{s.Name, strings.Join(over, ", ")})
+			continue
+		}
+		v.Ranked = append(v.Ranked, Pick{
+			Scheme: s.Name, Score: score,
+			Why: fmt.Sprintf("%s; %s ns/ID, %s IDs/s/node; %d-byte key", strings.Join(parts, ", "), num(s.Speed.NsPerID), s.DesignText.Rate, s.Runs[0].Size.KeyBytes),
+		})
+	}
+	speed := map[string]float64{}
+	for _, s := range r.Schemes {
+		speed[s.Name] = s.Speed.NsPerID
+	}
+	sort.SliceStable(v.Ranked, func(i, j int) bool {
+		a, b := v.Ranked[i], v.Ranked[j]
+		// Scores within 2% are a tie: the figures are counts of pages and
+		// bytes, and a tie goes to the faster generator.
+		if math.Abs(a.Score-b.Score) > 0.02*math.Min(a.Score, b.Score) {
+			return a.Score < b.Score
+		}
+		return speed[a.Scheme] < speed[b.Scheme]
+	})
+	return v, nil
+}
+
+func baseName(base *Result) string {
+	if base == nil {
+		return "best"
+	}
+	return base.Name
+}
+
+// layoutMiss returns why s's layout fails need, or "".
+func layoutMiss(s *Result, need Need) string {
+	d := s.Design
+	switch {
+	case need.Bits64 && !d.Int63:
+		return fmt.Sprintf("%d bits, need 64bit (a BIGINT column)", d.Bits)
+	case need.JSSafe && !d.JSSafe:
+		return fmt.Sprintf("IDs use up to %d bits, need js-safe (at most 53)", d.MaxBits)
+	case need.Sortable && d.TimeUnit == 0:
+		return "keys do not lead with time, need sortable"
+	case need.Rate > 0 && d.PerSecond > 0 && d.PerSecond < need.Rate:
+		return fmt.Sprintf("%s IDs/s per node by design, need %s", count(d.PerSecond), count(need.Rate))
+	}
+	return ""
+}
+
+func joinInts(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, " and ")
+}
