@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +29,9 @@ type console struct {
 	stdout, stderr io.Writer
 	clock          clock.Clock
 	exits          []func() // run when the command ends, last first
+	// interrupted, when set, ends with SIGINT or SIGTERM: a command that
+	// holds a node claim stops issuing, so that it can release the claim.
+	interrupted context.Context
 }
 
 // atExit registers f to run when the command ends: releasing a node claim,

@@ -104,7 +104,11 @@ func runNew(c *console, args []string) error {
 		return err
 	}
 	w := bufio.NewWriter(c.stdout)
-	for range *n {
+	for i := range *n {
+		if i%1024 == 0 && c.interrupted != nil && c.interrupted.Err() != nil {
+			w.Flush()
+			return fmt.Errorf("interrupted after %d IDs; the claimed node is released", i)
+		}
 		id, err := next()
 		if err != nil {
 			w.Flush()

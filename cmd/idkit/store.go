@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -112,6 +115,9 @@ func (f *storeFlags) claim(c *console, space string, lo, hi int) (*fleet.Claim, 
 		return nil, err
 	}
 	c.atExit(func() { claim.Close() })
+	interrupted, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	c.interrupted = interrupted
+	c.atExit(stop)
 	return claim, nil
 }
 
