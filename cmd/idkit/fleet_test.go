@@ -52,6 +52,9 @@ func TestFleetCommands(t *testing.T) {
 		gens[id.Generator()] = true
 	}
 	assert.Len(t, gens, 2, "each call takes its own generator id from etcd")
+	code, stdout, stderr = idkit(with("inspect", "decimalid", strings.Fields(stdout2)[0])...)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `ticket\s+REL-7`, stdout, "the launch's record from etcd")
 
 	// A node held elsewhere: the command claims the next one, and nodes
 	// lists both while the command runs.

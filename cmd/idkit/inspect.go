@@ -48,6 +48,7 @@ Schemes, their parts and flags:
 	            --hex            read the ID as a span or trace ID
 	decimalid   split counter generator launch
 	            --log FILE       also show the launch's record from FILE
+	            --etcd ENDPOINTS or from the launch log in etcd
 	snowflake   time tick, the node fields by name, sequence
 	            --preset NAME    layout (default twitter), one of
 	                             ` + strings.Join(snowflake.PresetNames(), ", ") + `
@@ -284,7 +285,9 @@ func parseOTelHex(s string) (*report, traceid.ID, error) {
 }
 
 func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error) {
-	logPath := fs.String("log", "", "launch log to look the launch up in")
+	where := addStoreFlags(fs, "")
+	var l store // opened at the first ID
+	opened := false
 	return func(s string) (*report, error) {
 		id, err := decimalid.Parse(s)
 		if err != nil {
@@ -295,16 +298,18 @@ func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error
 			add("counter", id.Counter()).
 			add("generator", id.Generator()).
 			add("launch", id.Launch())
-		if !isSet(fs, "log") {
-			return r, nil
+		if !opened {
+			if l, err = where.open(c); err != nil {
+				return nil, err
+			}
+			opened = true
 		}
-		l, err := openLog(c, *logPath)
-		if err != nil {
-			return nil, err
+		if l == nil {
+			return r, nil
 		}
 		launch, err := l.Get(id.Launch())
 		if errors.Is(err, launchlog.ErrNoLaunch) {
-			return nil, fmt.Errorf("launch %d of %s is not in %s", id.Launch(), id, *logPath)
+			return nil, fmt.Errorf("launch %d of %s is not in %s", id.Launch(), id, where.name())
 		}
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@
 //	idkit new SCHEME [-n N] [flags]        print new IDs, one per line
 //	idkit inspect SCHEME ID [flags]        explain an ID: time, node, counter
 //	idkit launch begin|current|list        record a launch, or show the log
+//	idkit nodes --etcd ENDPOINTS           list the nodes claimed in etcd
 //	idkit compare [flags]                  measure every scheme side by side
 //	idkit help [COMMAND]                   show help
 //

@@ -139,11 +139,3 @@ func (c *console) etcd(endpoints string) (*clientv3.Client, error) {
 	c.atExit(func() { cli.Close() })
 	return cli, nil
 }
-
-// openLog returns the launch log file at path.
-func openLog(c *console, path string) (*launchlog.Log, error) {
-	if path == "" {
-		return nil, usagef("--log is empty, want a file path")
-	}
-	return launchlog.New(launchlog.Options{Path: path, Clock: c.clock})
-}
