@@ -1,42 +1,19 @@
 package snowflake
 
 import (
-	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/internal/claimtest"
 	"github.com/idkit/idkit/internal/clock"
 )
 
-var errTestLost = errors.New("test claim lost")
-
-// deadlineClaim holds node until deadline on the test's fake clock, or
-// until revoked; once lost it stays lost. It counts its checks.
-type deadlineClaim struct {
-	node     int
-	deadline time.Time
-	revoked  atomic.Bool
-	checks   atomic.Int64
-}
-
-func (c *deadlineClaim) Node() int { return c.node }
-
-func (c *deadlineClaim) Check(now time.Time) error {
-	c.checks.Add(1)
-	if c.revoked.Load() || !now.Before(c.deadline) {
-		c.revoked.Store(true)
-		return errTestLost
-	}
-	return nil
-}
-
 func TestClaimSplitsIntoNodeFields(t *testing.T) {
 	t.Parallel()
-	claim := &deadlineClaim{node: 2<<5 | 3, deadline: t0.Add(time.Hour)}
+	claim := &claimtest.Claim{Number: 2<<5 | 3, Deadline: t0.Add(time.Hour)}
 	g, _ := start(t, Options{Layout: Twitter(), Claim: claim})
 	assert.Equal(t, map[string]int64{"datacenter": 2, "worker": 3}, g.Node())
 	assert.Equal(t, map[string]int64{"datacenter": 2, "worker": 3}, parts(t, g, next(t, g)).Node)
@@ -45,14 +22,14 @@ func TestClaimSplitsIntoNodeFields(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "Options.Node and Options.Claim are both set")
 
-	_, err = New(Options{Layout: Twitter(), Claim: &deadlineClaim{node: 1024, deadline: t0.Add(time.Hour)}, Clock: clock.NewFake(t0)})
+	_, err = New(Options{Layout: Twitter(), Claim: &claimtest.Claim{Number: 1024, Deadline: t0.Add(time.Hour)}, Clock: clock.NewFake(t0)})
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "node number 1024, want 0 to 1023")
 }
 
 func TestClaimLostStopsIssuing(t *testing.T) {
 	t.Parallel()
-	claim := &deadlineClaim{node: 5, deadline: t0.Add(3 * time.Millisecond)}
+	claim := &claimtest.Claim{Number: 5, Deadline: t0.Add(3 * time.Millisecond)}
 	g, fake := start(t, Options{Layout: small(), Claim: claim})
 	ids := take(t, g, 4) // one tick's worth
 	fake.Advance(time.Millisecond)
@@ -70,7 +47,7 @@ func TestClaimLostStopsIssuing(t *testing.T) {
 // as the clock stays behind; with a claim every such ID checks it.
 func TestClaimCheckedWhileClockBehind(t *testing.T) {
 	t.Parallel()
-	claim := &deadlineClaim{node: 5, deadline: t0.Add(time.Hour)}
+	claim := &claimtest.Claim{Number: 5, Deadline: t0.Add(time.Hour)}
 	l := small()
 	l.SequenceBits = 12
 	g, fake := start(t, Options{Layout: l, Claim: claim, ClockPolicy: ClockContinue})
@@ -78,7 +55,7 @@ func TestClaimCheckedWhileClockBehind(t *testing.T) {
 	fake.Advance(-time.Minute)
 	next(t, g)
 	next(t, g)
-	claim.revoked.Store(true)
+	claim.Revoke()
 	_, err := g.Next()
 	require.ErrorIs(t, err, ErrNodeLost)
 }

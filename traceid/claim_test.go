@@ -1,42 +1,19 @@
 package traceid
 
 import (
-	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/internal/claimtest"
 	"github.com/idkit/idkit/internal/clock"
 )
 
-var errTestLost = errors.New("test claim lost")
-
-// deadlineClaim holds node until deadline on the test's fake clock, or
-// until revoked; once lost it stays lost. It counts its checks.
-type deadlineClaim struct {
-	node     int
-	deadline time.Time
-	revoked  atomic.Bool
-	checks   atomic.Int64
-}
-
-func (c *deadlineClaim) Node() int { return c.node }
-
-func (c *deadlineClaim) Check(now time.Time) error {
-	c.checks.Add(1)
-	if c.revoked.Load() || !now.Before(c.deadline) {
-		c.revoked.Store(true)
-		return errTestLost
-	}
-	return nil
-}
-
 func TestClaimSuppliesNode(t *testing.T) {
 	t.Parallel()
-	claim := &deadlineClaim{node: 9, deadline: t0.Add(time.Hour)}
+	claim := &claimtest.Claim{Number: 9, Deadline: t0.Add(time.Hour)}
 	g, _ := start(t, Options{Claim: claim})
 	assert.Equal(t, 9, g.Node())
 	assert.Equal(t, 9, next(t, g).Node())
@@ -48,24 +25,24 @@ func TestClaimSuppliesNode(t *testing.T) {
 
 func TestClaimLostAtNew(t *testing.T) {
 	t.Parallel()
-	claim := &deadlineClaim{node: 1, deadline: t0}
+	claim := &claimtest.Claim{Number: 1, Deadline: t0}
 	_, err := New(Options{Claim: claim, Clock: clock.NewFake(t0)})
 	require.ErrorIs(t, err, ErrNodeLost)
-	require.ErrorIs(t, err, errTestLost)
+	require.ErrorIs(t, err, claimtest.ErrLost)
 }
 
 // The claim is checked at each new second, not per ID, and once its
 // deadline passes no ID is issued, whatever the clock does next.
 func TestClaimLostStopsIssuing(t *testing.T) {
 	t.Parallel()
-	claim := &deadlineClaim{node: 1, deadline: t0.Add(2500 * time.Millisecond)}
+	claim := &claimtest.Claim{Number: 1, Deadline: t0.Add(2500 * time.Millisecond)}
 	g, fake := start(t, Options{Claim: claim})
 	ids := take(t, g, 10_000)
 	fill := make([]ID, 10_000)
 	n, err := g.Fill(fill)
 	require.NoError(t, err)
 	require.Equal(t, len(fill), n)
-	assert.LessOrEqual(t, claim.checks.Load(), int64(3), "checks in New and at the new second only")
+	assert.LessOrEqual(t, claim.Checks(), int64(3), "checks in New and at the new second only")
 
 	fake.Advance(time.Second) // t0+2s: a new second before the deadline
 	ids = append(ids, next(t, g))
@@ -88,12 +65,12 @@ func TestClaimLostStopsIssuing(t *testing.T) {
 // claim is checked on that path too, so a claim lost meanwhile stops them.
 func TestClaimCheckedWhileClockBehind(t *testing.T) {
 	t.Parallel()
-	claim := &deadlineClaim{node: 1, deadline: t0.Add(time.Hour)}
+	claim := &claimtest.Claim{Number: 1, Deadline: t0.Add(time.Hour)}
 	g, fake := start(t, Options{Claim: claim})
 	next(t, g)
 	fake.Advance(-10 * time.Second)
 	next(t, g)
-	claim.revoked.Store(true) // as etcd revoking the lease would
+	claim.Revoke() // as etcd revoking the lease would
 	_, err := g.Next()
 	require.ErrorIs(t, err, ErrNodeLost)
 }
