@@ -17,13 +17,27 @@
 //	Scheme ──New(1)──► Generator ──► speed: ns/ID, 1 goroutine and GOMAXPROCS, allocs/ID
 //	   │
 //	   ├──New(1)──► N keys ───────────┬─► order: appends, inversions; size: bytes/key, packed
-//	   └──New(K)──► N keys, round ────┘      │
-//	               robin over K writers      └─► bbolt, fill 0.5 and 0.9, 1,000 inserts per tx:
-//	                                              pages written per 1,000 inserts, splits,
-//	                                              leaf fill, inserts/s, bytes/key
+//	   └──New(K)──► N keys, round ────┘      │  the same keys, in generation order, into
+//	               robin over K writers      ├─► bbolt, fill 0.5 and 0.9: pages written, splits, leaf fill
+//	                                         ├─► SQLite: WAL frames, pages, leaf density
+//	                                         ├─► PostgreSQL: pages dirtied, WAL and full-page images,
+//	                                         │   index and heap size, leaf density and fragmentation
+//	                                         └─► InnoDB: pages written, redo, page splits,
+//	                                             clustered index size, leaf pages and density
+//
+// bbolt and SQLite (modernc.org/sqlite, pure Go) are embedded and always
+// run; PostgreSQL (pgx) and MariaDB/MySQL (go-sql-driver/mysql) run when
+// [Options.PostgresDSN] or [Options.MySQLDSN] names a server, where the run
+// creates a schema or database of its own and drops it at the end. Each
+// database stores the key in the column a user would choose (bigint, uuid,
+// BINARY(n), INTEGER PRIMARY KEY, a BLOB key WITHOUT ROWID) with a payload.
 //
 // Every figure of a Report is either measured in that run or computed from
 // the scheme's layout (Design, DesignText), and the report says which.
+// [Report.Columns] describes every figure once; the text tables, the HTML
+// tables and the JSON all take their columns from it. [Report.Decide]
+// turns the figures into a [Verdict]: the schemes that meet a [Need],
+// ranked, and one line for each that does not.
 //
 // # Locality
 //
@@ -41,7 +55,14 @@
 // skip fsync unless [Options.Sync] is set, so inserts per second measure
 // the B+tree and the page cache rather than the disk; being wall-clock time
 // on a possibly shared machine, they are the noisiest figure, while pages
-// written, splits and fill do not depend on the machine. A rate-capped scheme
+// written, splits and fill do not depend on the machine. A database
+// writes a page when it checkpoints or flushes it, so the database loads
+// checkpoint at a fixed interval of inserts ([Options.CheckpointEvery]),
+// by default after every batch: a long-lived table is far larger than
+// the inserts between two checkpoints, and a small N with a checkpoint
+// per batch puts the same ratio of pages to inserts in front of the
+// engine. InnoDB's pages written, redo bytes and split counter are
+// server-wide, so other writers on the server add to them. A rate-capped scheme
 // is timed with its real library, but may build its locality keys over a
 // simulated clock ([Scheme.Keys]); sonyflake, at 25,600 IDs per second,
 // does, and the report says so.

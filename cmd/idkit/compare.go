@@ -52,10 +52,10 @@ Flags:
   -n N            keys per load, 1..=%d (default %d)
   --writers K     interleaved writers of the second load, 1..=%d (default %d)
   --schemes LIST  comma-separated schemes, or all (default all): %s
-  --postgres DSN  measure PostgreSQL too (default $%s), e.g.
-                  postgres://postgres@127.0.0.1:5432/test
-  --mysql DSN     measure MariaDB/MySQL too (default $%s), e.g.
-                  root@tcp(127.0.0.1:3306)/test
+  --postgres DSN  measure PostgreSQL too (default $%s; "" for
+                  none), e.g. postgres://postgres@127.0.0.1:5432/test
+  --mysql DSN     measure MariaDB/MySQL too (default $%s; "" for
+                  none), e.g. root@tcp(127.0.0.1:3306)/test
   --checkpoint-every N
                   inserts between the database loads' checkpoints
                   (default: one batch, %d)

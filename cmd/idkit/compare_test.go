@@ -17,8 +17,9 @@ func TestCompare(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	jsonPath, htmlPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
+	// Empty DSNs switch the servers off whatever the environment says.
 	code, stdout, stderr := idkit("compare", "-n", "2000", "--writers", "2", "--schemes", "counter,uuidv4",
-		"--json", jsonPath, "--html", htmlPath)
+		"--postgres", "", "--mysql", "", "--json", jsonPath, "--html", htmlPath)
 	require.Equal(t, 0, code, stderr)
 
 	for _, want := range []string{
@@ -103,5 +104,42 @@ func TestCompareEngineWithoutServer(t *testing.T) {
 		code, _, stderr := idkit("compare", "-n", "10", "--engine", engine)
 		assert.Equal(t, 2, code)
 		assert.Contains(t, stderr, "--engine "+engine+" needs --"+engine+" DSN")
+	}
+}
+
+// TestCompareServers runs compare against the real PostgreSQL and MariaDB
+// servers named by the environment, as CI does, with a verdict on
+// PostgreSQL's figures.
+func TestCompareServers(t *testing.T) {
+	t.Parallel()
+	for _, env := range []string{compare.EnvPostgresDSN, compare.EnvMySQLDSN} {
+		if os.Getenv(env) == "" {
+			t.Skipf("%s not set; set it (as .ci/run does) to run compare against a real server", env)
+		}
+	}
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := idkit("compare", "-n", "3000", "--schemes", "counter,traceid,uuidv4",
+		"--need", "64bit,writers=2", "--engine", "postgres", "--json", jsonPath)
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{
+		"engines: bbolt, sqlite, postgres, mysql",
+		"INSERT LOCALITY IN POSTGRESQL — measured in this run (3,000 keys", "dirtied/1k", "WAL B/insert", "leaf frag",
+		"INSERT LOCALITY IN INNODB — measured in this run (3,000 keys", "written/1k", "redo B/insert", "splits/1k",
+		"VERDICT — need 64bit,writers=2, engine postgres, 2 writer(s)",
+		"1. traceid: pages dirtied", "rejected uuidv4: 128 bits, need 64bit (a BIGINT column)",
+	} {
+		assert.Contains(t, stdout, want)
+	}
+	b, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	var r compare.Report
+	require.NoError(t, json.Unmarshal(b, &r))
+	require.NotNil(t, r.Verdict)
+	assert.Equal(t, "postgres", r.Verdict.Engine)
+	assert.Equal(t, 2, r.Config.Writers, "writers=2 sets --writers")
+	for _, s := range r.Schemes {
+		for _, run := range s.Runs {
+			assert.Len(t, run.Engines, 3, "%s: sqlite, postgres and mysql loads", s.Name)
+		}
 	}
 }

@@ -1,0 +1,100 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseNeed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want Need
+		err  string
+	}{
+		{"", Need{}, ""},
+		{"64bit", Need{Bits64: true}, ""},
+		{" js-safe , 64bit,writers=8 ", Need{JSSafe: true, Bits64: true, Writers: 8}, ""},
+		{"sortable,rate=5_000_000", Need{Sortable: true, Rate: 5_000_000}, ""},
+		{"BIGINT", Need{Bits64: true}, ""},
+		{"fast", Need{}, `bad constraint "fast": want one of 64bit, js-safe, sortable, writers=K, rate=IDS_PER_SECOND`},
+		{"writers=0", Need{}, `bad constraint "writers=0": want writers=1..1024`},
+		{"writers", Need{}, `bad constraint "writers": want writers=1..1024`},
+		{"rate=x", Need{}, `bad constraint "rate=x"`},
+		{"64bit=yes", Need{}, `bad constraint "64bit=yes": 64bit takes no value`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseNeed(tt.in)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, ErrNeed)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			again, err := ParseNeed(got.String())
+			if got == (Need{}) {
+				assert.Equal(t, "none", got.String())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "String round-trips")
+		})
+	}
+}
+
+func TestDecideErrors(t *testing.T) {
+	t.Parallel()
+	r := smallReport(t)
+	_, err := r.Decide(Need{}, EnginePostgres)
+	assert.ErrorIs(t, err, ErrOptions)
+	assert.Contains(t, err.Error(), `engine "postgres" was not measured in this run (measured: bbolt, sqlite)`)
+	_, err = r.Decide(Need{Writers: 8}, "")
+	assert.ErrorIs(t, err, ErrOptions)
+	assert.Contains(t, err.Error(), "need writers=8, but the run measured 1 and 3 writers; run with --writers 8")
+}
+
+// TestDecideSmallRun checks the verdict the small run carries: on SQLite
+// by default, every scheme either ranked or rejected with a reason, and
+// random keys rejected for a measured figure.
+func TestDecideSmallRun(t *testing.T) {
+	t.Parallel()
+	r := smallReport(t)
+	v := r.Verdict
+	require.NotNil(t, v)
+	assert.Equal(t, EngineSQLite, v.Engine)
+	assert.Equal(t, smallWriters, v.Writers)
+	assert.Equal(t, len(r.Schemes), len(v.Ranked)+len(v.Rejected))
+	reasons := map[string]string{}
+	for _, x := range v.Rejected {
+		assert.NotEmpty(t, x.Reason, x.Scheme)
+		reasons[x.Scheme] = x.Reason
+	}
+	assert.Contains(t, reasons["uuidv4"], "x the counter's")
+	assert.Contains(t, reasons["ksuid"], "x the counter's")
+	for i := 1; i < len(v.Ranked); i++ {
+		assert.LessOrEqual(t, v.Ranked[i-1].Score, v.Ranked[i].Score*1.02+1e-9, "ranked best first")
+	}
+
+	bbolt, err := r.Decide(Need{Bits64: true}, EngineBbolt)
+	require.NoError(t, err)
+	for _, p := range bbolt.Ranked {
+		s, err := Lookup(p.Scheme)
+		require.NoError(t, err)
+		assert.True(t, s.Design().Int63, "%s ranked under 64bit", p.Scheme)
+	}
+
+	var b bytes.Buffer
+	require.NoError(t, r.WriteJSON(&b))
+	var got struct {
+		Verdict Verdict `json:"verdict"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &got))
+	assert.Equal(t, *v, got.Verdict, "the JSON carries the verdict")
+}
