@@ -175,8 +175,9 @@ func figure(s *Result, engine string, ri int, key string) (float64, bool) {
 // Decide ranks the report's schemes under need on engine's figures
 // (empty: the most server-like engine measured: postgres, mysql, sqlite,
 // bbolt). Layout constraints reject a scheme first; then any figure more
-// than MaxRatio times the baseline's; the rest rank by the product of
-// their figures over the baseline's, then by ns per ID.
+// than MaxRatio times the baseline's (without a baseline in the run, the
+// best scheme's); the rest rank by the product of their figures over the
+// baseline's, then by ns per ID.
 func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	measured := r.measured()
 	if engine == "" {
@@ -208,7 +209,28 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		Engine: engine, Need: need.String(), Writers: counts[ri],
 		Basis: fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio),
 	}
-	base := r.baselineResult()
+	// Each figure is compared with the baseline's; without a baseline in
+	// the run, with the best of the schemes.
+	refName := "best scheme"
+	ref := map[string]float64{}
+	for _, f := range figs {
+		for si := range r.Schemes {
+			s := &r.Schemes[si]
+			if x, ok := figure(s, engine, ri, f.key); ok && x > 0 {
+				if cur, seen := ref[f.key]; !seen || x < cur {
+					ref[f.key] = x
+				}
+			}
+		}
+	}
+	if base := r.baselineResult(); base != nil {
+		refName = base.Name
+		for _, f := range figs {
+			if b, ok := figure(base, engine, ri, f.key); ok && b > 0 {
+				ref[f.key] = b
+			}
+		}
+	}
 	for si := range r.Schemes {
 		s := &r.Schemes[si]
 		if s.Kind == Baseline {
@@ -231,15 +253,13 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 				return nil, fmt.Errorf("compare: verdict: %s has no %s figure on %s", s.Name, f.key, engine)
 			}
 			ratio := 1.0
-			if base != nil {
-				if b, ok := figure(base, engine, ri, f.key); ok && b > 0 {
-					ratio = x / b
-				}
+			if b := ref[f.key]; b > 0 {
+				ratio = x / b
 			}
 			score *= ratio
 			parts = append(parts, fmt.Sprintf("%s %.1fx", f.name, ratio))
 			if ratio > MaxRatio {
-				over = append(over, fmt.Sprintf("%s %.1fx the %s's", f.name, ratio, baseName(base)))
+				over = append(over, fmt.Sprintf("%s %.1fx the %s's", f.name, ratio, refName))
 			}
 		}
 		if len(over) > 0 {
@@ -265,13 +285,6 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		return speed[a.Scheme] < speed[b.Scheme]
 	})
 	return v, nil
-}
-
-func baseName(base *Result) string {
-	if base == nil {
-		return "best"
-	}
-	return base.Name
 }
 
 // layoutMiss returns why s's layout fails need, or "".

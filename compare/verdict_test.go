@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,20 @@ func TestDecideSmallRun(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b.Bytes(), &got))
 	assert.Equal(t, *v, got.Verdict, "the JSON carries the verdict")
+}
+
+// TestDecideWithoutBaseline: without the counter in the run, figures are
+// compared with the best scheme's, so random keys are still rejected.
+func TestDecideWithoutBaseline(t *testing.T) {
+	t.Parallel()
+	schemes, err := Select("traceid,uuidv4")
+	require.NoError(t, err)
+	r, err := Run(Options{N: 20_000, Writers: 1, Schemes: schemes, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.9}})
+	require.NoError(t, err)
+	v := r.Verdict
+	require.Len(t, v.Ranked, 1)
+	assert.Equal(t, "traceid", v.Ranked[0].Scheme)
+	require.Len(t, v.Rejected, 1)
+	assert.Equal(t, "uuidv4", v.Rejected[0].Scheme)
+	assert.Contains(t, v.Rejected[0].Reason, "x the best scheme's")
 }
