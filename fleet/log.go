@@ -542,15 +542,25 @@ func checkMarkKey(key string) error {
 // conflict and after a short pause when etcd reports a passing failure (no
 // leader, leader changed, connection lost), all within the timeout.
 // Errors of attempt's own pass through.
+//
+// Each attempt has a quarter of the timeout (at least a second, at most
+// the timeout): a request that reached a member just as the leader
+// failed gets no answer from etcd for several seconds (etcd's own request
+// timeout), while a retry is served as soon as a new leader is elected.
+// Retrying is safe because every write compares what it read.
 func (l *Log) run(op string, attempt func(ctx context.Context) error) error {
 	if err := l.cli.Ctx().Err(); err != nil {
 		return fmt.Errorf("%w: %s under %s: client closed: %w", ErrUnavailable, op, l.prefix, err)
 	}
 	ctx, cancel := context.WithTimeout(l.cli.Ctx(), l.timeout)
 	defer cancel()
+	each := min(max(l.timeout/4, time.Second), l.timeout)
 	pause := 10 * time.Millisecond
 	for {
-		err := attempt(ctx)
+		actx, acancel := context.WithTimeout(ctx, each)
+		err := attempt(actx)
+		expired := actx.Err() != nil
+		acancel()
 		if err == nil {
 			return nil
 		}
@@ -563,8 +573,10 @@ func (l *Log) run(op string, attempt func(ctx context.Context) error) error {
 		}
 		err = ee.err
 		switch {
-		case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		case ctx.Err() != nil:
 			return fmt.Errorf("%w: %s under %s: no answer within %v: %w", ErrUnavailable, op, l.prefix, l.timeout, err)
+		case expired:
+			continue // this attempt's share of the timeout ran out; try again
 		case errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled ||
 			errors.Is(err, clientv3.ErrNoAvailableEndpoints):
 			return fmt.Errorf("%w: %s under %s: %w", ErrUnavailable, op, l.prefix, err)

@@ -28,8 +28,8 @@ func TestLogClusterMemberLoss(t *testing.T) {
 	prefix := etcdtest.Prefix(t, cli)
 	var logs []*Log
 	for _, client := range []*clientv3.Client{cli, etcdtest.NewClient(t, c.Endpoints()...)} {
-		// Long enough for a leader election on a busy machine.
-		l, err := NewLog(LogOptions{Client: client, Prefix: prefix, Timeout: 15 * time.Second})
+		// Twice the default, for a leader election on a busy machine.
+		l, err := NewLog(LogOptions{Client: client, Prefix: prefix, Timeout: 10 * time.Second})
 		require.NoError(t, err)
 		logs = append(logs, l)
 	}

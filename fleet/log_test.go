@@ -282,11 +282,14 @@ func TestLogUnavailable(t *testing.T) {
 	px := etcdtest.NewProxy(t, c.Endpoint(0))
 	cli := etcdtest.NewClient(t, px.Endpoint())
 	const timeout = 300 * time.Millisecond
-	l, err := NewLog(LogOptions{Client: cli, Prefix: etcdtest.Prefix(t, c.Client()), Timeout: timeout})
+	prefix := etcdtest.Prefix(t, c.Client())
+	warm, err := NewLog(LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
-	_, err = l.Begin(launchlog.Info{})
+	_, err = warm.Begin(launchlog.Info{})
 	require.NoError(t, err)
-	_, err = l.NextGenerator(1)
+	_, err = warm.NextGenerator(1)
+	require.NoError(t, err)
+	l, err := NewLog(LogOptions{Client: cli, Prefix: prefix, Timeout: timeout})
 	require.NoError(t, err)
 
 	px.Cut()
@@ -304,7 +307,7 @@ func TestLogUnavailable(t *testing.T) {
 		_, err := l.Current()
 		return err == nil
 	}, 10*time.Second, 50*time.Millisecond)
-	got, err := l.NextGenerator(1)
+	got, err := warm.NextGenerator(1)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, got, 1, "a value lost in the cut is never handed out")
 }
