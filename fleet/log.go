@@ -45,8 +45,9 @@ type LogOptions struct {
 	// slash). Empty means "idkit/". Logs with the same prefix on one etcd
 	// cluster share one launch log.
 	Prefix string
-	// Timeout bounds one operation, retries included. Zero means 5s; a
-	// negative timeout is invalid.
+	// Timeout bounds one operation, retries included; each attempt gets a
+	// quarter of it, at least a second. Zero means 5s; a negative timeout
+	// is invalid.
 	Timeout time.Duration
 	// Clock stamps Launch.StartedAt. Nil means the system clock; tests pass
 	// a fake one.
@@ -82,7 +83,8 @@ type LogOptions struct {
 // Reads are linearizable: they need a quorum as writes do. An operation
 // that gets no answer within LogOptions.Timeout fails with an error
 // wrapping ErrUnavailable; a value under the prefix that this package did
-// not write gives ErrCorrupt.
+// not write gives ErrCorrupt; an argument out of range gives an error
+// wrapping both launchlog.ErrInvalid and ErrInvalid.
 //
 // A Log is safe for concurrent use.
 type Log struct {
