@@ -122,14 +122,14 @@ func generators(b *testing.B) []struct {
 func BenchmarkNewSpanID(b *testing.B) {
 	ctx := context.Background()
 	for _, gen := range generators(b) {
-		b.Run(gen.name+"/serial", func(b *testing.B) {
+		b.Run("gen="+gen.name+"/mode=serial", func(b *testing.B) {
 			g := gen.new(b)
 			b.ReportAllocs()
 			for b.Loop() {
 				sinkSpan = g.NewSpanID(ctx, sinkTrace)
 			}
 		})
-		b.Run(gen.name+"/parallel", func(b *testing.B) {
+		b.Run("gen="+gen.name+"/mode=parallel", func(b *testing.B) {
 			g := gen.new(b)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -147,14 +147,14 @@ func BenchmarkNewSpanID(b *testing.B) {
 func BenchmarkNewIDs(b *testing.B) {
 	ctx := context.Background()
 	for _, gen := range generators(b) {
-		b.Run(gen.name+"/serial", func(b *testing.B) {
+		b.Run("gen="+gen.name+"/mode=serial", func(b *testing.B) {
 			g := gen.new(b)
 			b.ReportAllocs()
 			for b.Loop() {
 				sinkTrace, sinkSpan = g.NewIDs(ctx)
 			}
 		})
-		b.Run(gen.name+"/parallel", func(b *testing.B) {
+		b.Run("gen="+gen.name+"/mode=parallel", func(b *testing.B) {
 			g := gen.new(b)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -181,7 +181,7 @@ func BenchmarkStartSpan(b *testing.B) {
 			root.End()
 			return ctx, tracer
 		}
-		b.Run(gen.name+"/serial", func(b *testing.B) {
+		b.Run("gen="+gen.name+"/mode=serial", func(b *testing.B) {
 			ctx, tracer := provider(b)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -189,7 +189,7 @@ func BenchmarkStartSpan(b *testing.B) {
 				s.End()
 			}
 		})
-		b.Run(gen.name+"/parallel", func(b *testing.B) {
+		b.Run("gen="+gen.name+"/mode=parallel", func(b *testing.B) {
 			ctx, tracer := provider(b)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -238,14 +238,14 @@ func BenchmarkHandler(b *testing.B) {
 		name string
 		new  func(*testing.B) slog.Handler
 	}{
-		{"nop/bare", bare(nopHandler{})},
-		{"nop/otelid", wrap(nopHandler{}, HandlerOptions{})},
-		{"nop/otelid-number", wrap(nopHandler{}, HandlerOptions{Number: true})},
-		{"json/bare", bare(slog.NewJSONHandler(io.Discard, nil))},
-		{"json/otelid", wrap(slog.NewJSONHandler(io.Discard, nil), HandlerOptions{})},
-		{"json/otelid-number", wrap(slog.NewJSONHandler(io.Discard, nil), HandlerOptions{Number: true})},
+		{"next=nop/stamp=none", bare(nopHandler{})},
+		{"next=nop/stamp=string", wrap(nopHandler{}, HandlerOptions{})},
+		{"next=nop/stamp=number", wrap(nopHandler{}, HandlerOptions{Number: true})},
+		{"next=json/stamp=none", bare(slog.NewJSONHandler(io.Discard, nil))},
+		{"next=json/stamp=string", wrap(slog.NewJSONHandler(io.Discard, nil), HandlerOptions{})},
+		{"next=json/stamp=number", wrap(slog.NewJSONHandler(io.Discard, nil), HandlerOptions{Number: true})},
 	} {
-		b.Run(v.name+"/serial", func(b *testing.B) {
+		b.Run(v.name+"/mode=serial", func(b *testing.B) {
 			h := v.new(b)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -254,7 +254,7 @@ func BenchmarkHandler(b *testing.B) {
 				}
 			}
 		})
-		b.Run(v.name+"/parallel", func(b *testing.B) {
+		b.Run(v.name+"/mode=parallel", func(b *testing.B) {
 			h := v.new(b)
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/idkit/idkit/internal/claimtest"
 	"github.com/idkit/idkit/internal/clock"
 	"github.com/idkit/idkit/traceid"
 )
@@ -282,4 +283,57 @@ func TestFromSpanID(t *testing.T) {
 		assert.Equal(t, tt.want, got, "%x", tt.v)
 		assert.Equal(t, tt.ok, ok, "%x", tt.v)
 	}
+}
+
+// TestClaimedNode runs on a generator whose node comes from a claim: span
+// IDs and log stamps carry the claimed node while the claim holds, and once
+// it expires the generator fails with ErrNodeLost at the next second, so
+// spans get fallback IDs and log records fallback stamps, never a TraceId of
+// a node this process no longer holds.
+func TestClaimedNode(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(t0)
+	claim := &claimtest.Claim{Number: 31337, Deadline: t0.Add(2 * time.Second)}
+	g, err := traceid.New(traceid.Options{Claim: claim, Clock: fake})
+	require.NoError(t, err)
+	fake.Advance(time.Second)
+	x, err := NewIDGenerator(g, Options{})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	h, err := NewHandler(slog.NewJSONHandler(&out, nil), g, HandlerOptions{})
+	require.NoError(t, err)
+	log := slog.New(h)
+	ctx := context.Background()
+
+	tid, sid := x.NewIDs(ctx)
+	id, ok := FromTraceID(tid)
+	require.True(t, ok)
+	assert.Equal(t, 31337, id.Node())
+	id, ok = FromSpanID(x.NewSpanID(ctx, tid))
+	require.True(t, ok)
+	assert.Equal(t, 31337, id.Node())
+	log.Info("held")
+
+	fake.Advance(time.Second) // past the claim's deadline; the generator checks it at the new second
+	for range 10 {
+		tid, sid = x.NewIDs(ctx)
+		require.True(t, tid.IsValid())
+		require.True(t, sid.IsValid())
+		_, ok = FromSpanID(sid)
+		require.False(t, ok, "span ID %s after the claim was lost", sid)
+		_, ok = FromSpanID(x.NewSpanID(ctx, tid))
+		require.False(t, ok)
+	}
+	assert.Equal(t, Stats{Fallbacks: 20}, x.Stats())
+	log.Info("lost")
+
+	records := decodeLines(t, out.Bytes())
+	require.Len(t, records, 2)
+	held, err := traceid.Parse(records[0]["id"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, 31337, held.Node())
+	_, err = traceid.Parse(records[1]["id"].(string))
+	require.ErrorIs(t, err, traceid.ErrRange, "a fallback stamp")
+	assert.Contains(t, records[1]["id_error"], "node claim lost: test claim lost")
+	assert.Equal(t, Stats{Fallbacks: 1}, h.Stats())
 }
