@@ -253,3 +253,36 @@ func TestHandlerNumber(t *testing.T) {
 		prev = id
 	}
 }
+
+// TestHandlerManyAttrs stamps records with more attributes than a Record
+// keeps inline, fanned out to two Handlers by slog.MultiHandler: each
+// output has every attribute once, its own stamp, and no sign of a record
+// modified through a shared copy.
+func TestHandlerManyAttrs(t *testing.T) {
+	t.Parallel()
+	var a, b bytes.Buffer
+	ha, _ := newHandler(t, slog.NewJSONHandler(&a, nil), HandlerOptions{Key: "a_id"})
+	hb, _ := newHandler(t, slog.NewJSONHandler(&b, nil), HandlerOptions{Key: "b_id"})
+	log := slog.New(slog.NewMultiHandler(ha, hb))
+	args := []any{}
+	for i := range 8 {
+		args = append(args, "k"+strconv.Itoa(i), i)
+	}
+	log.Info("many", args...)
+	log.WithGroup("g").Info("many", args...)
+	for _, out := range []*bytes.Buffer{&a, &b} {
+		assert.NotContains(t, out.String(), "!BUG")
+		for i, r := range decodeLines(t, out.Bytes()) {
+			attrs := r
+			if i == 1 {
+				attrs = r["g"].(map[string]any)
+			}
+			for k := range 8 {
+				assert.Equal(t, float64(k), attrs["k"+strconv.Itoa(k)], "record %d", i)
+			}
+			_, hasA := r["a_id"]
+			_, hasB := r["b_id"]
+			assert.NotEqual(t, hasA, hasB, "one stamp per output: %v", r)
+		}
+	}
+}
