@@ -14,7 +14,7 @@ import (
 // processes share.
 type Launch struct {
 	ID        int       `json:"id"`         // 1..=MaxLaunch, in order of Begin
-	StartedAt time.Time `json:"started_at"` // when Begin ran, in UTC
+	StartedAt time.Time `json:"started_at"` // when Begin ran, in UTC; never before the previous launch
 	Ticket    string    `json:"ticket"`     // the release ticket, if any
 	By        string    `json:"by"`         // who started the launch
 	Note      string    `json:"note"`       // free text
@@ -28,18 +28,15 @@ type Info struct {
 }
 
 // Begin records a new launch and returns it with the next launch id and
-// the current time. Once launch MaxLaunch exists it fails with
+// the current time, read once the file is locked, or the previous launch's
+// StartedAt if the clock reads earlier: a later launch never records an
+// earlier start. Once launch MaxLaunch exists it fails with
 // ErrLaunchesExhausted.
 //
 // Launches live in the "launches" bucket: the 4-byte big-endian id maps to
 // the Launch as JSON; the bucket's sequence is the last id handed out.
 func (l *Log) Begin(info Info) (Launch, error) {
-	launch := Launch{
-		StartedAt: l.clock.Now().UTC().Round(0),
-		Ticket:    info.Ticket,
-		By:        info.By,
-		Note:      info.Note,
-	}
+	var launch Launch
 	err := l.update(func(tx *bbolt.Tx) error {
 		b, err := createBucket(tx, launchesBucket)
 		if err != nil {
@@ -52,7 +49,24 @@ func (l *Log) Begin(info Info) (Launch, error) {
 		if last >= MaxLaunch {
 			return fmt.Errorf("%w: %s", ErrLaunchesExhausted, l.path)
 		}
-		launch.ID = int(last) + 1
+		launch = Launch{
+			ID:        int(last) + 1,
+			StartedAt: l.clock.Now().UTC().Round(0),
+			Ticket:    info.Ticket,
+			By:        info.By,
+			Note:      info.Note,
+		}
+		// The latest launch recorded; checkLaunches put it at or below
+		// the sequence.
+		if k, v := b.Cursor().Last(); k != nil {
+			prev, err := l.decode(k, v)
+			if err != nil {
+				return err
+			}
+			if prev.StartedAt.After(launch.StartedAt) {
+				launch.StartedAt = prev.StartedAt
+			}
+		}
 		key := idKey(launch.ID)
 		v, err := json.Marshal(launch)
 		if err != nil {
