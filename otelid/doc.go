@@ -17,18 +17,32 @@
 // Each part gives one property:
 //
 //   - The TraceId gives uniqueness and order: span IDs are never zero, are
-//     distinct on one node and across nodes (the node is in the ID), and
-//     sort by the second they were made in, as bytes and as numbers; trace
-//     IDs sort the same way by their high half.
+//     distinct on one node and across nodes with distinct node numbers (the
+//     node is in the ID), and sort by the second they were made in, as bytes
+//     and as numbers, within a [traceid.Period] (about 388 days, after which
+//     the second field wraps); trace IDs sort the same way by their high
+//     half.
 //   - The random low half of a trace ID gives what W3C Trace Context Level 2
 //     asks of a trace ID whose random flag is set: its rightmost 7 bytes are
 //     random. Samplers that read those bytes, such as the SDK's
-//     TraceIDRatioBased, see uniformly random values. (SDK v1.47 does not set
-//     the random flag on root spans itself; the IDs meet the requirement
-//     whether or not a propagator sets it.)
+//     TraceIDRatioBased, see uniformly random values. The bytes come from
+//     math/rand/v2's top-level functions (per-thread ChaCha8 state seeded by
+//     the runtime from the operating system), as the SDK's default does. SDK
+//     v1.47 does not set the random flag on root spans itself; the IDs meet
+//     the requirement whether or not a propagator sets it.
 //
 // A root span's ID is the high half of its trace ID, so a root span costs
 // one TraceId like any other span.
+//
+// # Cost
+//
+// A span ID costs about what the SDK's default (math/rand/v2, no lock)
+// costs from one goroutine, and no allocation. In parallel the default is
+// faster: every TraceId of a node comes from one atomic word that the cores
+// pass between them, while random state is per thread. What a TraceId buys
+// is order by time, a node and second to read back (idkit inspect traceid),
+// and uniqueness by construction rather than by probability. BENCHMARKS.md
+// has the figures, beside the mutex-guarded generator the SDK had before.
 //
 // # When the TraceId generator fails
 //
@@ -48,11 +62,12 @@
 //
 // A [Handler] wraps any slog.Handler and adds one attribute, key "id" by
 // default, holding a TraceId as a decimal string (JSON readers that parse
-// numbers as doubles lose integers above 2^53). Each record takes its ID
-// from the Generator in Handle, so records logged by one goroutine get
-// increasing IDs. The stamp stays at the top level of the record whatever
-// groups WithGroup opened. When the Generator fails, the record is still
-// logged, stamped with a fallback value as above (a decimal number of 2^63
-// or more, which no TraceId is) and a second attribute, key "id_error",
-// saying why.
+// numbers as doubles lose integers above 2^53), or as an integer with
+// [HandlerOptions.Number]. Each record takes its ID from the Generator in
+// Handle, so records logged by one goroutine get increasing IDs. The stamp
+// stays at the top level of the record whatever groups WithGroup opened.
+// When the Generator fails, the record is still logged, stamped with a
+// fallback value as above (a number of 2^63 or more, which no TraceId is,
+// and which breaks the increasing order) and a second attribute, key
+// "id_error", saying why; [Handler.Stats] counts them.
 package otelid

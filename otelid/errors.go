@@ -2,6 +2,6 @@ package otelid
 
 import "errors"
 
-// ErrNoGenerator reports a nil *traceid.Generator or slog.Handler given to
-// a constructor.
-var ErrNoGenerator = errors.New("otelid: no generator")
+// ErrNil reports a nil *traceid.Generator or slog.Handler given to a
+// constructor.
+var ErrNil = errors.New("otelid: nil argument")

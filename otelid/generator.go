@@ -35,7 +35,7 @@ var _ sdktrace.IDGenerator = (*IDGenerator)(nil)
 // may run on a fixed node or a claimed one. g must not be nil.
 func NewIDGenerator(g *traceid.Generator, o Options) (*IDGenerator, error) {
 	if g == nil {
-		return nil, fmt.Errorf("%w: NewIDGenerator needs a *traceid.Generator, got nil", ErrNoGenerator)
+		return nil, fmt.Errorf("%w: NewIDGenerator needs a *traceid.Generator, got nil", ErrNil)
 	}
 	return &IDGenerator{src: source{g: g, log: o.Logger}}, nil
 }

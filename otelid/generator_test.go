@@ -254,7 +254,7 @@ func TestNewIDGeneratorNil(t *testing.T) {
 	t.Parallel()
 	x, err := NewIDGenerator(nil, Options{})
 	assert.Nil(t, x)
-	require.ErrorIs(t, err, ErrNoGenerator)
+	require.ErrorIs(t, err, ErrNil)
 	assert.Contains(t, err.Error(), "needs a *traceid.Generator, got nil")
 }
 

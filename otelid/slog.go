@@ -54,10 +54,10 @@ var _ slog.Handler = (*Handler)(nil)
 // passes them on to next. Neither may be nil.
 func NewHandler(next slog.Handler, g *traceid.Generator, o HandlerOptions) (*Handler, error) {
 	if g == nil {
-		return nil, fmt.Errorf("%w: NewHandler needs a *traceid.Generator, got nil", ErrNoGenerator)
+		return nil, fmt.Errorf("%w: NewHandler needs a *traceid.Generator, got nil", ErrNil)
 	}
 	if next == nil {
-		return nil, fmt.Errorf("%w: NewHandler needs a slog.Handler to wrap, got nil", ErrNoGenerator)
+		return nil, fmt.Errorf("%w: NewHandler needs a slog.Handler to wrap, got nil", ErrNil)
 	}
 	if o.Key == "" {
 		o.Key = "id"

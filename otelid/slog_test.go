@@ -223,10 +223,10 @@ func TestNewHandlerNil(t *testing.T) {
 	t.Parallel()
 	g, _ := newTraceID(t, traceid.Options{})
 	_, err := NewHandler(nil, g, HandlerOptions{})
-	require.ErrorIs(t, err, ErrNoGenerator)
+	require.ErrorIs(t, err, ErrNil)
 	assert.Contains(t, err.Error(), "needs a slog.Handler to wrap, got nil")
 	_, err = NewHandler(slog.DiscardHandler, nil, HandlerOptions{})
-	require.ErrorIs(t, err, ErrNoGenerator)
+	require.ErrorIs(t, err, ErrNil)
 	assert.True(t, strings.HasPrefix(err.Error(), "otelid: "))
 }
 
