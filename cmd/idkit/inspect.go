@@ -41,7 +41,9 @@ Schemes, their parts and flags:
 	            The ID is decimal, or an OpenTelemetry span ID (16 hex
 	            digits) or trace ID (32 hex digits, the TraceId in the high
 	            half) as otelid makes them; 16 decimal digits read as
-	            decimal unless --hex is given.
+	            decimal unless --hex is given. A random ID from another
+	            generator is refused if its top bit is set and decodes to
+	            meaningless parts if not.
 	            --at TIME        the wrapping second is read as the latest
 	                             one not after TIME (RFC 3339; default now)
 	            --thread-bits T  the T the generator used (default 0)
@@ -267,10 +269,11 @@ func parseOTelHex(s string) (*report, traceid.ID, error) {
 		form = "trace ID"
 		id, ok = otelid.FromTraceID(trace.TraceID(b))
 	}
-	high := s[:16]
 	switch {
 	case ok:
-	case high == "0000000000000000":
+	case s[:16] == "0000000000000000" && len(b) == 8:
+		return nil, 0, fmt.Errorf("traceid: parse %s %q: the zero span ID is invalid", form, s)
+	case s[:16] == "0000000000000000":
 		return nil, 0, fmt.Errorf("traceid: parse %s %q: the high 8 bytes are zero, which no TraceId is", form, s)
 	default:
 		return nil, 0, fmt.Errorf("traceid: parse %s %q: the top bit is set, which no TraceId has: a random ID (otelid's fallback when its generator fails, or another generator's)", form, s)

@@ -39,7 +39,7 @@ var notOfScheme = []struct {
 	{"traceid", "F061F04001C000027C2B7E15A1F3D904", `parse trace ID "f061f04001c000027c2b7e15a1f3d904": the top bit is set`, nil},
 	{"traceid", "00000000000000007c2b7e15a1f3d904", "the high 8 bytes are zero, which no TraceId is", nil},
 	{"traceid", "0000000000000000", "out of range", nil},
-	{"traceid", "0000000000000000", `parse span ID "0000000000000000": the high 8 bytes are zero`, []string{"--hex"}},
+	{"traceid", "0000000000000000", `parse span ID "0000000000000000": the zero span ID is invalid`, []string{"--hex"}},
 	{"traceid", "4061f04001c00000", "counter is 0, want 1..=4194303", nil},
 	{"traceid", "4649545502335959041", `parse "4649545502335959041": want 16 or 32 hex digits (an OpenTelemetry span or trace ID), got 19 characters`, []string{"--hex"}},
 	{"traceid", "4061f04001c0000g", "want 16 or 32 hex digits", []string{"--hex"}},
