@@ -47,6 +47,7 @@ var epoch = time.Date(2025, 11, 21, 9, 30, 0, 123456789, time.UTC)
 // own tests, which can seed their state cheaply.
 func LaunchLog(t *testing.T, open Open) {
 	t.Run("Launches", func(t *testing.T) { t.Parallel(); testLaunches(t, open) })
+	t.Run("StartedAtNeverBackwards", func(t *testing.T) { t.Parallel(); testStartedAtNeverBackwards(t, open) })
 	t.Run("LaunchInvalid", func(t *testing.T) { t.Parallel(); testLaunchInvalid(t, open) })
 	t.Run("NextGenerator", func(t *testing.T) { t.Parallel(); testNextGenerator(t, open) })
 	t.Run("HighWater", func(t *testing.T) { t.Parallel(); testHighWater(t, open) })
@@ -110,6 +111,31 @@ func testLaunches(t *testing.T, open Open) {
 	cur, err = s2.Current()
 	require.NoError(t, err)
 	assert.Equal(t, got, cur)
+}
+
+func testStartedAtNeverBackwards(t *testing.T, open Open) {
+	// The clock steps back between launches, as when hosts' clocks
+	// disagree: a launch never starts before the one it follows.
+	fake := clock.NewFake(epoch)
+	s, again := open(t, fake)
+	first, err := s.Begin(launchlog.Info{Note: "first"})
+	require.NoError(t, err)
+	assert.Equal(t, epoch, first.StartedAt)
+
+	fake.Set(epoch.Add(-time.Hour))
+	second, err := again(t).Begin(launchlog.Info{Note: "clock an hour behind"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, second.ID)
+	assert.Equal(t, epoch, second.StartedAt, "a clock behind stamps the previous launch's time")
+
+	fake.Set(epoch.Add(time.Hour))
+	third, err := s.Begin(launchlog.Info{Note: "clock ahead again"})
+	require.NoError(t, err)
+	assert.Equal(t, epoch.Add(time.Hour), third.StartedAt)
+
+	list, err := s.List()
+	require.NoError(t, err)
+	assert.Equal(t, []launchlog.Launch{first, second, third}, list)
 }
 
 func testLaunchInvalid(t *testing.T, open Open) {
