@@ -21,7 +21,7 @@ import (
 	"github.com/idkit/idkit/internal/clock"
 )
 
-// Defaults of ClaimOptions.
+// Defaults of ClaimOptions and LogOptions.
 const (
 	DefaultPrefix  = "idkit/"
 	DefaultTTL     = 10 * time.Second

@@ -23,10 +23,6 @@ import (
 )
 
 const (
-	// logDefaultPrefix is the key prefix when LogOptions.Prefix is empty.
-	logDefaultPrefix = "idkit/"
-	// logDefaultTimeout bounds one operation when LogOptions.Timeout is zero.
-	logDefaultTimeout = 5 * time.Second
 	// maxMarkKey is the longest high-water key, launchlog's limit (bbolt's
 	// MaxKeySize), so that a key valid in one backend is valid in the other.
 	maxMarkKey = 32768
@@ -123,13 +119,13 @@ func NewLog(o LogOptions) (*Log, error) {
 		return nil, logInvalidf("LogOptions.Client is nil, want an etcd client")
 	}
 	if o.Timeout < 0 {
-		return nil, logInvalidf("LogOptions.Timeout = %v, want > 0 (or 0 for %v)", o.Timeout, logDefaultTimeout)
+		return nil, logInvalidf("LogOptions.Timeout = %v, want > 0 (or 0 for %v)", o.Timeout, DefaultTimeout)
 	}
 	if o.Timeout == 0 {
-		o.Timeout = logDefaultTimeout
+		o.Timeout = DefaultTimeout
 	}
 	if o.Prefix == "" {
-		o.Prefix = logDefaultPrefix
+		o.Prefix = DefaultPrefix
 	}
 	if o.Clock == nil {
 		o.Clock = clock.System()

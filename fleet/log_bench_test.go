@@ -24,7 +24,7 @@ func benchBackends(b *testing.B) []struct {
 	name string
 	open func(b *testing.B) benchStore
 } {
-	c := etcdtest.Start(b, 1)
+	c := etcdtest.StartDurable(b, 1)
 	cli := c.Client()
 	return []struct {
 		name string
