@@ -41,9 +41,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(ew, "  %s\n", n)
 		}
 	}
+	sep := "\n"
 	for _, e := range r.Engines {
 		if e.Skipped != "" {
-			fmt.Fprintf(ew, "\n%s skipped: %s\n", e.Name, e.Skipped)
+			fmt.Fprintf(ew, "%s%s skipped: %s\n", sep, e.Name, e.Skipped)
+			sep = ""
 		}
 	}
 	if v := r.Verdict; v != nil {
