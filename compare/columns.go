@@ -95,6 +95,8 @@ func engineColumns() []Column {
 		h(metricColumn(EnginePostgres, "pages_dirtied_per_1000", "dirtied/1k",
 			"shared buffers dirtied per 1,000 inserts (EXPLAIN (ANALYZE, BUFFERS) of each batch): pages a checkpoint must write", fmtInt)),
 		metricColumn(EnginePostgres, "wal_bytes_per_insert", "WAL B/insert", "WAL bytes per insert (EXPLAIN (ANALYZE, WAL) of each batch), full-page images included", fmtInt),
+		metricColumn(EnginePostgres, "wal_bytes_lsn_per_insert", "LSN B/insert",
+			"server-wide WAL position (LSN) difference over the load per insert: the statements' WAL plus commit and checkpoint records, and other sessions' writes", fmtInt),
 		metricColumn(EnginePostgres, "wal_fpi_per_1000", "FPI/1k", "full-page images per 1,000 inserts: pages first changed after a checkpoint", fmtInt),
 		metricColumn(EnginePostgres, "index_bytes", "pkey index", "primary-key index size (pg_relation_size)", fmtBytes),
 		metricColumn(EnginePostgres, "index_bytes_per_key", "index B/key", "primary-key index bytes per key", fmtOne),

@@ -122,6 +122,13 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	if err := checkpoint(); err != nil {
 		return fail("checkpoint before loading", err)
 	}
+	// The server-wide LSN difference over the load counts, besides the
+	// statements' WAL, their commit records, the checkpoints' records and
+	// any other session's writes: a cross-check, never less.
+	var lsnBefore int64
+	if err := e.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&lsnBefore); err != nil {
+		return fail("read the WAL position", err)
+	}
 	stmt := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (id, payload) SELECT k, $2 FROM unnest($1::%s) AS k", table, array)
 	var dirtied, written, records, fpi, walBytes int64
 	insert := func(lo, hi int) error {
@@ -167,6 +174,10 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 		return fail("load", err)
 	}
 
+	var lsnAfter int64
+	if err := e.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&lsnAfter); err != nil {
+		return fail("read the WAL position", err)
+	}
 	n := l.keys.N()
 	var heapBytes, indexBytes, leafPages int64
 	var density, fragmentation float64
@@ -188,6 +199,8 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	m["wal_fpi_per_1000"] = perThousand(float64(fpi), n)
 	m["wal_bytes"] = float64(walBytes)
 	m["wal_bytes_per_insert"] = perKey(float64(walBytes), n)
+	m["wal_bytes_lsn"] = float64(lsnAfter - lsnBefore)
+	m["wal_bytes_lsn_per_insert"] = perKey(m["wal_bytes_lsn"], n)
 	m["index_bytes"] = float64(indexBytes)
 	m["index_bytes_per_key"] = perKey(float64(indexBytes), n)
 	m["heap_bytes"] = float64(heapBytes)
