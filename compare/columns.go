@@ -131,7 +131,9 @@ func bboltColumn(fill float64, li int, key, head, doc string, headline bool, v f
 	}
 }
 
-// columns describes every figure of the report, in table order.
+// columns describes every figure of the report, in table order: the
+// design, generation and bbolt figures, and those of each database engine
+// that ran.
 func (r *Report) columns() []Column {
 	c := func(section, key, head, source, doc string, cell func(s *Result, run int) string) Column {
 		return Column{Section: section, Key: key, Head: head, Source: source, Doc: doc, cell: cell}
@@ -177,7 +179,13 @@ func (r *Report) columns() []Column {
 			cols = append(cols, bboltColumn(f, li, group.key, group.head, group.doc, false, group.v))
 		}
 	}
-	return append(cols, engineColumns()...)
+	measured := r.measured()
+	for _, c := range engineColumns() {
+		if slices.Contains(measured, c.Section) {
+			cols = append(cols, c)
+		}
+	}
+	return cols
 }
 
 func capMark(s *Result) string {

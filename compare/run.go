@@ -280,7 +280,6 @@ func Run(opts Options) (*Report, error) {
 			"verdict":     "derived from the figures measured in this run and the design, under the stated constraints",
 		},
 	}
-	r.Columns = r.columns()
 	ctx := context.Background()
 	engines, infos, err := openEngines(ctx, o, dir)
 	if err != nil {
@@ -314,6 +313,7 @@ func Run(opts Options) (*Report, error) {
 	}
 	engines = nil
 	r.Seconds = time.Since(start).Seconds()
+	r.Columns = r.columns()
 	if r.Verdict, err = r.Decide(o.Need, o.Engine); err != nil {
 		return nil, err
 	}

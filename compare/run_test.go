@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"strings"
 	"sync"
@@ -196,6 +197,12 @@ func TestWriteJSON(t *testing.T) {
 	assert.Equal(t, r.Verdict, got.Verdict)
 	assert.Equal(t, r.Engines, got.Engines)
 	assert.Len(t, got.Columns, len(r.Columns))
+	for _, c := range got.Columns {
+		assert.NotEmpty(t, c.Doc, "column %s", c.Key)
+		assert.Contains(t, []string{SourceComputed, SourceMeasured}, c.Source, "column %s", c.Key)
+		assert.NotEqual(t, EnginePostgres, c.Section, "no columns for an engine that did not run")
+	}
+	assert.Contains(t, b.String(), `"head": "ns/ID x`+fmt.Sprint(r.goroutines())+`"`)
 	for _, key := range []string{`"design"`, `"speed"`, `"runs"`, `"pages_written_per_1000"`, `"sources"`, `"wal_frames_per_1000"`, `"verdict"`, `"columns"`} {
 		assert.Contains(t, b.String(), key)
 	}
