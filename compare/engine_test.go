@@ -152,3 +152,22 @@ func assertVerdictFollowsNeed(t *testing.T, r *Report, engine string) {
 	assert.Empty(t, best, "no scheme is both 64-bit and that fast")
 	assert.Equal(t, "128 bits, need 64bit (a BIGINT column)", rejected["ulid"])
 }
+
+// TestEngineUnreachable: a DSN that names no server fails the run with an
+// error naming the engine, before any scheme is measured.
+func TestEngineUnreachable(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{PostgresDSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=5"}, "compare: postgres: connect: "},
+		{Options{MySQLDSN: "nobody@tcp(127.0.0.1:1)/none?timeout=5s"}, "compare: mysql: connect: "},
+		{Options{MySQLDSN: "not a dsn"}, `compare: mysql: DSN "not a dsn": `},
+	} {
+		tt.opts.N, tt.opts.NoSQLite, tt.opts.Dir = 10, true, t.TempDir()
+		_, err := Run(tt.opts)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tt.want)
+	}
+}
