@@ -2,6 +2,7 @@ package launchlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -15,8 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 )
-
-const pageSize = 4096 // bbolt's page size on the test machines
 
 // filledLog returns the path of a valid log with launches, generator
 // counters and marks spread over several pages.
@@ -34,6 +33,27 @@ func filledLog(t *testing.T) string {
 		require.NoError(t, err)
 	}
 	return l.path
+}
+
+// filePageSize returns the page size of the bbolt file data, as its first
+// meta page states it.
+func filePageSize(t *testing.T, data []byte) int {
+	t.Helper()
+	require.GreaterOrEqual(t, len(data), 28, "a bbolt file")
+	size := int(binary.NativeEndian.Uint32(data[24:])) // after the page header, magic and version
+	require.True(t, size >= 512 && size&(size-1) == 0, "page size %d", size)
+	return size
+}
+
+// newPageSize returns the page size of a new log's file.
+func newPageSize(t *testing.T) int {
+	t.Helper()
+	l := newLog(t)
+	_, err := l.NextGenerator(1)
+	require.NoError(t, err)
+	data, err := os.ReadFile(l.path)
+	require.NoError(t, err)
+	return filePageSize(t, data)
 }
 
 // testSeed returns the seed for a test's random damage, logged so that a
@@ -84,6 +104,7 @@ func checkNoPanic(t *testing.T, path string, wantCorrupt bool) {
 func TestCorruptRandomFile(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(testSeed(t), 1))
+	pageSize := newPageSize(t)
 	for _, size := range []int{1, 100, pageSize - 1, pageSize, 2 * pageSize, 3*pageSize + 7, 64 << 10} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "launch.db")
@@ -98,54 +119,55 @@ func TestCorruptDamagedLog(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 2))
 	tests := []struct {
 		name        string
-		damage      func(b []byte) []byte
+		damage      func(b []byte, pageSize int) []byte
 		wantCorrupt bool // else damage to unused bytes may go unnoticed
 		random      bool // run many rounds
 	}{
-		{"meta pages zeroed", func(b []byte) []byte {
+		{"meta pages zeroed", func(b []byte, pageSize int) []byte {
 			clear(b[:2*pageSize])
 			return b
 		}, true, false},
-		{"meta pages random", func(b []byte) []byte {
+		{"meta pages random", func(b []byte, pageSize int) []byte {
 			copy(b, randomBytes(r, 2*pageSize))
 			return b
 		}, true, true},
-		{"data pages random", func(b []byte) []byte {
+		{"data pages random", func(b []byte, pageSize int) []byte {
 			copy(b[2*pageSize:], randomBytes(r, len(b)-2*pageSize))
 			return b
 		}, true, true},
-		{"data pages zeroed", func(b []byte) []byte {
+		{"data pages zeroed", func(b []byte, pageSize int) []byte {
 			clear(b[2*pageSize:])
 			return b
 		}, true, false},
-		{"bytes flipped in data pages", func(b []byte) []byte {
+		{"bytes flipped in data pages", func(b []byte, pageSize int) []byte {
 			for range 1 + r.IntN(64) {
 				b[2*pageSize+r.IntN(len(b)-2*pageSize)] ^= byte(1 + r.IntN(255))
 			}
 			return b
 		}, false, true},
-		{"page header damaged", func(b []byte) []byte {
+		{"page header damaged", func(b []byte, pageSize int) []byte {
 			p := 2 + r.IntN(len(b)/pageSize-2)
 			for range 4 {
 				b[p*pageSize+r.IntN(64)] ^= byte(1 + r.IntN(255))
 			}
 			return b
 		}, false, true},
-		{"truncated to the meta pages", func(b []byte) []byte { return b[:2*pageSize] }, true, false},
-		{"truncated at random", func(b []byte) []byte { return b[:2*pageSize+r.IntN(len(b)-2*pageSize)] }, false, true},
-		{"truncated inside a meta page", func(b []byte) []byte { return b[:pageSize+100] }, true, false},
+		{"truncated to the meta pages", func(b []byte, pageSize int) []byte { return b[:2*pageSize] }, true, false},
+		{"truncated at random", func(b []byte, pageSize int) []byte { return b[:2*pageSize+r.IntN(len(b)-2*pageSize)] }, false, true},
+		{"truncated inside a meta page", func(b []byte, pageSize int) []byte { return b[:pageSize+100] }, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filledLog(t)
 			orig, err := os.ReadFile(path)
 			require.NoError(t, err)
+			pageSize := filePageSize(t, orig)
 			rounds := 1
 			if tt.random {
 				rounds = 40 // random damage differs each time
 			}
 			for round := range rounds {
-				damaged := tt.damage(bytes.Clone(orig))
+				damaged := tt.damage(bytes.Clone(orig), pageSize)
 				require.NoError(t, os.WriteFile(path, damaged, 0o600))
 				checkNoPanic(t, path, tt.wantCorrupt)
 				checkNoReuse(t, path)

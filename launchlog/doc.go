@@ -40,7 +40,8 @@
 // bbolt trusts its file: on a damaged page it may panic, fault, loop, or
 // commit garbage. So before each transaction the log reads the file whole
 // and checks the structure bbolt is about to use (meta page, every page
-// reachable from it, the freelist), and inside the transaction it checks
+// reachable from it, the freelist; package internal/boltcheck, held to
+// bbolt's own Tx.Check by a fuzz test), and inside the transaction it checks
 // its own records: the CRC of every generator counter and mark, the
 // digest of each bucket (a lost record changes it), that no launch lies
 // beyond the last launch id, and that the file holds no unknown bucket. A

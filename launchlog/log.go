@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/idkit/idkit/internal/boltcheck"
 	"github.com/idkit/idkit/internal/clock"
 )
 
@@ -153,7 +154,7 @@ func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 		if earlyLock {
 			if err = lockFile(f, write, deadline); err != nil {
 				hookErr = l.lockError(err)
-			} else if err = verifyFile(f); err != nil {
+			} else if err = boltcheck.File(f); err != nil {
 				hookErr = fmt.Errorf("%w: %s: %w", ErrCorrupt, l.path, err)
 			}
 			if err != nil {
@@ -176,7 +177,7 @@ func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 		return l.openError(err)
 	}
 	if !earlyLock {
-		if err := verifyFile(file); err != nil {
+		if err := boltcheck.File(file); err != nil {
 			_ = db.Close()
 			return fmt.Errorf("%w: %s: %w", ErrCorrupt, l.path, err)
 		}
