@@ -7,9 +7,9 @@
 //
 //	ID 14150009200065          split form 1415-00092-00065
 //	   ccccggggglllll
-//	      │    │    └── launch (65)       0..=99999       from the launch log; 0 only in tests
-//	      │    └─────── generator (92)    0..=99999       from a persistent, system-wide source
-//	      └──────────── counter (1415)    1..=922337202   in memory, per generator id
+//	      │    │    └── launch (65)       0 to 99999       from the launch log; 0 only in tests
+//	      │    └─────── generator (92)    0 to 99999       from a persistent, system-wide source
+//	      └──────────── counter (1415)    1 to 922337202   in memory, per generator id
 //
 // The counter stops at 922,337,202 rather than 922,337,203 so that the
 // generator field may use all five digits: the largest ID,

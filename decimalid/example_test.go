@@ -46,7 +46,7 @@ func ExampleParse() {
 	// Output:
 	// counter 1415, generator 92, launch 65
 	// counter 1415, generator 92, launch 65
-	// decimalid: parse "1415-92-65": decimalid: not a DecimalId (want decimal digits without leading zeros, or counter-ggggg-lllll)
+	// decimalid: invalid syntax: "1415-92-65", want decimal digits without leading zero, or counter-ggggg-lllll
 }
 
 func ExampleCompose() {
@@ -56,7 +56,7 @@ func ExampleCompose() {
 	fmt.Println(err)
 	// Output:
 	// 9223372029999999999 <nil> true
-	// decimalid: invalid: counter = 0, want 1..=922337202
+	// decimalid: invalid: counter = 0, want 1 to 922337202
 }
 
 func ExampleID_SplitString() {
@@ -99,6 +99,6 @@ func ExampleNew_testLaunch() {
 	id, _ := g.Next()
 	fmt.Println(id.SplitString())
 	// Output:
-	// decimalid: invalid: Options.Launch = 0, want 1..=99999 (0 is for tests: set Options.TestLaunch)
+	// decimalid: invalid: Options.Launch = 0, want 1 to 99999 (0 is for tests: set Options.TestLaunch)
 	// 1-00092-00000
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // GeneratorSource hands out generator ids for a launch: every call returns
-// an id in 0..=99999 that no earlier call for that launch returned, anywhere
+// an id in 0 to 99999 that no earlier call for that launch returned, anywhere
 // in the system, and persists that fact before it returns. launchlog.Log
 // implements it.
 type GeneratorSource interface {
@@ -16,7 +16,7 @@ type GeneratorSource interface {
 
 // Options configure a Generator.
 type Options struct {
-	// Launch is the launch id, 1..=99999, from the launch log or the
+	// Launch is the launch id, 1 to 99999, from the launch log or the
 	// deployment configuration. 0 is refused unless TestLaunch is set.
 	Launch int
 	// Source hands out the generator ids. It is required.
@@ -24,7 +24,7 @@ type Options struct {
 	// TestLaunch allows Launch 0, which marks IDs made by tests. Production
 	// code never sets it.
 	TestLaunch bool
-	// StartCounter is the counter of the first ID, 1..=922337202; zero
+	// StartCounter is the counter of the first ID, 1 to 922337202; zero
 	// means 1. It is meant for tests, which start near MaxCounter to see
 	// the generator take a new generator id.
 	StartCounter int
@@ -69,9 +69,9 @@ func New(o Options) (*Generator, error) {
 	}
 	if o.Launch < lo || o.Launch > MaxLaunch {
 		if o.Launch == 0 {
-			return nil, fmt.Errorf("%w: Options.Launch = 0, want 1..=%d (0 is for tests: set Options.TestLaunch)", ErrInvalid, MaxLaunch)
+			return nil, fmt.Errorf("%w: Options.Launch = 0, want 1 to %d (0 is for tests: set Options.TestLaunch)", ErrInvalid, MaxLaunch)
 		}
-		return nil, fmt.Errorf("%w: Options.Launch = %d, want %d..=%d", ErrInvalid, o.Launch, lo, MaxLaunch)
+		return nil, fmt.Errorf("%w: Options.Launch = %d, want %d to %d", ErrInvalid, o.Launch, lo, MaxLaunch)
 	}
 	if o.Source == nil {
 		return nil, fmt.Errorf("%w: Options.Source is nil, want a GeneratorSource such as a launchlog.Log", ErrInvalid)
@@ -80,7 +80,7 @@ func New(o Options) (*Generator, error) {
 		o.StartCounter = 1
 	}
 	if o.StartCounter < 1 || o.StartCounter > MaxCounter {
-		return nil, fmt.Errorf("%w: Options.StartCounter = %d, want 1..=%d (or 0 for 1)", ErrInvalid, o.StartCounter, MaxCounter)
+		return nil, fmt.Errorf("%w: Options.StartCounter = %d, want 1 to %d (or 0 for 1)", ErrInvalid, o.StartCounter, MaxCounter)
 	}
 	g := &Generator{launch: uint64(o.Launch), source: o.Source}
 	gen, err := g.fetch(-1)
@@ -181,7 +181,7 @@ func (g *Generator) fetch(current int) (uint64, error) {
 	case err != nil:
 		return 0, fmt.Errorf("%w: launch %d: %w", ErrSource, g.launch, err)
 	case gen < 0 || gen > MaxGenerator:
-		return 0, fmt.Errorf("%w: launch %d: got generator id %d, want 0..=%d", ErrSource, g.launch, gen, MaxGenerator)
+		return 0, fmt.Errorf("%w: launch %d: got generator id %d, want 0 to %d", ErrSource, g.launch, gen, MaxGenerator)
 	case gen == current:
 		return 0, fmt.Errorf("%w: launch %d: got generator id %d again", ErrSource, g.launch, gen)
 	}

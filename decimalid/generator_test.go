@@ -67,16 +67,16 @@ func TestNewOptions(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"launch 0", Options{Launch: 0}, &source{}, ErrInvalid, "Options.Launch = 0, want 1..=99999 (0 is for tests: set Options.TestLaunch)"},
-		{"launch -1", Options{Launch: -1}, &source{}, ErrInvalid, "Options.Launch = -1, want 1..=99999"},
-		{"launch too big", Options{Launch: 100_000}, &source{}, ErrInvalid, "Options.Launch = 100000, want 1..=99999"},
-		{"launch too big in tests", Options{Launch: 100_000, TestLaunch: true}, &source{}, ErrInvalid, "Options.Launch = 100000, want 0..=99999"},
+		{"launch 0", Options{Launch: 0}, &source{}, ErrInvalid, "Options.Launch = 0, want 1 to 99999 (0 is for tests: set Options.TestLaunch)"},
+		{"launch -1", Options{Launch: -1}, &source{}, ErrInvalid, "Options.Launch = -1, want 1 to 99999"},
+		{"launch too big", Options{Launch: 100_000}, &source{}, ErrInvalid, "Options.Launch = 100000, want 1 to 99999"},
+		{"launch too big in tests", Options{Launch: 100_000, TestLaunch: true}, &source{}, ErrInvalid, "Options.Launch = 100000, want 0 to 99999"},
 		{"no source", Options{Launch: 1}, nil, ErrInvalid, "Options.Source is nil"},
-		{"start counter -1", Options{Launch: 1, StartCounter: -1}, &source{}, ErrInvalid, "Options.StartCounter = -1, want 1..=922337202"},
-		{"start counter too big", Options{Launch: 1, StartCounter: MaxCounter + 1}, &source{}, ErrInvalid, "Options.StartCounter = 922337203, want 1..=922337202"},
+		{"start counter -1", Options{Launch: 1, StartCounter: -1}, &source{}, ErrInvalid, "Options.StartCounter = -1, want 1 to 922337202"},
+		{"start counter too big", Options{Launch: 1, StartCounter: MaxCounter + 1}, &source{}, ErrInvalid, "Options.StartCounter = 922337203, want 1 to 922337202"},
 		{"source fails", Options{Launch: 1}, &source{err: errDown}, errDown, "decimalid: generator source failed: launch 1: source down"},
-		{"source out of range", Options{Launch: 1}, &source{next: MaxGenerator + 1}, ErrSource, "got generator id 100000, want 0..=99999"},
-		{"source negative", Options{Launch: 1}, &source{next: -1}, ErrSource, "got generator id -1, want 0..=99999"},
+		{"source out of range", Options{Launch: 1}, &source{next: MaxGenerator + 1}, ErrSource, "got generator id 100000, want 0 to 99999"},
+		{"source negative", Options{Launch: 1}, &source{next: -1}, ErrSource, "got generator id -1, want 0 to 99999"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,7 +200,7 @@ func TestRollSourceOutOfRange(t *testing.T) {
 	require.NoError(t, err)
 	_, err = g.Next()
 	assert.ErrorIs(t, err, ErrSource)
-	assert.ErrorContains(t, err, "got generator id 100000, want 0..=99999")
+	assert.ErrorContains(t, err, "got generator id 100000, want 0 to 99999")
 }
 
 // TestRollHeadroom fills the counter half of the state word with failed

@@ -2,14 +2,21 @@ package decimalid
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/idkit/idkit/internal/intid"
 )
 
 // ID is a DecimalId: counter*10^10 + generator*10^5 + launch. The zero ID
-// is invalid: no generator issues it, Parse rejects it, and it encodes as
-// empty text, an empty JSON string and SQL NULL.
+// means "no ID": no generator issues it, Parse rejects it, and it encodes as
+// empty text, an empty JSON string and SQL NULL, which decode to it.
+//
+// Parse, UnmarshalText, UnmarshalJSON and Scan accept exactly the IDs from
+// Min to Max (counter 1 to 922337202), in either canonical text form:
+// decimal without sign or leading zero, or the split form with five-digit
+// generator and launch fields. JSON also takes a bare number. Marshalling
+// any other nonzero value is an error.
 type ID int64
 
 // Field ranges and the ID domain.
@@ -27,8 +34,8 @@ const (
 	generatorUnit = 100_000
 )
 
-// Compose returns the ID of counter (1..=922337202), generator (0..=99999)
-// and launch (0..=99999; 0 is the test launch).
+// Compose returns the ID of counter (1 to 922337202), generator (0 to 99999)
+// and launch (0 to 99999; 0 is the test launch).
 func Compose(counter, generator, launch int) (ID, error) {
 	if err := checkField("counter", counter, 1, MaxCounter); err != nil {
 		return 0, err
@@ -48,7 +55,7 @@ func compose(counter, generator, launch uint64) ID {
 
 func checkField(name string, v, lo, hi int) error {
 	if v < lo || v > hi {
-		return fmt.Errorf("%w: %s = %d, want %d..=%d", ErrInvalid, name, v, lo, hi)
+		return fmt.Errorf("%w: %s = %d, want %d to %d", ErrInvalid, name, v, lo, hi)
 	}
 	return nil
 }
@@ -65,8 +72,8 @@ func (id ID) Launch() int { return int(id % 100_000) }
 // IsZero reports whether id is the zero (invalid) ID.
 func (id ID) IsZero() bool { return id == 0 }
 
-// IsValid reports whether id lies in the domain Min..=Max, that is,
-// whether its counter is 1..=922337202.
+// IsValid reports whether id lies in the domain Min to Max, that is,
+// whether its counter is 1 to 922337202.
 func (id ID) IsValid() bool { return id >= Min && id <= Max }
 
 // String returns the decimal form of id, such as 14150009200065.
@@ -99,90 +106,57 @@ func (id ID) appendSplit(b []byte) []byte {
 	return appendFive(b, id.Launch())
 }
 
-// appendFive appends v, 0..=99999, as exactly five digits.
+// appendFive appends v, 0 to 99999, as exactly five digits.
 func appendFive(b []byte, v int) []byte {
 	return append(b, byte('0'+v/10000), byte('0'+v/1000%10), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
 }
 
 // check reports an ID that is neither zero nor valid.
 func (id ID) check() error {
-	if id != 0 && !id.IsValid() {
-		return fmt.Errorf("decimalid: ID %d: %w", int64(id), ErrRange)
+	if want := check(int64(id)); id != 0 && want != "" {
+		return fmt.Errorf("%w: %d, %s", ErrRange, int64(id), want)
 	}
 	return nil
 }
 
+// text is the text, JSON and SQL plumbing shared with the other int64
+// schemes; decimalid adds the split form.
+var text = intid.Scheme{ErrSyntax: ErrSyntax, ErrRange: ErrRange, Check: check, ParseOther: parseSplit}
+
+func check(v int64) string {
+	if !ID(v).IsValid() {
+		return "want 10000000000 to 9223372029999999999 (counter 1 to 922337202)"
+	}
+	return ""
+}
+
 // AppendText appends the decimal form of id to b, or nothing for the zero
 // ID. It fails for an ID outside the domain.
-func (id ID) AppendText(b []byte) ([]byte, error) {
-	if err := id.check(); err != nil || id == 0 {
-		return b, err
-	}
-	return strconv.AppendInt(b, int64(id), 10), nil
-}
+func (id ID) AppendText(b []byte) ([]byte, error) { return text.AppendText(b, int64(id)) }
 
 // MarshalText implements encoding.TextMarshaler with the decimal form.
 func (id ID) MarshalText() ([]byte, error) { return id.AppendText(nil) }
 
 // UnmarshalText implements encoding.TextUnmarshaler. It accepts both forms;
 // empty text decodes to the zero ID.
-func (id *ID) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*id = 0
-		return nil
-	}
-	v, err := parse(b)
-	if err != nil {
-		return err
-	}
-	*id = v
-	return nil
-}
+func (id *ID) UnmarshalText(b []byte) error { return text.ParseText((*int64)(id), b) }
 
 // MarshalJSON encodes id as a JSON string of its decimal form, since
 // JavaScript numbers lose integers above 2^53.
-func (id ID) MarshalJSON() ([]byte, error) {
-	b := append(make([]byte, 0, 21), '"')
-	b, err := id.AppendText(b)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '"'), nil
-}
+func (id ID) MarshalJSON() ([]byte, error) { return text.AppendJSON(make([]byte, 0, 21), int64(id)) }
 
 // UnmarshalJSON accepts a JSON string in either form, or a bare JSON
 // number. null leaves id unchanged, as encoding/json does for other types.
-func (id *ID) UnmarshalJSON(b []byte) error {
-	switch {
-	case string(b) == "null":
-		return nil
-	case len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"':
-		s := b[1 : len(b)-1]
-		if bytes.IndexByte(s, '\\') >= 0 {
-			var u string
-			if err := json.Unmarshal(b, &u); err != nil {
-				return fmt.Errorf("decimalid: parse JSON %s: %w", string(b), ErrSyntax)
-			}
-			s = []byte(u)
-		}
-		return id.UnmarshalText(s)
-	}
-	if bytes.IndexByte(b, '-') >= 0 {
-		return fmt.Errorf("decimalid: parse %q: %w", string(b), ErrSyntax) // the split form is not a JSON number
-	}
-	v, err := parse(b)
-	if err != nil {
-		return err
-	}
-	*id = v
-	return nil
-}
+func (id *ID) UnmarshalJSON(b []byte) error { return text.ParseJSON((*int64)(id), b) }
 
 // Parse parses an ID in either text form: decimal (14150009200065) or
 // split (1415-00092-00065). It rejects signs, spaces, leading zeros of the
 // decimal form and of the counter, and split fields of other widths, so
 // that each ID has exactly one text of each form.
-func Parse(s string) (ID, error) { return parse([]byte(s)) }
+func Parse(s string) (ID, error) {
+	v, err := text.Parse([]byte(s))
+	return ID(v), err
+}
 
 // MustParse is like Parse but panics on error. It is meant for tests and
 // examples with hard-coded IDs.
@@ -194,36 +168,28 @@ func MustParse(s string) ID {
 	return id
 }
 
-func parse(b []byte) (ID, error) {
-	if i := bytes.IndexByte(b, '-'); i >= 0 {
-		return parseSplit(b, i)
-	}
-	v, ok := digits(b, 19)
+// parseSplit parses the split form counter-ggggg-lllll.
+func parseSplit(b []byte) (int64, error) {
+	c, g, l, ok := splitFields(b)
 	if !ok {
-		return 0, fmt.Errorf("decimalid: parse %q: %w", string(b), ErrSyntax)
-	}
-	if v < uint64(Min) || v > uint64(Max) {
-		return 0, fmt.Errorf("decimalid: parse %q: %w", string(b), ErrRange)
-	}
-	return ID(v), nil
-}
-
-// parseSplit parses counter-ggggg-lllll; b[i] is the first '-'.
-func parseSplit(b []byte, i int) (ID, error) {
-	rest := b[i+1:]
-	if len(rest) != 11 || rest[5] != '-' {
-		return 0, fmt.Errorf("decimalid: parse %q: %w", string(b), ErrSyntax)
-	}
-	c, okC := digits(b[:i], 9)
-	g, okG := fixed5(rest[:5])
-	l, okL := fixed5(rest[6:])
-	if !okC || !okG || !okL {
-		return 0, fmt.Errorf("decimalid: parse %q: %w", string(b), ErrSyntax)
+		return 0, fmt.Errorf("%w: %.40q, want decimal digits without leading zero, or counter-ggggg-lllll", ErrSyntax, b)
 	}
 	if c < 1 || c > MaxCounter {
-		return 0, fmt.Errorf("decimalid: parse %q: counter %d, want 1..=%d: %w", string(b), c, MaxCounter, ErrRange)
+		return 0, fmt.Errorf("%w: %.40q: counter %d, want 1 to %d", ErrRange, b, c, MaxCounter)
 	}
-	return compose(c, g, l), nil
+	return int64(compose(c, g, l)), nil
+}
+
+// splitFields reads the three fields of the split form.
+func splitFields(b []byte) (c, g, l uint64, ok bool) {
+	i := bytes.IndexByte(b, '-')
+	if i < 0 || len(b)-i-1 != 11 || b[i+6] != '-' {
+		return 0, 0, 0, false
+	}
+	c, okC := digits(b[:i], 9)
+	g, okG := fixed5(b[i+1 : i+6])
+	l, okL := fixed5(b[i+7:])
+	return c, g, l, okC && okG && okL
 }
 
 // digits parses 1 to max decimal digits without a leading zero.

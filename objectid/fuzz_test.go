@@ -22,6 +22,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		id, err := Parse(s)
 		ref, refErr := bson.ObjectIDFromHex(s)
+		if refErr == nil && ref.IsZero() {
+			refErr = ErrRange // the driver parses its NilObjectID; the zero ID is not an ID here
+		}
 		if (err == nil) != (refErr == nil) {
 			t.Fatalf("Parse(%q) = %v, %v; the driver says %v, %v", s, id, err, ref, refErr)
 		}

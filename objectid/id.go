@@ -11,8 +11,14 @@ import (
 
 // ID is a MongoDB ObjectID: 12 bytes, the same as the MongoDB Go driver's
 // bson.ObjectID (convert with bson.ObjectID(id) and ID(oid)). The zero ID
-// is invalid: no generator issues it, and it encodes as empty text, an
-// empty JSON string and SQL NULL.
+// means "no ID": no generator issues it, Parse rejects it, and it encodes as
+// empty text, an empty JSON string and SQL NULL, which decode to it.
+//
+// Parse, UnmarshalText, UnmarshalJSON and Scan accept every nonzero ID as 24
+// hexadecimal digits. The canonical text is lowercase, which is what every
+// method writes; uppercase digits are accepted too, because the MongoDB
+// driver's ObjectIDFromHex accepts them and hex case carries no meaning.
+// JSON also takes MongoDB Extended JSON, {"$oid": "..."}.
 type ID [12]byte
 
 // Sizes of the parts of an ID, in bytes.
@@ -34,7 +40,7 @@ func (id ID) Timestamp() time.Time {
 // Process returns the 5 random bytes that tell processes apart.
 func (id ID) Process() [ProcessLen]byte { return [ProcessLen]byte(id[TimeLen : TimeLen+ProcessLen]) }
 
-// Counter returns the 3-byte counter, 0..=MaxCounter.
+// Counter returns the 3-byte counter, 0 to MaxCounter.
 func (id ID) Counter() uint32 { return uint32(id[9])<<16 | uint32(id[10])<<8 | uint32(id[11]) }
 
 // IsZero reports whether id is the zero (invalid) ID.
@@ -45,15 +51,15 @@ func (id ID) IsZero() bool { return id == ID{} }
 func (id ID) Compare(other ID) int { return bytes.Compare(id[:], other[:]) }
 
 // Compose builds the ID with the given parts: t truncated to the second,
-// which must lie in 1970..2106, and counter in 0..=MaxCounter. It is meant
+// which must lie in 1970..2106, and counter in 0 to MaxCounter. It is meant
 // for tests and tools; only a Generator guarantees unique IDs.
 func Compose(t time.Time, process [ProcessLen]byte, counter uint32) (ID, error) {
 	sec := t.Unix()
 	if sec < 0 || sec > 1<<32-1 {
-		return ID{}, fmt.Errorf("%w: time %v, want 1970-01-01T00:00:00Z..2106-02-07T06:28:15Z", ErrInvalid, t.UTC())
+		return ID{}, fmt.Errorf("%w: time %v, want 1970-01-01T00:00:00Z to 2106-02-07T06:28:15Z", ErrInvalid, t.UTC())
 	}
 	if counter > MaxCounter {
-		return ID{}, fmt.Errorf("%w: counter %d, want 0..=%d", ErrInvalid, counter, MaxCounter)
+		return ID{}, fmt.Errorf("%w: counter %d, want 0 to %d", ErrInvalid, counter, MaxCounter)
 	}
 	return compose(uint32(sec), &process, counter), nil
 }
@@ -115,21 +121,29 @@ func (id ID) MarshalJSON() ([]byte, error) {
 	return append(b, '"'), nil
 }
 
-// UnmarshalJSON accepts a JSON string, or MongoDB Extended JSON
-// {"$oid": "..."}. null leaves id unchanged, as encoding/json does for
-// other types.
+// UnmarshalJSON accepts a JSON string (unescaped as encoding/json does), or
+// MongoDB Extended JSON {"$oid": "..."}. null leaves id unchanged, as
+// encoding/json does for other types.
 func (id *ID) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		return id.UnmarshalText(b[1 : len(b)-1])
+		text := b[1 : len(b)-1]
+		if bytes.IndexByte(text, '\\') >= 0 {
+			var u string
+			if err := json.Unmarshal(b, &u); err != nil {
+				return fmt.Errorf("%w: JSON %s is not a valid string", ErrSyntax, b)
+			}
+			text = []byte(u)
+		}
+		return id.UnmarshalText(text)
 	}
 	var ext struct {
 		OID *string `json:"$oid"`
 	}
 	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &ext) != nil || ext.OID == nil {
-		return fmt.Errorf("objectid: unmarshal %q: want a JSON string or {\"$oid\": ...}: %w", b, ErrSyntax)
+		return fmt.Errorf("%w: JSON %.40q, want a string or {\"$oid\": ...}", ErrSyntax, b)
 	}
 	v, err := Parse(*ext.OID)
 	if err != nil {
@@ -139,8 +153,8 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Parse parses 24 hexadecimal digits, in either case. The all-zero text
-// parses as the zero ID, as the driver's NilObjectID prints.
+// Parse parses 24 hexadecimal digits, in either case. The all-zero text is
+// the zero ObjectID (the driver's NilObjectID), which is not an ID.
 func Parse(s string) (ID, error) { return parse(s) }
 
 // MustParse is like Parse but panics on error. It is meant for tests and
@@ -156,15 +170,18 @@ func MustParse(s string) ID {
 func parse[T string | []byte](s T) (ID, error) {
 	var id ID
 	if len(s) != 2*len(id) {
-		return ID{}, fmt.Errorf("objectid: parse %q: %w", s, ErrSyntax)
+		return ID{}, fmt.Errorf("%w: %.40q, want 24 hexadecimal digits", ErrSyntax, s)
 	}
 	for i := range id {
 		hi, ok1 := fromHex(s[2*i])
 		lo, ok2 := fromHex(s[2*i+1])
 		if !ok1 || !ok2 {
-			return ID{}, fmt.Errorf("objectid: parse %q: %w", s, ErrSyntax)
+			return ID{}, fmt.Errorf("%w: %.40q, want 24 hexadecimal digits", ErrSyntax, s)
 		}
 		id[i] = hi<<4 | lo
+	}
+	if id.IsZero() {
+		return ID{}, fmt.Errorf("%w: %q is the zero ObjectID", ErrRange, s)
 	}
 	return id, nil
 }

@@ -21,7 +21,8 @@ func (id ID) Value() (driver.Value, error) {
 }
 
 // Scan implements sql.Scanner. It accepts 24 hexadecimal digits as string
-// or []byte, or 12 raw bytes; NULL and empty text scan as the zero ID.
+// or []byte, or 12 raw bytes; NULL, empty text and 12 zero bytes scan as
+// the zero ID.
 func (id *ID) Scan(src any) error {
 	switch v := src.(type) {
 	case nil:
@@ -36,6 +37,6 @@ func (id *ID) Scan(src any) error {
 		}
 		return id.UnmarshalText(v)
 	default:
-		return fmt.Errorf("objectid: scan %T: want string or []byte: %w", src, ErrSyntax)
+		return fmt.Errorf("%w: scan %T, want string or []byte", ErrSyntax, src)
 	}
 }

@@ -33,7 +33,7 @@
 // and the IDs one goroutine gets from it strictly increase. [Generator.Next]
 // costs one atomic add on a coarse clock reading: it never reads the
 // precise clock for an ID unless a tick changes, a tick's sequence runs
-// out, or the clock looks wrong. Every ID lies in 1..=2^63-1; the zero ID
+// out, or the clock looks wrong. Every ID lies in 1 to 2^63-1; the zero ID
 // is invalid.
 //
 // The generator's logical tick never moves backwards, so no policy can
@@ -46,7 +46,7 @@
 //   - [ExhaustPolicy], for a tick whose sequence ran out: [ExhaustWait] for
 //     the next tick (the default), [ExhaustBorrow] the next tick up to a
 //     bounded lead, [ExhaustError].
-//   - [SequenceStart]: [StartZero], or [StartRandom] 0..=9 per tick.
+//   - [SequenceStart]: [StartZero], or [StartRandom] 0 to 9 per tick.
 //
 // [Generator.Stats] counts backward clock steps, waits, borrowed ticks,
 // rejections and exhausted ticks; an optional [log/slog.Logger] gets one

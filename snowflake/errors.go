@@ -3,10 +3,11 @@ package snowflake
 import "errors"
 
 var (
-	// ErrSyntax reports text that is not a decimal Snowflake ID.
-	ErrSyntax = errors.New("snowflake: not a decimal number")
-	// ErrRange reports a value outside the ID domain 1..=9223372036854775807.
-	ErrRange = errors.New("snowflake: out of range 1..=9223372036854775807")
+	// ErrSyntax reports text that is not the canonical decimal form of an
+	// ID.
+	ErrSyntax = errors.New("snowflake: invalid syntax")
+	// ErrRange reports a number that is not an ID: not from 1 to 2^63-1.
+	ErrRange = errors.New("snowflake: not an ID")
 	// ErrInvalid reports a layout, field, option or part outside its allowed
 	// range; the wrapping error names it and the range.
 	ErrInvalid = errors.New("snowflake: invalid")

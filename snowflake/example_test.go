@@ -117,5 +117,5 @@ func ExampleParse() {
 	fmt.Println(err)
 	// Output:
 	// 2018-10-10T20:19:24.211Z
-	// snowflake: parse "-1": snowflake: out of range 1..=9223372036854775807
+	// snowflake: not an ID: "-1", want 1 to 9223372036854775807
 }

@@ -26,7 +26,7 @@ type Options struct {
 	// Layout is the ID layout. The zero Layout means Twitter().
 	Layout Layout
 	// Node holds this process's node field values by name, each in
-	// 0..=2^Bits-1; a missing field is 0. Processes that run at the same
+	// 0 to 2^Bits-1; a missing field is 0. Processes that run at the same
 	// time must have distinct node values.
 	Node map[string]int64
 	// Claim, when set, supplies the node instead of Node (which must then
@@ -42,11 +42,11 @@ type Options struct {
 	// ClockHybrid.
 	ClockPolicy ClockPolicy
 	// MaxWait is how far behind the clock may be for ClockWait and
-	// ClockHybrid to wait for it, 0..=1h. Zero means 10 ms for ClockWait
+	// ClockHybrid to wait for it, 0 to 1h. Zero means 10 ms for ClockWait
 	// and 5 ms for ClockHybrid.
 	MaxWait time.Duration
 	// MaxContinue is how far behind the clock may be for ClockContinue
-	// and ClockHybrid to keep issuing on the last tick, 0..=1h. Zero means
+	// and ClockHybrid to keep issuing on the last tick, 0 to 1h. Zero means
 	// no limit for ClockContinue and 100 ms for ClockHybrid.
 	MaxContinue time.Duration
 
@@ -54,7 +54,7 @@ type Options struct {
 	// is ExhaustWait.
 	ExhaustPolicy ExhaustPolicy
 	// MaxLead bounds how far ahead of the clock ExhaustBorrow may take
-	// ticks, rounded up to whole ticks, 0..=1h. Zero means 100 ms (at least
+	// ticks, rounded up to whole ticks, 0 to 1h. Zero means 100 ms (at least
 	// one tick).
 	MaxLead time.Duration
 	// SequenceStart says where each tick's sequence starts; zero is
@@ -72,7 +72,7 @@ type Options struct {
 	// "snowflake/twitter/datacenter=1,worker=3".
 	StoreKey string
 	// Lease is how far ahead of the current tick the mark in Store is
-	// moved, rounded up to whole ticks (at least two), 0..=1h. A longer
+	// moved, rounded up to whole ticks (at least two), 0 to 1h. A longer
 	// lease writes the store less often; a restart may wait up to the
 	// lease. Zero means one second.
 	Lease time.Duration
@@ -214,7 +214,7 @@ func New(o Options) (*Generator, error) {
 		v    time.Duration
 	}{{"MaxWait", o.MaxWait}, {"MaxContinue", o.MaxContinue}, {"MaxLead", o.MaxLead}, {"Lease", o.Lease}} {
 		if d.v < 0 || d.v > maxDuration {
-			return nil, fmt.Errorf("%w: Options.%s = %v, want 0..=%v", ErrInvalid, d.name, d.v, maxDuration)
+			return nil, fmt.Errorf("%w: Options.%s = %v, want 0 to %v", ErrInvalid, d.name, d.v, maxDuration)
 		}
 	}
 
@@ -311,7 +311,7 @@ func New(o Options) (*Generator, error) {
 
 func checkEnum(name string, v int, names []string) error {
 	if v < 0 || v >= len(names) {
-		return fmt.Errorf("%w: %s = %d, want 0..=%d (%s)", ErrInvalid, name, v, len(names)-1, strings.Join(names, ", "))
+		return fmt.Errorf("%w: %s = %d, want 0 to %d (%s)", ErrInvalid, name, v, len(names)-1, strings.Join(names, ", "))
 	}
 	return nil
 }

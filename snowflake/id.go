@@ -1,15 +1,23 @@
 package snowflake
 
 import (
-	"bytes"
-	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/idkit/idkit/internal/intid"
 )
 
 // ID is a Snowflake ID: a positive 63-bit integer whose fields a Layout
-// explains. The zero ID is invalid: no generator issues it, Parse rejects
-// it, and it encodes as empty text, an empty JSON string and SQL NULL.
+// explains. The zero ID means "no ID": no generator issues it, Parse
+// rejects it, and it encodes as empty text, an empty JSON string and SQL
+// NULL, which decode to it.
+//
+// Parse, UnmarshalText, UnmarshalJSON and Scan accept every value from 1 to
+// 2^63-1, as canonical decimal text (no sign, no leading zero); JSON also
+// takes a bare number. Which of these a given layout decodes depends on the
+// layout (its bits above the fields must be 0), so check with
+// Layout.Decode where the layout is known. Marshalling a negative value is
+// an error.
 type ID int64
 
 // IsZero reports whether id is the zero (invalid) ID.
@@ -28,60 +36,34 @@ func (id ID) Time(l Layout) time.Time {
 // String returns the decimal form of id.
 func (id ID) String() string { return strconv.FormatInt(int64(id), 10) }
 
-// AppendText appends the text form of id to b: its decimal value, or
-// nothing for the zero ID.
-func (id ID) AppendText(b []byte) ([]byte, error) {
-	if id == 0 {
-		return b, nil
-	}
-	return strconv.AppendInt(b, int64(id), 10), nil
-}
+// text is the text, JSON and SQL plumbing shared with the other int64
+// schemes.
+var text = intid.Scheme{ErrSyntax: ErrSyntax, ErrRange: ErrRange, Check: intid.Positive}
+
+// AppendText appends the decimal form of id to b, or nothing for the zero
+// ID. It fails for a negative ID.
+func (id ID) AppendText(b []byte) ([]byte, error) { return text.AppendText(b, int64(id)) }
 
 // MarshalText implements encoding.TextMarshaler.
 func (id ID) MarshalText() ([]byte, error) { return id.AppendText(nil) }
 
 // UnmarshalText implements encoding.TextUnmarshaler. Empty text decodes to
 // the zero ID.
-func (id *ID) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*id = 0
-		return nil
-	}
-	v, err := parse(b)
-	if err != nil {
-		return err
-	}
-	*id = v
-	return nil
-}
+func (id *ID) UnmarshalText(b []byte) error { return text.ParseText((*int64)(id), b) }
 
 // MarshalJSON encodes id as a JSON string, since JavaScript numbers lose
 // integers above 2^53.
-func (id ID) MarshalJSON() ([]byte, error) {
-	b := append(make([]byte, 0, 22), '"')
-	b, _ = id.AppendText(b)
-	return append(b, '"'), nil
-}
+func (id ID) MarshalJSON() ([]byte, error) { return text.AppendJSON(make([]byte, 0, 21), int64(id)) }
 
 // UnmarshalJSON accepts a JSON string or a bare JSON number. null leaves id
 // unchanged, as encoding/json does for other types.
-func (id *ID) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		return id.UnmarshalText(b[1 : len(b)-1])
-	}
-	v, err := parse(b)
-	if err != nil {
-		return err
-	}
-	*id = v
-	return nil
-}
+func (id *ID) UnmarshalJSON(b []byte) error { return text.ParseJSON((*int64)(id), b) }
 
 // Parse parses the decimal form of an ID.
-func Parse(s string) (ID, error) { return parse([]byte(s)) }
+func Parse(s string) (ID, error) {
+	v, err := text.Parse([]byte(s))
+	return ID(v), err
+}
 
 // MustParse is like Parse but panics on error. It is meant for tests and
 // examples with hard-coded IDs.
@@ -91,20 +73,4 @@ func MustParse(s string) ID {
 		panic(err)
 	}
 	return id
-}
-
-func parse(b []byte) (ID, error) {
-	negative := len(b) > 1 && b[0] == '-'
-	digits := b
-	if negative {
-		digits = b[1:]
-	}
-	if len(digits) == 0 || bytes.ContainsFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) {
-		return 0, fmt.Errorf("snowflake: parse %q: %w", b, ErrSyntax)
-	}
-	v, err := strconv.ParseUint(string(digits), 10, 63)
-	if err != nil || v == 0 || negative {
-		return 0, fmt.Errorf("snowflake: parse %q: %w", b, ErrRange)
-	}
-	return ID(v), nil
 }

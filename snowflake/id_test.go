@@ -2,6 +2,7 @@ package snowflake
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,7 +24,8 @@ func TestParseRejects(t *testing.T) {
 		{"0x10", ErrSyntax},
 		{"-", ErrSyntax},
 		{"0", ErrRange},
-		{"000", ErrRange},
+		{"000", ErrSyntax},
+		{"0042", ErrSyntax},
 		{"-1", ErrRange},
 		{"-9223372036854775808", ErrRange},
 		{"9223372036854775808", ErrRange},
@@ -32,7 +34,8 @@ func TestParseRejects(t *testing.T) {
 		t.Run(tt.in, func(t *testing.T) {
 			_, err := Parse(tt.in)
 			require.ErrorIs(t, err, tt.err)
-			assert.Contains(t, err.Error(), `snowflake: parse "`+tt.in+`"`, "the error carries the input")
+			assert.Contains(t, err.Error(), `"`+tt.in+`"`, "the error carries the input")
+			assert.Equal(t, 1, strings.Count(err.Error(), "snowflake:"), "one package prefix: %s", err)
 		})
 	}
 }
@@ -44,7 +47,7 @@ func TestParseAccepts(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ID(v.id), got)
 	}
-	assert.Equal(t, ID(42), MustParse("0042"))
+	assert.Equal(t, ID(42), MustParse("42"))
 	assert.Equal(t, ID(1<<63-1), MustParse("9223372036854775807"))
 	assert.Panics(t, func() { MustParse("x") })
 }

@@ -11,7 +11,7 @@ import (
 // number.
 type Field struct {
 	Name string // letters, digits, '_' and '-'; unique in the layout
-	Bits int    // width, 1..=62
+	Bits int    // width, 1 to 62
 }
 
 // Layout says how an ID's 63 bits divide into a timestamp, node fields and
@@ -28,16 +28,16 @@ type Layout struct {
 	Name string
 	// Epoch is the time of tick 0; 1970..2200.
 	Epoch time.Time
-	// Unit is the length of a tick, 1µs..=24h.
+	// Unit is the length of a tick, 1µs to 24h.
 	Unit time.Duration
-	// TimeBits is the width of the tick count, 1..=63.
+	// TimeBits is the width of the tick count, 1 to 63.
 	TimeBits int
 	// Fields are the node fields from the most significant down; they may
 	// be empty.
 	Fields []Field
 	// NodeLow places the node fields below the sequence instead of above.
 	NodeLow bool
-	// SequenceBits is the width of the per-tick sequence, 0..=62.
+	// SequenceBits is the width of the per-tick sequence, 0 to 62.
 	SequenceBits int
 }
 
@@ -78,20 +78,20 @@ func (l Layout) Validate() error {
 		return fmt.Errorf("%w: Layout.Epoch = %v, want 1970-01-01..2200-01-01", ErrInvalid, l.Epoch)
 	}
 	if l.Unit < minUnit || l.Unit > maxUnit {
-		return fmt.Errorf("%w: Layout.Unit = %v, want %v..=%v", ErrInvalid, l.Unit, minUnit, maxUnit)
+		return fmt.Errorf("%w: Layout.Unit = %v, want %v to %v", ErrInvalid, l.Unit, minUnit, maxUnit)
 	}
 	if l.TimeBits < 1 || l.TimeBits > 63 {
-		return fmt.Errorf("%w: Layout.TimeBits = %d, want 1..=63", ErrInvalid, l.TimeBits)
+		return fmt.Errorf("%w: Layout.TimeBits = %d, want 1 to 63", ErrInvalid, l.TimeBits)
 	}
 	if l.SequenceBits < 0 || l.SequenceBits > 62 {
-		return fmt.Errorf("%w: Layout.SequenceBits = %d, want 0..=62", ErrInvalid, l.SequenceBits)
+		return fmt.Errorf("%w: Layout.SequenceBits = %d, want 0 to 62", ErrInvalid, l.SequenceBits)
 	}
 	if len(l.Fields) > maxField {
 		return fmt.Errorf("%w: Layout.Fields has %d fields, want at most %d", ErrInvalid, len(l.Fields), maxField)
 	}
 	for i, f := range l.Fields {
 		if !validName(f.Name) {
-			return fmt.Errorf("%w: Layout.Fields[%d].Name = %q, want 1..=32 letters, digits, '_' or '-'", ErrInvalid, i, f.Name)
+			return fmt.Errorf("%w: Layout.Fields[%d].Name = %q, want 1 to 32 letters, digits, '_' or '-'", ErrInvalid, i, f.Name)
 		}
 		for _, g := range l.Fields[:i] {
 			if g.Name == f.Name {
@@ -99,7 +99,7 @@ func (l Layout) Validate() error {
 			}
 		}
 		if f.Bits < 1 || f.Bits > 62 {
-			return fmt.Errorf("%w: Layout.Fields[%d] (%q).Bits = %d, want 1..=62", ErrInvalid, i, f.Name, f.Bits)
+			return fmt.Errorf("%w: Layout.Fields[%d] (%q).Bits = %d, want 1 to 62", ErrInvalid, i, f.Name, f.Bits)
 		}
 	}
 	if total := l.Bits(); total > 63 {
@@ -144,7 +144,7 @@ func (l Layout) Rate() float64 { return float64(l.PerTick()) / l.Unit.Seconds() 
 // that fits in TimeBits. No generator issues IDs of l from then on.
 func (l Layout) Expires() time.Time { return l.tickTime(1 << l.TimeBits) }
 
-// tickTime returns the start of tick t (0..=2^63), computed in 128 bits so
+// tickTime returns the start of tick t (0 to 2^63), computed in 128 bits so
 // that layouts lasting beyond 2262 do not overflow.
 func (l Layout) tickTime(t uint64) time.Time {
 	hi, lo := bits.Mul64(t, uint64(l.Unit))
@@ -205,7 +205,7 @@ func (l Layout) Compose(p Parts) (ID, error) {
 		return 0, err
 	}
 	if max := l.PerTick() - 1; p.Sequence < 0 || p.Sequence > max {
-		return 0, fmt.Errorf("%w: Parts.Sequence = %d, want 0..=%d", ErrInvalid, p.Sequence, max)
+		return 0, fmt.Errorf("%w: Parts.Sequence = %d, want 0 to %d", ErrInvalid, p.Sequence, max)
 	}
 	ts, ns, ss := l.shifts()
 	id := ID(tick<<ts | node<<ns | uint64(p.Sequence)<<ss)
@@ -229,7 +229,7 @@ func (l Layout) node(values map[string]int64, what string) (uint64, error) {
 	for _, f := range l.Fields {
 		v := values[f.Name]
 		if max := int64(1)<<f.Bits - 1; v < 0 || v > max {
-			return 0, fmt.Errorf("%w: %s[%q] = %d, want 0..=%d", ErrInvalid, what, f.Name, v, max)
+			return 0, fmt.Errorf("%w: %s[%q] = %d, want 0 to %d", ErrInvalid, what, f.Name, v, max)
 		}
 		node = node<<f.Bits | uint64(v)
 	}
@@ -306,7 +306,7 @@ func (l Layout) label() string {
 }
 
 // Decode splits id into its parts. It fails for an ID outside
-// 1..=2^63-1 and for one with bits above l.Bits(), which no generator of
+// 1 to 2^63-1 and for one with bits above l.Bits(), which no generator of
 // l issues.
 func (l Layout) Decode(id ID) (Parts, error) {
 	if err := l.Validate(); err != nil {

@@ -59,7 +59,7 @@ type SequenceStart int
 const (
 	// StartZero starts every tick at 0.
 	StartZero SequenceStart = iota
-	// StartRandom starts every tick at a random 0..=9 (capped by the
+	// StartRandom starts every tick at a random 0 to 9 (capped by the
 	// sequence's maximum), so that IDs taken modulo a small number spread
 	// evenly even when few are issued per tick (the seed's CustomUUID).
 	StartRandom
@@ -127,7 +127,7 @@ func enumString(typ string, names []string, v int) string {
 
 func enumMarshal(typ string, names []string, v int) ([]byte, error) {
 	if v < 0 || v >= len(names) {
-		return nil, fmt.Errorf("%w: %s(%d), want 0..=%d", ErrInvalid, typ, v, len(names)-1)
+		return nil, fmt.Errorf("%w: %s(%d), want 0 to %d", ErrInvalid, typ, v, len(names)-1)
 	}
 	return []byte(names[v]), nil
 }

@@ -16,14 +16,14 @@
 //     388 days, then start again from the bottom of the domain. Decoding
 //     takes a reference time and returns the latest matching second not
 //     after it ([ID.Time]).
-//   - node: 0..=65535, from deployment configuration. Two processes that run
+//   - node: 0 to 65535, from deployment configuration. Two processes that run
 //     at the same time must never share a node.
-//   - thread and counter share 22 bits; [Options.ThreadBits] (T, 0..=16)
+//   - thread and counter share 22 bits; [Options.ThreadBits] (T, 0 to 16)
 //     says how many name the thread. A thread is a chunk of counters that a
 //     [Shard] claims for one second; the counter runs from 1, so no ID is 0.
 //
 // A node issues at most 2^T * (2^(22-T) - 1) IDs a second: 4,194,303 with
-// T = 0. Every ID lies in 1..=2^63-1; the zero ID is invalid.
+// T = 0. Every ID lies in 1 to 2^63-1; the zero ID is invalid.
 //
 // # Generating
 //

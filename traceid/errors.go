@@ -3,10 +3,11 @@ package traceid
 import "errors"
 
 var (
-	// ErrSyntax reports text that is not a decimal TraceId.
-	ErrSyntax = errors.New("traceid: not a decimal number")
-	// ErrRange reports a value outside the ID domain 1..=9223372036854775807.
-	ErrRange = errors.New("traceid: out of range 1..=9223372036854775807")
+	// ErrSyntax reports text that is not the canonical decimal form of a
+	// TraceId.
+	ErrSyntax = errors.New("traceid: invalid syntax")
+	// ErrRange reports a number that is not a TraceId (see ID).
+	ErrRange = errors.New("traceid: not an ID")
 	// ErrInvalid reports a field or option outside its allowed range.
 	ErrInvalid = errors.New("traceid: invalid")
 	// ErrExhausted reports that no ID can be issued until the clock reaches

@@ -45,7 +45,7 @@ func ExampleCompose() {
 	fmt.Println(err)
 	// Output:
 	// 3393367790597096 <nil>
-	// traceid: invalid: Node = 70000, want 0..=65535 (with 0 thread bits)
+	// traceid: invalid: Node = 70000, want 0 to 65535 (with 0 thread bits)
 }
 
 func ExampleID_Time() {

@@ -18,7 +18,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		id, err := Parse(s)
 		ref, refErr := strconv.ParseInt(s, 10, 64)
-		refOK := refErr == nil && ref > 0 && s[0] != '+'
+		refOK := refErr == nil && ref > 0 && strconv.FormatInt(ref, 10) == s && ref&maxLow != 0
 		if (err == nil) != refOK {
 			t.Fatalf("Parse(%q) = %v, %v; strconv says %d, %v", s, id, err, ref, refErr)
 		}
@@ -55,11 +55,11 @@ func FuzzUnmarshalJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var id ID
-		if err := id.UnmarshalJSON(b); err == nil && id < 0 {
+		if err := id.UnmarshalJSON(b); err == nil && id != 0 && !id.IsValid() {
 			t.Fatalf("UnmarshalJSON(%q) accepted %d", b, id)
 		}
 		var s ID
-		if err := s.Scan(b); err == nil && s < 0 {
+		if err := s.Scan(b); err == nil && s != 0 && !s.IsValid() {
 			t.Fatalf("Scan(%q) accepted %d", b, s)
 		}
 	})

@@ -16,7 +16,7 @@ import (
 // Options configure a Generator. The zero value of each field is a sane
 // default except Node, which must come from deployment configuration.
 type Options struct {
-	// Node is this process's node number, 0..=65535. Processes that run at
+	// Node is this process's node number, 0 to 65535. Processes that run at
 	// the same time must have distinct nodes.
 	Node int
 	// Claim, when set, supplies the node number instead of Node (which
@@ -24,7 +24,7 @@ type Options struct {
 	// ErrNodeLost once the claim is lost. See NodeClaim.
 	Claim NodeClaim
 	// ThreadBits is T, the number of the 22 low bits that name a thread,
-	// 0..=16. Each Shard claims one thread value for a second at a time, so
+	// 0 to 16. Each Shard claims one thread value for a second at a time, so
 	// a larger T lets more shards share a second; zero leaves all 22 bits to
 	// the counter.
 	ThreadBits int
@@ -39,7 +39,7 @@ type Options struct {
 	// "traceid/node/N".
 	StoreKey string
 	// Lease is how far ahead of the current second the mark in Store is
-	// moved, rounded up to whole seconds, 1s..=1h. A longer lease writes the
+	// moved, rounded up to whole seconds, 1s to 1h. A longer lease writes the
 	// store less often; a restart after a crash may wait up to the lease.
 	// Zero means one second.
 	Lease time.Duration
@@ -115,7 +115,7 @@ func New(o Options) (*Generator, error) {
 		o.Node = o.Claim.Node()
 	}
 	if o.Node < 0 || o.Node > MaxNode {
-		return nil, fmt.Errorf("%w: Options.Node = %d, want 0..=%d", ErrInvalid, o.Node, MaxNode)
+		return nil, fmt.Errorf("%w: Options.Node = %d, want 0 to %d", ErrInvalid, o.Node, MaxNode)
 	}
 	if err := checkThreadBits("Options.ThreadBits", o.ThreadBits); err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func New(o Options) (*Generator, error) {
 		o.Lease = time.Second
 	}
 	if o.Lease < 0 || o.Lease > time.Hour {
-		return nil, fmt.Errorf("%w: Options.Lease = %v, want 1s..=1h", ErrInvalid, o.Lease)
+		return nil, fmt.Errorf("%w: Options.Lease = %v, want 1s to 1h", ErrInvalid, o.Lease)
 	}
 	if o.Clock == nil {
 		o.Clock = clock.System()

@@ -67,12 +67,12 @@ func TestNewRejectsOptions(t *testing.T) {
 		o   Options
 		msg string
 	}{
-		{Options{Node: -1}, "Options.Node = -1, want 0..=65535"},
-		{Options{Node: 65536}, "Options.Node = 65536, want 0..=65535"},
-		{Options{ThreadBits: 17}, "Options.ThreadBits = 17, want 0..=16"},
-		{Options{ThreadBits: -1}, "Options.ThreadBits = -1, want 0..=16"},
-		{Options{Lease: -time.Second}, "Options.Lease = -1s, want 1s..=1h"},
-		{Options{Lease: 2 * time.Hour}, "Options.Lease = 2h0m0s, want 1s..=1h"},
+		{Options{Node: -1}, "Options.Node = -1, want 0 to 65535"},
+		{Options{Node: 65536}, "Options.Node = 65536, want 0 to 65535"},
+		{Options{ThreadBits: 17}, "Options.ThreadBits = 17, want 0 to 16"},
+		{Options{ThreadBits: -1}, "Options.ThreadBits = -1, want 0 to 16"},
+		{Options{Lease: -time.Second}, "Options.Lease = -1s, want 1s to 1h"},
+		{Options{Lease: 2 * time.Hour}, "Options.Lease = 2h0m0s, want 1s to 1h"},
 	} {
 		tt.o.Clock = clock.NewFake(t0)
 		_, err := New(tt.o)

@@ -52,16 +52,16 @@ func TestComposeRejectsOutOfRange(t *testing.T) {
 		threadBits int
 		field      string
 	}{
-		{Parts{Second: 1 << 25, Counter: 1}, 0, "Second = 33554432, want 0..=33554431"},
+		{Parts{Second: 1 << 25, Counter: 1}, 0, "Second = 33554432, want 0 to 33554431"},
 		{Parts{Second: -1, Counter: 1}, 0, "Second = -1"},
-		{Parts{Node: 65536, Counter: 1}, 0, "Node = 65536, want 0..=65535"},
-		{Parts{Thread: 1, Counter: 1}, 0, "Thread = 1, want 0..=0"},
-		{Parts{Thread: 1 << 16, Counter: 1}, 16, "Thread = 65536, want 0..=65535"},
-		{Parts{Counter: 0}, 0, "Counter = 0, want 1..=4194303"},
-		{Parts{Counter: 1 << 22}, 0, "Counter = 4194304, want 1..=4194303"},
-		{Parts{Counter: 64}, 16, "Counter = 64, want 1..=63"},
-		{Parts{Counter: 1}, 17, "threadBits = 17, want 0..=16"},
-		{Parts{Counter: 1}, -1, "threadBits = -1, want 0..=16"},
+		{Parts{Node: 65536, Counter: 1}, 0, "Node = 65536, want 0 to 65535"},
+		{Parts{Thread: 1, Counter: 1}, 0, "Thread = 1, want 0 to 0"},
+		{Parts{Thread: 1 << 16, Counter: 1}, 16, "Thread = 65536, want 0 to 65535"},
+		{Parts{Counter: 0}, 0, "Counter = 0, want 1 to 4194303"},
+		{Parts{Counter: 1 << 22}, 0, "Counter = 4194304, want 1 to 4194303"},
+		{Parts{Counter: 64}, 16, "Counter = 64, want 1 to 63"},
+		{Parts{Counter: 1}, 17, "threadBits = 17, want 0 to 16"},
+		{Parts{Counter: 1}, -1, "threadBits = -1, want 0 to 16"},
 	}
 	for _, tt := range tests {
 		_, err := Compose(tt.parts, tt.threadBits)
@@ -80,8 +80,8 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{0, 0, ErrRange, "decode 0"},
 		{-5, 0, ErrRange, "decode -5"},
-		{1 << 22, 0, ErrInvalid, "counter is 0, want 1..=4194303"},
-		{64, 16, ErrInvalid, "counter is 0, want 1..=63"},
+		{1 << 22, 0, ErrInvalid, "counter is 0, want 1 to 4194303"},
+		{64, 16, ErrInvalid, "counter is 0, want 1 to 63"},
 		{1, 17, ErrInvalid, "threadBits = 17"},
 	} {
 		_, err := Decode(tt.id, tt.threadBits)
@@ -121,7 +121,9 @@ func TestParseRejects(t *testing.T) {
 		{"0x10", ErrSyntax},
 		{"-", ErrSyntax},
 		{"0", ErrRange},
-		{"000", ErrRange},
+		{"000", ErrSyntax},
+		{"0042", ErrSyntax},
+		{"4194304", ErrRange}, // thread and counter bits all 0
 		{"-1", ErrRange},
 		{"-9223372036854775808", ErrRange},
 		{"9223372036854775808", ErrRange},
@@ -141,7 +143,7 @@ func TestParseAccepts(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ID(v.id), got)
 	}
-	assert.Equal(t, ID(42), MustParse("0042"))
+	assert.Equal(t, ID(42), MustParse("42"))
 	assert.Panics(t, func() { MustParse("x") })
 }
 
@@ -170,6 +172,19 @@ func TestTextJSONRoundTrip(t *testing.T) {
 		var bare entry
 		require.NoError(t, json.Unmarshal([]byte(`{"id":`+id.String()+`}`), &bare), "a bare number decodes too")
 		assert.Equal(t, id, bare.ID)
+	}
+}
+
+func TestMarshalRejectsNonIDs(t *testing.T) {
+	t.Parallel()
+	for _, id := range []ID{-1, 4194304, -9223372036854775808} {
+		_, err := id.MarshalText()
+		require.ErrorIs(t, err, ErrRange, "%d", id)
+		_, err = json.Marshal(id)
+		require.ErrorIs(t, err, ErrRange, "%d", id)
+		_, err = id.Value()
+		require.ErrorIs(t, err, ErrRange, "%d", id)
+		assert.False(t, id.IsValid())
 	}
 }
 

@@ -4,10 +4,10 @@ import "fmt"
 
 // Parts are the fields of a TraceId.
 type Parts struct {
-	Second  int // Unix seconds modulo 2^25: 0..=33554431
-	Node    int // 0..=65535
-	Thread  int // 0..=2^T-1
-	Counter int // 1..=2^(22-T)-1
+	Second  int // Unix seconds modulo 2^25: 0 to 33554431
+	Node    int // 0 to 65535
+	Thread  int // 0 to 2^T-1
+	Counter int // 1 to 2^(22-T)-1
 }
 
 // Compose builds the ID with parts p for T = threadBits thread bits. Each
@@ -28,14 +28,14 @@ func Compose(p Parts, threadBits int) (ID, error) {
 		{"Counter", p.Counter, 1, 1<<counterBits - 1},
 	} {
 		if f.v < f.min || f.v > f.max {
-			return 0, fmt.Errorf("%w: %s = %d, want %d..=%d (with %d thread bits)", ErrInvalid, f.name, f.v, f.min, f.max, threadBits)
+			return 0, fmt.Errorf("%w: %s = %d, want %d to %d (with %d thread bits)", ErrInvalid, f.name, f.v, f.min, f.max, threadBits)
 		}
 	}
 	return ID(p.Second)<<secondShift | ID(p.Node)<<LowBits | ID(p.Thread)<<counterBits | ID(p.Counter), nil
 }
 
 // Decode splits id into its parts for T = threadBits thread bits. It fails
-// for an ID outside 1..=2^63-1 and for one whose counter is 0, which no
+// for an ID outside 1 to 2^63-1 and for one whose counter is 0, which no
 // generator with that T issues.
 func Decode(id ID, threadBits int) (Parts, error) {
 	if err := checkThreadBits("threadBits", threadBits); err != nil {
@@ -52,14 +52,14 @@ func Decode(id ID, threadBits int) (Parts, error) {
 		Counter: int(id) & (1<<counterBits - 1),
 	}
 	if p.Counter == 0 {
-		return Parts{}, fmt.Errorf("%w: decode %d: counter is 0, want 1..=%d (with %d thread bits)", ErrInvalid, int64(id), 1<<counterBits-1, threadBits)
+		return Parts{}, fmt.Errorf("%w: decode %d: counter is 0, want 1 to %d (with %d thread bits)", ErrInvalid, int64(id), 1<<counterBits-1, threadBits)
 	}
 	return p, nil
 }
 
 func checkThreadBits(name string, t int) error {
 	if t < 0 || t > MaxThreadBits {
-		return fmt.Errorf("%w: %s = %d, want 0..=%d", ErrInvalid, name, t, MaxThreadBits)
+		return fmt.Errorf("%w: %s = %d, want 0 to %d", ErrInvalid, name, t, MaxThreadBits)
 	}
 	return nil
 }

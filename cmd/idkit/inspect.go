@@ -192,11 +192,11 @@ func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func inspectTraceID(c *console, fs *flag.FlagSet) func(string) (*report, error) {
 	at := fs.String("at", "", "reference time, RFC 3339 (default now)")
-	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0..=16")
+	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0 to 16")
 	asHex := fs.Bool("hex", false, "read the ID as an OpenTelemetry span ID (16 hex digits) or trace ID (32)")
 	return func(s string) (*report, error) {
 		if *threadBits < 0 || *threadBits > traceid.MaxThreadBits {
-			return nil, usagef("--thread-bits %d out of range, want 0..=%d", *threadBits, traceid.MaxThreadBits)
+			return nil, usagef("--thread-bits %d out of range, want 0 to %d", *threadBits, traceid.MaxThreadBits)
 		}
 		ref := c.clock.Now()
 		if isSet(fs, "at") {
@@ -216,7 +216,7 @@ func inspectTraceID(c *console, fs *flag.FlagSet) func(string) (*report, error) 
 		} else {
 			var err error
 			if id, err = traceid.Parse(s); errors.Is(err, traceid.ErrSyntax) {
-				return nil, fmt.Errorf("%w; want a decimal TraceId, or 16 or 32 hex digits (an OpenTelemetry span or trace ID)", err)
+				return nil, fmt.Errorf("%w: %q, want a decimal TraceId, or 16 or 32 hex digits (an OpenTelemetry span or trace ID)", traceid.ErrSyntax, s)
 			} else if err != nil {
 				return nil, err
 			}
@@ -235,12 +235,13 @@ func inspectTraceID(c *console, fs *flag.FlagSet) func(string) (*report, error) 
 }
 
 // isOTelHex reports whether s reads as an OpenTelemetry ID without --hex:
-// 32 hex digits, or 16 with at least one that is not a decimal digit.
+// 32 hex digits, or 16 that are not a canonical decimal number (a letter,
+// or a leading zero).
 func isOTelHex(s string) bool {
 	if !isHex(s) {
 		return false
 	}
-	return len(s) == 32 || len(s) == 16 && strings.ContainsAny(s, "abcdefABCDEF")
+	return len(s) == 32 || len(s) == 16 && (s[0] == '0' || strings.ContainsAny(s, "abcdefABCDEF"))
 }
 
 func isHex(s string) bool {

@@ -30,14 +30,14 @@ canonical text form.
 
 Schemes and their flags:
 
-	traceid     --node N        node number, 0..=65535 (required without --etcd)
-	            --thread-bits T thread bits, 0..=16 (default 0)
+	traceid     --node N        node number, 0 to 65535 (required without --etcd)
+	            --thread-bits T thread bits, 0 to 16 (default 0)
 	            --log FILE      keep a high-water mark in the launch log FILE
 	            --etcd ENDPOINTS  keep it in etcd, and claim a free node
 	                            there when --node is not given
 	decimalid   --log FILE      the launch log (default idkit.db)
 	            --etcd ENDPOINTS  the launch log in etcd instead
-	            --launch N      launch id, 1..=99999 (default the current launch)
+	            --launch N      launch id, 1 to 99999 (default the current launch)
 	            --split         print the split form, counter-ggggg-lllll
 	snowflake   --preset NAME   layout (default twitter), one of
 	                            ` + strings.Join(snowflake.PresetNames(), ", ") + `
@@ -97,7 +97,7 @@ func runNew(c *console, args []string) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	if *n < 0 || *n > maxNew {
-		return usagef("-n %d out of range, want 0..=%d", *n, maxNew)
+		return usagef("-n %d out of range, want 0 to %d", *n, maxNew)
 	}
 	next, err := start()
 	if err != nil {
@@ -121,19 +121,19 @@ func runNew(c *console, args []string) error {
 }
 
 func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
-	node := fs.Int("node", 0, "node number, 0..=65535 (required without --etcd)")
-	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0..=16")
+	node := fs.Int("node", 0, "node number, 0 to 65535 (required without --etcd)")
+	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0 to 16")
 	where := addStoreFlags(fs, "")
 	return func() (func() (string, error), error) {
 		claimed := !isSet(fs, "node") && isSet(fs, "etcd")
 		if !isSet(fs, "node") && !claimed {
-			return nil, usagef("traceid needs --node (0..=%d), or --etcd to claim one", traceid.MaxNode)
+			return nil, usagef("traceid needs --node (0 to %d), or --etcd to claim one", traceid.MaxNode)
 		}
 		if *node < 0 || *node > traceid.MaxNode {
-			return nil, usagef("--node %d out of range, want 0..=%d", *node, traceid.MaxNode)
+			return nil, usagef("--node %d out of range, want 0 to %d", *node, traceid.MaxNode)
 		}
 		if *threadBits < 0 || *threadBits > traceid.MaxThreadBits {
-			return nil, usagef("--thread-bits %d out of range, want 0..=%d", *threadBits, traceid.MaxThreadBits)
+			return nil, usagef("--thread-bits %d out of range, want 0 to %d", *threadBits, traceid.MaxThreadBits)
 		}
 		o := traceid.Options{Node: *node, ThreadBits: *threadBits, Clock: c.clock}
 		l, err := where.open(c)
@@ -161,11 +161,11 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 
 func newDecimalID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
 	where := addStoreFlags(fs, defaultLog)
-	launch := fs.Int("launch", 0, "launch id, 1..=99999 (default the current launch)")
+	launch := fs.Int("launch", 0, "launch id, 1 to 99999 (default the current launch)")
 	split := fs.Bool("split", false, "print the split form counter-ggggg-lllll")
 	return func() (func() (string, error), error) {
 		if isSet(fs, "launch") && (*launch < 1 || *launch > decimalid.MaxLaunch) {
-			return nil, usagef("--launch %d out of range, want 1..=%d", *launch, decimalid.MaxLaunch)
+			return nil, usagef("--launch %d out of range, want 1 to %d", *launch, decimalid.MaxLaunch)
 		}
 		l, err := where.open(c)
 		if err != nil {
@@ -301,7 +301,7 @@ func snowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields
 			return nil, usagef("--%s: preset %s has no field %s (%s)", name, layout.Name, name, describeFields(layout))
 		}
 		if v, max := *fields[name], int64(1)<<f.Bits-1; v < 0 || v > max {
-			return nil, usagef("--%s %d out of range for preset %s, want 0..=%d", name, v, layout.Name, max)
+			return nil, usagef("--%s %d out of range for preset %s, want 0 to %d", name, v, layout.Name, max)
 		}
 		values[name] = *fields[name]
 	}
@@ -315,11 +315,11 @@ func snowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields
 		return nil, nil
 	case isSet(fs, "node"):
 		if max := int64(1)<<layout.NodeBits() - 1; node < 0 || node > max {
-			return nil, usagef("--node %d out of range for preset %s, want 0..=%d", node, layout.Name, max)
+			return nil, usagef("--node %d out of range for preset %s, want 0 to %d", node, layout.Name, max)
 		}
 		return layout.SplitNode(node)
 	case len(named) == 0:
-		return nil, usagef("snowflake needs --node (0..=%d) or the preset's fields: %s",
+		return nil, usagef("snowflake needs --node (0 to %d) or the preset's fields: %s",
 			int64(1)<<layout.NodeBits()-1, describeFields(layout))
 	}
 	return values, nil
@@ -341,7 +341,7 @@ func describeFields(l snowflake.Layout) string {
 	}
 	parts := make([]string, len(l.Fields))
 	for i, f := range l.Fields {
-		parts[i] = fmt.Sprintf("--%s (0..=%d)", f.Name, int64(1)<<f.Bits-1)
+		parts[i] = fmt.Sprintf("--%s (0 to %d)", f.Name, int64(1)<<f.Bits-1)
 	}
 	return strings.Join(parts, " ")
 }
