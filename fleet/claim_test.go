@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/clock"
 	"github.com/idkit/idkit/internal/etcdtest"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"

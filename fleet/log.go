@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/launchlog"
 )
 

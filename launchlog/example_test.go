@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
-	"github.com/idkit/idkit/internal/clock"
 	"github.com/idkit/idkit/launchlog"
 )
 

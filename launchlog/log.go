@@ -14,8 +14,8 @@ import (
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/boltcheck"
-	"github.com/idkit/idkit/internal/clock"
 )
 
 // DefaultTimeout is how long an operation waits for the file lock when

@@ -13,7 +13,7 @@ import (
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 )
 
 var epoch = time.Date(2025, 11, 21, 9, 30, 0, 123456789, time.UTC)

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 )
 
 // Options configure a Generator.
@@ -52,7 +52,7 @@ func NewGenerator(o Options) *Generator {
 	if g.clk == nil {
 		g.clk = clock.System()
 	}
-	g.coarse = g.clk.Coarse()
+	g.coarse = clock.CoarseOf(g.clk)
 	var seed [ProcessLen + 4]byte
 	rand.Read(seed[:]) // never fails; see crypto/rand.Read
 	copy(g.process[:], seed[:ProcessLen])

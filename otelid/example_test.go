@@ -9,7 +9,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/otelid"
 	"github.com/idkit/idkit/traceid"
 )

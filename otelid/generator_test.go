@@ -16,8 +16,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/claimtest"
-	"github.com/idkit/idkit/internal/clock"
 	"github.com/idkit/idkit/traceid"
 )
 

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/claimtest"
-	"github.com/idkit/idkit/internal/clock"
 )
 
 func TestClaimSplitsIntoNodeFields(t *testing.T) {

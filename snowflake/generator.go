@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 )
 
 // Options configure a Generator. The zero value of each field is a
@@ -261,7 +261,7 @@ func New(o Options) (*Generator, error) {
 		g.clk = clock.System()
 	}
 	g.spin = g.clk == clock.System()
-	g.coarse = g.clk.Coarse()
+	g.coarse = clock.CoarseOf(g.clk)
 
 	now := g.clk.Now()
 	if err := g.fence(now); err != nil {

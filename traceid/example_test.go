@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/traceid"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 )
 
 // Options configure a Generator. The zero value of each field is a sane
@@ -133,7 +133,7 @@ func New(o Options) (*Generator, error) {
 		o.StoreKey = "traceid/node/" + strconv.Itoa(o.Node)
 	}
 	g := &Generator{
-		coarse:      o.Clock.Coarse(),
+		coarse:      clock.CoarseOf(o.Clock),
 		clock:       o.Clock,
 		hi:          uint64(o.Node) << LowBits,
 		counterMask: 1<<(LowBits-o.ThreadBits) - 1,

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/memstore"
 )
 
@@ -378,7 +378,7 @@ type lagClock struct {
 	lag time.Duration
 }
 
-func (c *lagClock) Coarse() clock.Coarse { return clock.Offset(c.Fake, -c.lag).Coarse() }
+func (c *lagClock) Coarse() clock.Coarse { return clock.CoarseOf(clock.Offset(c.Fake, -c.lag)) }
 
 func TestWrapAcrossPeriod(t *testing.T) {
 	t.Parallel()

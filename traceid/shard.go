@@ -1,6 +1,6 @@
 package traceid
 
-import "github.com/idkit/idkit/internal/clock"
+import "github.com/idkit/idkit/clock"
 
 // Shard issues IDs from chunks it claims from its Generator: one thread
 // value (2^(22-T) - 1 counters) of one second at a time, claimed with one

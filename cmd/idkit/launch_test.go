@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/idkit/idkit/internal/clock"
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/launchlog"
 )
 

@@ -3,8 +3,8 @@ package faults
 import (
 	"fmt"
 
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
-	"github.com/idkit/idkit/internal/clock"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"

@@ -1,20 +1,28 @@
-// Package clock is the single source of time for idkit's generators.
+// Package clock is the single source of time for idkit's generators, and
+// the way to give them a clock of your own.
 //
 // Reading the system clock costs tens of nanoseconds, more than a whole ID
-// should cost, so a [Clock] offers two readings: [Clock.Now], precise, for
-// slow paths (start-up, waiting for the next tick), and [Clock.Coarse], a
-// cheap view that hot paths read once per ID. The system clock keeps its
+// should cost, so generators read two views of a [Clock]: [Clock.Now],
+// precise, on slow paths (start-up, waiting for the next tick), and a
+// [Coarse] view, one atomic load, once per ID. The system clock keeps its
 // coarse view in one atomic word refreshed by a background ticker every
 // [Resolution]; the ticker starts on the first read and stops by itself
 // after a second without readers, so no generator has to be closed.
+//
+// Any type with Now and Sleep is a Clock: pass your own in a generator's
+// Options (a clock synchronised some other way, or one that a simulation
+// drives). [CoarseOf] gives it a coarse view refreshed from its Now in the
+// same way; a clock can offer a cheaper one of its own by implementing
+// Coarser, as the system clock and Fake do.
 //
 // The coarse view may lag the precise one and, like the wall clock itself,
 // may step backwards. Generators keep their own logical clocks and never let
 // them move backwards, whatever either reading does.
 //
-// [Fake] is a clock for tests: it stands still until the test sets or
-// advances it, may be stepped backwards, and lets a test wait until a
-// generator sleeps on it, so that no test sleeps on the wall clock.
+// [Fake] is a clock for tests, yours as well as idkit's: it stands still
+// until the test sets or advances it, may be stepped backwards, and lets a
+// test wait until a generator sleeps on it, so that no test sleeps on the
+// wall clock.
 package clock
 
 import (
@@ -23,8 +31,8 @@ import (
 	"time"
 )
 
-// Resolution is how often the system clock's coarse view is refreshed, and
-// so about how far it may lag behind [Clock.Now].
+// Resolution is how often a ticking coarse view is refreshed, and so about
+// how far it may lag behind [Clock.Now].
 const Resolution = time.Millisecond
 
 // Clock tells the wall-clock time. Implementations are safe for concurrent
@@ -32,10 +40,25 @@ const Resolution = time.Millisecond
 type Clock interface {
 	// Now returns the current time precisely.
 	Now() time.Time
-	// Coarse returns the cheap view of this clock.
-	Coarse() Coarse
 	// Sleep pauses the calling goroutine for d on this clock.
 	Sleep(d time.Duration)
+}
+
+// Coarser is a Clock with a coarse view of its own.
+type Coarser interface {
+	Clock
+	// Coarse returns the cheap view of this clock.
+	Coarse() Coarse
+}
+
+// CoarseOf returns the coarse view of c: its own if c is a Coarser, else
+// one refreshed from c.Now every Resolution by a background ticker while
+// it is read.
+func CoarseOf(c Clock) Coarse {
+	if cc, ok := c.(Coarser); ok {
+		return cc.Coarse()
+	}
+	return Coarse{src: newTickingSource(int(time.Second/Resolution), c.Now)}
 }
 
 // System returns the system clock.
@@ -43,7 +66,7 @@ func System() Clock { return systemClock{} }
 
 type systemClock struct{}
 
-var systemSource = newTickingSource(int(time.Second / Resolution))
+var systemSource = newTickingSource(int(time.Second/Resolution), time.Now)
 
 func (systemClock) Now() time.Time        { return time.Now() }
 func (systemClock) Coarse() Coarse        { return Coarse{src: systemSource} }
@@ -62,7 +85,7 @@ type offsetClock struct {
 func (o offsetClock) Now() time.Time { return o.Clock.Now().Add(o.d) }
 
 func (o offsetClock) Coarse() Coarse {
-	c := o.Clock.Coarse()
+	c := CoarseOf(o.Clock)
 	c.offset += int64(o.d)
 	return c
 }
@@ -88,13 +111,15 @@ func (c Coarse) UnixNano() int64 {
 // nobody read the previous value.
 const unread = 1
 
-// coarseSource holds a time as nanoseconds<<1 | unread. The system's source
-// is refreshed by a ticker while it has readers and stops after idleTicks
+// coarseSource holds a time as nanoseconds<<1 | unread. A ticking source
+// (the system's, or one of CoarseOf) is refreshed from its now by a ticker
+// while it has readers and stops after idleTicks
 // refreshes nobody read; a Fake's source is written by the Fake and never
 // has the unread bit set.
 type coarseSource struct {
 	word      atomic.Int64
 	idleTicks int
+	now       func() time.Time // the clock a ticking source reads
 
 	mu      sync.Mutex // guards running and the ticker's start and stop
 	running bool
@@ -102,8 +127,8 @@ type coarseSource struct {
 
 // newTickingSource returns a stopped source that the first read starts. A
 // stopped source always has the unread bit set, so that readers notice.
-func newTickingSource(idleTicks int) *coarseSource {
-	s := &coarseSource{idleTicks: idleTicks}
+func newTickingSource(idleTicks int, now func() time.Time) *coarseSource {
+	s := &coarseSource{idleTicks: idleTicks, now: now}
 	s.word.Store(unread)
 	return s
 }
@@ -115,7 +140,7 @@ func (s *coarseSource) markRead() int64 {
 	defer s.mu.Unlock()
 	if !s.running {
 		s.running = true
-		v := time.Now().UnixNano() << 1
+		v := s.now().UnixNano() << 1
 		s.word.Store(v)
 		go s.tick()
 		return v
@@ -133,7 +158,7 @@ func (s *coarseSource) tick() {
 	defer t.Stop()
 	idle := 0
 	for range t.C {
-		old := s.word.Swap(time.Now().UnixNano()<<1 | unread)
+		old := s.word.Swap(s.now().UnixNano()<<1 | unread)
 		if old&unread == 0 {
 			idle = 0
 			continue

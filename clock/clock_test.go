@@ -64,14 +64,14 @@ func TestOffset(t *testing.T) {
 	f := NewFake(t0)
 	c := Offset(f, -2*time.Second)
 	assert.Equal(t, t0.Add(-2*time.Second), c.Now())
-	assert.Equal(t, t0.Add(-2*time.Second).UnixNano(), c.Coarse().UnixNano())
+	assert.Equal(t, t0.Add(-2*time.Second).UnixNano(), CoarseOf(c).UnixNano())
 	f.Advance(time.Second)
-	assert.Equal(t, t0.Add(-time.Second).UnixNano(), c.Coarse().UnixNano())
+	assert.Equal(t, t0.Add(-time.Second).UnixNano(), CoarseOf(c).UnixNano())
 }
 
 func TestSystemCoarseFollowsNow(t *testing.T) {
 	t.Parallel()
-	c := System().Coarse()
+	c := CoarseOf(System())
 	for range 3 {
 		before := time.Now().UnixNano()
 		got := c.UnixNano()
@@ -86,7 +86,7 @@ func TestSystemCoarseFollowsNow(t *testing.T) {
 // fresh time rather than reading the stale one.
 func TestCoarseTickerStopsAndRestarts(t *testing.T) {
 	t.Parallel()
-	src := newTickingSource(2)
+	src := newTickingSource(2, time.Now)
 	c := Coarse{src: src}
 	first := c.UnixNano()
 	assert.Greater(t, first, t0.UnixNano(), "the first read is a real time")
@@ -105,4 +105,22 @@ func TestCoarseTickerStopsAndRestarts(t *testing.T) {
 	assert.GreaterOrEqual(t, got, before, "the restarted view is fresh")
 	assert.GreaterOrEqual(t, got, stale)
 	assert.GreaterOrEqual(t, got, first)
+}
+
+// userClock is a clock of a user's own: Now and Sleep only.
+type userClock struct{ f *Fake }
+
+func (u userClock) Now() time.Time        { return u.f.Now() }
+func (u userClock) Sleep(d time.Duration) { u.f.Sleep(d) }
+
+// A clock with Now and Sleep alone gets a coarse view that follows its Now.
+func TestCoarseOfAnyClock(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	c := CoarseOf(userClock{f})
+	assert.Equal(t, t0.UnixNano(), c.UnixNano(), "the first read is the clock's time")
+	f.Advance(time.Hour)
+	require.Eventually(t, func() bool { return c.UnixNano() == t0.Add(time.Hour).UnixNano() }, 5*time.Second, Resolution,
+		"the ticker refreshes the view from the clock's Now")
+	assert.Equal(t, t0.Add(-time.Hour).UnixNano(), CoarseOf(Offset(userClock{f}, -2*time.Hour)).UnixNano())
 }
