@@ -23,14 +23,29 @@ type ID int64
 // IsZero reports whether id is the zero (invalid) ID.
 func (id ID) IsZero() bool { return id == 0 }
 
-// Time returns the start of the tick id was issued in, read with layout l.
-// It is the zero time if id is not a valid ID for l.
-func (id ID) Time(l Layout) time.Time {
+// Time returns the start of the tick id was issued in, read with layout l
+// (the zero Layout is Twitter's). It is the zero time if id is not an ID
+// of l; Layout.Decode says why.
+func (id ID) Time(l Layout) time.Time { return id.parts(l).Time }
+
+// Tick returns id's tick, the number of l.Units since l.Epoch, or 0 if id
+// is not an ID of l.
+func (id ID) Tick(l Layout) int64 { return id.parts(l).Tick }
+
+// Node returns id's node fields by name, read with l, or nil if id is not
+// an ID of l.
+func (id ID) Node(l Layout) map[string]int64 { return id.parts(l).Node }
+
+// Sequence returns id's position within its tick, or 0 if id is not an ID
+// of l.
+func (id ID) Sequence(l Layout) int64 { return id.parts(l).Sequence }
+
+func (id ID) parts(l Layout) Parts {
 	p, err := l.Decode(id)
 	if err != nil {
-		return time.Time{}
+		return Parts{}
 	}
-	return p.Time
+	return p
 }
 
 // String returns the decimal form of id.

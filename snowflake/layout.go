@@ -21,7 +21,8 @@ type Field struct {
 //
 // or, with NodeLow, 0 | time | sequence | node fields (Sonyflake's order).
 // Bits not covered (when the widths sum to less than 63) are zero high
-// bits. The zero Layout is not valid; New reads it as Twitter().
+// bits. The zero Layout means Twitter() wherever a Layout is taken: in
+// Options and in every method.
 type Layout struct {
 	// Name is informational: presets set it, and it is part of the
 	// default store key.
@@ -44,10 +45,10 @@ type Layout struct {
 // Parts are the fields of an ID read with a Layout.
 type Parts struct {
 	// Time is the start of the ID's tick, in UTC. Compose reads it,
-	// truncating to the tick.
+	// truncating to the tick; if it is the zero time, Compose reads Tick.
 	Time time.Time
-	// Tick is the number of Units since the Epoch. Decode sets it; Compose
-	// ignores it.
+	// Tick is the number of Units since the Epoch. Decode sets it and Time;
+	// Compose takes either, and both only if they agree.
 	Tick int64
 	// Node holds the node fields by name. Compose takes a missing field as 0.
 	Node map[string]int64
@@ -71,11 +72,20 @@ func (l *Layout) isZero() bool {
 		len(l.Fields) == 0 && !l.NodeLow && l.SequenceBits == 0
 }
 
+// resolve returns l, or Twitter() for the zero Layout.
+func (l Layout) resolve() Layout {
+	if l.isZero() {
+		return Twitter()
+	}
+	return l
+}
+
 // Validate reports the first field of l outside its allowed range, as an
 // error wrapping ErrInvalid that names the field and the range.
 func (l Layout) Validate() error {
+	l = l.resolve()
 	if l.Epoch.Before(minEpoch) || !l.Epoch.Before(maxEpoch) {
-		return fmt.Errorf("%w: Layout.Epoch = %v, want 1970-01-01..2200-01-01", ErrInvalid, l.Epoch)
+		return fmt.Errorf("%w: Layout.Epoch = %v, want 1970-01-01 to 2200-01-01", ErrInvalid, l.Epoch)
 	}
 	if l.Unit < minUnit || l.Unit > maxUnit {
 		return fmt.Errorf("%w: Layout.Unit = %v, want %v to %v", ErrInvalid, l.Unit, minUnit, maxUnit)
@@ -123,6 +133,7 @@ func validName(s string) bool {
 
 // NodeBits returns the total width of the node fields.
 func (l Layout) NodeBits() int {
+	l = l.resolve()
 	n := 0
 	for _, f := range l.Fields {
 		n += f.Bits
@@ -132,17 +143,23 @@ func (l Layout) NodeBits() int {
 
 // Bits returns the number of bits an ID of l uses: time, node and sequence
 // together. IDs of l are below 2^Bits.
-func (l Layout) Bits() int { return l.TimeBits + l.NodeBits() + l.SequenceBits }
+func (l Layout) Bits() int {
+	l = l.resolve()
+	return l.TimeBits + l.NodeBits() + l.SequenceBits
+}
 
 // PerTick returns how many IDs one node can issue per tick: 2^SequenceBits.
-func (l Layout) PerTick() int64 { return 1 << l.SequenceBits }
+func (l Layout) PerTick() int64 { return 1 << l.resolve().SequenceBits }
 
 // Rate returns how many IDs one node can issue per second at most.
-func (l Layout) Rate() float64 { return float64(l.PerTick()) / l.Unit.Seconds() }
+func (l Layout) Rate() float64 { return float64(l.PerTick()) / l.resolve().Unit.Seconds() }
 
 // Expires returns when l's timestamp runs out: the end of the last tick
 // that fits in TimeBits. No generator issues IDs of l from then on.
-func (l Layout) Expires() time.Time { return l.tickTime(1 << l.TimeBits) }
+func (l Layout) Expires() time.Time {
+	l = l.resolve()
+	return l.tickTime(1 << l.TimeBits)
+}
 
 // tickTime returns the start of tick t (0 to 2^63), computed in 128 bits so
 // that layouts lasting beyond 2262 do not overflow.
@@ -162,7 +179,7 @@ func (l Layout) tickTime(t uint64) time.Time {
 // t lies before the Epoch or at or after Expires.
 func (l Layout) tickOf(t time.Time) (uint64, error) {
 	if t.Before(l.Epoch) || !t.Before(l.Expires()) {
-		return 0, fmt.Errorf("%w: time %v outside layout %s's range %v..%v", ErrInvalid,
+		return 0, fmt.Errorf("%w: time %v outside layout %s's range %v to %v", ErrInvalid,
 			t.UTC(), l.label(), l.Epoch.UTC(), l.Expires())
 	}
 	sec := t.Unix() - l.Epoch.Unix()
@@ -193,10 +210,11 @@ func (l Layout) shifts() (timeShift, nodeShift, seqShift uint) {
 // error that names it and the range; so is a missing or unknown node field
 // name, and a result of 0, which is not an ID.
 func (l Layout) Compose(p Parts) (ID, error) {
+	l = l.resolve()
 	if err := l.Validate(); err != nil {
 		return 0, err
 	}
-	tick, err := l.tickOf(p.Time)
+	tick, err := l.partsTick(p)
 	if err != nil {
 		return 0, err
 	}
@@ -213,6 +231,25 @@ func (l Layout) Compose(p Parts) (ID, error) {
 		return 0, fmt.Errorf("%w: parts compose to 0, which is not an ID", ErrInvalid)
 	}
 	return id, nil
+}
+
+// partsTick returns the tick of p: from Time, or from Tick when Time is
+// the zero time; when both are set they must agree.
+func (l Layout) partsTick(p Parts) (uint64, error) {
+	if p.Time.IsZero() {
+		if max := int64(1)<<l.TimeBits - 1; l.TimeBits < 63 && (p.Tick < 0 || p.Tick > max) || p.Tick < 0 {
+			return 0, fmt.Errorf("%w: Parts.Tick = %d, want 0 to %d", ErrInvalid, p.Tick, uint64(1)<<l.TimeBits-1)
+		}
+		return uint64(p.Tick), nil
+	}
+	tick, err := l.tickOf(p.Time)
+	if err != nil {
+		return 0, err
+	}
+	if p.Tick != 0 && uint64(p.Tick) != tick {
+		return 0, fmt.Errorf("%w: Parts.Tick = %d but Parts.Time %v is tick %d, want one of them or both alike", ErrInvalid, p.Tick, p.Time.UTC(), tick)
+	}
+	return tick, nil
 }
 
 // node packs node field values by name into the node bits. A missing name
@@ -240,6 +277,7 @@ func (l Layout) node(values map[string]int64, what string) (uint64, error) {
 // first field most significant, into the fields by name: the inverse of
 // packing them. A number outside 0 to 2^NodeBits-1 is an error.
 func (l Layout) SplitNode(n int64) (map[string]int64, error) {
+	l = l.resolve()
 	if max := int64(1)<<l.NodeBits() - 1; n < 0 || n > max {
 		return nil, fmt.Errorf("%w: node number %d, want 0 to %d for layout %s (fields %s)", ErrInvalid, n, max, l.label(), l.fieldNames())
 	}
@@ -257,6 +295,7 @@ func (l Layout) SplitNode(n int64) (map[string]int64, error) {
 // one datacenter: a range to claim nodes from. The fixed fields must be the
 // leading (most significant) ones, so that the numbers form one range.
 func (l Layout) NodeRange(fixed map[string]int64) (lo, hi int64, err error) {
+	l = l.resolve()
 	if _, err := l.node(fixed, "fixed"); err != nil {
 		return 0, 0, err
 	}
@@ -309,14 +348,15 @@ func (l Layout) label() string {
 // 1 to 2^63-1 and for one with bits above l.Bits(), which no generator of
 // l issues.
 func (l Layout) Decode(id ID) (Parts, error) {
+	l = l.resolve()
 	if err := l.Validate(); err != nil {
 		return Parts{}, err
 	}
 	if id <= 0 {
-		return Parts{}, fmt.Errorf("snowflake: decode %d: %w", int64(id), ErrRange)
+		return Parts{}, fmt.Errorf("%w: %d, want 1 to 9223372036854775807", ErrRange, int64(id))
 	}
 	if total := l.Bits(); total < 63 && uint64(id)>>total != 0 {
-		return Parts{}, fmt.Errorf("%w: decode %d: bits above the %d that layout %s uses are set", ErrInvalid, int64(id), total, l.label())
+		return Parts{}, fmt.Errorf("%w: %d: bits above the %d that layout %s uses are set", ErrRange, int64(id), total, l.label())
 	}
 	ts, ns, ss := l.shifts()
 	v := uint64(id)
@@ -339,6 +379,7 @@ func (l Layout) Decode(id ID) (Parts, error) {
 // String describes l, for example
 // "twitter: 41 x 1ms since 2010-11-04T01:42:54.657Z | datacenter 5 | worker 5 | sequence 12".
 func (l Layout) String() string {
+	l = l.resolve()
 	var b strings.Builder
 	if l.Name != "" {
 		b.WriteString(l.Name + ": ")

@@ -176,7 +176,7 @@ func TestComposeRejects(t *testing.T) {
 		p    Parts
 		msg  string
 	}{
-		{"before epoch", tw, Parts{Time: tw.Epoch.Add(-time.Millisecond)}, "outside layout twitter's range 2010-11-04 01:42:54.657 +0000 UTC..2080-07-10 17:30:30.209 +0000 UTC"},
+		{"before epoch", tw, Parts{Time: tw.Epoch.Add(-time.Millisecond)}, "outside layout twitter's range 2010-11-04 01:42:54.657 +0000 UTC to 2080-07-10 17:30:30.209 +0000 UTC"},
 		{"at expiry", tw, Parts{Time: tw.Expires()}, "outside layout twitter's range"},
 		{"unknown field", tw, Parts{Time: at, Node: map[string]int64{"wroker": 1}}, `Parts.Node["wroker"]: layout twitter has no such field, want one of datacenter, worker`},
 		{"field too big", tw, Parts{Time: at, Node: map[string]int64{"worker": 32}}, `Parts.Node["worker"] = 32, want 0 to 31`},
@@ -184,7 +184,10 @@ func TestComposeRejects(t *testing.T) {
 		{"sequence too big", tw, Parts{Time: at, Sequence: 4096}, "Parts.Sequence = 4096, want 0 to 4095"},
 		{"sequence negative", tw, Parts{Time: at, Sequence: -1}, "Parts.Sequence = -1, want 0 to 4095"},
 		{"zero", tw, Parts{Time: tw.Epoch}, "parts compose to 0"},
-		{"invalid layout", Layout{}, Parts{Time: at}, "Layout.Epoch"},
+		{"invalid layout", Layout{Unit: time.Millisecond}, Parts{Time: at}, "Layout.Epoch"},
+		{"tick disagrees", tw, Parts{Time: at, Tick: 5}, "Parts.Tick = 5 but Parts.Time 2026-01-01 00:00:00 +0000 UTC is tick"},
+		{"tick too big", tw, Parts{Tick: 1 << 41}, "Parts.Tick = 2199023255552, want 0 to 2199023255551"},
+		{"tick negative", tw, Parts{Tick: -1}, "Parts.Tick = -1, want 0 to 2199023255551"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tt.l.Compose(tt.p)
@@ -202,9 +205,9 @@ func TestDecodeRejects(t *testing.T) {
 		err error
 		msg string
 	}{
-		{Twitter(), 0, ErrRange, "decode 0"},
-		{Twitter(), -5, ErrRange, "decode -5"},
-		{JSSafe(), 1 << 53, ErrInvalid, "bits above the 53 that layout jssafe uses are set"},
+		{Twitter(), 0, ErrRange, "not an ID: 0, want 1 to 9223372036854775807"},
+		{Twitter(), -5, ErrRange, "not an ID: -5"},
+		{JSSafe(), 1 << 53, ErrRange, "bits above the 53 that layout jssafe uses are set"},
 		{Layout{Epoch: time.Unix(0, 0), Unit: time.Second}, 1, ErrInvalid, "Layout.TimeBits = 0"},
 	} {
 		_, err := tt.l.Decode(tt.id)
@@ -226,7 +229,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		l    Layout
 		msg  string
 	}{
-		{"epoch zero", valid(func(l *Layout) { l.Epoch = time.Time{} }), "Layout.Epoch = 0001-01-01 00:00:00 +0000 UTC, want 1970-01-01..2200-01-01"},
+		{"epoch zero", valid(func(l *Layout) { l.Epoch = time.Time{} }), "Layout.Epoch = 0001-01-01 00:00:00 +0000 UTC, want 1970-01-01 to 2200-01-01"},
 		{"epoch late", valid(func(l *Layout) { l.Epoch = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC) }), "Layout.Epoch"},
 		{"unit zero", valid(func(l *Layout) { l.Unit = 0 }), "Layout.Unit = 0s, want 1µs to 24h0m0s"},
 		{"unit long", valid(func(l *Layout) { l.Unit = 25 * time.Hour }), "Layout.Unit = 25h0m0s"},
@@ -285,4 +288,52 @@ func TestJSSafeStaysBelow2To53(t *testing.T) {
 	assert.Equal(t, int64(last), int64(float64(last)), "float64 round trip")
 	_, err = l.Compose(Parts{Time: l.Expires(), Sequence: 0})
 	require.ErrorIs(t, err, ErrInvalid, "no time past the lifetime composes")
+}
+
+// The zero Layout is Twitter's in every method, as in Options.
+func TestZeroLayoutIsTwitter(t *testing.T) {
+	t.Parallel()
+	var zero Layout
+	tw := Twitter()
+	require.NoError(t, zero.Validate())
+	assert.Equal(t, tw.String(), zero.String())
+	assert.Equal(t, tw.Bits(), zero.Bits())
+	assert.Equal(t, tw.Expires(), zero.Expires())
+	id := MustParse("1541815603606036480")
+	want, err := tw.Decode(id)
+	require.NoError(t, err)
+	got, err := zero.Decode(id)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, want.Time, id.Time(zero))
+	back, err := zero.Compose(got)
+	require.NoError(t, err)
+	assert.Equal(t, id, back)
+	lo, hi, err := zero.NodeRange(map[string]int64{"datacenter": 1})
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{32, 63}, [2]int64{lo, hi})
+}
+
+// Compose and Decode are inverses for every preset, by Time, by Tick, or
+// by both, and the accessors agree with Decode.
+func TestComposeDecodeSymmetric(t *testing.T) {
+	t.Parallel()
+	for _, name := range PresetNames() {
+		l, err := Preset(name)
+		require.NoError(t, err)
+		for _, v := range []uint64{1, 1 << 20, 1<<uint(l.Bits()) - 1, 0x5a5a5a5a5a5a5a5a & (1<<uint(l.Bits()) - 1)} {
+			id := ID(v)
+			p, err := l.Decode(id)
+			require.NoError(t, err, "%s %d", name, id)
+			for _, q := range []Parts{p, {Tick: p.Tick, Node: p.Node, Sequence: p.Sequence}, {Time: p.Time, Node: p.Node, Sequence: p.Sequence}} {
+				back, err := l.Compose(q)
+				require.NoError(t, err, "%s %d", name, id)
+				assert.Equal(t, id, back, "%s: Compose(Decode(%d))", name, id)
+			}
+			assert.Equal(t, p.Time, id.Time(l))
+			assert.Equal(t, p.Tick, id.Tick(l))
+			assert.Equal(t, p.Node, id.Node(l))
+			assert.Equal(t, p.Sequence, id.Sequence(l))
+		}
+	}
 }

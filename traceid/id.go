@@ -45,6 +45,20 @@ func (id ID) Second() int { return int(id >> secondShift & secondMask) }
 // Node returns the node field.
 func (id ID) Node() int { return int(id >> LowBits & MaxNode) }
 
+// Thread returns the thread field for T = threadBits thread bits, 0 to 16
+// (the generator's Options.ThreadBits): the top T of the low 22 bits.
+func (id ID) Thread(threadBits int) int {
+	threadBits = min(max(threadBits, 0), MaxThreadBits)
+	return int(id&maxLow) >> (LowBits - threadBits)
+}
+
+// Counter returns the counter field for T = threadBits thread bits, 0 to
+// 16: the low 22-T bits.
+func (id ID) Counter(threadBits int) int {
+	threadBits = min(max(threadBits, 0), MaxThreadBits)
+	return int(id) & (1<<(LowBits-threadBits) - 1)
+}
+
 // Time returns the latest whole second not after ref whose low 25 bits are
 // id's second field, in UTC: the time id was issued if it was issued less
 // than one Period before ref.

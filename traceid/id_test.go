@@ -78,15 +78,36 @@ func TestDecodeRejects(t *testing.T) {
 		err        error
 		msg        string
 	}{
-		{0, 0, ErrRange, "decode 0"},
-		{-5, 0, ErrRange, "decode -5"},
-		{1 << 22, 0, ErrInvalid, "counter is 0, want 1 to 4194303"},
-		{64, 16, ErrInvalid, "counter is 0, want 1 to 63"},
+		{0, 0, ErrRange, "not an ID: 0, want 1 to 9223372036854775807"},
+		{-5, 0, ErrRange, "not an ID: -5"},
+		{1 << 22, 0, ErrRange, "counter is 0, want 1 to 4194303"},
+		{64, 16, ErrRange, "counter is 0, want 1 to 63"},
 		{1, 17, ErrInvalid, "threadBits = 17"},
 	} {
 		_, err := Decode(tt.id, tt.threadBits)
 		require.ErrorIs(t, err, tt.err)
 		assert.Contains(t, err.Error(), tt.msg)
+	}
+}
+
+// The accessors read what Decode reads, for every T; Compose inverts Decode.
+func TestAccessorsAgreeWithDecode(t *testing.T) {
+	t.Parallel()
+	for _, v := range vectors {
+		id := ID(v.id)
+		for tb := 0; tb <= MaxThreadBits; tb++ {
+			p, err := Decode(id, tb)
+			if err != nil {
+				continue // counter 0 under this T
+			}
+			assert.Equal(t, p.Second, id.Second())
+			assert.Equal(t, p.Node, id.Node())
+			assert.Equal(t, p.Thread, id.Thread(tb))
+			assert.Equal(t, p.Counter, id.Counter(tb))
+			back, err := Compose(p, tb)
+			require.NoError(t, err)
+			assert.Equal(t, id, back)
+		}
 	}
 }
 

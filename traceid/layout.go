@@ -42,17 +42,17 @@ func Decode(id ID, threadBits int) (Parts, error) {
 		return Parts{}, err
 	}
 	if id <= 0 {
-		return Parts{}, fmt.Errorf("traceid: decode %d: %w", int64(id), ErrRange)
+		return Parts{}, fmt.Errorf("%w: %d, want 1 to 9223372036854775807", ErrRange, int64(id))
 	}
 	counterBits := LowBits - threadBits
 	p := Parts{
 		Second:  id.Second(),
 		Node:    id.Node(),
-		Thread:  int(id&maxLow) >> counterBits,
-		Counter: int(id) & (1<<counterBits - 1),
+		Thread:  id.Thread(threadBits),
+		Counter: id.Counter(threadBits),
 	}
 	if p.Counter == 0 {
-		return Parts{}, fmt.Errorf("%w: decode %d: counter is 0, want 1 to %d (with %d thread bits)", ErrInvalid, int64(id), 1<<counterBits-1, threadBits)
+		return Parts{}, fmt.Errorf("%w: %d: counter is 0, want 1 to %d (with %d thread bits)", ErrRange, int64(id), 1<<counterBits-1, threadBits)
 	}
 	return p, nil
 }
