@@ -188,6 +188,7 @@ func (c *checker) check() {
 		return
 	}
 	c.state = make([]pageState, c.pages)
+	c.path = make([]span, 0, 8)
 	c.state[0], c.state[1] = metaPage, metaPage
 	if err := c.rootBucket(); err != nil {
 		return
