@@ -137,7 +137,7 @@ var objectidScheme = Scheme{
 	KeyLen:  len(objectid.ID{}),
 	New: func(writers int) ([]Generator, error) {
 		return each(writers, func(int) (Generator, error) {
-			g := objectid.NewGenerator(objectid.Options{})
+			g, _ := objectid.New(objectid.Options{}) // never fails
 			return genFunc(func(dst []byte) ([]byte, error) {
 				id := g.Next()
 				return append(dst, id[:]...), nil

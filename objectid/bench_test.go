@@ -14,14 +14,14 @@ var sink ID
 // fresh Generator per run, "package" shares the package's one.
 func BenchmarkNew(b *testing.B) {
 	b.Run("generator/serial", func(b *testing.B) {
-		g := NewGenerator(Options{})
+		g := newGenerator(Options{})
 		b.ReportAllocs()
 		for b.Loop() {
 			sink = g.Next()
 		}
 	})
 	b.Run("generator/parallel", func(b *testing.B) {
-		g := NewGenerator(Options{})
+		g := newGenerator(Options{})
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			var id ID
@@ -34,7 +34,7 @@ func BenchmarkNew(b *testing.B) {
 	b.Run("package/serial", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			sink = New()
+			sink = NewID()
 		}
 	})
 	// The MongoDB driver's generator, which reads the precise clock for
@@ -47,8 +47,20 @@ func BenchmarkNew(b *testing.B) {
 	})
 }
 
+// BenchmarkFill reports the cost per ID of Fill in batches of 1,000. Use a
+// fixed count below 2^24, such as -benchtime=2000000x.
+func BenchmarkFill(b *testing.B) {
+	g := newGenerator(Options{})
+	buf := make([]ID, 1000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(buf) {
+		g.Fill(buf[:min(len(buf), b.N-i)])
+	}
+}
+
 func BenchmarkText(b *testing.B) {
-	id := New()
+	id := NewID()
 	s := id.String()
 	b.Run("String", func(b *testing.B) {
 		b.ReportAllocs()

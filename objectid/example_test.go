@@ -9,16 +9,19 @@ import (
 	"github.com/idkit/idkit/objectid"
 )
 
-func ExampleNew() {
-	a, b := objectid.New(), objectid.New()
+func ExampleNewID() {
+	a, b := objectid.NewID(), objectid.NewID()
 	fmt.Println(len(a.String()), a.Process() == b.Process(), b.Counter() == (a.Counter()+1)&objectid.MaxCounter)
 	// Output: 24 true true
 }
 
 // A Generator takes its time from a clock, which tests can fake.
-func ExampleNewGenerator() {
+func ExampleNew() {
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	g := objectid.NewGenerator(objectid.Options{Clock: fake})
+	g, err := objectid.New(objectid.Options{Clock: fake})
+	if err != nil {
+		panic(err)
+	}
 	id := g.Next()
 	fmt.Println(id.Timestamp())
 	// Output: 2026-11-21 12:00:00 +0000 UTC

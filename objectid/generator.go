@@ -23,7 +23,7 @@ type Options struct {
 // its 5 random process bytes and the random start of its counter from
 // crypto/rand when it is made, so two Generators in one process never
 // share IDs either. Most programs use the package's New, which draws from
-// one Generator on the system clock.
+// one Generator on the system clock, through NewID.
 type Generator struct {
 	_ [64]byte // keep the hot words on a cache line of their own
 	// window is second<<32 | base: the logical second (Unix seconds, mod
@@ -40,14 +40,17 @@ type Generator struct {
 	mu sync.Mutex // serialises the slow path
 }
 
-var std = NewGenerator(Options{})
+var std = newGenerator(Options{})
 
-// New returns a new ID from the package's Generator, on the system clock.
-func New() ID { return std.Next() }
+// NewID returns a new ID from the package's Generator, on the system clock.
+func NewID() ID { return std.Next() }
 
-// NewGenerator returns a Generator with fresh random process bytes and
-// counter start.
-func NewGenerator(o Options) *Generator {
+// New returns a Generator with fresh random process bytes and counter
+// start. Every Options value is valid today; the error is there for the
+// face every idkit generator shares, New(Options) (*Generator, error).
+func New(o Options) (*Generator, error) { return newGenerator(o), nil }
+
+func newGenerator(o Options) *Generator {
 	g := &Generator{clk: o.Clock}
 	if g.clk == nil {
 		g.clk = clock.System()
@@ -79,6 +82,37 @@ func (g *Generator) Next() ID {
 		return compose(sec, &g.process, c)
 	}
 	return g.slow(c)
+}
+
+// fillRun is the most counter values one Fill claim takes.
+const fillRun = 256
+
+// Fill fills dst with new IDs in increasing order, claiming runs of up to
+// 256 counter values with one atomic add each. Like Next, it cannot fail:
+// it waits for the next second when the counter runs out.
+func (g *Generator) Fill(dst []ID) {
+	for n := 0; n < len(dst); {
+		w := g.window.Load()
+		k := uint32(min(len(dst)-n, fillRun))
+		last := g.counter.Add(k)
+		first := last - k + 1
+		sec, base := uint32(w>>32), uint32(w)
+		now := uint32(uint64(g.coarse.UnixNano()) / uint64(time.Second))
+		if int32(now-sec) > 0 || first-base > MaxCounter || last-base > MaxCounter {
+			dst[n] = g.slow(first) // the rest of the run is lost: a gap, never a repeat
+			n++
+			continue
+		}
+		id := compose(sec, &g.process, 0) // time and process bytes, once a run
+		for c := first; n < len(dst); c++ {
+			id[9], id[10], id[11] = byte(c>>16), byte(c>>8), byte(c)
+			dst[n] = id
+			n++
+			if c == last {
+				break
+			}
+		}
+	}
 }
 
 // slow moves the window to a new second, starting it at counter value c,

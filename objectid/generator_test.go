@@ -17,7 +17,7 @@ var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 func newFake(t *testing.T) (*Generator, *clock.Fake) {
 	t.Helper()
 	fake := clock.NewFake(t0)
-	return NewGenerator(Options{Clock: fake}), fake
+	return newGenerator(Options{Clock: fake}), fake
 }
 
 // setCounter makes the next ID's counter c, starting a new window at it.
@@ -41,7 +41,7 @@ func TestNextLayout(t *testing.T) {
 	assert.Equal(t, t0.Add(time.Second), c.Timestamp())
 	assert.Equal(t, (b.Counter()+1)&MaxCounter, c.Counter(), "the counter does not restart with the second")
 
-	other := NewGenerator(Options{Clock: fake})
+	other := newGenerator(Options{Clock: fake})
 	assert.NotEqual(t, g.Process(), other.Process(), "each generator draws its own process bytes")
 }
 
@@ -84,6 +84,35 @@ func TestSecondRunsOutAndWaits(t *testing.T) {
 	assert.NotEqual(t, last[0], id)
 }
 
+// Fill takes the same counter values Next would, and waits like Next when
+// a second runs out mid-batch.
+func TestFillWaitsLikeNext(t *testing.T) {
+	t.Parallel()
+	g, fake := newFake(t)
+	start := uint32(0x123456)
+	setCounter(g, start)
+	g.counter.Store(start + MaxCounter - 3) // 3 counter values left in the second
+	done := make(chan []ID)
+	go func() {
+		ids := make([]ID, 10)
+		g.Fill(ids)
+		done <- ids
+	}()
+	fake.WaitForSleepers(1)
+	fake.Advance(time.Second)
+	ids := <-done
+	seen := map[ID]bool{}
+	for i, id := range ids {
+		require.False(t, seen[id])
+		seen[id] = true
+		if i > 0 {
+			require.Positive(t, id.Compare(ids[i-1]), "IDs increase")
+		}
+	}
+	assert.Equal(t, t0, ids[0].Timestamp())
+	assert.Equal(t, t0.Add(time.Second), ids[9].Timestamp(), "the rest waited for the next second")
+}
+
 // The second never moves backwards, so a clock stepped back cannot make a
 // second's counter values repeat.
 func TestClockStepBackKeepsTheSecond(t *testing.T) {
@@ -113,7 +142,14 @@ func TestConcurrentNext(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range each {
+			for j := 0; j < each; j++ {
+				if i%2 == 1 && j%7 == 0 { // half the goroutines also take batches
+					batch := make([]ID, min(j%23+1, each-j))
+					g.Fill(batch)
+					results[i] = append(results[i], batch...)
+					j += len(batch) - 1
+					continue
+				}
 				results[i] = append(results[i], g.Next())
 				if i == 0 && j%500 == 0 {
 					fake.Advance(time.Second)
@@ -140,7 +176,7 @@ func TestConcurrentNext(t *testing.T) {
 
 func TestPackageNew(t *testing.T) {
 	t.Parallel()
-	a, b := New(), New()
+	a, b := NewID(), NewID()
 	assert.NotEqual(t, a, b)
 	assert.Equal(t, a.Process(), b.Process(), "one process, one random value")
 	step := (b.Counter() - a.Counter()) & MaxCounter

@@ -18,8 +18,9 @@ import (
 // with the same hex text, timestamp and JSON, both ways.
 func TestDriverInterop(t *testing.T) {
 	t.Parallel()
-	g := objectid.NewGenerator(objectid.Options{Clock: clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))})
-	ours := []objectid.ID{g.Next(), g.Next(), objectid.New(), objectid.MustParse("507f1f77bcf86cd799439011")}
+	g, err := objectid.New(objectid.Options{Clock: clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))})
+	require.NoError(t, err)
+	ours := []objectid.ID{g.Next(), g.Next(), objectid.NewID(), objectid.MustParse("507f1f77bcf86cd799439011")}
 	theirs := []bson.ObjectID{bson.NewObjectID(), bson.NewObjectIDFromTimestamp(time.Unix(1<<32-1, 0))}
 
 	for _, id := range ours {
@@ -61,7 +62,7 @@ func TestDriverInterop(t *testing.T) {
 // decodes too.
 func TestBSONDocument(t *testing.T) {
 	t.Parallel()
-	id := objectid.New()
+	id := objectid.NewID()
 	raw, err := bson.Marshal(bson.D{{Key: "_id", Value: bson.ObjectID(id)}})
 	require.NoError(t, err)
 	assert.True(t, bytes.Contains(raw, append([]byte{0x07, '_', 'i', 'd', 0}, id[:]...)), "element 0x07 \"_id\" then the 12 bytes")

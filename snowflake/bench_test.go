@@ -50,6 +50,21 @@ func BenchmarkNext(b *testing.B) {
 	}
 }
 
+// BenchmarkFill reports the cost per ID of Fill in batches of 1,000 on the
+// "wide" layout of BenchmarkNext. Use a fixed count, -benchtime=1000000x.
+func BenchmarkFill(b *testing.B) {
+	wide := Layout{Name: "wide", Epoch: Twitter().Epoch, Unit: time.Millisecond, TimeBits: 41, SequenceBits: 22}
+	g := newBenchGenerator(b, Options{Layout: wide})
+	buf := make([]ID, 1000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(buf) {
+		if _, err := g.Fill(buf[:min(len(buf), b.N-i)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // newBenchGenerator returns a generator on the system clock that has
 // already passed its start-up wait.
 func newBenchGenerator(b *testing.B, o Options) *Generator {

@@ -44,7 +44,7 @@ func ExampleNew_policies() {
 			panic(err)
 		}
 	}
-	fmt.Println(g.Stats().BackwardSteps, g.Stats().Rejected)
+	fmt.Println(g.Stats().ClockBackward, g.Stats().Rejected)
 	// Output: 0 0
 }
 

@@ -84,9 +84,10 @@ type Options struct {
 
 // Stats counts the events a Generator has met since it was created.
 type Stats struct {
-	// BackwardSteps counts the times the wall clock was found stepped back
-	// to an earlier tick than it had read before.
-	BackwardSteps uint64
+	// ClockBackward counts the times the wall clock was found stepped back
+	// to an earlier tick than it had read before (the name traceid's Stats
+	// uses for the same event).
+	ClockBackward uint64
 	// Waits counts the times a caller slept: for the next tick, for the
 	// clock to catch up, or for a new generator's first tick.
 	Waits uint64
@@ -359,7 +360,7 @@ func (g *Generator) Node() map[string]int64 {
 // Stats returns the generator's counts of events.
 func (g *Generator) Stats() Stats {
 	return Stats{
-		BackwardSteps: g.backward.Load(),
+		ClockBackward: g.backward.Load(),
 		Waits:         g.waits.Load(),
 		Borrowed:      g.borrowed.Load(),
 		Rejected:      g.rejected.Load(),
@@ -386,6 +387,50 @@ func (g *Generator) Next() (ID, error) {
 		return g.id(v), nil
 	}
 	return g.slow(now)
+}
+
+// fillRun is the most sequence numbers one Fill claim takes with one
+// atomic add. Adds past the last sequence number land in the state word's
+// headroom (at least 2^20), so a run this short leaves room for thousands
+// of concurrent claims that overshoot before the slow path clamps them.
+const fillRun = 256
+
+// Fill fills dst with new IDs in increasing order, claiming runs of up to
+// 256 with one atomic add each. It returns len(dst), or fewer with the
+// error that stopped it (see Next).
+func (g *Generator) Fill(dst []ID) (int, error) {
+	n := 0
+	for n < len(dst) {
+		st := g.state.Load()
+		now := g.coarse.UnixNano()
+		if g.useCAS || now >= g.epoch+int64(st>>g.shift+1)*g.unit || now < g.okFrom.Load() {
+			id, err := g.Next()
+			if err != nil {
+				return n, err
+			}
+			dst[n] = id
+			n++
+			continue
+		}
+		want := uint64(min(len(dst)-n, fillRun))
+		v := g.state.Add(want) - want
+		first := v & g.seqMask
+		if first > g.maxSeq {
+			id, err := g.slow(now)
+			if err != nil {
+				return n, err
+			}
+			dst[n] = id
+			n++
+			continue
+		}
+		last := min(first+want-1, g.maxSeq)
+		for seq := first; seq <= last; seq++ {
+			dst[n] = g.id(v&^g.seqMask | seq)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // take claims the next sequence number and returns the state word before

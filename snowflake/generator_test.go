@@ -386,7 +386,7 @@ func TestClockReject(t *testing.T) {
 		require.ErrorIs(t, err, ErrClockBackwards)
 		assert.Contains(t, err.Error(), "the clock is 10ms behind its latest reading (policy reject)")
 	}
-	assert.Equal(t, Stats{BackwardSteps: 1, Rejected: 3}, g.Stats())
+	assert.Equal(t, Stats{ClockBackward: 1, Rejected: 3}, g.Stats())
 	assert.Equal(t, []string{"snowflake: wall clock moved backwards"}, rec.messages(slog.LevelWarn), "one record per anomaly")
 
 	fake.Advance(11 * time.Millisecond) // back in the next tick
@@ -403,7 +403,7 @@ func TestClockWait(t *testing.T) {
 	id, err := nextAfterWait(t, g, fake, func() { fake.Advance(3 * time.Millisecond) })
 	require.NoError(t, err)
 	assert.Greater(t, id, last)
-	assert.Equal(t, Stats{BackwardSteps: 1, Waits: 1}, g.Stats())
+	assert.Equal(t, Stats{ClockBackward: 1, Waits: 1}, g.Stats())
 
 	fake.Advance(-11 * time.Millisecond) // beyond the default 10 ms
 	_, err = g.Next()
@@ -414,7 +414,7 @@ func TestClockWait(t *testing.T) {
 	id2, err := nextAfterWait(t, g, fake, func() { fake.Advance(9 * time.Millisecond) })
 	require.NoError(t, err)
 	assert.Greater(t, id2, id)
-	assert.Equal(t, Stats{BackwardSteps: 2, Waits: 2, Rejected: 1}, g.Stats())
+	assert.Equal(t, Stats{ClockBackward: 2, Waits: 2, Rejected: 1}, g.Stats())
 }
 
 func TestClockContinue(t *testing.T) {
@@ -438,7 +438,7 @@ func TestClockContinue(t *testing.T) {
 	require.ErrorIs(t, err, ErrClockBackwards)
 	assert.Contains(t, err.Error(), "25ms behind its latest reading (policy continue, tolerance 20ms)")
 	requireIncreasing(t, ids)
-	assert.Equal(t, Stats{BackwardSteps: 2, Waits: 1, Rejected: 1, Exhausted: 1}, g.Stats())
+	assert.Equal(t, Stats{ClockBackward: 2, Waits: 1, Rejected: 1, Exhausted: 1}, g.Stats())
 }
 
 func TestClockContinueWithoutLimit(t *testing.T) {
@@ -474,7 +474,7 @@ func TestClockHybrid(t *testing.T) {
 	fake.Advance(60 * time.Millisecond) // 90 ms behind: continue again
 	ids = append(ids, next(t, g))
 	requireIncreasing(t, ids)
-	assert.Equal(t, Stats{BackwardSteps: 3, Waits: 1, Rejected: 1}, g.Stats())
+	assert.Equal(t, Stats{ClockBackward: 3, Waits: 1, Rejected: 1}, g.Stats())
 }
 
 // A coarse clock that lags the precise one (as the system's may, by about a
@@ -494,7 +494,7 @@ func TestCoarseLagIsNotABackwardStep(t *testing.T) {
 		fake.Advance(time.Millisecond)
 	}
 	requireIncreasing(t, ids)
-	assert.Equal(t, uint64(0), g.Stats().BackwardSteps)
+	assert.Equal(t, uint64(0), g.Stats().ClockBackward)
 	assert.Empty(t, rec.messages(slog.LevelWarn))
 }
 
@@ -629,7 +629,17 @@ func runConcurrent(t *testing.T, g *Generator, goroutines, each int) {
 		go func() {
 			defer wg.Done()
 			ids := make([]ID, 0, each)
-			for range each {
+			for len(ids) < each {
+				if i%2 == 1 { // half the goroutines take batches with Fill
+					batch := make([]ID, min(1+len(ids)%37, each-len(ids)))
+					n, err := g.Fill(batch)
+					if err != nil {
+						errs <- err
+						return
+					}
+					ids = append(ids, batch[:n]...)
+					continue
+				}
 				id, err := g.Next()
 				if err != nil {
 					errs <- err
@@ -654,6 +664,28 @@ func runConcurrent(t *testing.T, g *Generator, goroutines, each int) {
 	requireDistinct(t, all)
 	slices.Sort(all)
 	assert.Len(t, all, goroutines*each)
+}
+
+// Fill takes whole runs of a tick, waits for the next tick as Next does,
+// and fails as Next does.
+func TestFill(t *testing.T) {
+	t.Parallel()
+	g, fake := start(t, Options{Layout: small()})
+	stop := moveWhileWaited(fake, time.Millisecond)
+	ids := make([]ID, 10)
+	n, err := g.Fill(ids)
+	stop()
+	require.NoError(t, err)
+	require.Equal(t, 10, n)
+	requireIncreasing(t, ids)
+	assert.Equal(t, int64(0), parts(t, g, ids[0]).Sequence)
+	assert.Equal(t, int64(3), parts(t, g, ids[3]).Sequence, "a tick holds 4")
+	assert.Equal(t, tick(t, g, ids[0])+time.Millisecond, tick(t, g, ids[4]))
+
+	e, _ := start(t, Options{Layout: small(), ExhaustPolicy: ExhaustError})
+	n, err = e.Fill(make([]ID, 6))
+	require.ErrorIs(t, err, ErrExhausted)
+	assert.Equal(t, 4, n, "the tick's 4 IDs, then the error")
 }
 
 // A layout whose timestamp runs out while a generator runs stops it with

@@ -348,7 +348,10 @@ func describeFields(l snowflake.Layout) string {
 
 func newObjectID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
 	return func() (func() (string, error), error) {
-		g := objectid.NewGenerator(objectid.Options{Clock: c.clock})
+		g, err := objectid.New(objectid.Options{Clock: c.clock})
+		if err != nil {
+			return nil, err
+		}
 		return func() (string, error) { return g.Next().String(), nil }, nil
 	}
 }
