@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/lease"
 )
 
 // Options configure a Generator. The zero value of each field is a
@@ -137,9 +138,9 @@ type Generator struct {
 	exhaust     ExhaustPolicy
 	leadTicks   uint64
 	seqStart    SequenceStart
-	store       HighWaterStore
 	key         string
 	leaseTicks  uint64
+	lease       *lease.Lease // restart safety: ticks leased in the store
 	log         *slog.Logger
 	spin        bool // the clock is the system clock: spin out the last of a wait
 	claim       NodeClaim
@@ -151,8 +152,6 @@ type Generator struct {
 	startFrom     uint64     // the tick the clock must reach before the first ID
 	startTick     uint64     // the first tick this run may issue
 	lastExhausted uint64     // the last tick counted in Stats.Exhausted
-	leased        uint64     // ticks below this may be issued; MaxUint64 without a store
-	renewing      bool       // an asynchronous lease renewal is running
 
 	backward, waits, borrowed, rejected, exhausted atomic.Uint64
 }
@@ -231,11 +230,9 @@ func New(o Options) (*Generator, error) {
 		policy:     o.ClockPolicy,
 		exhaust:    o.ExhaustPolicy,
 		seqStart:   o.SequenceStart,
-		store:      o.Store,
 		key:        o.StoreKey,
 		log:        o.Logger,
 		clk:        o.Clock,
-		leased:     math.MaxUint64,
 		claim:      o.Claim,
 	}
 	g.seqMask = 1<<g.shift - 1
@@ -276,27 +273,22 @@ func New(o Options) (*Generator, error) {
 	}
 	g.high = now.UnixNano()
 	g.startFrom = uint64(g.tickOf(g.high)) + 1
-	if g.store != nil {
-		g.leased = 0
-		mark, err := g.store.HighWater(g.key)
-		if err != nil {
-			return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
-		}
-		if mark.After(now) {
-			if !mark.Before(l.Expires()) {
-				return nil, fmt.Errorf("%w: layout %s expires at %v, before the stored mark %v", ErrExpired, l.label(), l.Expires(), mark.UTC())
-			}
-			t, _ := l.tickOf(mark)
-			if l.tickTime(t).Before(mark) {
-				t++
-			}
-			g.startFrom = max(g.startFrom, t)
-			g.logf(slog.LevelWarn, "snowflake: high-water mark ahead of the clock; waiting for the clock to pass it",
-				"mark", mark.UTC(), "wait", mark.Sub(now))
-		}
+	g.lease = newLease(o.Store, g.key, g.leaseTicks, l, g.logf)
+	first, err := g.lease.Start()
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
+	}
+	if first > g.maxTick {
+		return nil, fmt.Errorf("%w: layout %s expires at %v, before the stored mark", ErrExpired, l.label(), l.Expires())
+	}
+	if first > g.startFrom {
+		g.startFrom = first
+		mark := l.tickTime(first)
+		g.logf(slog.LevelWarn, "snowflake: high-water mark ahead of the clock; waiting for the clock to pass it",
+			"mark", mark, "wait", mark.Sub(now))
 	}
 	g.startTick = g.startFrom
-	if g.store == nil && g.exhaust == ExhaustBorrow {
+	if o.Store == nil && g.exhaust == ExhaustBorrow {
 		g.startTick += g.leadTicks // an earlier run may have borrowed this far
 	}
 	if g.startTick > g.maxTick {
@@ -589,9 +581,9 @@ func (g *Generator) install(t uint64, now, coarse int64) error {
 	if t > g.maxTick {
 		return fmt.Errorf("%w: layout %s expired at %v", ErrExpired, g.layout.label(), g.layout.Expires())
 	}
-	if t >= g.leased {
-		if err := g.renew(t); err != nil {
-			return err
+	if !g.lease.Allows(t) {
+		if err := g.lease.Extend(t); err != nil {
+			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
 		}
 	}
 	var seq uint64
@@ -600,7 +592,7 @@ func (g *Generator) install(t uint64, now, coarse int64) error {
 	}
 	g.state.Store(t<<g.shift | seq)
 	g.okFrom.Store(min(g.tickStart(t), now, coarse) - slack)
-	g.renewSoon(t)
+	g.lease.ExtendSoon(t)
 	return nil
 }
 
@@ -639,54 +631,32 @@ func (g *Generator) sleep(d time.Duration) {
 	}
 }
 
-// renew leases ticks up to t+1+leaseTicks in the store. The caller holds
-// g.mu.
-func (g *Generator) renew(t uint64) error {
-	want := t + 1 + g.leaseTicks
-	mark, err := g.store.AdvanceHighWater(g.key, g.layout.tickTime(want))
-	if err != nil {
-		return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
+// newLease returns the generator's lease of ticks in store (none if store
+// is nil). A mark covers the ticks that start before it; a new run starts
+// at the first tick that starts at or after it.
+func newLease(store HighWaterStore, key string, ahead uint64, l Layout, logf func(slog.Level, string, ...any)) *lease.Lease {
+	var s lease.Store
+	if store != nil {
+		s = store
 	}
-	g.setLeased(mark)
-	if t >= g.leased {
-		return fmt.Errorf("%w: advance %q to %v: the store kept %v", ErrStore, g.key, g.layout.tickTime(want), mark.UTC())
-	}
-	return nil
-}
-
-// setLeased raises the lease to the ticks that end by mark. The caller
-// holds g.mu.
-func (g *Generator) setLeased(mark time.Time) {
-	if !mark.After(g.layout.Epoch) {
-		return
-	}
-	t := uint64(math.MaxUint64)
-	if mark.Before(g.layout.Expires()) {
-		t, _ = g.layout.tickOf(mark)
-	}
-	g.leased = max(g.leased, t)
-}
-
-// renewSoon starts an asynchronous lease renewal when tick t is in the
-// second half of the lease, so that moving on rarely waits for the store.
-// The caller holds g.mu.
-func (g *Generator) renewSoon(t uint64) {
-	if g.store == nil || g.renewing || g.leased-t > g.leaseTicks/2 {
-		return
-	}
-	g.renewing = true
-	target := g.layout.tickTime(t + 1 + g.leaseTicks)
-	go func() {
-		mark, err := g.store.AdvanceHighWater(g.key, target)
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		g.renewing = false
-		if err != nil {
-			g.logf(slog.LevelWarn, "snowflake: lease renewal failed; will retry before the lease runs out", "err", err)
-			return
-		}
-		g.setLeased(mark)
-	}()
+	return lease.New(s, key, ahead, lease.Units{
+		Mark: l.tickTime,
+		End: func(mark time.Time) uint64 {
+			switch {
+			case !mark.After(l.Epoch):
+				return 0
+			case !mark.Before(l.Expires()):
+				return math.MaxUint64
+			}
+			t, _ := l.tickOf(mark)
+			if l.tickTime(t).Before(mark) {
+				t++
+			}
+			return t
+		},
+	}, func(err error) {
+		logf(slog.LevelWarn, "snowflake: lease renewal failed; will retry before the lease runs out", "err", err)
+	})
 }
 
 // fence fails with ErrNodeLost once the generator's claim is lost at the

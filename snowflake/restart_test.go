@@ -16,13 +16,7 @@ import (
 
 // settle waits until g has no asynchronous lease renewal running.
 func settle(g *Generator) {
-	for {
-		g.mu.Lock()
-		busy := g.renewing
-		g.mu.Unlock()
-		if !busy {
-			return
-		}
+	for !g.lease.Idle() {
 		runtime.Gosched()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/lease"
 )
 
 // Options configure a Generator. The zero value of each field is a sane
@@ -79,16 +80,13 @@ type Generator struct {
 	counterMask uint32 // low bits that hold the counter
 	chunk       uint64 // low values per thread: 1 << (22-T)
 	noWait      bool
-	store       HighWaterStore
-	key         string
-	lease       uint64 // seconds
+	key         string       // the mark's key in the store
+	lease       *lease.Lease // restart safety: seconds leased in the store
 	log         *slog.Logger
 	node        int
 	threadBits  int
 	claim       NodeClaim
 
-	leased   atomic.Uint64 // the last second leased in store; MaxUint64 without one
-	renewing atomic.Bool   // an asynchronous lease renewal is running
 	behind   atomic.Bool   // the wall clock is behind the logical second
 	lagging  atomic.Int64  // a coarse reading found merely lagging the precise clock
 
@@ -139,9 +137,7 @@ func New(o Options) (*Generator, error) {
 		counterMask: 1<<(LowBits-o.ThreadBits) - 1,
 		chunk:       1 << (LowBits - o.ThreadBits),
 		noWait:      o.NoWait,
-		store:       o.Store,
 		key:         o.StoreKey,
-		lease:       uint64((o.Lease + time.Second - 1) / time.Second),
 		log:         o.Logger,
 		node:        o.Node,
 		threadBits:  o.ThreadBits,
@@ -155,21 +151,30 @@ func New(o Options) (*Generator, error) {
 		return nil, fmt.Errorf("%w: clock reads %v, want a time from 1970 to 2106", ErrInvalid, o.Clock.Now())
 	}
 	start := uint64(now)
-	g.leased.Store(math.MaxUint64)
-	if g.store != nil {
-		mark, err := g.store.HighWater(g.key)
-		if err != nil {
-			return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
-		}
-		g.leased.Store(0)
-		if m := mark.Unix(); m > now {
-			// An earlier run leased seconds up to the mark: wait them out.
-			// Until then the clock is behind by design, not by an anomaly.
-			start = uint64(m)
-			g.behind.Store(true)
-			g.logf(slog.LevelInfo, "traceid: high-water mark ahead of the clock; the first ID waits until the clock passes it",
-				"mark", mark, "wait", time.Duration(m-now)*time.Second)
-		}
+	// Marks cover whole seconds, the mark's own included: a run that
+	// leased up to mark m may have issued in second m, and a new run starts
+	// in m+1.
+	var store lease.Store
+	if o.Store != nil {
+		store = o.Store
+	}
+	g.lease = lease.New(store, g.key, uint64((o.Lease+time.Second-1)/time.Second), lease.Units{
+		Mark: func(end uint64) time.Time { return time.Unix(int64(end)-1, 0) },
+		End:  func(mark time.Time) uint64 { return uint64(max(mark.Unix()+1, 0)) },
+	}, func(err error) {
+		g.logf(slog.LevelWarn, "traceid: lease renewal failed; will retry before the lease runs out", "err", err)
+	})
+	first, err := g.lease.Start()
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
+	}
+	if first > start+1 {
+		// An earlier run leased seconds up to first-1: wait them out. Until
+		// then the clock is behind by design, not by an anomaly.
+		start = first - 1
+		g.behind.Store(true)
+		g.logf(slog.LevelInfo, "traceid: high-water mark ahead of the clock; the first ID waits until the clock passes it",
+			"mark", time.Unix(int64(start), 0).UTC(), "wait", time.Duration(int64(start)-now)*time.Second)
 	}
 	// Start as if second start were used up, so that the first ID waits for
 	// a second that began after this run started and after the mark.
@@ -275,7 +280,7 @@ func (g *Generator) sync(st uint64, now int64) error {
 		return nil
 	}
 	next := uint64(now) / nsPerSec
-	if next > g.leased.Load() {
+	if !g.lease.Allows(next) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		return g.advance(next)
@@ -286,7 +291,7 @@ func (g *Generator) sync(st uint64, now int64) error {
 		g.mu.Unlock()
 	}
 	g.state.CompareAndSwap(st, next<<32) // on failure another caller moved it
-	g.renewSoon(next)
+	g.lease.ExtendSoon(next)
 	return nil
 }
 
@@ -367,9 +372,9 @@ func (g *Generator) nextSecond(sec uint64) error {
 // advance moves the generator to second next, which the clock has reached,
 // leasing it in the store first if needed. The caller holds g.mu.
 func (g *Generator) advance(next uint64) error {
-	if next > g.leased.Load() {
-		if err := g.renew(next); err != nil {
-			return err
+	if !g.lease.Allows(next) {
+		if err := g.lease.Extend(next); err != nil {
+			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
 		}
 	}
 	for {
@@ -379,37 +384,8 @@ func (g *Generator) advance(next uint64) error {
 		}
 	}
 	g.caughtUp(next)
-	g.renewSoon(next)
+	g.lease.ExtendSoon(next)
 	return nil
-}
-
-// renewSoon starts an asynchronous lease renewal when second sec is in the
-// second half of the lease, so that advancing rarely waits for the store.
-func (g *Generator) renewSoon(sec uint64) {
-	if g.store == nil || g.leased.Load()-sec >= (g.lease+1)/2 || !g.renewing.CompareAndSwap(false, true) {
-		return
-	}
-	go func() {
-		defer g.renewing.Store(false)
-		if err := g.renew(sec); err != nil {
-			g.logf(slog.LevelWarn, "traceid: lease renewal failed; will retry before the lease runs out", "err", err)
-		}
-	}()
-}
-
-// renew leases seconds up to sec+lease in the store.
-func (g *Generator) renew(sec uint64) error {
-	mark, err := g.store.AdvanceHighWater(g.key, time.Unix(int64(sec+g.lease), 0))
-	if err != nil {
-		return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
-	}
-	m := uint64(max(mark.Unix(), 0))
-	for {
-		old := g.leased.Load()
-		if m <= old || g.leased.CompareAndSwap(old, m) {
-			return nil
-		}
-	}
 }
 
 // fence fails with ErrNodeLost once the generator's claim is lost. It

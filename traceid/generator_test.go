@@ -476,7 +476,7 @@ func TestStoreLeaseRenewal(t *testing.T) {
 		take(t, g, 10)
 		fake.Advance(time.Second)
 	}
-	require.Eventually(t, func() bool { return !g.renewing.Load() }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return g.lease.Idle() }, 10*time.Second, time.Millisecond)
 	mark, err := store.HighWater("traceid/node/0")
 	require.NoError(t, err)
 	lastSec := fake.Now().Unix() - 1

@@ -1,0 +1,132 @@
+// Package lease is the restart safety of idkit's time-based generators
+// (traceid, snowflake): a high-water mark kept in a store ahead of the time
+// units (seconds, ticks) a generator issues IDs in.
+//
+// A generator may issue IDs in a unit only once the stored mark covers it,
+// and a new generator for the same key starts after the stored mark, so no
+// run reuses a unit an earlier run may have issued in, even if the clock
+// was stepped back while no process ran. The mark is moved ahead by a
+// lease of several units at a time, in the background once the current
+// unit is in the second half of the lease, so that moving on rarely waits
+// for the store.
+package lease
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Store persists, per key, a time that only ever moves forward; the ID
+// packages' HighWaterStore.
+type Store interface {
+	HighWater(key string) (time.Time, error)
+	AdvanceHighWater(key string, t time.Time) (time.Time, error)
+}
+
+// Units translates between a generator's units and marks.
+type Units struct {
+	// Mark returns the mark that covers every unit below end.
+	Mark func(end uint64) time.Time
+	// End returns the units a stored mark covers: those below End(mark).
+	// A new run starts at End(mark). It is 0 for the zero time.
+	End func(mark time.Time) uint64
+}
+
+// Lease is one generator's lease. It is safe for concurrent use.
+type Lease struct {
+	store    Store
+	key      string
+	ahead    uint64
+	units    Units
+	limit    atomic.Uint64 // units below limit may be issued
+	renewing atomic.Bool   // a background renewal is running
+	failed   func(error)   // told of a failed background renewal
+}
+
+// New returns a lease on key in store, moving the mark ahead units beyond
+// the unit being issued. A nil store means no restart safety: every unit
+// is allowed. failed, if not nil, is told of each failed background
+// renewal.
+func New(store Store, key string, ahead uint64, units Units, failed func(error)) *Lease {
+	l := &Lease{store: store, key: key, ahead: ahead, units: units, failed: failed}
+	if store == nil {
+		l.limit.Store(math.MaxUint64)
+	}
+	return l
+}
+
+// Start reads the stored mark and returns the first unit this run may
+// issue in as far as earlier runs are concerned: 0 without a store or a
+// mark.
+func (l *Lease) Start() (uint64, error) {
+	if l.store == nil {
+		return 0, nil
+	}
+	mark, err := l.store.HighWater(l.key)
+	if err != nil {
+		return 0, err
+	}
+	return l.end(mark), nil
+}
+
+// Allows reports whether the mark covers unit u.
+func (l *Lease) Allows(u uint64) bool { return u < l.limit.Load() }
+
+// Extend moves the mark to cover unit u and the lease beyond it, and waits
+// until the store has it. It fails if the store fails, or keeps a mark that
+// does not cover u.
+func (l *Lease) Extend(u uint64) error {
+	end := u + 1 + l.ahead
+	mark, err := l.store.AdvanceHighWater(l.key, l.units.Mark(end))
+	if err != nil {
+		return err
+	}
+	l.raise(l.end(mark))
+	if !l.Allows(u) {
+		return &ShortError{Kept: mark, Want: l.units.Mark(end)}
+	}
+	return nil
+}
+
+// ExtendSoon starts a background Extend when unit u is in the second half
+// of the lease, unless one is running.
+func (l *Lease) ExtendSoon(u uint64) {
+	if l.store == nil || l.limit.Load()-u > (l.ahead+1)/2 || !l.renewing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer l.renewing.Store(false)
+		if err := l.Extend(u); err != nil && l.failed != nil {
+			l.failed(err)
+		}
+	}()
+}
+
+// Idle reports whether no background renewal is running.
+func (l *Lease) Idle() bool { return !l.renewing.Load() }
+
+// end is Units.End, with the zero time covering nothing.
+func (l *Lease) end(mark time.Time) uint64 {
+	if mark.IsZero() {
+		return 0
+	}
+	return l.units.End(mark)
+}
+
+// raise moves the limit up to end, never down.
+func (l *Lease) raise(end uint64) {
+	for {
+		old := l.limit.Load()
+		if end <= old || l.limit.CompareAndSwap(old, end) {
+			return
+		}
+	}
+}
+
+// ShortError reports a store that kept a mark short of the one asked for.
+type ShortError struct{ Kept, Want time.Time }
+
+func (e *ShortError) Error() string {
+	return "the store kept " + e.Kept.UTC().String() + ", short of " + e.Want.UTC().String()
+}

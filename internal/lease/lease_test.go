@@ -1,0 +1,90 @@
+package lease_test
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/lease"
+	"github.com/idkit/idkit/internal/memstore"
+)
+
+// seconds are units of one second whose marks are the end's start.
+var seconds = lease.Units{
+	Mark: func(end uint64) time.Time { return time.Unix(int64(end), 0) },
+	End:  func(mark time.Time) uint64 { return uint64(mark.Unix()) },
+}
+
+func TestWithoutStoreAllowsEverything(t *testing.T) {
+	l := lease.New(nil, "k", 4, seconds, nil)
+	first, err := l.Start()
+	require.NoError(t, err)
+	assert.Zero(t, first)
+	assert.True(t, l.Allows(math.MaxUint64-1))
+	l.ExtendSoon(7) // nothing to do, and no panic
+	assert.True(t, l.Idle())
+}
+
+func TestStartAfterTheStoredMark(t *testing.T) {
+	store := &memstore.Store{}
+	l := lease.New(store, "k", 4, seconds, nil)
+	first, err := l.Start()
+	require.NoError(t, err)
+	assert.Zero(t, first, "no mark: start anywhere")
+	assert.False(t, l.Allows(0), "nothing is leased before Extend")
+
+	require.NoError(t, l.Extend(100))
+	assert.True(t, l.Allows(100))
+	assert.True(t, l.Allows(104), "the lease runs ahead of the unit")
+	assert.False(t, l.Allows(105))
+	next, err := lease.New(store, "k", 4, seconds, nil).Start()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(105), next, "a new run starts after everything leased")
+}
+
+func TestExtendSoonOnlyInTheSecondHalf(t *testing.T) {
+	store := &memstore.Store{}
+	l := lease.New(store, "k", 4, seconds, nil)
+	require.NoError(t, l.Extend(100)) // leased below 105
+	calls := store.Calls()
+	l.ExtendSoon(101) // 4 left of 4: first half
+	assert.True(t, l.Idle())
+	assert.Equal(t, calls, store.Calls())
+	l.ExtendSoon(103) // 2 left: second half
+	for !l.Idle() {
+		runtime.Gosched()
+	}
+	assert.True(t, l.Allows(107), "renewed in the background")
+	assert.Equal(t, calls+1, store.Calls())
+}
+
+func TestExtendFails(t *testing.T) {
+	store := &memstore.Store{}
+	var failed []error
+	l := lease.New(store, "k", 4, seconds, func(err error) { failed = append(failed, err) })
+	boom := errors.New("boom")
+	store.Fail(boom)
+	require.ErrorIs(t, l.Extend(1), boom)
+	assert.False(t, l.Allows(1), "a failed extension allows nothing")
+	l.ExtendSoon(0)
+	for !l.Idle() {
+		runtime.Gosched()
+	}
+	require.Len(t, failed, 1)
+	assert.ErrorIs(t, failed[0], boom)
+
+	// A store that keeps a mark short of the one asked for.
+	short := lease.New(store, "k", 4, lease.Units{
+		Mark: seconds.Mark,
+		End:  func(time.Time) uint64 { return 3 },
+	}, nil)
+	store.Fail(nil)
+	var se *lease.ShortError
+	require.ErrorAs(t, short.Extend(10), &se)
+	assert.Contains(t, se.Error(), "short of")
+}
