@@ -87,8 +87,8 @@ type Generator struct {
 	threadBits  int
 	claim       NodeClaim
 
-	behind   atomic.Bool   // the wall clock is behind the logical second
-	lagging  atomic.Int64  // a coarse reading found merely lagging the precise clock
+	behind  atomic.Bool  // the wall clock is behind the logical second
+	lagging atomic.Int64 // a coarse reading found merely lagging the precise clock
 
 	mu            sync.Mutex // serialises the slow paths below
 	lastExhausted uint64     // the last second counted in Stats.Exhausted
