@@ -1,0 +1,176 @@
+package traceid
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/idkit/idkit/clock"
+)
+
+// reserveMaxWait bounds each wait of Reserve for the clock to reach the
+// next second.
+const reserveMaxWait = 5 * time.Second
+
+// Reserve fills dst with new IDs for a short-lived process, such as a
+// command-line call or a serverless function, that cannot afford a
+// Generator's wait for a fresh second. It needs o.Store, where it keeps the
+// node's last issued position (second and low 22 bits) under the key
+// o.StoreKey + "/last", as time.Unix(second, low), which orders like the
+// IDs even across the wrap of the 25-bit second.
+//
+// The IDs continue right after the last position: in the current second if
+// the clock has passed the last one's second, else in that second (the
+// same second, or a clock stepped back). If a Generator ran before for the
+// node, they also start after the seconds its lease mark (o.StoreKey)
+// covers, at once, even when the mark is ahead of the clock: such IDs carry
+// a second up to the lease ahead of the clock rather than wait for it.
+// Thread bits only change which low values are skipped (those with a
+// counter of 0).
+//
+// Before returning, Reserve records the new last position durably and
+// moves the lease mark to its second, so that a Generator started later
+// begins after the reserved IDs. On error nothing is reserved and dst
+// holds no IDs to use.
+//
+// When a second's 4,194,303 low values run out mid-batch, Reserve goes on
+// in the next second only once the clock has reached it: it waits for it
+// (at most 5 s each time; a clock further behind fails with ErrExhausted),
+// or fails with ErrExhausted at once under o.NoWait. A claim (o.Claim) is
+// checked at the start, after each wait and before the store is written.
+//
+// Calls for one node must not overlap in time, as Generators for one node
+// must not run at the same time: the store offers no compare-and-swap.
+// Reserve ignores o.Lease.
+func Reserve(o Options, dst []ID) error {
+	if o.Store == nil {
+		return fmt.Errorf("%w: Options.Store is nil, want a store: Reserve keeps the last issued ID there", ErrInvalid)
+	}
+	if o.Claim != nil {
+		if n := o.Claim.Node(); o.Node != 0 && o.Node != n {
+			return fmt.Errorf("%w: Options.Node = %d but Options.Claim holds node %d, want 0 or the same", ErrInvalid, o.Node, n)
+		}
+		o.Node = o.Claim.Node()
+	}
+	if o.Node < 0 || o.Node > MaxNode {
+		return fmt.Errorf("%w: Options.Node = %d, want 0 to %d", ErrInvalid, o.Node, MaxNode)
+	}
+	if err := checkThreadBits("Options.ThreadBits", o.ThreadBits); err != nil {
+		return err
+	}
+	if o.Clock == nil {
+		o.Clock = clock.System()
+	}
+	if o.StoreKey == "" {
+		o.StoreKey = "traceid/node/" + strconv.Itoa(o.Node) // as New does
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	r := reserver{o: o, lastKey: o.StoreKey + "/last", mask: 1<<(LowBits-o.ThreadBits) - 1}
+	if err := r.fence(); err != nil {
+		return err
+	}
+	now, err := r.now()
+	if err != nil {
+		return err
+	}
+	last, err := o.Store.HighWater(r.lastKey)
+	if err != nil {
+		return fmt.Errorf("%w: read %q: %w", ErrStore, r.lastKey, err)
+	}
+	mark, err := o.Store.HighWater(o.StoreKey)
+	if err != nil {
+		return fmt.Errorf("%w: read %q: %w", ErrStore, o.StoreKey, err)
+	}
+
+	// sec, low: the position last used.
+	sec, low := now, int64(0)
+	if !last.IsZero() {
+		if s := last.Unix(); s >= now {
+			sec, low = s, int64(last.Nanosecond())
+		}
+	}
+	// A Generator may have issued in every second up to its mark.
+	if !mark.IsZero() && mark.Unix() >= sec && (last.IsZero() || mark.Unix() > last.Unix()) {
+		sec, low = mark.Unix()+1, 0
+	}
+	for i := range dst {
+		low++
+		if low&int64(r.mask) == 0 {
+			low++ // counter 0 of a thread: never issued
+		}
+		if low > maxLow {
+			if sec, err = r.nextSecond(sec); err != nil {
+				return err
+			}
+			low = 1
+		}
+		if sec > math.MaxUint32 {
+			return fmt.Errorf("%w: second %d, want one before 2106", ErrInvalid, sec)
+		}
+		dst[i] = ID(sec&secondMask)<<secondShift | ID(o.Node)<<LowBits | ID(low)
+	}
+	if err := r.fence(); err != nil {
+		return err
+	}
+	if mark.Unix() < sec || mark.IsZero() {
+		if _, err := o.Store.AdvanceHighWater(o.StoreKey, time.Unix(sec, 0)); err != nil {
+			return fmt.Errorf("%w: advance %q: %w", ErrStore, o.StoreKey, err)
+		}
+	}
+	pos := time.Unix(sec, low)
+	got, err := o.Store.AdvanceHighWater(r.lastKey, pos)
+	if err != nil {
+		return fmt.Errorf("%w: advance %q: %w", ErrStore, r.lastKey, err)
+	}
+	if !got.Equal(pos) {
+		return fmt.Errorf("%w: advance %q to %v: the store holds %v, a later position: another call for node %d ran at the same time",
+			ErrStore, r.lastKey, pos.UTC(), got.UTC(), o.Node)
+	}
+	return nil
+}
+
+type reserver struct {
+	o       Options
+	lastKey string
+	mask    uint32
+}
+
+func (r *reserver) now() (int64, error) {
+	t := r.o.Clock.Now()
+	if s := t.Unix(); s >= 0 && s <= math.MaxUint32 {
+		return s, nil
+	}
+	return 0, fmt.Errorf("%w: clock reads %v, want a time from 1970 to 2106", ErrInvalid, t)
+}
+
+// nextSecond returns sec+1 once the clock has reached it.
+func (r *reserver) nextSecond(sec int64) (int64, error) {
+	for {
+		now := r.o.Clock.Now()
+		if now.Unix() > sec {
+			return sec + 1, nil
+		}
+		wait := time.Unix(sec+1, 0).Sub(now)
+		if r.o.NoWait || wait > reserveMaxWait {
+			return 0, fmt.Errorf("%w: second %d is used up and the clock reaches the next in %v (at most %v is waited for)",
+				ErrExhausted, sec, wait, reserveMaxWait)
+		}
+		r.o.Clock.Sleep(wait)
+		if err := r.fence(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (r *reserver) fence() error {
+	if r.o.Claim == nil {
+		return nil
+	}
+	if err := r.o.Claim.Check(r.o.Clock.Now()); err != nil {
+		return fmt.Errorf("%w: %w", ErrNodeLost, err)
+	}
+	return nil
+}
