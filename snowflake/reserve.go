@@ -1,0 +1,263 @@
+package snowflake
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idkit/idkit/clock"
+)
+
+// reserveMaxWait bounds each wait of Reserve for the clock to reach the
+// next tick.
+const reserveMaxWait = 5 * time.Second
+
+// Reserve fills dst with new IDs for a short-lived process, such as a
+// command-line call or a serverless function, that cannot afford a
+// Generator's wait for a fresh tick. It needs o.Store, where it keeps the
+// node's last issued position under the key o.StoreKey + "/last" as a time
+// that orders like the IDs: the start of the last ID's tick plus its
+// sequence in nanoseconds when every sequence is shorter than a tick
+// (Twitter: 4,096 < 1 ms), else the ID itself as Unix nanoseconds (an ID
+// of one node orders by tick, then sequence, and is below 2^63, so it
+// always fits).
+//
+// The IDs continue right after the last position: in the current tick if
+// the clock has passed the last one's tick, else in that tick (the same
+// tick, or a clock stepped back: Reserve ignores ClockPolicy, MaxWait and
+// MaxContinue and always continues). If a Generator ran before for the
+// node, they also start at the first tick its lease mark (o.StoreKey) does
+// not cover, at once, even when the mark is ahead of the clock.
+//
+// Before returning, Reserve records the new last position durably and
+// moves the lease mark to the end of its tick, so that a Generator started
+// later begins after the reserved IDs. On error nothing is reserved and dst
+// holds no IDs to use.
+//
+// When a tick's sequence runs out mid-batch, Reserve goes on in the next
+// tick only once the clock has reached it: it waits for it (at most 5 s
+// each time; a clock further behind fails with ErrExhausted), or fails with
+// ErrExhausted at once under ExhaustError. ExhaustBorrow waits like
+// ExhaustWait. SequenceStart applies to each fresh tick. A claim (o.Claim)
+// is checked at the start, after each wait and before the store is
+// written.
+//
+// Calls for one node must not overlap in time, as Generators for one node
+// must not run at the same time: the store offers no compare-and-swap.
+// Reserve ignores o.Lease and o.MaxLead.
+func Reserve(o Options, dst []ID) error {
+	if o.Store == nil {
+		return fmt.Errorf("%w: Options.Store is nil, want a store: Reserve keeps the last issued ID there", ErrInvalid)
+	}
+	l := o.Layout
+	if l.isZero() {
+		l = Twitter()
+	}
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	l.Fields = slices.Clone(l.Fields)
+	if o.Claim != nil {
+		if len(o.Node) != 0 {
+			return fmt.Errorf("%w: Options.Node and Options.Claim are both set, want one of them", ErrInvalid)
+		}
+		var err error
+		if o.Node, err = l.SplitNode(int64(o.Claim.Node())); err != nil {
+			return fmt.Errorf("%w (Options.Claim)", err)
+		}
+	}
+	node, err := l.node(o.Node, "Options.Node")
+	if err != nil {
+		return err
+	}
+	if err := checkEnum("Options.ExhaustPolicy", int(o.ExhaustPolicy), exhaustPolicyNames); err != nil {
+		return err
+	}
+	if err := checkEnum("Options.SequenceStart", int(o.SequenceStart), sequenceStartNames); err != nil {
+		return err
+	}
+	if o.Clock == nil {
+		o.Clock = clock.System()
+	}
+	if o.StoreKey == "" {
+		o.StoreKey = reserveKey(l, o.Node)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	ts, ns, ss := l.shifts()
+	r := &reserver{o: o, l: l, maxSeq: uint64(l.PerTick() - 1), maxTick: 1<<l.TimeBits - 1}
+	r.asTime = r.maxSeq < uint64(l.Unit)
+	lastKey := o.StoreKey + "/last"
+
+	now := o.Clock.Now()
+	if err := r.fence(now); err != nil {
+		return err
+	}
+	if now.Before(l.Epoch) {
+		return fmt.Errorf("%w: clock reads %v, before layout %s's Epoch %v", ErrInvalid, now.UTC(), l.label(), l.Epoch.UTC())
+	}
+	if !now.Before(l.Expires()) {
+		return fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), l.Expires(), now.UTC())
+	}
+	clockTick, _ := l.tickOf(now)
+	last, err := o.Store.HighWater(lastKey)
+	if err != nil {
+		return fmt.Errorf("%w: read %q: %w", ErrStore, lastKey, err)
+	}
+	mark, err := o.Store.HighWater(o.StoreKey)
+	if err != nil {
+		return fmt.Errorf("%w: read %q: %w", ErrStore, o.StoreKey, err)
+	}
+
+	// tick, seq: the next position to issue.
+	tick, seq := clockTick, r.start()
+	var lastTick uint64
+	hasLast := !last.IsZero()
+	if hasLast {
+		lt, ls, err := r.decode(last)
+		if err != nil {
+			return fmt.Errorf("%w: %q holds %v: %w", ErrStore, lastKey, last.UTC(), err)
+		}
+		lastTick = lt
+		if lt >= clockTick {
+			tick, seq = lt, ls+1
+		}
+	}
+	// A Generator may have issued in every tick that begins before its
+	// mark; a mark of Reserve's own ends the last tick.
+	if mark.After(l.Epoch) {
+		free := r.maxTick + 1
+		if mark.Before(l.Expires()) {
+			free, _ = l.tickOf(mark)
+			if l.tickTime(free).Before(mark) {
+				free++
+			}
+		}
+		if (!hasLast || free > lastTick+1) && free > tick {
+			tick, seq = free, r.start()
+		}
+	}
+	for i := range dst {
+		if seq > r.maxSeq {
+			if tick, err = r.nextTick(tick); err != nil {
+				return err
+			}
+			seq = r.start()
+		}
+		if tick > r.maxTick {
+			return fmt.Errorf("%w: layout %s expired at %v", ErrExpired, l.label(), l.Expires())
+		}
+		dst[i] = ID(tick<<ts | node<<ns | seq<<ss)
+		seq++
+	}
+	if err := r.fence(o.Clock.Now()); err != nil {
+		return err
+	}
+	end := l.tickTime(tick + 1)
+	if mark.Before(end) {
+		if _, err := o.Store.AdvanceHighWater(o.StoreKey, end); err != nil {
+			return fmt.Errorf("%w: advance %q: %w", ErrStore, o.StoreKey, err)
+		}
+	}
+	pos := r.encode(tick, seq-1, dst[len(dst)-1])
+	got, err := o.Store.AdvanceHighWater(lastKey, pos)
+	if err != nil {
+		return fmt.Errorf("%w: advance %q: %w", ErrStore, lastKey, err)
+	}
+	if !got.Equal(pos) {
+		return fmt.Errorf("%w: advance %q to %v: the store holds %v, a later position: another call for the node ran at the same time",
+			ErrStore, lastKey, pos.UTC(), got.UTC())
+	}
+	return nil
+}
+
+// reserveKey is the default StoreKey, as New makes it.
+func reserveKey(l Layout, node map[string]int64) string {
+	var b strings.Builder
+	b.WriteString("snowflake/")
+	b.WriteString(cmp.Or(l.Name, "custom"))
+	for i, f := range l.Fields {
+		if i == 0 {
+			b.WriteByte('/')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(f.Name + "=" + strconv.FormatInt(node[f.Name], 10))
+	}
+	return b.String()
+}
+
+type reserver struct {
+	o       Options
+	l       Layout
+	maxSeq  uint64
+	maxTick uint64
+	asTime  bool // positions are tick start + sequence ns, else the ID
+}
+
+func (r *reserver) start() uint64 {
+	if r.o.SequenceStart == StartRandom {
+		return rand.Uint64N(min(10, r.maxSeq+1))
+	}
+	return 0
+}
+
+func (r *reserver) encode(tick, seq uint64, id ID) time.Time {
+	if r.asTime {
+		return r.l.tickTime(tick).Add(time.Duration(seq))
+	}
+	return time.Unix(0, int64(id)).UTC()
+}
+
+func (r *reserver) decode(t time.Time) (tick, seq uint64, err error) {
+	if !r.asTime {
+		p, err := r.l.Decode(ID(t.UnixNano()))
+		if err != nil {
+			return 0, 0, err
+		}
+		return uint64(p.Tick), uint64(p.Sequence), nil
+	}
+	tick, err = r.l.tickOf(t)
+	if err != nil {
+		return 0, 0, err
+	}
+	seq = uint64(t.Sub(r.l.tickTime(tick)))
+	if seq > r.maxSeq {
+		return 0, 0, fmt.Errorf("%w: sequence %d, want 0 to %d", ErrInvalid, seq, r.maxSeq)
+	}
+	return tick, seq, nil
+}
+
+// nextTick returns the clock's tick once it is past tick.
+func (r *reserver) nextTick(tick uint64) (uint64, error) {
+	for {
+		now := r.o.Clock.Now()
+		if ct, err := r.l.tickOf(now); err == nil && ct > tick {
+			return ct, nil
+		}
+		wait := r.l.tickTime(tick + 1).Sub(now)
+		if r.o.ExhaustPolicy == ExhaustError || wait > reserveMaxWait {
+			return 0, fmt.Errorf("%w: tick %d issued all %d IDs and the clock reaches the next in %v (at most %v is waited for)",
+				ErrExhausted, tick, r.maxSeq+1, wait, reserveMaxWait)
+		}
+		r.o.Clock.Sleep(wait)
+		if err := r.fence(r.o.Clock.Now()); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (r *reserver) fence(now time.Time) error {
+	if r.o.Claim == nil {
+		return nil
+	}
+	if err := r.o.Claim.Check(now); err != nil {
+		return fmt.Errorf("%w: %w", ErrNodeLost, err)
+	}
+	return nil
+}
