@@ -52,14 +52,18 @@ Schemes and their flags:
 	key prefix in etcd (default "idkit/"). A claimed node is released when
 	the command ends.
 
-A traceid or snowflake generator issues nothing in the tick it was created in,
-so that a later call cannot repeat an ID of an earlier one: each traceid call
-may wait up to a second before its first ID, each snowflake call up to a tick.
-That holds only while the clock is not stepped back between calls. With --log
-the generator also records how far it may have issued in the launch log, and
-the next call with the same node waits until the clock has passed that mark,
-so no ID repeats even across a clock stepped back; a traceid call then waits
-up to about two seconds, a snowflake call about 100 ms.
+With --log (or --etcd) a traceid or snowflake call returns at once: it
+reserves exactly the IDs it prints in the launch log, which keeps the node's
+last issued ID, and writes it there before printing anything. The next call
+for the same node continues after it, in the same second or tick, and also
+when the clock was stepped back in between; back-to-back calls never wait
+and never repeat an ID. Calls for one node must not run at the same time.
+
+Without a store a traceid or snowflake call issues nothing in the tick it
+starts in, so that it cannot repeat an ID of an earlier call: a traceid call
+waits up to a second before its first ID, a snowflake call up to a tick, and
+says so in one line on stderr when the wait is 10 ms or more. That holds only
+while the clock is not stepped back between calls.
 
 Each decimalid call takes a fresh generator id from the launch log; a launch
 has 100,000 of them. Record a launch first with 'idkit launch begin'.
@@ -148,16 +152,60 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 				return nil, err
 			}
 		}
+		if o.Store != nil {
+			return reserved(fs, func(ids []traceid.ID) error { return traceid.Reserve(o, ids) }), nil
+		}
 		g, err := traceid.New(o)
 		if err != nil {
 			return nil, err
 		}
+		now := c.clock.Now()
+		sayWait(c, time.Second-time.Duration(now.Nanosecond()), "second")
 		return func() (string, error) {
 			id, err := g.Next()
 			return id.String(), err
 		}, nil
 	}
 }
+
+// maxBatch is the most IDs a call with a store reserves at a time. Each
+// batch is reserved (written to the store) before any of its IDs is
+// printed.
+const maxBatch = 1 << 16
+
+// reserved returns a next function for the -n IDs of fs: it hands out the
+// IDs of batches that reserve fills, each as large as what is left to
+// print, up to maxBatch.
+func reserved[ID interface{ String() string }](fs *flag.FlagSet, reserve func([]ID) error) func() (string, error) {
+	left, _ := fs.Lookup("n").Value.(flag.Getter).Get().(int)
+	buf := make([]ID, min(left, maxBatch))
+	var batch []ID
+	return func() (string, error) {
+		if len(batch) == 0 {
+			batch = buf[:min(left, len(buf))]
+			if err := reserve(batch); err != nil {
+				return "", err
+			}
+			left -= len(batch)
+		}
+		id := batch[0]
+		batch = batch[1:]
+		return id.String(), nil
+	}
+}
+
+// sayWait tells on stderr why a call without a store waits before its
+// first ID, when the wait is long enough to notice.
+func sayWait(c *console, wait time.Duration, tick string) {
+	if wait < noticeableWait {
+		return
+	}
+	fmt.Fprintf(c.stderr, "idkit new: waiting %v for a fresh %s, so that no earlier call's IDs repeat; --log FILE makes calls instant\n",
+		wait.Round(time.Millisecond), tick)
+}
+
+// noticeableWait is the shortest wait that sayWait reports.
+const noticeableWait = 10 * time.Millisecond
 
 func newDecimalID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
 	where := addStoreFlags(fs, defaultLog)
@@ -195,10 +243,6 @@ func newDecimalID(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 	}
 }
 
-// snowflakeLease is how far ahead a snowflake generator with --log leases
-// ticks: short, so that the next call waits little for the mark.
-const snowflakeLease = 100 * time.Millisecond
-
 func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
 	preset := fs.String("preset", "twitter", "layout: "+strings.Join(snowflake.PresetNames(), ", "))
 	node := fs.Int64("node", 0, "all node fields as one number")
@@ -227,11 +271,15 @@ func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 			return nil, err
 		}
 		if l != nil {
-			o.Store, o.Lease = l, snowflakeLease
+			o.Store = l
+			return reserved(fs, func(ids []snowflake.ID) error { return snowflake.Reserve(o, ids) }), nil
 		}
 		g, err := snowflake.New(o)
 		if err != nil {
 			return nil, err
+		}
+		if now := c.clock.Now(); !now.Before(layout.Epoch) {
+			sayWait(c, layout.Unit-now.Sub(layout.Epoch)%layout.Unit, "tick")
 		}
 		return func() (string, error) {
 			id, err := g.Next()
