@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -8,8 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -27,13 +30,22 @@ import (
 
 var cmdInspect = &command{
 	Name:  "inspect",
-	Usage: "inspect SCHEME ID [--at TIME] [--preset NAME] [--json]",
+	Usage: "inspect SCHEME [ID | -] [--at TIME] [--preset NAME] [--json]",
 	Short: "explain an ID: when, where and in what order it was made",
 	Long: `
 Inspect prints the parts of an ID of SCHEME, one per line, or with --json
 as one JSON object in which the ID itself is a string (JavaScript loses
 integers above 2^53). Times are RFC 3339 in UTC. An ID that is not one of
-SCHEME is an error.
+SCHEME is a bad argument (exit status 2). A negative number is taken as an
+ID, not a flag; "--" ends the flags.
+
+With "-" for the ID, or no ID and IDs piped in, inspect reads IDs from
+standard input, one a line (blank lines skipped, spaces around an ID
+trimmed), and prints one line per ID: its parts as name=value pairs, the
+scheme left out, a value with spaces quoted; or with --json one object a
+line. A line that is not an ID is reported on stderr with its number while
+the others go on, and the command exits with status 2; other errors (the
+launch log) stop it with status 1.
 
 Schemes, their parts and flags:
 
@@ -70,6 +82,8 @@ Examples:
 	idkit inspect snowflake --preset discord 175928847299117063
 	idkit inspect objectid 507f1f77bcf86cd799439011
 	idkit inspect uuid7 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+	idkit new traceid --node 7 -n 3 | idkit inspect traceid
+	idkit new snowflake --node 7 -n 3 | idkit inspect snowflake - --json
 `,
 	Run: runInspect,
 }
@@ -82,24 +96,163 @@ func runInspect(c *console, args []string) error {
 	fs := newFlags("inspect")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	explain := s.inspectFlags(c, fs)
-	rest, err := parseArgs(fs, args[1:])
+	rest, err := inspectArgs(fs, args[1:])
 	if err != nil {
 		return err
 	}
 	switch {
-	case len(rest) == 0:
-		return usagef("missing the %s ID to inspect", s.name)
 	case len(rest) > 1:
 		return usagef("unexpected argument %q", rest[1])
+	case len(rest) == 0 && isTerminal(c.stdin()):
+		return usagef("missing the %s ID to inspect: give it as an argument, or one a line on standard input", s.name)
+	case len(rest) == 0 || rest[0] == "-":
+		return inspectLines(c, s.name, explain, *asJSON)
 	}
 	r, err := explain(rest[0])
 	if err != nil {
+		if isNotAnID(err) {
+			return usageError{err.Error()}
+		}
 		return err
 	}
 	if *asJSON {
 		return r.writeJSON(c.stdout)
 	}
 	return r.writeText(c.stdout)
+}
+
+// inspectLines explains the IDs on standard input, one a line (blank lines
+// skipped, spaces around an ID trimmed), one result per line: a report's
+// fields as name=value pairs, or with asJSON one JSON object. A line that
+// is not an ID is reported on stderr with its number and the others go on;
+// the command then fails as a usage error (exit status 2). Any other error
+// (reading standard input, the launch log) stops it with exit status 1.
+func inspectLines(c *console, scheme string, explain func(string) (*report, error), asJSON bool) error {
+	w := bufio.NewWriter(c.stdout)
+	in := bufio.NewScanner(c.stdin())
+	in.Buffer(nil, 1<<20)
+	var bad []int
+	n, lines := 0, 0
+	for in.Scan() {
+		n++
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		lines++
+		r, err := explain(line)
+		switch {
+		case err == nil && asJSON:
+			err = r.writeJSON(w)
+		case err == nil:
+			err = r.writeLine(w)
+		case isNotAnID(err):
+			bad = append(bad, n)
+			w.Flush()
+			fmt.Fprintf(c.stderr, "idkit inspect: line %d: %s\n", n, oneLine(err.Error()))
+			continue
+		}
+		if err != nil {
+			w.Flush()
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := in.Err(); err != nil {
+		return fmt.Errorf("reading standard input after line %d: %w", n, err)
+	}
+	if len(bad) > 0 {
+		return usagef("%d of %d IDs on standard input are not %s IDs (line %s)", len(bad), lines, scheme, lineList(bad))
+	}
+	return nil
+}
+
+// lineList writes line numbers for a message, the first few of them.
+func lineList(lines []int) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i == 5 {
+			fmt.Fprintf(&b, " and %d more", len(lines)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(l))
+	}
+	return b.String()
+}
+
+// otherError marks an error of inspect that is not about the ID it was
+// given, such as a launch log that cannot be read.
+type otherError struct{ error }
+
+func (e otherError) Unwrap() error { return e.error }
+
+// isNotAnID reports whether err, from explaining one ID, says that the ID
+// is not one of the scheme.
+func isNotAnID(err error) bool {
+	var usage usageError
+	var other otherError
+	return !errors.As(err, &usage) && !errors.As(err, &other)
+}
+
+// stdins holds the standard input of consoles that tests make; any other
+// console reads os.Stdin.
+var stdins sync.Map // *console → io.Reader
+
+func (c *console) stdin() io.Reader {
+	if r, ok := stdins.Load(c); ok {
+		return r.(io.Reader)
+	}
+	return os.Stdin
+}
+
+// isTerminal reports whether r is a terminal (or another character device,
+// such as /dev/null), from which a command should not wait for IDs unasked.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// inspectArgs parses args into fs like parseArgs, except that a negative
+// number where an ID may stand ("-1") is an argument, not a flag, so that
+// it is reported as not an ID; as a flag's value ("--thread-bits -1") it
+// stays the value.
+func inspectArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			rest = append(rest, args[i+1:]...)
+			i = len(args)
+		case a == "-" || !strings.HasPrefix(a, "-") || len(a) > 1 && '0' <= a[1] && a[1] <= '9':
+			rest = append(rest, a)
+		default:
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if strings.Contains(name, "=") || i+1 == len(args) {
+				continue
+			}
+			if f := fs.Lookup(name); f != nil {
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+					i++
+					flags = append(flags, args[i])
+				}
+			}
+		}
+	}
+	if err := parseFlags(fs, flags); err != nil {
+		return nil, err
+	}
+	return rest, nil
 }
 
 // A report is what inspect prints: named values in order.
@@ -128,6 +281,28 @@ func (r *report) writeText(w io.Writer) error {
 		rows[i] = []string{f.name, fmt.Sprint(f.value)}
 	}
 	return writeTable(w, rows)
+}
+
+// writeLine writes the fields but the scheme on one line, as name=value
+// pairs separated by spaces; a value that is empty or holds a space, a
+// quote, '=' or a control character is quoted as in Go.
+func (r *report) writeLine(w io.Writer) error {
+	var b []byte
+	for _, f := range r.fields {
+		if f.name == "scheme" {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		v := fmt.Sprint(f.value)
+		if v == "" || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == '"' || r == '=' || r == 0x7f }) {
+			v = strconv.Quote(v)
+		}
+		b = append(append(append(b, f.name...), '='), v...)
+	}
+	_, err := w.Write(append(b, '\n'))
+	return err
 }
 
 // writeTable writes rows with their columns aligned, two spaces apart,
@@ -304,7 +479,11 @@ func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error
 			add("launch", id.Launch())
 		if !opened {
 			if l, err = where.open(c); err != nil {
-				return nil, err
+				var usage usageError
+				if errors.As(err, &usage) {
+					return nil, err
+				}
+				return nil, otherError{err}
 			}
 			opened = true
 		}
@@ -313,10 +492,10 @@ func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error
 		}
 		launch, err := l.Get(id.Launch())
 		if errors.Is(err, launchlog.ErrNoLaunch) {
-			return nil, fmt.Errorf("launch %d of %s is not in %s", id.Launch(), id, where.name())
+			return nil, otherError{fmt.Errorf("launch %d of %s is not in %s", id.Launch(), id, where.name())}
 		}
 		if err != nil {
-			return nil, err
+			return nil, otherError{err}
 		}
 		return r.add("launch_started", formatTime(launch.StartedAt)).
 			add("ticket", launch.Ticket).

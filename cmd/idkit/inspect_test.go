@@ -78,7 +78,7 @@ func TestInspectNotOfScheme(t *testing.T) {
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := idkit(args...)
-			assert.Equal(t, 1, code, stderr)
+			assert.Equal(t, 2, code, stderr)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, tt.msg)
 			assert.True(t, strings.HasPrefix(stderr, "idkit inspect: "+tt.scheme), "names the scheme: %s", stderr)
@@ -307,14 +307,18 @@ func TestInspectHelpExamplesRun(t *testing.T) {
 	require.True(t, ok)
 	n := 0
 	for line := range strings.Lines(after) {
-		args := strings.Fields(line)
-		if len(args) == 0 {
-			continue
+		stdin := ""
+		for cmd := range strings.SplitSeq(line, "|") {
+			args := strings.Fields(cmd)
+			if len(args) == 0 {
+				continue
+			}
+			require.Equal(t, "idkit", args[0], line)
+			code, stdout, stderr := idkitIn(stdin, args[1:]...)
+			assert.Equal(t, 0, code, "%s: %s", line, stderr)
+			stdin = stdout
+			n++
 		}
-		require.Equal(t, "idkit", args[0], line)
-		code, _, stderr := idkit(args[1:]...)
-		assert.Equal(t, 0, code, "%s: %s", line, stderr)
-		n++
 	}
 	assert.Greater(t, n, 3)
 }
