@@ -31,7 +31,10 @@ const reserveMaxWait = 5 * time.Second
 // tick, or a clock stepped back: Reserve ignores ClockPolicy, MaxWait and
 // MaxContinue and always continues). If a Generator ran before for the
 // node, they also start at the first tick its lease mark (o.StoreKey) does
-// not cover, at once, even when the mark is ahead of the clock.
+// not cover, at once, even when the mark is ahead of the clock. The node's
+// first call, with nothing in the store yet, begins in the next tick,
+// without waiting: a run without a store may have issued IDs in the current
+// one.
 //
 // Before returning, Reserve records the new last position durably and
 // moves the lease mark to the end of its tick, so that a Generator started
@@ -118,6 +121,11 @@ func Reserve(o Options, dst []ID) error {
 	tick, seq := clockTick, r.start()
 	var lastTick uint64
 	hasLast := !last.IsZero()
+	if !hasLast && mark.IsZero() {
+		// The node's first use of the store: a run without a store may
+		// have issued in this tick, never in a later one.
+		tick++
+	}
 	if hasLast {
 		lt, ls, err := r.decode(last)
 		if err != nil {

@@ -56,7 +56,7 @@ func TestReserveContinues(t *testing.T) {
 			}
 			p, err := tt.layout.Decode(prev)
 			require.NoError(t, err)
-			assert.Equal(t, reserveT0, p.Time, "the clock's tick")
+			assert.Equal(t, reserveT0.Add(tt.layout.Unit), p.Time, "the node's first call takes the next tick")
 			assert.Equal(t, int64(29), p.Sequence)
 
 			f.Advance(-2 * time.Second)
@@ -135,10 +135,10 @@ func TestReserveExhausted(t *testing.T) {
 		done <- more
 	}()
 	f.WaitForSleepers(1)
-	f.Advance(time.Millisecond)
+	f.Advance(2 * time.Millisecond) // to the tick after the first call's
 	more := <-done
 	requireAbove(t, ids[len(ids)-1], more)
-	assert.Equal(t, reserveT0.Add(time.Millisecond), more[9].Time(snowflake.Twitter()))
+	assert.Equal(t, reserveT0.Add(2*time.Millisecond), more[9].Time(snowflake.Twitter()))
 
 	f.Advance(-time.Minute)
 	reserveIDs(t, o, 4096-4)
