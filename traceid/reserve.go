@@ -26,10 +26,12 @@ const reserveMaxWait = 5 * time.Second
 // node, they also start after the seconds its lease mark (o.StoreKey)
 // covers, at once, even when the mark is ahead of the clock: such IDs carry
 // a second up to the lease ahead of the clock rather than wait for it.
-// The node's first call, with nothing in the store yet, begins in the next
-// second, without waiting: a run without a store may have issued IDs in the
-// current one. Thread bits only change which low values are skipped (those
-// with a counter of 0).
+// The node's first call, with nothing in the store yet, begins in the
+// current second (not the next one, whose IDs would decode a Period early
+// until the clock reaches it): a run without a store earlier in that second
+// may have issued the same IDs, so switch a node to the store at least a
+// second after its last run without one. Thread bits only change which low
+// values are skipped (those with a counter of 0).
 //
 // Before returning, Reserve records the new last position durably and
 // moves the lease mark to its second, so that a Generator started later
@@ -89,11 +91,6 @@ func Reserve(o Options, dst []ID) error {
 
 	// sec, low: the position last used.
 	sec, low := now, int64(0)
-	if last.IsZero() && mark.IsZero() {
-		// The node's first use of the store: a run without a store may
-		// have issued in this second, never in a later one.
-		sec++
-	}
 	if !last.IsZero() {
 		if s := last.Unix(); s >= now {
 			sec, low = s, int64(last.Nanosecond())
