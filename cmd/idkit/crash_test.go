@@ -77,7 +77,7 @@ func TestNewCrashRestart(t *testing.T) {
 				if kill {
 					// A random moment of a real process, most often late,
 					// while it reserves and prints.
-					time.Sleep(took/2 + time.Duration(rng.Int64N(int64(took))))
+					time.Sleep(took/2 + time.Duration(rng.Int64N(int64(took/2))))
 					_ = cmd.Process.Signal(syscall.SIGKILL)
 				}
 				err := cmd.Wait()
