@@ -280,6 +280,9 @@ func FuzzInspect(f *testing.F) {
 		f.Add(id)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
+		if id == "-" {
+			t.Skip(`"-" reads standard input (TestInspectStdin)`)
+		}
 		for _, s := range schemes {
 			args := []string{"inspect", s.name, "--json", "--", id}
 			code, stdout, stderr := idkit(args...)
