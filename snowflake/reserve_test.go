@@ -1,6 +1,7 @@
 package snowflake_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -160,4 +161,32 @@ func TestReserveErrors(t *testing.T) {
 func reserveErr(o snowflake.Options) ([]snowflake.ID, error) {
 	ids := make([]snowflake.ID, 1)
 	return ids, snowflake.Reserve(o, ids)
+}
+
+type reserveClaim struct{ lost bool }
+
+func (reserveClaim) Node() int { return 33 }
+func (c reserveClaim) Check(time.Time) error {
+	if c.lost {
+		return errors.New("lease expired")
+	}
+	return nil
+}
+
+// TestReserveClaim checks that a claim supplies the node and that a lost
+// one reserves nothing.
+func TestReserveClaim(t *testing.T) {
+	t.Parallel()
+	store := &memstore.Store{}
+	o := snowflake.Options{Claim: reserveClaim{}, Store: store, Clock: clock.NewFake(reserveT0)}
+	ids := reserveIDs(t, o, 2)
+	p, err := snowflake.Twitter().Decode(ids[0])
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"datacenter": 1, "worker": 1}, p.Node)
+
+	o.Claim = reserveClaim{lost: true}
+	calls := store.Calls()
+	err = snowflake.Reserve(o, make([]snowflake.ID, 1))
+	require.ErrorIs(t, err, snowflake.ErrNodeLost)
+	assert.Equal(t, calls, store.Calls(), "nothing read or written")
 }

@@ -281,7 +281,7 @@ var roundTrips = map[string]func(t *testing.T){
 // TestNewWithLogSurvivesClockStepBack runs "idkit new" twice, the second
 // time with the clock stepped back to where the first run started. Without
 // --log the second run repeats the first one's IDs (the caveat that --log
-// removes); with --log it waits until the clock passes the first run's mark.
+// removes); with --log it continues after the first run's last ID.
 func TestNewWithLogSurvivesClockStepBack(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 6, 1, 12, 0, 0, 500_000_000, time.UTC)
