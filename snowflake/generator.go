@@ -179,58 +179,78 @@ const (
 // An invalid option is an error naming it; a layout whose timestamp has run
 // out is ErrExpired.
 func New(o Options) (*Generator, error) {
-	l := o.Layout
-	if l.isZero() {
-		l = Twitter()
-	}
-	if err := l.Validate(); err != nil {
+	l, err := o.check()
+	if err != nil {
 		return nil, err
+	}
+	g, err := build(l, o)
+	if err != nil {
+		return nil, err
+	}
+	g.setPolicies(o)
+	if err := g.start(o.Store); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// check validates o and returns its layout, the zero Layout read as
+// Twitter's. A claim's node number becomes o.Node.
+func (o *Options) check() (Layout, error) {
+	l := o.Layout.resolve()
+	if err := l.Validate(); err != nil {
+		return l, err
 	}
 	l.Fields = slices.Clone(l.Fields)
 	if o.Claim != nil {
 		if len(o.Node) != 0 {
-			return nil, fmt.Errorf("%w: Options.Node and Options.Claim are both set, want one of them", ErrInvalid)
+			return l, fmt.Errorf("%w: Options.Node and Options.Claim are both set, want one of them", ErrInvalid)
 		}
 		var err error
 		if o.Node, err = l.SplitNode(int64(o.Claim.Node())); err != nil {
-			return nil, fmt.Errorf("%w (Options.Claim)", err)
+			return l, fmt.Errorf("%w (Options.Claim)", err)
 		}
 	}
-	node, err := l.node(o.Node, "Options.Node")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkEnum("Options.ClockPolicy", int(o.ClockPolicy), clockPolicyNames); err != nil {
-		return nil, err
-	}
-	if err := checkEnum("Options.ExhaustPolicy", int(o.ExhaustPolicy), exhaustPolicyNames); err != nil {
-		return nil, err
-	}
-	if err := checkEnum("Options.SequenceStart", int(o.SequenceStart), sequenceStartNames); err != nil {
-		return nil, err
+	for _, e := range []struct {
+		name  string
+		v     int
+		names []string
+	}{
+		{"ClockPolicy", int(o.ClockPolicy), clockPolicyNames},
+		{"ExhaustPolicy", int(o.ExhaustPolicy), exhaustPolicyNames},
+		{"SequenceStart", int(o.SequenceStart), sequenceStartNames},
+	} {
+		if err := checkEnum("Options."+e.name, e.v, e.names); err != nil {
+			return l, err
+		}
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"MaxWait", o.MaxWait}, {"MaxContinue", o.MaxContinue}, {"MaxLead", o.MaxLead}, {"Lease", o.Lease}} {
 		if d.v < 0 || d.v > maxDuration {
-			return nil, fmt.Errorf("%w: Options.%s = %v, want 0 to %v", ErrInvalid, d.name, d.v, maxDuration)
+			return l, fmt.Errorf("%w: Options.%s = %v, want 0 to %v", ErrInvalid, d.name, d.v, maxDuration)
 		}
 	}
+	return l, nil
+}
 
+// build returns a generator of layout l for the node of o: the bit
+// positions of its state word and IDs, its key and its clock.
+func build(l Layout, o Options) (*Generator, error) {
+	node, err := l.node(o.Node, "Options.Node")
+	if err != nil {
+		return nil, err
+	}
 	g := &Generator{
 		epoch:      l.Epoch.UnixNano(),
 		unit:       int64(l.Unit),
 		shift:      uint(64 - l.TimeBits),
 		maxSeq:     uint64(l.PerTick() - 1),
 		maxTick:    1<<l.TimeBits - 1,
-		node:       node,
 		layout:     l,
 		nodeValues: maps.Clone(o.Node),
-		policy:     o.ClockPolicy,
-		exhaust:    o.ExhaustPolicy,
-		seqStart:   o.SequenceStart,
-		key:        o.StoreKey,
+		key:        cmp.Or(o.StoreKey, defaultKey(l, o.Node)),
 		log:        o.Logger,
 		clk:        o.Clock,
 		claim:      o.Claim,
@@ -239,7 +259,18 @@ func New(o Options) (*Generator, error) {
 	g.useCAS = g.seqMask-g.maxSeq < minHeadroom
 	ts, ns, ss := l.shifts()
 	g.timeShift, g.seqShift, g.node = ts, ss, node<<ns
+	if g.clk == nil {
+		g.clk = clock.System()
+	}
+	g.spin = g.clk == clock.System()
+	g.coarse = clock.CoarseOf(g.clk)
+	return g, nil
+}
 
+// setPolicies sets the policies of o and their tolerances, with each
+// zero value's documented default.
+func (g *Generator) setPolicies(o Options) {
+	g.policy, g.exhaust, g.seqStart = o.ClockPolicy, o.ExhaustPolicy, o.SequenceStart
 	g.maxWait, g.maxContinue = o.MaxWait, o.MaxContinue
 	switch g.policy {
 	case ClockHybrid:
@@ -250,36 +281,34 @@ func New(o Options) (*Generator, error) {
 	case ClockContinue:
 		g.maxContinue = cmpOr(g.maxContinue, time.Duration(math.MaxInt64))
 	}
-	g.leadTicks = max(1, ceilDiv(cmpOr(o.MaxLead, 100*time.Millisecond), l.Unit))
-	g.leaseTicks = max(2, ceilDiv(cmpOr(o.Lease, time.Second), l.Unit))
-	if g.key == "" {
-		g.key = defaultKey(l, o.Node)
-	}
-	if g.clk == nil {
-		g.clk = clock.System()
-	}
-	g.spin = g.clk == clock.System()
-	g.coarse = clock.CoarseOf(g.clk)
+	g.leadTicks = max(1, ceilDiv(cmpOr(o.MaxLead, 100*time.Millisecond), g.layout.Unit))
+	g.leaseTicks = max(2, ceilDiv(cmpOr(o.Lease, time.Second), g.layout.Unit))
+}
 
+// start reads the clock and, with a store, the stored mark, and sets the
+// generator's first tick after both, as if the tick before were used up,
+// so that the first Next waits for it on the slow path.
+func (g *Generator) start(store HighWaterStore) error {
+	l := g.layout
 	now := g.clk.Now()
 	if err := g.fence(now); err != nil {
-		return nil, err
+		return err
 	}
 	if now.Before(l.Epoch) {
-		return nil, fmt.Errorf("%w: clock reads %v, before layout %s's Epoch %v", ErrInvalid, now.UTC(), l.label(), l.Epoch.UTC())
+		return fmt.Errorf("%w: clock reads %v, before layout %s's Epoch %v", ErrInvalid, now.UTC(), l.label(), l.Epoch.UTC())
 	}
 	if exp := l.Expires(); !now.Before(exp) {
-		return nil, fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), exp, now.UTC())
+		return fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), exp, now.UTC())
 	}
 	g.high = now.UnixNano()
 	g.startFrom = uint64(g.tickOf(g.high)) + 1
-	g.lease = newLease(o.Store, g.key, g.leaseTicks, l, g.logf)
+	g.lease = newLease(store, g.key, g.leaseTicks, l, g.logf)
 	first, err := g.lease.Start()
 	if err != nil {
-		return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
+		return fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
 	}
 	if first > g.maxTick {
-		return nil, fmt.Errorf("%w: layout %s expires at %v, before the stored mark", ErrExpired, l.label(), l.Expires())
+		return fmt.Errorf("%w: layout %s expires at %v, before the stored mark", ErrExpired, l.label(), l.Expires())
 	}
 	if first > g.startFrom {
 		g.startFrom = first
@@ -288,18 +317,16 @@ func New(o Options) (*Generator, error) {
 			"mark", mark, "wait", mark.Sub(now))
 	}
 	g.startTick = g.startFrom
-	if o.Store == nil && g.exhaust == ExhaustBorrow {
+	if store == nil && g.exhaust == ExhaustBorrow {
 		g.startTick += g.leadTicks // an earlier run may have borrowed this far
 	}
 	if g.startTick > g.maxTick {
-		return nil, fmt.Errorf("%w: layout %s expires at %v, before a fresh tick", ErrExpired, l.label(), l.Expires())
+		return fmt.Errorf("%w: layout %s expires at %v, before a fresh tick", ErrExpired, l.label(), l.Expires())
 	}
-	// Start as if the tick before startTick were used up, so that the first
-	// Next goes to the slow path and waits for the start.
 	g.state.Store((g.startTick-1)<<g.shift | (g.maxSeq + 1))
 	g.lastExhausted = g.startTick - 1
 	g.okFrom.Store(g.high)
-	return g, nil
+	return nil
 }
 
 func checkEnum(name string, v int, names []string) error {
