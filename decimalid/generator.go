@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/cpu"
 )
 
 // GeneratorSource hands out generator ids for a launch: every call returns
@@ -45,9 +47,9 @@ type Options struct {
 // pulls the counter back to MaxCounter, so the addition never carries into
 // the generator id.
 type Generator struct {
-	_     [64]byte // keep state on a cache line of its own
+	_     cpu.CacheLinePad // keep state on a cache line of its own
 	state atomic.Uint64
-	_     [56]byte
+	_     cpu.CacheLinePad
 
 	launch uint64
 	source GeneratorSource

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/idkit/idkit/clock"
 )
 
@@ -25,13 +27,13 @@ type Options struct {
 // share IDs either. Most programs use the package's New, which draws from
 // one Generator on the system clock, through NewID.
 type Generator struct {
-	_ [64]byte // keep the hot words on a cache line of their own
+	_ cpu.CacheLinePad // keep the hot words on a cache line of their own
 	// window is second<<32 | base: the logical second (Unix seconds, mod
 	// 2^32) and the counter value that began it. An ID of that second may
 	// use counter values base .. base+2^24-1, so none repeats.
 	window  atomic.Uint64
 	counter atomic.Uint32 // the last counter value handed out
-	_       [52]byte
+	_       cpu.CacheLinePad
 
 	coarse  clock.Coarse
 	clk     clock.Clock

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/lease"
 )
@@ -112,10 +114,10 @@ type Stats struct {
 // new tick, an exhausted sequence, a clock found behind) takes a mutex and
 // reads the precise clock.
 type Generator struct {
-	_      [64]byte      // keep state on a cache line of its own
-	state  atomic.Uint64 // tick<<shift | next sequence
-	okFrom atomic.Int64  // coarse readings (ns) at or after this need no check, even before the tick starts
-	_      [48]byte
+	_      cpu.CacheLinePad // keep state on a cache line of its own
+	state  atomic.Uint64    // tick<<shift | next sequence
+	okFrom atomic.Int64     // coarse readings (ns) at or after this need no check, even before the tick starts
+	_      cpu.CacheLinePad
 
 	// Read-only after New.
 	coarse      clock.Coarse

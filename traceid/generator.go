@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/lease"
 )
@@ -70,9 +72,9 @@ type Stats struct {
 // (thread and counter). Next adds one to it; the 32-bit low half leaves
 // room for adds past the last valid value without carrying into the second.
 type Generator struct {
-	_     [64]byte // keep state on a cache line of its own
+	_     cpu.CacheLinePad // keep state on a cache line of its own
 	state atomic.Uint64
-	_     [56]byte
+	_     cpu.CacheLinePad
 
 	coarse      clock.Coarse
 	clock       clock.Clock
