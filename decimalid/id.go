@@ -172,10 +172,10 @@ func MustParse(s string) ID {
 func parseSplit(b []byte) (int64, error) {
 	c, g, l, ok := splitFields(b)
 	if !ok {
-		return 0, fmt.Errorf("%w: %.40q, want decimal digits without leading zero, or counter-ggggg-lllll", ErrSyntax, b)
+		return 0, fmt.Errorf("%w: %q, want decimal digits without leading zero, or counter-ggggg-lllll", ErrSyntax, b)
 	}
 	if c < 1 || c > MaxCounter {
-		return 0, fmt.Errorf("%w: %.40q: counter %d, want 1 to %d", ErrRange, b, c, MaxCounter)
+		return 0, fmt.Errorf("%w: %q: counter %d, want 1 to %d", ErrRange, b, c, MaxCounter)
 	}
 	return int64(compose(c, g, l)), nil
 }

@@ -143,7 +143,7 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 		OID *string `json:"$oid"`
 	}
 	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &ext) != nil || ext.OID == nil {
-		return fmt.Errorf("%w: JSON %.40q, want a string or {\"$oid\": ...}", ErrSyntax, b)
+		return fmt.Errorf("%w: JSON %q, want a string or {\"$oid\": ...}", ErrSyntax, b)
 	}
 	v, err := Parse(*ext.OID)
 	if err != nil {
@@ -170,13 +170,13 @@ func MustParse(s string) ID {
 func parse[T string | []byte](s T) (ID, error) {
 	var id ID
 	if len(s) != 2*len(id) {
-		return ID{}, fmt.Errorf("%w: %.40q, want 24 hexadecimal digits", ErrSyntax, s)
+		return ID{}, fmt.Errorf("%w: %q, want 24 hexadecimal digits", ErrSyntax, s)
 	}
 	for i := range id {
 		hi, ok1 := fromHex(s[2*i])
 		lo, ok2 := fromHex(s[2*i+1])
 		if !ok1 || !ok2 {
-			return ID{}, fmt.Errorf("%w: %.40q, want 24 hexadecimal digits", ErrSyntax, s)
+			return ID{}, fmt.Errorf("%w: %q, want 24 hexadecimal digits", ErrSyntax, s)
 		}
 		id[i] = hi<<4 | lo
 	}

@@ -68,13 +68,13 @@ func (s *Scheme) Parse(b []byte) (int64, error) {
 	switch {
 	case kind == canonical:
 		if want := s.Check(v); want != "" {
-			return 0, fmt.Errorf("%w: %.40q, %s", s.ErrRange, b, want)
+			return 0, fmt.Errorf("%w: %q, %s", s.ErrRange, b, want)
 		}
 		return v, nil
 	case s.ParseOther != nil && kind == notCanonical:
 		return s.ParseOther(b)
 	case kind == outOfRange:
-		return 0, fmt.Errorf("%w: %.40q, %s", s.ErrRange, b, s.Check(0)) // 0 is never an ID: Check says what is
+		return 0, fmt.Errorf("%w: %q, %s", s.ErrRange, b, s.Check(0)) // 0 is never an ID: Check says what is
 	}
 	return 0, s.syntax(b)
 }
@@ -111,7 +111,7 @@ func (s *Scheme) ParseJSON(dst *int64, b []byte) error {
 		return s.ParseText(dst, text)
 	}
 	if len(b) == 0 || b[0] != '-' && (b[0] < '0' || b[0] > '9') {
-		return fmt.Errorf("%w: JSON %.40q, want a string or a number", s.ErrSyntax, b)
+		return fmt.Errorf("%w: JSON %q, want a string or a number", s.ErrSyntax, b)
 	}
 	if bytes.ContainsFunc(b[1:], notDigit) {
 		return s.syntax(b) // the split form and fractions are not JSON integers
@@ -174,7 +174,7 @@ func (s *Scheme) check(v int64) error {
 }
 
 func (s *Scheme) syntax(b []byte) error {
-	return fmt.Errorf("%w: %.40q, want decimal digits without sign or leading zero", s.ErrSyntax, b)
+	return fmt.Errorf("%w: %q, want decimal digits without sign or leading zero", s.ErrSyntax, b)
 }
 
 // decimal reads canonical decimal text: digits without a leading zero. A
