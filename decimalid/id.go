@@ -1,9 +1,9 @@
 package decimalid
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/idkit/idkit/internal/intid"
 )
@@ -154,7 +154,7 @@ func (id *ID) UnmarshalJSON(b []byte) error { return text.ParseJSON((*int64)(id)
 // decimal form and of the counter, and split fields of other widths, so
 // that each ID has exactly one text of each form.
 func Parse(s string) (ID, error) {
-	v, err := text.Parse([]byte(s))
+	v, err := text.ParseString(s)
 	return ID(v), err
 }
 
@@ -169,7 +169,7 @@ func MustParse(s string) ID {
 }
 
 // parseSplit parses the split form counter-ggggg-lllll.
-func parseSplit(b []byte) (int64, error) {
+func parseSplit(b string) (int64, error) {
 	c, g, l, ok := splitFields(b)
 	if !ok {
 		return 0, fmt.Errorf("%w: %q, want decimal digits without leading zero, or counter-ggggg-lllll", ErrSyntax, b)
@@ -181,8 +181,8 @@ func parseSplit(b []byte) (int64, error) {
 }
 
 // splitFields reads the three fields of the split form.
-func splitFields(b []byte) (c, g, l uint64, ok bool) {
-	i := bytes.IndexByte(b, '-')
+func splitFields(b string) (c, g, l uint64, ok bool) {
+	i := strings.IndexByte(b, '-')
 	if i < 0 || len(b)-i-1 != 11 || b[i+6] != '-' {
 		return 0, 0, 0, false
 	}
@@ -193,12 +193,13 @@ func splitFields(b []byte) (c, g, l uint64, ok bool) {
 }
 
 // digits parses 1 to max decimal digits without a leading zero.
-func digits(b []byte, max int) (uint64, bool) {
+func digits(b string, max int) (uint64, bool) {
 	if len(b) == 0 || len(b) > max || b[0] == '0' && len(b) > 1 {
 		return 0, false
 	}
 	var v uint64
-	for _, c := range b {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}
@@ -208,9 +209,10 @@ func digits(b []byte, max int) (uint64, bool) {
 }
 
 // fixed5 parses exactly five decimal digits.
-func fixed5(b []byte) (uint64, bool) {
+func fixed5(b string) (uint64, bool) {
 	var v uint64
-	for _, c := range b {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}

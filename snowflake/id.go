@@ -76,7 +76,7 @@ func (id *ID) UnmarshalJSON(b []byte) error { return text.ParseJSON((*int64)(id)
 
 // Parse parses the decimal form of an ID.
 func Parse(s string) (ID, error) {
-	v, err := text.Parse([]byte(s))
+	v, err := text.ParseString(s)
 	return ID(v), err
 }
 

@@ -38,7 +38,7 @@ type Scheme struct {
 	Check func(v int64) string
 	// ParseOther, if set, parses text that is not canonical decimal, such
 	// as decimalid's split form, and says what is wrong with the rest.
-	ParseOther func(b []byte) (int64, error)
+	ParseOther func(s string) (int64, error)
 }
 
 // AppendText appends the canonical text of v, or nothing for zero.
@@ -62,8 +62,13 @@ func (s *Scheme) AppendJSON(b []byte, v int64) ([]byte, error) {
 	return append(b, '"'), nil
 }
 
+// ParseString is Parse for a string, without copying it.
+func (s *Scheme) ParseString(str string) (int64, error) { return parse(s, str) }
+
 // Parse parses canonical text; empty text is an error.
-func (s *Scheme) Parse(b []byte) (int64, error) {
+func (s *Scheme) Parse(b []byte) (int64, error) { return parse(s, b) }
+
+func parse[T string | []byte](s *Scheme, b T) (int64, error) {
 	v, kind := decimal(b)
 	switch {
 	case kind == canonical:
@@ -72,11 +77,11 @@ func (s *Scheme) Parse(b []byte) (int64, error) {
 		}
 		return v, nil
 	case s.ParseOther != nil && kind == notCanonical:
-		return s.ParseOther(b)
+		return s.ParseOther(string(b))
 	case kind == outOfRange:
 		return 0, fmt.Errorf("%w: %q, %s", s.ErrRange, b, s.Check(0)) // 0 is never an ID: Check says what is
 	}
-	return 0, s.syntax(b)
+	return 0, s.syntax(string(b))
 }
 
 // ParseText parses canonical text, or empty text as zero.
@@ -113,8 +118,8 @@ func (s *Scheme) ParseJSON(dst *int64, b []byte) error {
 	if len(b) == 0 || b[0] != '-' && (b[0] < '0' || b[0] > '9') {
 		return fmt.Errorf("%w: JSON %q, want a string or a number", s.ErrSyntax, b)
 	}
-	if bytes.ContainsFunc(b[1:], notDigit) {
-		return s.syntax(b) // the split form and fractions are not JSON integers
+	if bytes.ContainsFunc(b[1:], func(r rune) bool { return r < '0' || r > '9' }) {
+		return s.syntax(string(b)) // the split form and fractions are not JSON integers
 	}
 	v, err := s.Parse(b)
 	if err != nil {
@@ -173,26 +178,37 @@ func (s *Scheme) check(v int64) error {
 	return nil
 }
 
-func (s *Scheme) syntax(b []byte) error {
+func (s *Scheme) syntax(b string) error {
 	return fmt.Errorf("%w: %q, want decimal digits without sign or leading zero", s.ErrSyntax, b)
 }
 
 // decimal reads canonical decimal text: digits without a leading zero. A
 // number that is not a positive int64 ("0", "-5", more than 2^63-1) is
 // outOfRange; anything else that is not canonical is notCanonical.
-func decimal(b []byte) (int64, textKind) {
-	digits := b
-	if len(b) > 1 && b[0] == '-' {
+func decimal[T string | []byte](b T) (int64, textKind) {
+	digits, negative := b, len(b) > 1 && b[0] == '-'
+	if negative {
 		digits = b[1:]
 	}
-	if len(digits) == 0 || (digits[0] == '0' && len(digits) > 1) || bytes.ContainsFunc(digits, notDigit) {
+	if len(digits) == 0 || digits[0] == '0' && len(digits) > 1 {
 		return 0, notCanonical
 	}
-	v, err := strconv.ParseInt(string(digits), 10, 64)
-	if err != nil || v == 0 || len(digits) < len(b) {
+	var v uint64
+	overflow := false
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, notCanonical
+		}
+		if v > (1<<63-1)/10 {
+			overflow = true
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if overflow || v > 1<<63-1 || v == 0 || negative {
 		return 0, outOfRange
 	}
-	return v, canonical
+	return int64(v), canonical
 }
 
 type textKind int
@@ -202,8 +218,6 @@ const (
 	notCanonical
 	outOfRange
 )
-
-func notDigit(r rune) bool { return r < '0' || r > '9' }
 
 // Positive is the Check of a scheme whose every positive int64 is an ID.
 func Positive(v int64) string {
