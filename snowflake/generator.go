@@ -660,6 +660,23 @@ func (g *Generator) sleep(d time.Duration) {
 	}
 }
 
+// markEnd returns the first tick of l that starts at or after mark: the
+// ticks before it may hold IDs of the run that stored mark. It is 0 for a
+// mark at or before the Epoch and MaxUint64 for one at or after Expires.
+func markEnd(l Layout, mark time.Time) uint64 {
+	switch {
+	case !mark.After(l.Epoch):
+		return 0
+	case !mark.Before(l.Expires()):
+		return math.MaxUint64
+	}
+	t, _ := l.tickOf(mark)
+	if l.tickTime(t).Before(mark) {
+		t++
+	}
+	return t
+}
+
 // newLease returns the generator's lease of ticks in store (none if store
 // is nil). A mark covers the ticks that start before it; a new run starts
 // at the first tick that starts at or after it.
@@ -670,19 +687,7 @@ func newLease(store HighWaterStore, key string, ahead uint64, l Layout, logf fun
 	}
 	return lease.New(s, key, ahead, lease.Units{
 		Mark: l.tickTime,
-		End: func(mark time.Time) uint64 {
-			switch {
-			case !mark.After(l.Epoch):
-				return 0
-			case !mark.Before(l.Expires()):
-				return math.MaxUint64
-			}
-			t, _ := l.tickOf(mark)
-			if l.tickTime(t).Before(mark) {
-				t++
-			}
-			return t
-		},
+		End:  func(mark time.Time) uint64 { return markEnd(l, mark) },
 	}, func(err error) {
 		logf(slog.LevelWarn, "snowflake: lease renewal failed; will retry before the lease runs out", "err", err)
 	})

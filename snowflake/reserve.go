@@ -4,9 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/idkit/idkit/clock"
@@ -56,39 +53,18 @@ func Reserve(o Options, dst []ID) error {
 	if o.Store == nil {
 		return fmt.Errorf("%w: Options.Store is nil, want a store: Reserve keeps the last issued ID there", ErrInvalid)
 	}
-	l := o.Layout
-	if l.isZero() {
-		l = Twitter()
-	}
-	if err := l.Validate(); err != nil {
+	l, err := o.check()
+	if err != nil {
 		return err
-	}
-	l.Fields = slices.Clone(l.Fields)
-	if o.Claim != nil {
-		if len(o.Node) != 0 {
-			return fmt.Errorf("%w: Options.Node and Options.Claim are both set, want one of them", ErrInvalid)
-		}
-		var err error
-		if o.Node, err = l.SplitNode(int64(o.Claim.Node())); err != nil {
-			return fmt.Errorf("%w (Options.Claim)", err)
-		}
 	}
 	node, err := l.node(o.Node, "Options.Node")
 	if err != nil {
 		return err
 	}
-	if err := checkEnum("Options.ExhaustPolicy", int(o.ExhaustPolicy), exhaustPolicyNames); err != nil {
-		return err
-	}
-	if err := checkEnum("Options.SequenceStart", int(o.SequenceStart), sequenceStartNames); err != nil {
-		return err
-	}
 	if o.Clock == nil {
 		o.Clock = clock.System()
 	}
-	if o.StoreKey == "" {
-		o.StoreKey = reserveKey(l, o.Node)
-	}
+	o.StoreKey = cmp.Or(o.StoreKey, defaultKey(l, o.Node))
 	if len(dst) == 0 {
 		return nil
 	}
@@ -138,17 +114,8 @@ func Reserve(o Options, dst []ID) error {
 	}
 	// A Generator may have issued in every tick that begins before its
 	// mark; a mark of Reserve's own ends the last tick.
-	if mark.After(l.Epoch) {
-		free := r.maxTick + 1
-		if mark.Before(l.Expires()) {
-			free, _ = l.tickOf(mark)
-			if l.tickTime(free).Before(mark) {
-				free++
-			}
-		}
-		if (!hasLast || free > lastTick+1) && free > tick {
-			tick, seq = free, r.start()
-		}
+	if free := markEnd(l, mark); (!hasLast || free > lastTick+1) && free > tick {
+		tick, seq = free, r.start()
 	}
 	for i := range dst {
 		if seq > r.maxSeq {
@@ -182,22 +149,6 @@ func Reserve(o Options, dst []ID) error {
 			ErrStore, lastKey, pos.UTC(), got.UTC())
 	}
 	return nil
-}
-
-// reserveKey is the default StoreKey, as New makes it.
-func reserveKey(l Layout, node map[string]int64) string {
-	var b strings.Builder
-	b.WriteString("snowflake/")
-	b.WriteString(cmp.Or(l.Name, "custom"))
-	for i, f := range l.Fields {
-		if i == 0 {
-			b.WriteByte('/')
-		} else {
-			b.WriteByte(',')
-		}
-		b.WriteString(f.Name + "=" + strconv.FormatInt(node[f.Name], 10))
-	}
-	return b.String()
 }
 
 type reserver struct {

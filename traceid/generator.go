@@ -108,29 +108,8 @@ const (
 // Store, the stored mark; the first ID comes from a second that begins
 // after both.
 func New(o Options) (*Generator, error) {
-	if o.Claim != nil {
-		if n := o.Claim.Node(); o.Node != 0 && o.Node != n {
-			return nil, fmt.Errorf("%w: Options.Node = %d but Options.Claim holds node %d, want 0 or the same", ErrInvalid, o.Node, n)
-		}
-		o.Node = o.Claim.Node()
-	}
-	if o.Node < 0 || o.Node > MaxNode {
-		return nil, fmt.Errorf("%w: Options.Node = %d, want 0 to %d", ErrInvalid, o.Node, MaxNode)
-	}
-	if err := checkThreadBits("Options.ThreadBits", o.ThreadBits); err != nil {
+	if err := o.check(); err != nil {
 		return nil, err
-	}
-	if o.Lease == 0 {
-		o.Lease = time.Second
-	}
-	if o.Lease < 0 || o.Lease > time.Hour {
-		return nil, fmt.Errorf("%w: Options.Lease = %v, want 1s to 1h", ErrInvalid, o.Lease)
-	}
-	if o.Clock == nil {
-		o.Clock = clock.System()
-	}
-	if o.StoreKey == "" {
-		o.StoreKey = "traceid/node/" + strconv.Itoa(o.Node)
 	}
 	g := &Generator{
 		coarse:      clock.CoarseOf(o.Clock),
@@ -183,6 +162,36 @@ func New(o Options) (*Generator, error) {
 	g.state.Store(start<<32 | maxLow + 1)
 	g.lastExhausted = start
 	return g, nil
+}
+
+// check validates o and sets its defaults: the claim's node, the lease,
+// the clock and the store key.
+func (o *Options) check() error {
+	if o.Claim != nil {
+		if n := o.Claim.Node(); o.Node != 0 && o.Node != n {
+			return fmt.Errorf("%w: Options.Node = %d but Options.Claim holds node %d, want 0 or the same", ErrInvalid, o.Node, n)
+		}
+		o.Node = o.Claim.Node()
+	}
+	if o.Node < 0 || o.Node > MaxNode {
+		return fmt.Errorf("%w: Options.Node = %d, want 0 to %d", ErrInvalid, o.Node, MaxNode)
+	}
+	if err := checkThreadBits("Options.ThreadBits", o.ThreadBits); err != nil {
+		return err
+	}
+	if o.Lease == 0 {
+		o.Lease = time.Second
+	}
+	if o.Lease < 0 || o.Lease > time.Hour {
+		return fmt.Errorf("%w: Options.Lease = %v, want 1s to 1h", ErrInvalid, o.Lease)
+	}
+	if o.Clock == nil {
+		o.Clock = clock.System()
+	}
+	if o.StoreKey == "" {
+		o.StoreKey = "traceid/node/" + strconv.Itoa(o.Node)
+	}
+	return nil
 }
 
 // Node returns the generator's node number.

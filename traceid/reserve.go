@@ -3,10 +3,7 @@ package traceid
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"time"
-
-	"github.com/idkit/idkit/clock"
 )
 
 // reserveMaxWait bounds each wait of Reserve for the clock to reach the
@@ -51,23 +48,8 @@ func Reserve(o Options, dst []ID) error {
 	if o.Store == nil {
 		return fmt.Errorf("%w: Options.Store is nil, want a store: Reserve keeps the last issued ID there", ErrInvalid)
 	}
-	if o.Claim != nil {
-		if n := o.Claim.Node(); o.Node != 0 && o.Node != n {
-			return fmt.Errorf("%w: Options.Node = %d but Options.Claim holds node %d, want 0 or the same", ErrInvalid, o.Node, n)
-		}
-		o.Node = o.Claim.Node()
-	}
-	if o.Node < 0 || o.Node > MaxNode {
-		return fmt.Errorf("%w: Options.Node = %d, want 0 to %d", ErrInvalid, o.Node, MaxNode)
-	}
-	if err := checkThreadBits("Options.ThreadBits", o.ThreadBits); err != nil {
+	if err := o.check(); err != nil {
 		return err
-	}
-	if o.Clock == nil {
-		o.Clock = clock.System()
-	}
-	if o.StoreKey == "" {
-		o.StoreKey = "traceid/node/" + strconv.Itoa(o.Node) // as New does
 	}
 	if len(dst) == 0 {
 		return nil
