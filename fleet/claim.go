@@ -69,7 +69,9 @@ type ClaimOptions struct {
 	// Holder names the process in its claim record. Empty means
 	// "hostname/pid".
 	Holder string
-	// Timeout bounds each etcd request. Zero means DefaultTimeout.
+	// Timeout bounds each etcd request (and a renewal's at most half an
+	// Interval, so that it can be retried before the deadline). Zero means
+	// DefaultTimeout.
 	Timeout time.Duration
 	// Clock is the source of time for deadlines and clock records. Nil
 	// means the system clock.
@@ -422,8 +424,11 @@ func (c *Claim) setDeadline(sent time.Time, ttl int64) {
 }
 
 // keepAlive renews the lease and the clock record every interval until
-// Close, retrying sooner after a failure, and marks the claim lost when the
-// deadline passes or etcd says the lease or key is gone.
+// Close, and marks the claim lost when the deadline passes or etcd says the
+// lease or key is gone. A failed renewal is tried again after retryDelay,
+// and each attempt gets half an interval at most, so that a member lost
+// mid-renewal leaves time for several attempts on the others before the
+// deadline (TTL minus Margin after the last acknowledged renewal).
 func (c *Claim) keepAlive() {
 	defer close(c.done)
 	timer := time.NewTimer(c.interval)
@@ -446,7 +451,7 @@ func (c *Claim) keepAlive() {
 			if c.log != nil {
 				c.log.Warn("fleet: node claim renewal failed; retrying", "node", c.node, "err", err, "deadline", c.Deadline())
 			}
-			wait = min(wait, time.Second)
+			wait = retryDelay
 		}
 		if err := c.Check(c.clock.Now()); err != nil {
 			return
@@ -455,11 +460,18 @@ func (c *Claim) keepAlive() {
 	}
 }
 
+// retryDelay is the pause before a failed renewal is tried again.
+const retryDelay = 100 * time.Millisecond
+
+// attemptTimeout bounds one request of a renewal: Timeout, or half an
+// interval if that is shorter.
+func (c *Claim) attemptTimeout() time.Duration { return min(c.timeout, c.interval/2) }
+
 // renewLease sends one keep-alive and moves the deadline once etcd
 // acknowledges it.
 func (c *Claim) renewLease(ctx context.Context) error {
 	sent := c.clock.Now()
-	resp, err := withTimeout(ctx, min(c.timeout, c.interval), func(ctx context.Context) (*clientv3.LeaseKeepAliveResponse, error) {
+	resp, err := withTimeout(ctx, c.attemptTimeout(), func(ctx context.Context) (*clientv3.LeaseKeepAliveResponse, error) {
 		return c.cli.KeepAliveOnce(ctx, c.lease)
 	})
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
@@ -486,7 +498,7 @@ func (c *Claim) renew() error {
 	if err != nil {
 		return fmt.Errorf("fleet: encode claim record: %w", err)
 	}
-	txn, err := withTimeout(ctx, min(c.timeout, c.interval), func(ctx context.Context) (*clientv3.TxnResponse, error) {
+	txn, err := withTimeout(ctx, c.attemptTimeout(), func(ctx context.Context) (*clientv3.TxnResponse, error) {
 		return c.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.LeaseValue(c.key), "=", c.lease)).
 			Then(clientv3.OpPut(c.key, string(val), clientv3.WithLease(c.lease))).
