@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/idkit/idkit/internal/intid"
 )
 
 // ID is a MongoDB ObjectID: 12 bytes, the same as the MongoDB Go driver's
@@ -128,14 +130,9 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		text := b[1 : len(b)-1]
-		if bytes.IndexByte(text, '\\') >= 0 {
-			var u string
-			if err := json.Unmarshal(b, &u); err != nil {
-				return fmt.Errorf("%w: JSON %s is not a valid string", ErrSyntax, b)
-			}
-			text = []byte(u)
+	if text, ok, err := intid.JSONString(b, ErrSyntax); ok {
+		if err != nil {
+			return err
 		}
 		return id.UnmarshalText(text)
 	}

@@ -98,20 +98,33 @@ func (s *Scheme) ParseText(dst *int64, b []byte) error {
 	return nil
 }
 
+// JSONString returns the text of JSON string b, unescaped as encoding/json
+// does, and true; or false if b is not a string. A string with a bad escape
+// is an error wrapping errSyntax.
+func JSONString(b []byte, errSyntax error) (text []byte, ok bool, err error) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return nil, false, nil
+	}
+	text = b[1 : len(b)-1]
+	if bytes.IndexByte(text, '\\') >= 0 {
+		var u string
+		if err := json.Unmarshal(b, &u); err != nil {
+			return nil, true, fmt.Errorf("%w: JSON %s is not a valid string", errSyntax, b)
+		}
+		text = []byte(u)
+	}
+	return text, true, nil
+}
+
 // ParseJSON decodes a JSON string (unescaped) or a bare number; null
 // leaves dst unchanged.
 func (s *Scheme) ParseJSON(dst *int64, b []byte) error {
-	switch {
-	case string(b) == "null":
+	if string(b) == "null" {
 		return nil
-	case len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"':
-		text := b[1 : len(b)-1]
-		if bytes.IndexByte(text, '\\') >= 0 {
-			var u string
-			if err := json.Unmarshal(b, &u); err != nil {
-				return fmt.Errorf("%w: JSON %s is not a valid string", s.ErrSyntax, b)
-			}
-			text = []byte(u)
+	}
+	if text, ok, err := JSONString(b, s.ErrSyntax); ok {
+		if err != nil {
+			return err
 		}
 		return s.ParseText(dst, text)
 	}
