@@ -53,8 +53,8 @@ type LogOptions struct {
 // Log is a launch log kept in etcd: the twin of launchlog.Log for fleets
 // larger than one host, with the same methods, limits and errors
 // (launchlog's sentinels), so that *Log serves decimalid.GeneratorSource,
-// traceid.HighWaterStore and snowflake.HighWaterStore as launchlog.Log
-// does.
+// traceid.HighWaterStore, snowflake.HighWaterStore and segment.BlockStore
+// as launchlog.Log does.
 //
 // Its keys live under LogOptions.Prefix (P below):
 //
@@ -62,6 +62,7 @@ type LogOptions struct {
 //	P launches/00001..99999   a launch as JSON {"id","started_at","ticket","by","note"}
 //	P generators/00000..99999 the next generator id of a launch, decimal, 1 to 100000
 //	P highwater/<key>         a high-water mark, UTC, "2006-01-02T15:04:05.000000000Z"
+//	P blocks/<tag>            the last ID reserved for a segment tag, decimal ("3000")
 //
 // Ids in keys have five digits so that keys sort as numbers. The node
 // claims of this package use the subtrees nodes/ and clocks/.
@@ -89,13 +90,14 @@ type Log struct {
 	timeout time.Duration
 	clock   clock.Clock
 
-	// hints hold the last state seen of generator counters and marks, so
-	// that a write can guess the revision it compares against and take
-	// one round trip instead of two. A wrong guess costs what a read
-	// would.
+	// hints hold the last state seen of generator counters, marks and
+	// block marks, so that a write can guess the revision it compares
+	// against and take one round trip instead of two. A wrong guess costs
+	// what a read would.
 	mu         sync.Mutex
 	generators map[int]counterState
 	marks      map[string]markState
+	blocks     map[string]blockState
 }
 
 // counterState is a generator counter as read: next id and ModRevision
@@ -137,6 +139,7 @@ func NewLog(o LogOptions) (*Log, error) {
 		clock:      o.Clock,
 		generators: make(map[int]counterState),
 		marks:      make(map[string]markState),
+		blocks:     make(map[string]blockState),
 	}, nil
 }
 

@@ -5,8 +5,9 @@
 //	launches    launch id (4 B, BE)   {"id","started_at","ticket","by","note"}   last launch id
 //	generators  launch id (4 B, BE)   next generator id (4 B, BE) | CRC-32C      XOR of the CRCs
 //	highwater   key (string)          Unix nanoseconds (8 B, BE) | CRC-32C       XOR of the CRCs
+//	blocks      tag (string)          last ID reserved (8 B, BE) | CRC-32C       XOR of the CRCs
 //
-// It offers three things:
+// It offers four things:
 //
 //   - Launches: [Log.Begin] records a launch and hands out the next launch
 //     id, 1..=99999; [Log.Current], [Log.Get] and [Log.List] read them.
@@ -15,8 +16,11 @@
 //   - High-water marks: [Log.HighWater] and [Log.AdvanceHighWater] keep a
 //     time per key that only moves forward, for time-based generators such
 //     as traceid's.
+//   - Blocks of IDs: [Log.ReserveBlock] reserves the next block of a tag
+//     for a segment.Allocator, which issues dense IDs from it.
 //
-// *Log satisfies decimalid.GeneratorSource and traceid.HighWaterStore.
+// *Log satisfies decimalid.GeneratorSource, traceid.HighWaterStore and
+// segment.BlockStore.
 //
 // # Basics
 //
@@ -42,7 +46,7 @@
 // and checks the structure bbolt is about to use (meta page, every page
 // reachable from it, the freelist; package internal/boltcheck, held to
 // bbolt's own Tx.Check by a fuzz test), and inside the transaction it checks
-// its own records: the CRC of every generator counter and mark, the
+// its own records: the CRC of every generator counter, mark and block, the
 // digest of each bucket (a lost record changes it), that no launch lies
 // beyond the last launch id, and that the file holds no unknown bucket. A
 // damaged file gives ErrCorrupt instead of a value that was handed out

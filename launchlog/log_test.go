@@ -1,6 +1,7 @@
 package launchlog
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -332,6 +333,7 @@ func ops(l *Log) []op {
 		{"Begin", true, func() error { _, err := l.Begin(Info{}); return err }},
 		{"NextGenerator", true, func() error { _, err := l.NextGenerator(1); return err }},
 		{"AdvanceHighWater", true, func() error { _, err := l.AdvanceHighWater("k", epoch); return err }},
+		{"ReserveBlock", true, func() error { _, err := l.ReserveBlock(context.Background(), "k", 10); return err }},
 		{"Current", false, func() error { _, err := l.Current(); return err }},
 		{"Get", false, func() error { _, err := l.Get(1); return err }},
 		{"List", false, func() error { _, err := l.List(); return err }},

@@ -107,6 +107,22 @@ func helper(mode, path string, n int) *exec.Cmd {
 	return cmd
 }
 
+// firstRead is a reader that closes done once r has returned data.
+type firstRead struct {
+	r    io.Reader
+	done chan struct{}
+	seen bool
+}
+
+func (f *firstRead) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if n > 0 && !f.seen {
+		f.seen = true
+		close(f.done)
+	}
+	return n, err
+}
+
 // readValues reads the complete lines of r as integers until r ends. A
 // line cut short by a kill has no newline and is dropped.
 func readValues(r io.Reader) ([]int, error) {
@@ -213,13 +229,22 @@ func killMidWrite(t *testing.T, mode string, next func(l *Log) (int, error)) {
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
-		got := make(chan []int, 1)
+		got, first := make(chan []int, 1), make(chan struct{})
 		go func() {
-			values, _ := readValues(stdout)
+			values, _ := readValues(&firstRead{r: stdout, done: first})
 			got <- values
 		}()
-		// Kill at a random moment: sometimes before the first call ends,
-		// mostly in the middle of a transaction or an fsync.
+		// Kill at a random moment: in even rounds counted from the start,
+		// so sometimes before the first call ends; in odd rounds from the
+		// first value, so that a slow start on a busy machine still leaves
+		// rounds that are killed mid-write. Mostly the kill lands in the
+		// middle of a transaction or an fsync.
+		if round%2 == 1 {
+			select {
+			case <-first:
+			case <-time.After(10 * time.Second):
+			}
+		}
 		time.Sleep(time.Duration(r.IntN(60_000)) * time.Microsecond)
 		require.NoError(t, cmd.Process.Kill())
 		values := <-got

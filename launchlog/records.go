@@ -20,6 +20,7 @@ var (
 	launchesBucket   = []byte("launches")
 	generatorsBucket = []byte("generators")
 	highWaterBucket  = []byte("highwater")
+	blocksBucket     = []byte("blocks")
 )
 
 // bucket returns the named bucket of a read transaction, or nil if tx is
@@ -121,7 +122,7 @@ func (l *Log) sealedBucket(b *bbolt.Bucket, what string, size int) error {
 // damaged bucket name would otherwise read as an empty bucket.
 func (l *Log) checkRoot(tx *bbolt.Tx) error {
 	return tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
-		for _, known := range [][]byte{launchesBucket, generatorsBucket, highWaterBucket} {
+		for _, known := range [][]byte{launchesBucket, generatorsBucket, highWaterBucket, blocksBucket} {
 			if bytes.Equal(name, known) {
 				return nil
 			}

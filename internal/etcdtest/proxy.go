@@ -39,6 +39,9 @@ func NewProxy(t testing.TB, target string) *Proxy {
 // Endpoint returns the proxy's client URL.
 func (p *Proxy) Endpoint() string { return "http://" + p.ln.Addr().String() }
 
+// Addr returns the proxy's host:port, for clients of any TCP server.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
 // Cut closes every forwarded connection and refuses new ones until Restore.
 func (p *Proxy) Cut() {
 	p.mu.Lock()

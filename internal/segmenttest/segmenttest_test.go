@@ -1,0 +1,37 @@
+package segmenttest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/idkit/idkit/segment"
+)
+
+// The checks of the harness must catch what they are for; the stores'
+// tests only ever show them passing.
+func TestChecks(t *testing.T) {
+	t.Parallel()
+	assert.NoError(t, increasing(nil))
+	assert.NoError(t, increasing([]int64{1, 2, 5, 1 << 62}))
+	assert.ErrorContains(t, increasing([]int64{1, 3, 3}), "ID 2 is 3 after 3")
+	assert.ErrorContains(t, increasing([]int64{5, 4}), "ID 1 is 4 after 5")
+	assert.ErrorContains(t, increasing([]int64{0}), "ID 0 is 0, want a positive ID")
+	assert.ErrorContains(t, increasing([]int64{-7, 1}), "want a positive ID")
+
+	assert.NoError(t, distinct([][]int64{{1, 3}, {2, 4}, nil}))
+	assert.ErrorContains(t, distinct([][]int64{{1, 3}, {2, 3}}), "ID 3 issued twice")
+	assert.ErrorContains(t, distinct([][]int64{{7}, {1}, {7}}), "ID 7 issued twice")
+}
+
+func TestRecorder(t *testing.T) {
+	t.Parallel()
+	r := &recorder{}
+	r.blocks = append(r.blocks, segment.Block{First: 10, Last: 19}, segment.Block{First: 40, Last: 40})
+	for _, tt := range []struct {
+		id   int64
+		want bool
+	}{{9, false}, {10, true}, {19, true}, {20, false}, {40, true}, {41, false}} {
+		assert.Equal(t, tt.want, r.holds(segment.ID(tt.id)), "ID %d", tt.id)
+	}
+}

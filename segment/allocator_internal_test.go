@@ -1,0 +1,217 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/clock"
+)
+
+// countingStore reserves blocks in memory and records the steps asked.
+// When fail is set, it fails the calls for which it returns an error
+// (the first call is 1), and when called is set, it says on it that a
+// call returns.
+type countingStore struct {
+	mu     sync.Mutex
+	last   int64
+	steps  []int64
+	fail   func(call int) error
+	called chan int
+}
+
+func (s *countingStore) calls() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.steps)
+}
+
+func (s *countingStore) ReserveBlock(_ context.Context, _ string, step int64) (Block, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps = append(s.steps, step)
+	if s.called != nil {
+		defer func(n int) { s.called <- n }(len(s.steps))
+	}
+	if s.fail != nil {
+		if err := s.fail(len(s.steps)); err != nil {
+			return Block{}, err
+		}
+	}
+	b := Block{First: s.last + 1, Last: s.last + step}
+	s.last = b.Last
+	return b, nil
+}
+
+// inflight returns the reservation in flight, or nil.
+func (a *Allocator) inflightFetch() *fetch {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inflight
+}
+
+// TestPrefetchAtTenPercent checks that the next block is reserved once a
+// tenth of the current one is issued, not before, and that callers then
+// do not wait for it.
+func TestPrefetchAtTenPercent(t *testing.T) {
+	t.Parallel()
+	s := &countingStore{}
+	a, err := New(context.Background(), Options{Store: s, Tag: "t", Step: 100, MinStep: 100, MaxStep: 100})
+	require.NoError(t, err)
+	defer a.Close()
+	for range 10 {
+		_, err := a.Next()
+		require.NoError(t, err)
+		require.Nil(t, a.inflightFetch(), "a reservation before a tenth of the block is issued")
+	}
+	id, err := a.Next()
+	require.NoError(t, err)
+	require.Equal(t, ID(11), id)
+	awaitFetch(t, a, s, 2)
+	st := a.Stats()
+	assert.True(t, st.Ready)
+	assert.Equal(t, Block{First: 101, Last: 200}, func() Block { a.mu.Lock(); defer a.mu.Unlock(); return a.spare.block }())
+	for want := ID(12); want <= 200; want++ {
+		id, err := a.Next()
+		require.NoError(t, err)
+		require.Equal(t, want, id)
+	}
+	assert.Zero(t, a.Stats().Waits, "callers waited although the next block was ready")
+
+	// Fill passing over the trigger starts the reservation too.
+	a2, err := New(context.Background(), Options{Store: s, Tag: "t", Step: 100, MinStep: 100, MaxStep: 100})
+	require.NoError(t, err)
+	defer a2.Close()
+	awaitFetch(t, a, s, 4) // a's reservation at ID 111, if it has not ended
+	require.NoError(t, a2.Fill(make([]ID, 5)))
+	require.Nil(t, a2.inflightFetch())
+	require.Len(t, s.calls(), 4)
+	require.NoError(t, a2.Fill(make([]ID, 50)))
+	awaitFetch(t, a2, s, 5)
+}
+
+// awaitFetch waits for the reservation that the last call on a started,
+// and checks that it made n calls on s in all.
+func awaitFetch(t *testing.T, a *Allocator, s *countingStore, n int) {
+	t.Helper()
+	if f := a.inflightFetch(); f != nil {
+		<-f.done
+		require.NoError(t, f.err)
+	}
+	require.Len(t, s.calls(), n, "reservations")
+}
+
+// TestAdaptiveStep drives Leaf's rule with a fake clock: a block that
+// lasts under 15 minutes doubles the step, one that lasts over 30 halves
+// it, one in between keeps it, within MinStep and MaxStep.
+func TestAdaptiveStep(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	s := &countingStore{}
+	a, err := New(context.Background(), Options{Store: s, Tag: "t", Step: 100, MinStep: 50, MaxStep: 400, Clock: fake})
+	require.NoError(t, err)
+	defer a.Close()
+
+	// Each step: how long the block before lasted, and the step wanted.
+	lasted := []struct {
+		d    time.Duration
+		want int64
+	}{
+		{time.Minute, 200},      // busy: double
+		{14 * time.Minute, 400}, // still under 15 minutes
+		{time.Second, 400},      // capped at MaxStep
+		{20 * time.Minute, 400}, // 15 to 30 minutes: keep
+		{30 * time.Minute, 400}, // 30 minutes exactly: keep
+		{31 * time.Minute, 200}, // quiet: halve
+		{2 * time.Hour, 100},
+		{2 * time.Hour, 50},
+		{2 * time.Hour, 50}, // floored at MinStep
+		{15 * time.Minute, 50},
+		{0, 100},
+	}
+	for i, l := range lasted {
+		fake.Advance(l.d)
+		// Issue up to the ID that starts the next reservation, and wait
+		// for it.
+		for {
+			id, err := a.Next()
+			require.NoError(t, err)
+			if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
+				break
+			}
+		}
+		awaitFetch(t, a, s, i+2)
+		assert.Equal(t, l.want, s.calls()[i+1], "block %d, after %v", i+1, l.d)
+		assert.Equal(t, l.want, a.Stats().Step)
+	}
+}
+
+// TestRetryInBackground: a prefetch that fails is tried again in the
+// background, so that a store failing for a moment costs callers no wait.
+func TestRetryInBackground(t *testing.T) {
+	t.Parallel()
+	s := &countingStore{
+		fail: func(call int) error {
+			if call == 2 || call == 3 {
+				return errors.New("leader changed")
+			}
+			return nil
+		},
+		called: make(chan int, 10),
+	}
+	a, err := New(context.Background(), Options{Store: s, Tag: "t", Step: 100, MinStep: 100, MaxStep: 100})
+	require.NoError(t, err)
+	defer a.Close()
+	a.retryBase = time.Millisecond // before any reservation can fail
+	require.Equal(t, 1, <-s.called)
+	for range 11 {
+		_, err := a.Next()
+		require.NoError(t, err)
+	}
+	// The prefetch fails, and so does the first retry; the second one
+	// gets the block.
+	for want := 2; want <= 4; want++ {
+		require.Equal(t, want, <-s.called)
+	}
+	awaitFetch(t, a, s, 4)
+	st := a.Stats()
+	assert.True(t, st.Ready)
+	assert.Equal(t, int64(2), st.FetchErrors)
+	for want := ID(12); want <= 200; want++ {
+		id, err := a.Next()
+		require.NoError(t, err)
+		require.Equal(t, want, id)
+	}
+	assert.Zero(t, a.Stats().Waits)
+}
+
+// TestRetryStopsAtClose: Close stops the background retries.
+func TestRetryStopsAtClose(t *testing.T) {
+	t.Parallel()
+	s := &countingStore{fail: func(call int) error {
+		if call > 1 {
+			return errors.New("down")
+		}
+		return nil
+	}, called: make(chan int, 100)}
+	a, err := New(context.Background(), Options{Store: s, Tag: "t", Step: 10, MinStep: 10, MaxStep: 10})
+	require.NoError(t, err)
+	<-s.called
+	for range 2 {
+		_, err := a.Next()
+		require.NoError(t, err)
+	}
+	<-s.called // the prefetch failed; a retry is due in 100ms
+	require.NoError(t, a.Close())
+	a.mu.Lock()
+	assert.Nil(t, a.retry)
+	a.mu.Unlock()
+	n := len(s.calls())
+	assert.LessOrEqual(t, n, 3, "at most a retry that fired before Close")
+}

@@ -1,0 +1,109 @@
+package mysqlstore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/segment/mysqlstore"
+)
+
+// TestPair runs Flickr's two ticket servers as two schemas: A hands out
+// odd tickets, B even ones, concurrent callers never share a block, and
+// with A cut off B serves alone.
+func TestPair(t *testing.T) {
+	t.Parallel()
+	dsnA, _ := newDatabase(t)
+	dsnB, _ := newDatabase(t)
+	cfgA, err := mysql.ParseDSN(dsnA)
+	require.NoError(t, err)
+	proxy := etcdtest.NewProxy(t, "tcp://"+cfgA.Addr)
+	cfgA.Addr = proxy.Addr()
+	ctx := context.Background()
+	const unit = 10
+	p, err := mysqlstore.OpenPair(ctx, cfgA.FormatDSN(), dsnB, mysqlstore.Options{Unit: unit})
+	require.NoError(t, err)
+	defer p.Close()
+
+	reserve := func(n int) []segment.Block {
+		var (
+			mu  sync.Mutex
+			got []segment.Block
+			wg  sync.WaitGroup
+		)
+		for range 4 {
+			wg.Go(func() {
+				for range n {
+					b, err := p.Reserve(ctx, "t")
+					if !assert.NoError(t, err) {
+						return
+					}
+					mu.Lock()
+					got = append(got, b)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		return got
+	}
+	seen := map[int64]bool{}
+	odd, even := 0, 0
+	for _, b := range reserve(25) {
+		require.Equal(t, int64(unit), b.Len())
+		require.Zero(t, (b.First-1)%unit, "block %v not on a ticket boundary", b)
+		require.False(t, seen[b.First], "block %v twice", b)
+		seen[b.First] = true
+		if ticket := (b.First-1)/unit + 1; ticket%2 == 1 {
+			odd++
+		} else {
+			even++
+		}
+	}
+	assert.Equal(t, 50, odd, "server A's tickets are odd")
+	assert.Equal(t, 50, even, "server B's tickets are even")
+
+	proxy.Cut()
+	for _, b := range reserve(5) {
+		assert.Zero(t, ((b.First-1)/unit+1)%2, "with A cut off, %v must come from B", b)
+		assert.False(t, seen[b.First], "block %v twice", b)
+		seen[b.First] = true
+	}
+	_, err = p.Reserve(ctx, "bad tag")
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+}
+
+func TestPairBothDown(t *testing.T) {
+	t.Parallel()
+	dsnA, _ := newDatabase(t)
+	dsnB, _ := newDatabase(t)
+	var proxies []*etcdtest.Proxy
+	var dsns []string
+	for _, dsn := range []string{dsnA, dsnB} {
+		cfg, err := mysql.ParseDSN(dsn)
+		require.NoError(t, err)
+		pr := etcdtest.NewProxy(t, "tcp://"+cfg.Addr)
+		cfg.Addr = pr.Addr()
+		proxies = append(proxies, pr)
+		dsns = append(dsns, cfg.FormatDSN())
+	}
+	ctx := context.Background()
+	p, err := mysqlstore.OpenPair(ctx, dsns[0], dsns[1], mysqlstore.Options{})
+	require.NoError(t, err)
+	defer p.Close()
+	_, err = p.Reserve(ctx, "t")
+	require.NoError(t, err)
+	for _, pr := range proxies {
+		pr.Cut()
+	}
+	_, err = p.Reserve(ctx, "t")
+	assert.ErrorContains(t, err, "mysqlstore: pair: both servers failed")
+	assert.ErrorContains(t, err, "server A: ")
+	assert.ErrorContains(t, err, "server B: ")
+}

@@ -1,0 +1,199 @@
+package mysqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/segmenttest"
+	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/segment/mysqlstore"
+)
+
+const envDSN = "IDKIT_MYSQL_DSN"
+
+func TestMain(m *testing.M) {
+	segmenttest.Child(func() (segment.BlockStore, error) {
+		return mysqlstore.Open(context.Background(), os.Getenv(envDSN), mysqlstore.Options{Unit: 100})
+	})
+	os.Exit(m.Run())
+}
+
+// server returns the DSN of the test server, or skips.
+func server(t testing.TB) string {
+	return storetest.Server(t, envDSN, "MariaDB/MySQL", "'root@tcp(127.0.0.1:3306)/test'")
+}
+
+// newDatabase creates a database (schema) of the test's own, dropped when
+// it ends, and returns a DSN for it and a connection to it.
+func newDatabase(t testing.TB) (dsn string, db *sql.DB) {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(server(t))
+	require.NoError(t, err)
+	name := "idkit_seg_" + storetest.Suffix(t)
+	root, err := sql.Open("mysql", cfg.FormatDSN())
+	require.NoError(t, err)
+	_, err = root.Exec("CREATE DATABASE " + name)
+	require.NoError(t, err)
+	cfg.DBName = name
+	db, err = sql.Open("mysql", cfg.FormatDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		db.Close()
+		_, err := root.Exec("DROP DATABASE " + name)
+		assert.NoError(t, err)
+		root.Close()
+	})
+	return cfg.FormatDSN(), db
+}
+
+func open(t testing.TB, dsn string, opts mysqlstore.Options) *mysqlstore.Store {
+	t.Helper()
+	s, err := mysqlstore.Open(context.Background(), dsn, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestConformance runs the suite with a unit of 1, where every block is
+// one ticket: gaps or overlaps of tickets show as gaps or overlaps of
+// blocks.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	dsn, _ := newDatabase(t)
+	storetest.BlockStore(t, func(t *testing.T) segment.BlockStore {
+		return open(t, dsn, mysqlstore.Options{Unit: 1})
+	})
+}
+
+func TestTickets(t *testing.T) {
+	t.Parallel()
+	dsn, db := newDatabase(t)
+	ctx := context.Background()
+	s := open(t, dsn, mysqlstore.Options{})
+	assert.Equal(t, mysqlstore.DefaultUnit, s.Unit())
+	var got []segment.Block
+	for _, step := range []int64{1, 5000, 10} {
+		b, err := s.ReserveBlock(ctx, "orders", step)
+		require.NoError(t, err)
+		got = append(got, b)
+	}
+	assert.Equal(t, []segment.Block{{First: 1, Last: 1000}, {First: 1001, Last: 2000}, {First: 2001, Last: 3000}}, got,
+		"every step rounds to the unit")
+
+	// The table is Flickr's: one row, the last ticket, the stub.
+	var id int64
+	var stub string
+	var rows int
+	table := s.Table("orders")
+	require.NoError(t, db.QueryRow("SELECT COUNT(*), MAX(id), MAX(stub) FROM `"+table+"`").Scan(&rows, &id, &stub))
+	assert.Equal(t, 1, rows)
+	assert.Equal(t, int64(3), id)
+	assert.Equal(t, "orders", stub)
+
+	// A store of another unit refuses the table; one of the same unit
+	// continues it.
+	other := open(t, dsn, mysqlstore.Options{Unit: 500})
+	_, err := other.ReserveBlock(ctx, "orders", 1)
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+	assert.ErrorContains(t, err, "unit=1000")
+	same := open(t, dsn, mysqlstore.Options{})
+	b, err := same.ReserveBlock(ctx, "orders", 1)
+	require.NoError(t, err)
+	assert.Equal(t, segment.Block{First: 3001, Last: 4000}, b)
+}
+
+func TestExhausted(t *testing.T) {
+	t.Parallel()
+	dsn, db := newDatabase(t)
+	ctx := context.Background()
+	const unit = 1 << 32
+	s := open(t, dsn, mysqlstore.Options{Unit: unit})
+	_, err := s.ReserveBlock(ctx, "t", 1)
+	require.NoError(t, err)
+	last := int64(math.MaxInt64 / unit) // the last ticket whose block fits
+	_, err = db.Exec("ALTER TABLE `" + s.Table("t") + "` AUTO_INCREMENT = " + itoa(last))
+	require.NoError(t, err)
+	b, err := s.ReserveBlock(ctx, "t", 1)
+	require.NoError(t, err)
+	assert.Equal(t, segment.Block{First: (last-1)*unit + 1, Last: last * unit}, b)
+	_, err = s.ReserveBlock(ctx, "t", 1)
+	assert.ErrorIs(t, err, segment.ErrExhausted)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestInvalidOptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tt := range []struct {
+		opts mysqlstore.Options
+		want string
+	}{
+		{mysqlstore.Options{Unit: -1}, "Unit -1, want 1 to 4294967296"},
+		{mysqlstore.Options{Unit: segment.MaxStep + 1}, "Unit 4294967297"},
+		{mysqlstore.Options{Prefix: "bad-prefix"}, `Prefix "bad-prefix"`},
+		{mysqlstore.Options{Prefix: "x`; drop"}, "want 1 to 40 letters"},
+	} {
+		_, err := mysqlstore.Open(ctx, "root@tcp(127.0.0.1:1)/x", tt.opts)
+		assert.ErrorIs(t, err, segment.ErrInvalid)
+		assert.ErrorContains(t, err, tt.want)
+	}
+	_, err := mysqlstore.Open(ctx, "not a dsn", mysqlstore.Options{})
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+	assert.ErrorContains(t, err, `DSN "not a dsn"`)
+}
+
+// TestNoDatabase: a DSN without a database is refused at open, naming
+// what is missing.
+func TestNoDatabase(t *testing.T) {
+	t.Parallel()
+	cfg, err := mysql.ParseDSN(server(t))
+	require.NoError(t, err)
+	cfg.DBName = ""
+	_, err = mysqlstore.Open(context.Background(), cfg.FormatDSN(), mysqlstore.Options{})
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+	assert.ErrorContains(t, err, "the connection has no database")
+}
+
+func TestUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := mysqlstore.Open(ctx, "nobody@tcp(127.0.0.1:1)/none?timeout=5s", mysqlstore.Options{})
+	assert.ErrorContains(t, err, "mysqlstore: connect: ")
+}
+
+// TestProcesses and TestKillLoop run alone, not in parallel: their
+// processes would eat into the timeouts of the package's other tests.
+func TestProcesses(t *testing.T) {
+	dsn, _ := newDatabase(t)
+	segmenttest.Processes(t, 4, 100_000, envDSN+"="+dsn)
+}
+
+func TestKillLoop(t *testing.T) {
+	dsn, _ := newDatabase(t)
+	segmenttest.KillLoop(t, 15, envDSN+"="+dsn)
+}
+
+func TestOutage(t *testing.T) {
+	t.Parallel()
+	dsn, _ := newDatabase(t)
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	proxy := etcdtest.NewProxy(t, "tcp://"+cfg.Addr)
+	cfg.Addr = proxy.Addr()
+	cfg.Timeout = 2 * time.Second
+	s := open(t, cfg.FormatDSN(), mysqlstore.Options{Unit: 100})
+	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 2*time.Second)
+}

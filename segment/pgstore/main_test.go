@@ -1,0 +1,64 @@
+package pgstore_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/segmenttest"
+	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/segment/pgstore"
+)
+
+// envTable names the table a child process of segmenttest opens.
+const envTable = "IDKIT_PGSTORE_TABLE"
+
+func TestMain(m *testing.M) {
+	segmenttest.Child(func() (segment.BlockStore, error) {
+		return pgstore.Open(context.Background(), os.Getenv(envDSN), pgstore.Options{Table: os.Getenv(envTable)})
+	})
+	os.Exit(m.Run())
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	dsn, schema, _ := newSchema(t)
+	storetest.BlockStore(t, func(t *testing.T) segment.BlockStore {
+		return open(t, dsn, schema+".blocks")
+	})
+}
+
+// TestProcesses: 4 processes issue 100,000 IDs each from one tag.
+// It and TestKillLoop run alone, not in parallel: their processes would
+// eat into the timeouts of the package's other tests.
+func TestProcesses(t *testing.T) {
+	_, schema, _ := newSchema(t)
+	segmenttest.Processes(t, 4, 100_000, envTable+"="+schema+".blocks")
+}
+
+// TestKillLoop: processes killed with SIGKILL, mostly in the middle of
+// reserving, never repeat an ID after a restart.
+func TestKillLoop(t *testing.T) {
+	_, schema, _ := newSchema(t)
+	segmenttest.KillLoop(t, 15, envTable+"="+schema+".blocks")
+}
+
+// TestOutage: with the connection to the server cut, an allocator issues
+// only what its committed blocks hold, then fails clearly; it resumes
+// once the server is reachable.
+func TestOutage(t *testing.T) {
+	t.Parallel()
+	dsn, schema, _ := newSchema(t)
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	proxy := etcdtest.NewProxy(t, "tcp://"+u.Host)
+	u.Host = proxy.Addr()
+	s := open(t, u.String(), schema+".blocks")
+	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 2*time.Second)
+}

@@ -1,0 +1,172 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idkit/idkit/segment"
+)
+
+// DefaultTable is the table a Store uses when Options.Table is empty.
+const DefaultTable = "idkit_segment"
+
+// ErrNotDurable reports a session whose commits may be lost in a crash.
+// Bad options and arguments wrap segment.ErrInvalid, and a tag whose IDs
+// ran out segment.ErrExhausted.
+var ErrNotDurable = errors.New("pgstore: commits are not durable")
+
+// Options configure a Store.
+type Options struct {
+	// Table is the table of blocks, created if missing: a name, or a
+	// schema and a name ("shard5.blocks"), each of letters, digits and
+	// underscores. Empty means DefaultTable in the session's search_path.
+	Table string
+}
+
+// A Store reserves blocks in a PostgreSQL table. It is safe for
+// concurrent use, and any number of processes and hosts may share the
+// table.
+type Store struct {
+	pool   *pgxpool.Pool
+	own    bool
+	table  string // quoted
+	update string
+	insert string
+}
+
+var _ segment.BlockStore = (*Store)(nil)
+
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// quoteTable checks a table name (optionally schema-qualified) and
+// returns it quoted.
+func quoteTable(name string) (string, error) {
+	if name == "" {
+		name = DefaultTable
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return "", fmt.Errorf("%w: Table %q: want NAME or SCHEMA.NAME", segment.ErrInvalid, name)
+	}
+	for _, p := range parts {
+		if !ident.MatchString(p) {
+			return "", fmt.Errorf("%w: Table %q: each part 1..63 letters, digits or underscores, not starting with a digit", segment.ErrInvalid, name)
+		}
+	}
+	return pgx.Identifier(parts).Sanitize(), nil
+}
+
+// Open connects to the server at dsn (a URL or key=value string, as pgx
+// reads it) with synchronous_commit on, creates the table if missing, and
+// returns a store that closes its connections on Close.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if _, err := quoteTable(opts.Table); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: DSN: %w", err)
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	s, err := New(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.own = true
+	return s, nil
+}
+
+// New returns a store on pool, creating the table if missing. It refuses
+// a pool whose sessions run with synchronous_commit off. Close leaves the
+// pool open.
+func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
+	table, err := quoteTable(opts.Table)
+	if err != nil {
+		return nil, err
+	}
+	var sync string
+	if err := pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&sync); err != nil {
+		return nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	if sync == "off" {
+		return nil, fmt.Errorf("%w: synchronous_commit is off, so a crash of the server could hand out a block twice; set it to on", ErrNotDurable)
+	}
+	create := "CREATE TABLE IF NOT EXISTS " + table + ` (
+		biz_tag text PRIMARY KEY,
+		max_id bigint NOT NULL CHECK (max_id >= 0),
+		step bigint NOT NULL,
+		update_time timestamptz NOT NULL DEFAULT now())`
+	if _, err := pool.Exec(ctx, create); err != nil && !raced(err) {
+		return nil, fmt.Errorf("pgstore: create table %s: %w", table, err)
+	}
+	return &Store{
+		pool:   pool,
+		table:  table,
+		update: "UPDATE " + table + " SET max_id = max_id + $2, step = $2, update_time = now() WHERE biz_tag = $1 RETURNING max_id",
+		insert: "INSERT INTO " + table + " (biz_tag, max_id, step) VALUES ($1, 0, 0) ON CONFLICT (biz_tag) DO NOTHING",
+	}, nil
+}
+
+// raced reports the error of a CREATE TABLE IF NOT EXISTS that lost a
+// race with the same statement in another session.
+func raced(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07")
+}
+
+// Table returns the table's quoted name.
+func (s *Store) Table() string { return s.table }
+
+// ReserveBlock reserves the next step IDs of tag and returns them once the
+// UPDATE has committed. tag and step are checked with segment.CheckTag
+// and segment.CheckStep.
+func (s *Store) ReserveBlock(ctx context.Context, tag string, step int64) (segment.Block, error) {
+	if err := segment.CheckTag(tag); err != nil {
+		return segment.Block{}, fmt.Errorf("pgstore: %w", err)
+	}
+	if err := segment.CheckStep(step); err != nil {
+		return segment.Block{}, fmt.Errorf("pgstore: tag %q: %w", tag, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return segment.Block{}, fmt.Errorf("pgstore: reserve block for tag %q: %w", tag, err)
+	}
+	last, err := s.advance(ctx, tag, step)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if _, err = s.pool.Exec(ctx, s.insert, tag); err == nil {
+			last, err = s.advance(ctx, tag, step)
+		}
+	}
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "22003" { // numeric_value_out_of_range
+			return segment.Block{}, fmt.Errorf("%w: tag %q: a block of %d would pass 2^63-1", segment.ErrExhausted, tag, step)
+		}
+		return segment.Block{}, fmt.Errorf("pgstore: reserve block of %d for tag %q in %s: %w", step, tag, s.table, err)
+	}
+	return segment.Block{First: last - step + 1, Last: last}, nil
+}
+
+func (s *Store) advance(ctx context.Context, tag string, step int64) (int64, error) {
+	var last int64
+	err := s.pool.QueryRow(ctx, s.update, tag, step).Scan(&last)
+	return last, err
+}
+
+// Close closes the connections if Open made them.
+func (s *Store) Close() {
+	if s.own {
+		s.pool.Close()
+	}
+}
