@@ -1,0 +1,5 @@
+//go:build !race
+
+package publicid
+
+const raceEnabled = false
