@@ -73,28 +73,30 @@ func (h *Handler) Enabled(ctx context.Context, level slog.Level) bool {
 // Handle stamps r with a new TraceId and passes it on.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	v, err := h.src.next()
-	var stamp slog.Attr
-	switch {
-	case h.number:
-		stamp = slog.Uint64(h.key, v)
-	case err == nil:
-		stamp = slog.String(h.key, traceid.ID(v).String())
-	default:
-		stamp = slog.String(h.key, strconv.FormatUint(v, 10))
+	if err != nil || len(h.groups) != 0 {
+		return h.handle(ctx, r, v, err)
 	}
-	if err != nil {
-		return h.handle(ctx, r, stamp, slog.String(h.errorKey, err.Error()))
+	if h.number {
+		r.AddAttrs(slog.Attr{Key: h.key, Value: slog.Uint64Value(v)})
+	} else {
+		r.AddAttrs(slog.Attr{Key: h.key, Value: slog.StringValue(traceid.ID(v).String())})
 	}
-	if len(h.groups) == 0 {
-		r.AddAttrs(stamp)
-		return h.next.Handle(ctx, r)
-	}
-	return h.handle(ctx, r, stamp)
+	return h.next.Handle(ctx, r)
 }
 
-// handle is the slow path of Handle: groups to nest the record's attributes
-// in, or a fallback stamp.
-func (h *Handler) handle(ctx context.Context, r slog.Record, stamp ...slog.Attr) error {
+// handle is the slow path of Handle: a fallback stamp, or groups to nest
+// the record's attributes in.
+func (h *Handler) handle(ctx context.Context, r slog.Record, v uint64, err error) error {
+	stamp := []slog.Attr{slog.String(h.key, strconv.FormatUint(v, 10))}
+	switch {
+	case h.number:
+		stamp[0] = slog.Uint64(h.key, v)
+	case err == nil:
+		stamp[0] = slog.String(h.key, traceid.ID(v).String())
+	}
+	if err != nil {
+		stamp = append(stamp, slog.String(h.errorKey, err.Error()))
+	}
 	if len(h.groups) == 0 {
 		r.AddAttrs(stamp...)
 		return h.next.Handle(ctx, r)
