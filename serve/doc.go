@@ -1,0 +1,56 @@
+// Package serve is idkit's ID service: an http.Handler that issues and
+// explains IDs for clients in any language, with Prometheus metrics and a
+// health check, and the production settings of the http.Server around it.
+//
+// # Endpoints
+//
+//	GET /v1/{scheme}?n=N     N new IDs (default 1, at most Config.MaxN):
+//	                         {"ids":["...","..."]}, or one ID a line for
+//	                         Accept: text/plain
+//	GET /v1/{scheme}/{id}    the parts of an ID, as "idkit inspect --json"
+//	                         prints them; traceid takes ?at=RFC3339
+//	GET /v1/segment/{tag}?n=N      IDs of a segment allocator's tag
+//	GET /v1/segment/{tag}/{id}     the tag and the ID
+//	GET /healthz             200 {"status":"ok",...}; 503 when a node claim
+//	                         is lost, the store does not answer, or the
+//	                         server is shutting down
+//	GET /metrics             Prometheus text format
+//
+// IDs are JSON strings, since JavaScript numbers lose integers above 2^53.
+// Every error is JSON, {"error":"..."}, with status 400 (bad n, an ID that
+// is not one of the scheme, an unknown parameter), 404 (unknown scheme or
+// path), 405, 406 (an Accept header that allows neither JSON nor text), 413
+// (a request with a body) or 503 (the generator cannot issue: a lost node
+// claim, a failing store, a clock far behind); the message names the
+// problem. Responses carry Cache-Control: no-store.
+//
+// # Schemes
+//
+// Config names the generators to serve by their options: traceid and
+// snowflake (a fixed node, or a fleet.Claim), decimalid (a launch and a
+// generator-id source), objectid, and segment allocators, one per tag.
+// New builds them. With Config.Store (launchlog.Log or fleet.Log) traceid
+// and snowflake keep high-water marks there, decimalid takes its generator
+// ids from it and segment reserves its blocks there, so that a restarted
+// server never repeats an ID, whether it stopped cleanly or was killed.
+// A restarted traceid or snowflake generator waits, on its first request,
+// until the clock has passed the marks the previous run left (about the
+// lease, a second by default).
+//
+// # Metrics
+//
+// The server registers its metrics in a registry of its own (Registry), not
+// the global one: IDs issued per scheme, request latency per route and
+// scheme (a histogram with buckets from 25µs), requests by status, clock
+// anomalies, waits and exhausted ticks read from the generators' Stats,
+// store errors by operation, node claim state, and the Go and process
+// collectors.
+//
+// # Speed
+//
+// A batch is filled from the generator in runs of up to 512 IDs (one
+// atomic add each) into an array on the stack, and written into a pooled
+// buffer with whole-array copies: an ID that is the last plus a power of
+// ten (the next counter value) costs a carry in the last ID's digits, not a
+// conversion. A request allocates the same few objects whatever N is.
+package serve

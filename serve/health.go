@@ -1,0 +1,139 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// countingStore is the server's Store with its errors counted.
+type countingStore struct {
+	Store
+	errors *prometheus.CounterVec
+}
+
+func (c *countingStore) count(op string, err error) {
+	if err != nil {
+		c.errors.WithLabelValues(op).Inc()
+	}
+}
+
+func (c *countingStore) HighWater(key string) (time.Time, error) {
+	t, err := c.Store.HighWater(key)
+	c.count("highwater", err)
+	return t, err
+}
+
+func (c *countingStore) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+	t, err := c.Store.AdvanceHighWater(key, t)
+	c.count("advance", err)
+	return t, err
+}
+
+func (c *countingStore) NextGenerator(launch int) (int, error) {
+	g, err := c.Store.NextGenerator(launch)
+	c.count("generator", err)
+	return g, err
+}
+
+// probeKey is the high-water key /healthz reads to see that the store
+// answers. Nothing writes it.
+const probeKey = "serve/healthz"
+
+// health answers /healthz: the node claims, a probe of the store, and
+// whether the server is shutting down.
+type health struct {
+	s *Server
+
+	mu     sync.Mutex
+	probed time.Time     // when the last probe ended, on the server's clock
+	last   error         // its result
+	done   chan struct{} // closed when the probe in flight ends; nil if none
+}
+
+func newHealth(s *Server) *health { return &health{s: s} }
+
+// healthReport is the body of a /healthz answer.
+type healthReport struct {
+	Status string            `json:"status"` // "ok" or "fail"
+	Error  string            `json:"error,omitempty"`
+	Checks map[string]string `json:"checks"` // check → "ok" or its error
+}
+
+// check runs the checks. The report's Error names the first that failed.
+func (h *health) check(ctx context.Context) healthReport {
+	rep := healthReport{Status: "ok", Checks: make(map[string]string)}
+	var errs []error
+	note := func(name string, err error) {
+		if err == nil {
+			rep.Checks[name] = "ok"
+			return
+		}
+		rep.Checks[name] = err.Error()
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	if h.s.draining.Load() {
+		note("server", errors.New("shutting down"))
+	}
+	now := h.s.clk.Now()
+	for _, name := range h.s.names {
+		if c := h.s.schemes[name].claim; c != nil {
+			note(name+" node claim", c.Check(now))
+		}
+	}
+	if h.s.store != nil {
+		note("store", h.probe(ctx))
+	}
+	if len(errs) > 0 {
+		rep.Status = "fail"
+		rep.Error = errors.Join(errs...).Error()
+	}
+	return rep
+}
+
+// probe reads the store, or returns the result of a probe that ended less
+// than ProbeInterval ago. At most one probe runs at a time; a caller waits
+// for it at most ProbeTimeout.
+func (h *health) probe(ctx context.Context) error {
+	h.mu.Lock()
+	if h.done == nil && !h.probed.IsZero() && h.s.clk.Now().Sub(h.probed) < h.s.cfg.ProbeInterval {
+		err := h.last
+		h.mu.Unlock()
+		return err
+	}
+	if h.done == nil {
+		h.done = make(chan struct{})
+		go h.run(h.done)
+	}
+	done := h.done
+	h.mu.Unlock()
+	timer := time.NewTimer(h.s.cfg.ProbeTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.last
+	case <-timer.C:
+		h.s.store.count("probe", errNoAnswer)
+		return fmt.Errorf("%w within %v", errNoAnswer, h.s.cfg.ProbeTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+var errNoAnswer = errors.New("no answer")
+
+// run probes the store once.
+func (h *health) run(done chan struct{}) {
+	_, err := h.s.store.Store.HighWater(probeKey)
+	h.s.store.count("probe", err)
+	h.mu.Lock()
+	h.last, h.probed, h.done = err, h.s.clk.Now(), nil
+	h.mu.Unlock()
+	close(done)
+}

@@ -1,0 +1,295 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/internal/explain"
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/traceid"
+)
+
+// run is how many IDs a scheme takes from its generator at a time, into
+// an array on the stack: one atomic add per run.
+const run = 512
+
+// A scheme is one kind of ID the server issues, with its generator.
+type scheme struct {
+	name string
+	// issue appends the text of n new IDs to dst: for JSON each quoted and
+	// followed by a comma, for text each followed by a newline.
+	issue func(dst []byte, n int, asText bool) ([]byte, error)
+	// inspect explains one ID. Its error is an *httpError, or else one that
+	// says the text is not an ID of the scheme (400).
+	inspect func(id string, q url.Values) (*explain.Report, error)
+	// stats returns the generator's counts of events; nil if it has none.
+	stats func() genStats
+	// claim is the generator's node claim; nil for a fixed node.
+	claim nodeClaim
+
+	issued           prometheus.Counter
+	idsLatency       prometheus.Observer
+	inspectLatency   prometheus.Observer
+	idsOK, inspectOK prometheus.Counter
+}
+
+// genStats are the events a time-based generator counts.
+type genStats struct {
+	ClockBackward, Waits, Exhausted uint64
+}
+
+// nodeClaim is a fleet.Claim as the generators take it.
+type nodeClaim interface {
+	Node() int
+	Check(now time.Time) error
+}
+
+// httpError is an error with the status it is answered with.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// issueDecimal returns the issue function of a scheme whose IDs are int64s
+// written in decimal, taken from fill a run at a time into a buffer kept
+// between requests.
+func issueDecimal[T ~int64](fill func([]T) (int, error)) func(dst []byte, n int, asText bool) ([]byte, error) {
+	// The buffer is pooled rather than on the stack, where it would escape
+	// through the call of fill.
+	pool := &sync.Pool{New: func() any { return new([run]T) }}
+	return func(dst []byte, n int, asText bool) ([]byte, error) {
+		buf := pool.Get().(*[run]T)
+		defer pool.Put(buf)
+		var w digits
+		for n > 0 {
+			k := min(n, run)
+			if _, err := fill(buf[:k]); err != nil {
+				return dst, err
+			}
+			dst = grow(dst, k*(maxDecimal+3)+len(w.text))
+			for _, id := range buf[:k] {
+				w.next(int64(id))
+				dst = appendDigits(dst, &w, asText)
+			}
+			n -= k
+		}
+		return dst, nil
+	}
+}
+
+// defaults fills a generator's clock and logger from the server's where
+// the options leave them nil.
+func (s *Server) defaults(clk *clock.Clock, logger **slog.Logger) {
+	if *clk == nil {
+		*clk = s.clk
+	}
+	if *logger == nil {
+		*logger = s.cfg.Logger
+	}
+}
+
+func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
+	s.defaults(&o.Clock, &o.Logger)
+	if o.Store == nil && s.store != nil {
+		o.Store = s.store
+	}
+	g, err := traceid.New(o)
+	if err != nil {
+		return nil, err
+	}
+	bits := g.ThreadBits()
+	sc := &scheme{name: "traceid", issue: issueDecimal(g.Fill), stats: func() genStats {
+		st := g.Stats()
+		return genStats{st.ClockBackward, st.Waits, st.Exhausted}
+	}}
+	if o.Claim != nil {
+		sc.claim = o.Claim
+	}
+	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
+		ref := s.clk.Now()
+		if err := onlyParams(q, "at"); err != nil {
+			return nil, err
+		}
+		if at := q.Get("at"); at != "" {
+			t, err := time.Parse(time.RFC3339, at)
+			if err != nil {
+				return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("at %q is not an RFC 3339 time such as 2025-06-01T12:00:00Z", at)}
+			}
+			ref = t
+		}
+		return explain.TraceID(text, ref, bits)
+	}
+	return sc, nil
+}
+
+func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
+	s.defaults(&o.Clock, &o.Logger)
+	if o.Store == nil && s.store != nil {
+		o.Store = s.store
+	}
+	g, err := snowflake.New(o)
+	if err != nil {
+		return nil, err
+	}
+	layout := g.Layout()
+	sc := &scheme{name: "snowflake", issue: issueDecimal(g.Fill), stats: func() genStats {
+		st := g.Stats()
+		return genStats{st.ClockBackward, st.Waits, st.Exhausted}
+	}}
+	if o.Claim != nil {
+		sc.claim = o.Claim
+	}
+	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
+		if err := onlyParams(q); err != nil {
+			return nil, err
+		}
+		return explain.Snowflake(text, layout)
+	}
+	return sc, nil
+}
+
+func (s *Server) decimalIDScheme(o decimalid.Options) (*scheme, error) {
+	if o.Source == nil && s.store != nil {
+		o.Source = s.store
+	}
+	if o.Source == nil {
+		return nil, errors.New("serve: DecimalID needs a Source of generator ids, or Config.Store")
+	}
+	g, err := decimalid.New(o)
+	if err != nil {
+		return nil, err
+	}
+	var lookup explain.LaunchLookup
+	if launches, ok := s.cfg.Store.(launchGetter); ok && s.store != nil {
+		lookup = func(id decimalid.ID) (launchlog.Launch, error) {
+			l, err := launches.Get(id.Launch())
+			switch {
+			case errors.Is(err, launchlog.ErrNoLaunch):
+				return l, &httpError{http.StatusNotFound, fmt.Sprintf("launch %d of %s is not in the launch log", id.Launch(), id)}
+			case err != nil:
+				s.store.count("launch", err)
+				return l, &httpError{http.StatusServiceUnavailable, "reading launch " + strconv.Itoa(id.Launch()) + ": " + err.Error()}
+			}
+			return l, nil
+		}
+	}
+	return &scheme{name: "decimalid", issue: issueDecimal(g.Fill), inspect: func(text string, q url.Values) (*explain.Report, error) {
+		if err := onlyParams(q); err != nil {
+			return nil, err
+		}
+		return explain.DecimalID(text, lookup)
+	}}, nil
+}
+
+func (s *Server) objectIDScheme(o objectid.Options) (*scheme, error) {
+	if o.Clock == nil {
+		o.Clock = s.clk
+	}
+	g, err := objectid.New(o)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scheme{name: "objectid"}
+	sc.issue = func(dst []byte, n int, asText bool) ([]byte, error) {
+		var buf [run / 2]objectid.ID
+		var h oidHex
+		for n > 0 {
+			k := min(n, len(buf))
+			g.Fill(buf[:k])
+			dst = grow(dst, k*(24+3))
+			for i := range buf[:k] {
+				h.next((*[12]byte)(&buf[i]))
+				dst = appendHex(dst, &h, asText)
+			}
+			n -= k
+		}
+		return dst, nil
+	}
+	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
+		if err := onlyParams(q); err != nil {
+			return nil, err
+		}
+		return explain.ObjectID(text)
+	}
+	return sc, nil
+}
+
+func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
+	if o.Clock == nil {
+		o.Clock = s.clk
+	}
+	if o.Store == nil && s.store != nil {
+		if bs, ok := s.cfg.Store.(segment.BlockStore); ok {
+			o.Store = &countingBlocks{bs, s.m.storeErrors}
+		}
+	}
+	if o.Store == nil {
+		return nil, fmt.Errorf("serve: segment tag %q needs a Store of blocks, or a Config.Store that reserves them", o.Tag)
+	}
+	a, err := segment.New(context.Background(), o)
+	if err != nil {
+		return nil, err
+	}
+	s.segments = append(s.segments, a)
+	tag := a.Tag()
+	fill := func(ids []segment.ID) (int, error) { return len(ids), a.Fill(ids) }
+	return &scheme{name: "segment/" + tag, issue: issueDecimal(fill), stats: func() genStats {
+		return genStats{Waits: uint64(a.Stats().Waits)}
+	}, inspect: func(text string, q url.Values) (*explain.Report, error) {
+		if err := onlyParams(q); err != nil {
+			return nil, err
+		}
+		return explain.Segment(text, tag)
+	}}, nil
+}
+
+// countingBlocks is a block store with its errors counted.
+type countingBlocks struct {
+	segment.BlockStore
+	errors *prometheus.CounterVec
+}
+
+func (c *countingBlocks) ReserveBlock(ctx context.Context, tag string, step int64) (segment.Block, error) {
+	b, err := c.BlockStore.ReserveBlock(ctx, tag, step)
+	if err != nil {
+		c.errors.WithLabelValues("block").Inc()
+	}
+	return b, err
+}
+
+// maxDecimal is the length of the longest int64 in decimal.
+const maxDecimal = 19
+
+// onlyParams returns a 400 error if q has a parameter not in allowed.
+func onlyParams(q url.Values, allowed ...string) error {
+	for k := range q {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			want := "none"
+			if len(allowed) > 0 {
+				want = fmt.Sprint(allowed)
+			}
+			return &httpError{http.StatusBadRequest, fmt.Sprintf("unknown parameter %q, want %s", k, want)}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,341 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/traceid"
+)
+
+// Store is what the server keeps in a launch log: the high-water marks of
+// traceid and snowflake and decimalid's generator ids. launchlog.Log (a
+// bbolt file) and fleet.Log (etcd) implement it. If the store also has
+// Get(id int) (launchlog.Launch, error), as both do, inspecting a DecimalId
+// shows its launch's record.
+type Store interface {
+	HighWater(key string) (time.Time, error)
+	AdvanceHighWater(key string, t time.Time) (time.Time, error)
+	NextGenerator(launch int) (int, error)
+}
+
+// launchGetter is the optional part of a Store that reads a launch record.
+type launchGetter interface {
+	Get(id int) (launchlog.Launch, error)
+}
+
+// Config configures a Server. A nil scheme option means that scheme is not
+// served; at least one must be set.
+type Config struct {
+	// TraceID, Snowflake, DecimalID and ObjectID are the options of the
+	// generators to serve. Where a field is zero, New fills it in: Clock
+	// from Clock, Store (or decimalid's Source) from Store, Logger from
+	// Logger.
+	TraceID   *traceid.Options
+	Snowflake *snowflake.Options
+	DecimalID *decimalid.Options
+	ObjectID  *objectid.Options
+	// Segments are segment allocators to serve, one per tag, at
+	// /v1/segment/{tag}. Where a Store is nil, New uses Config.Store if
+	// it reserves blocks (launchlog.Log and fleet.Log do), counting its
+	// errors; a nil Clock means Clock.
+	Segments []segment.Options
+
+	// Store keeps high-water marks and generator ids; see Store. The
+	// server counts its errors (idkit_store_errors_total) and reads it for
+	// /healthz. Nil means none: traceid and snowflake then only skip the
+	// tick they start in, which is safe only while the clock is not
+	// stepped back between runs, and decimalid needs a Source of its own.
+	Store Store
+
+	// MaxN is the most IDs one request may ask for, 1 to 1,000,000. Zero
+	// means 10,000.
+	MaxN int
+	// Clock is the source of time for the generators, for inspecting
+	// TraceIds (whose second wraps) and for how long a store probe is
+	// trusted. Nil means the system clock.
+	Clock clock.Clock
+	// Logger receives the generators' records of clock anomalies and one
+	// record per failed request with status 503. Nil means none.
+	Logger *slog.Logger
+
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout set the
+	// http.Server's timeouts for Serve. Zero means 5 s, 10 s, 30 s and
+	// 120 s; the write timeout covers a request that waits for the next
+	// second.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the request line and headers. Zero means 8 KiB.
+	MaxHeaderBytes int
+	// ProbeInterval is how long /healthz trusts the last store probe, and
+	// ProbeTimeout how long it waits for one. Zero means 1 s and 2 s.
+	ProbeInterval, ProbeTimeout time.Duration
+}
+
+// DefaultMaxN is the default of Config.MaxN.
+const DefaultMaxN = 10_000
+
+// maxMaxN bounds Config.MaxN: a request's response stays below about 30 MB.
+const maxMaxN = 1_000_000
+
+// Server issues and explains IDs over HTTP. It is an http.Handler; Serve
+// runs it in an http.Server with the configured timeouts, and Shutdown
+// stops that gracefully. A Server is safe for concurrent use.
+type Server struct {
+	cfg      Config
+	clk      clock.Clock
+	mux      *http.ServeMux
+	schemes  map[string]*scheme
+	names    []string // scheme names in the order of Config
+	reg      *prometheus.Registry
+	m        *metrics
+	store    *countingStore // nil without Config.Store
+	health   *health
+	draining atomic.Bool
+
+	segments []*segment.Allocator // closed by Shutdown
+
+	mu   sync.Mutex
+	http *http.Server // set by Serve
+}
+
+// New builds the generators that c names and returns a Server for them.
+func New(c Config) (*Server, error) {
+	if c.MaxN == 0 {
+		c.MaxN = DefaultMaxN
+	}
+	if c.MaxN < 1 || c.MaxN > maxMaxN {
+		return nil, fmt.Errorf("serve: Config.MaxN %d out of range, want 1 to %d", c.MaxN, maxMaxN)
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"ReadHeaderTimeout", &c.ReadHeaderTimeout, 5 * time.Second},
+		{"ReadTimeout", &c.ReadTimeout, 10 * time.Second},
+		{"WriteTimeout", &c.WriteTimeout, 30 * time.Second},
+		{"IdleTimeout", &c.IdleTimeout, 120 * time.Second},
+		{"ProbeInterval", &c.ProbeInterval, time.Second},
+		{"ProbeTimeout", &c.ProbeTimeout, 2 * time.Second},
+	} {
+		if *d.v < 0 {
+			return nil, fmt.Errorf("serve: Config.%s %v is negative, want 0 (the default, %v) or more", d.name, *d.v, d.def)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if c.MaxHeaderBytes < 0 {
+		return nil, fmt.Errorf("serve: Config.MaxHeaderBytes %d is negative, want 0 (the default, 8192) or more", c.MaxHeaderBytes)
+	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = 8 << 10
+	}
+	if c.Clock == nil {
+		c.Clock = clock.System()
+	}
+	s := &Server{cfg: c, clk: c.Clock, schemes: make(map[string]*scheme), reg: prometheus.NewRegistry()}
+	s.m = newMetrics(s.reg)
+	if c.Store != nil {
+		s.store = &countingStore{Store: c.Store, errors: s.m.storeErrors}
+	}
+	var list []*scheme
+	for _, build := range []func() (*scheme, error){
+		optional(c.TraceID, s.traceIDScheme),
+		optional(c.Snowflake, s.snowflakeScheme),
+		optional(c.DecimalID, s.decimalIDScheme),
+		optional(c.ObjectID, s.objectIDScheme),
+	} {
+		sc, err := build()
+		if err != nil {
+			return nil, err
+		}
+		if sc != nil {
+			list = append(list, sc)
+		}
+	}
+	for _, o := range c.Segments {
+		sc, err := s.segmentScheme(o)
+		if err != nil {
+			s.closeSegments()
+			return nil, err
+		}
+		list = append(list, sc)
+	}
+	if len(list) == 0 {
+		return nil, errors.New("serve: Config names no scheme to serve, want at least one of TraceID, Snowflake, DecimalID, ObjectID, Segments")
+	}
+	for _, sc := range list {
+		if s.schemes[sc.name] != nil {
+			s.closeSegments()
+			return nil, fmt.Errorf("serve: %s is served twice", sc.name)
+		}
+		s.add(sc)
+	}
+	s.health = newHealth(s)
+	s.m.register(s)
+	s.routes()
+	return s, nil
+}
+
+// optional returns a function that builds the scheme of options o with
+// build, or returns a nil scheme if o is nil: a scheme not configured.
+func optional[O any](o *O, build func(O) (*scheme, error)) func() (*scheme, error) {
+	return func() (*scheme, error) {
+		if o == nil {
+			return nil, nil
+		}
+		return build(*o)
+	}
+}
+
+// add registers sc.
+func (s *Server) add(sc *scheme) {
+	sc.bind(s.m)
+	s.schemes[sc.name] = sc
+	s.names = append(s.names, sc.name)
+}
+
+// Schemes returns the names of the schemes served, as they appear in paths.
+func (s *Server) Schemes() []string { return slices.Clone(s.names) }
+
+// Registry returns the registry of the server's metrics, which /metrics
+// serves; a program may register metrics of its own in it.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// No route reads a body; one that is sent is refused rather than left
+	// for the server to drain.
+	if r.ContentLength != 0 {
+		writeError(w, http.StatusRequestEntityTooLarge, "a request takes no body")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Serve accepts connections on l and serves them with the configured
+// timeouts until Shutdown; it then returns http.ErrServerClosed.
+func (s *Server) Serve(l net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		ErrorLog:          slogErrorLog(s.cfg.Logger),
+	}
+	s.mu.Lock()
+	if s.draining.Load() {
+		s.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.http = hs
+	s.mu.Unlock()
+	return hs.Serve(l)
+}
+
+// Shutdown stops the server gracefully: /healthz reports 503 from now on,
+// Serve stops accepting connections, and Shutdown waits for the requests
+// in flight to finish, or for ctx to end (then it returns ctx's error and
+// the remaining connections stay open until the caller exits). It then
+// closes the segment allocators, whose unused IDs are lost.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining.Store(true)
+	hs := s.http
+	s.mu.Unlock()
+	var err error
+	if hs != nil {
+		err = hs.Shutdown(ctx)
+	}
+	if err == nil {
+		s.closeSegments()
+	}
+	return err
+}
+
+func (s *Server) closeSegments() {
+	for _, a := range s.segments {
+		a.Close()
+	}
+}
+
+// routes builds the request multiplexer. Every pattern has a twin without
+// a method, so that other methods get a JSON 405 rather than the
+// multiplexer's text.
+func (s *Server) routes() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/{scheme}", func(w http.ResponseWriter, r *http.Request) {
+		s.handleIDs(w, r, r.PathValue("scheme"))
+	})
+	mux.HandleFunc("GET /v1/{scheme}/{id}", func(w http.ResponseWriter, r *http.Request) {
+		s.handleInspect(w, r, r.PathValue("scheme"))
+	})
+	mux.HandleFunc("GET /v1/segment/{tag}", func(w http.ResponseWriter, r *http.Request) {
+		s.handleIDs(w, r, "segment/"+r.PathValue("tag"))
+	})
+	mux.HandleFunc("GET /v1/segment/{tag}/{id}", func(w http.ResponseWriter, r *http.Request) {
+		s.handleInspect(w, r, "segment/"+r.PathValue("tag"))
+	})
+	mux.HandleFunc("GET /healthz", s.handleHealth)
+	mux.Handle("GET /metrics", s.m.handler(s.reg))
+	// (Other methods on /v1/segment/{tag} reach the twin of /v1/{scheme}/{id}.)
+	for _, p := range []string{"/v1/{scheme}", "/v1/{scheme}/{id}", "/v1/segment/{tag}/{id}", "/healthz", "/metrics"} {
+		mux.HandleFunc(p, methodNotAllowed)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; the paths are /v1/{scheme}, /v1/{scheme}/{id}, /healthz and /metrics", r.URL.Path))
+	})
+	s.mux = mux
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "GET, HEAD")
+	writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want GET", r.Method, r.URL.Path))
+}
+
+// lookup returns the scheme called name, or writes a 404.
+func (s *Server) lookup(w http.ResponseWriter, name string) *scheme {
+	if sc := s.schemes[name]; sc != nil {
+		return sc
+	}
+	if tag, ok := strings.CutPrefix(name, "segment/"); ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown segment tag %q, want one of %s", tag, strings.Join(s.names, ", ")))
+		return nil
+	}
+	if name == "segment" {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("segment IDs are at /v1/segment/{tag}; schemes served: %s", strings.Join(s.names, ", ")))
+		return nil
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("unknown scheme %q, want one of %s", name, strings.Join(s.names, ", ")))
+	return nil
+}
+
+// slogErrorLog returns a log.Logger for the http.Server's own errors
+// (such as TLS handshakes and panics), written to l at level Warn, or nil
+// for the standard logger.
+func slogErrorLog(l *slog.Logger) *log.Logger {
+	if l == nil {
+		return nil
+	}
+	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
+}

@@ -1,0 +1,637 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/traceid"
+)
+
+// start is a moment well inside a second, for fake clocks.
+var start = time.Date(2026, 11, 23, 12, 0, 0, 500_000_000, time.UTC)
+
+// newLog returns a launch log in a temporary file, with one launch.
+func newLog(t *testing.T) *launchlog.Log {
+	t.Helper()
+	l, err := launchlog.New(launchlog.Options{Path: filepath.Join(t.TempDir(), "idkit.db")})
+	require.NoError(t, err)
+	_, err = l.Begin(launchlog.Info{Ticket: "REL-1", By: "test"})
+	require.NoError(t, err)
+	return l
+}
+
+// allSchemes returns a Config serving every scheme on the system clock
+// with a launch log.
+func allSchemes(t *testing.T) Config {
+	t.Helper()
+	return Config{
+		Store:     newLog(t),
+		TraceID:   &traceid.Options{Node: 7},
+		Snowflake: &snowflake.Options{Node: map[string]int64{"datacenter": 1, "worker": 3}},
+		DecimalID: &decimalid.Options{Launch: 1},
+		ObjectID:  &objectid.Options{},
+		Segments:  []segment.Options{{Tag: "order"}, {Tag: "invoice", Step: 10}},
+	}
+}
+
+func newServer(t *testing.T, c Config) *Server {
+	t.Helper()
+	s, err := New(c)
+	require.NoError(t, err)
+	return s
+}
+
+// get serves one request and returns the response.
+func get(t *testing.T, h http.Handler, target string, header ...string) *http.Response {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Result()
+}
+
+func body(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// parsers check that text is an ID of each scheme.
+var parsers = map[string]func(string) error{
+	"traceid":         func(s string) error { _, err := traceid.Parse(s); return err },
+	"snowflake":       func(s string) error { _, err := snowflake.Parse(s); return err },
+	"decimalid":       func(s string) error { _, err := decimalid.Parse(s); return err },
+	"objectid":        func(s string) error { _, err := objectid.Parse(s); return err },
+	"segment/order":   func(s string) error { _, err := segment.Parse(s); return err },
+	"segment/invoice": func(s string) error { _, err := segment.Parse(s); return err },
+}
+
+func TestIDs(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, allSchemes(t))
+	require.Equal(t, []string{"traceid", "snowflake", "decimalid", "objectid", "segment/order", "segment/invoice"}, s.Schemes())
+	for _, name := range s.Schemes() {
+		t.Run(name, func(t *testing.T) {
+			seen := make(map[string]bool)
+			for _, n := range []int{1, 2, 1000, 10_000} {
+				// JSON, the default.
+				resp := get(t, s, "/v1/"+name+"?n="+itoa(n))
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+				assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+				assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+				var got struct{ IDs []string }
+				require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+				require.Len(t, got.IDs, n)
+				// Text, one a line.
+				resp = get(t, s, "/v1/"+name+"?n="+itoa(n), "Accept", "text/plain")
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+				assert.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"))
+				text := body(t, resp)
+				require.True(t, strings.HasSuffix(text, "\n"))
+				lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+				require.Len(t, lines, n)
+				for _, id := range append(got.IDs, lines...) {
+					require.NoError(t, parsers[name](id))
+					require.False(t, seen[id], "%s repeated", id)
+					seen[id] = true
+				}
+			}
+		})
+	}
+	// Without n, one ID; the counter of issued IDs counts all of them.
+	resp := get(t, s, "/v1/traceid")
+	var got struct{ IDs []string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	require.Len(t, got.IDs, 1)
+	metrics := body(t, get(t, s, "/metrics"))
+	assertMetric(t, metrics, `idkit_ids_issued_total{scheme="traceid"} 22007`)
+	assertMetric(t, metrics, `idkit_http_requests_total{code="200",route="ids",scheme="objectid"} 8`)
+	assertMetric(t, metrics, `idkit_http_request_duration_seconds_count{route="ids",scheme="decimalid"} 8`)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, allSchemes(t))
+	tests := []struct {
+		method, target, accept string
+		body                   string
+		status                 int
+		want                   string // in the error message
+	}{
+		{"GET", "/v1/traceid?n=0", "", "", 400, `n "0" out of range, want 1 to 10000`},
+		{"GET", "/v1/traceid?n=10001", "", "", 400, `n "10001" out of range, want 1 to 10000`},
+		{"GET", "/v1/traceid?n=-1", "", "", 400, `n "-1" out of range`},
+		{"GET", "/v1/traceid?n=%2B5", "", "", 400, `n "+5" out of range`},
+		{"GET", "/v1/traceid?n=abc", "", "", 400, `n "abc" out of range`},
+		{"GET", "/v1/traceid?n=", "", "", 400, `n "" out of range`},
+		{"GET", "/v1/traceid?n=1&n=2", "", "", 400, "n given 2 times, want once"},
+		{"GET", "/v1/traceid?count=5", "", "", 400, `unknown parameter "count", want [n]`},
+		{"GET", "/v1/traceid?n=%zz", "", "", 400, `query "n=%zz" does not parse`},
+		{"GET", "/v1/uuid", "", "", 404, `unknown scheme "uuid", want one of traceid, snowflake, decimalid, objectid, segment/order, segment/invoice`},
+		{"GET", "/v1/segment", "", "", 404, `segment IDs are at /v1/segment/{tag}`},
+		{"GET", "/v1/segment/user", "", "", 404, `unknown segment tag "user", want one of`},
+		{"GET", "/v1/segment/user/5", "", "", 404, `unknown segment tag "user"`},
+		{"GET", "/v1/segment/order/x", "", "", 400, `segment`},
+		{"POST", "/v1/segment/order", "", "", 405, "method POST not allowed"},
+		{"POST", "/v1/segment/order/5", "", "", 405, "method POST not allowed"},
+		{"GET", "/v1/segment/order?n=10001", "", "", 400, `n "10001" out of range`},
+		{"GET", "/v1/uuid/123", "", "", 404, `unknown scheme "uuid"`},
+		{"GET", "/v2/traceid", "", "", 404, `no such path "/v2/traceid"`},
+		{"GET", "/", "", "", 404, `no such path "/"`},
+		{"POST", "/v1/traceid", "", "", 405, "method POST not allowed on /v1/traceid, want GET"},
+		{"DELETE", "/v1/traceid/1", "", "", 405, "method DELETE not allowed"},
+		{"PUT", "/healthz", "", "", 405, "method PUT not allowed"},
+		{"GET", "/v1/traceid", "image/png", "", 406, `Accept "image/png" allows neither application/json nor text/plain`},
+		{"GET", "/v1/traceid", "text/plain;q=0, application/json;q=0", "", 406, "allows neither"},
+		{"GET", "/v1/traceid", "", "x", 413, "a request takes no body"},
+		{"GET", "/v1/traceid/abc", "", "", 400, `traceid: invalid syntax: "abc"`},
+		{"GET", "/v1/traceid/0", "", "", 400, "traceid"},
+		{"GET", "/v1/traceid/4649612847423160321?at=yesterday", "", "", 400, `at "yesterday" is not an RFC 3339 time`},
+		{"GET", "/v1/traceid/4649612847423160321?x=1", "", "", 400, `unknown parameter "x", want [at]`},
+		{"GET", "/v1/snowflake/-5", "", "", 400, "snowflake"},
+		{"GET", "/v1/snowflake/1?at=2026-01-01T00:00:00Z", "", "", 400, `unknown parameter "at", want none`},
+		{"GET", "/v1/decimalid/5", "", "", 400, "decimalid"},
+		{"GET", "/v1/decimalid/10000100099", "", "", 404, "launch 99 of 10000100099 is not in the launch log"},
+		{"GET", "/v1/objectid/000000000000000000000000", "", "", 400, "objectid"},
+		{"GET", "/v1/objectid/xyz", "", "", 400, "objectid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			var rd io.Reader
+			if tt.body != "" {
+				rd = strings.NewReader(tt.body)
+			}
+			r := httptest.NewRequest(tt.method, tt.target, rd)
+			if tt.accept != "" {
+				r.Header.Set("Accept", tt.accept)
+			}
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, r)
+			resp := w.Result()
+			assert.Equal(t, tt.status, resp.StatusCode)
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			var e struct{ Error string }
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+			assert.Contains(t, e.Error, tt.want)
+		})
+	}
+	metrics := body(t, get(t, s, "/metrics"))
+	assertMetric(t, metrics, `idkit_http_requests_total{code="400",route="ids",scheme="traceid"} 9`)
+	assertMetric(t, metrics, `idkit_http_requests_total{code="404",route="ids",scheme=""} 3`)
+}
+
+func TestWantsText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		accept     string
+		text, isOK bool
+	}{
+		{"", false, true},
+		{"*/*", false, true},
+		{"application/json", false, true},
+		{"text/plain", true, true},
+		{"TEXT/PLAIN; charset=utf-8", true, true},
+		{"text/*", true, true},
+		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", false, true},
+		{"text/plain;q=0.5, application/json;q=0.4", true, true},
+		{"text/plain;q=0.5, application/json", false, true},
+		{"application/json;q=0, */*", true, true},
+		{"text/plain;q=0, */*;q=0.1", false, true},
+		{"text/plain, application/json", false, true}, // equal: JSON
+		{"image/png", false, false},
+		{"*/*;q=0", false, false},
+	}
+	for _, tt := range tests {
+		var h []string
+		if tt.accept != "" {
+			h = []string{tt.accept}
+		}
+		text, ok := wantsText(h)
+		assert.Equal(t, tt.isOK, ok, "%q acceptable", tt.accept)
+		if ok {
+			assert.Equal(t, tt.text, text, "%q text", tt.accept)
+		}
+	}
+}
+
+// inspect returns the fields of the JSON object at target, in order.
+func inspect(t *testing.T, h http.Handler, target string) (names []string, values map[string]any) {
+	t.Helper()
+	resp := get(t, h, target)
+	b := body(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode, b)
+	dec := json.NewDecoder(strings.NewReader(b))
+	dec.UseNumber()
+	_, err := dec.Token()
+	require.NoError(t, err)
+	values = make(map[string]any)
+	for dec.More() {
+		k, err := dec.Token()
+		require.NoError(t, err)
+		var v any
+		require.NoError(t, dec.Decode(&v))
+		names = append(names, k.(string))
+		values[k.(string)] = v
+	}
+	return names, values
+}
+
+func TestInspect(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	c := allSchemes(t)
+	c.Clock = clk
+	c.TraceID.ThreadBits = 4
+	s := newServer(t, c)
+
+	tid, err := traceid.Compose(traceid.Parts{Second: int(start.Unix() % (1 << 25)), Node: 9, Thread: 3, Counter: 17}, 4)
+	require.NoError(t, err)
+	names, v := inspect(t, s, "/v1/traceid/"+tid.String())
+	assert.Equal(t, []string{"scheme", "id", "time", "second", "node", "thread", "counter"}, names)
+	assert.Equal(t, "traceid", v["scheme"])
+	assert.Equal(t, tid.String(), v["id"])
+	assert.Equal(t, "2026-11-23T12:00:00Z", v["time"])
+	assert.Equal(t, json.Number("9"), v["node"])
+	assert.Equal(t, json.Number("3"), v["thread"])
+	assert.Equal(t, json.Number("17"), v["counter"])
+	// The second wraps: at a reference one period later it reads as then.
+	later := start.Add(traceid.Period).Format(time.RFC3339)
+	_, v = inspect(t, s, "/v1/traceid/"+tid.String()+"?at="+later)
+	assert.Equal(t, start.Add(traceid.Period).Truncate(time.Second).Format(time.RFC3339), v["time"])
+
+	sid, err := snowflake.Twitter().Compose(snowflake.Parts{Time: start, Node: map[string]int64{"datacenter": 2, "worker": 5}, Sequence: 42})
+	require.NoError(t, err)
+	names, v = inspect(t, s, "/v1/snowflake/"+sid.String())
+	assert.Equal(t, []string{"scheme", "id", "preset", "time", "tick", "datacenter", "worker", "sequence"}, names)
+	assert.Equal(t, "twitter", v["preset"])
+	assert.Equal(t, "2026-11-23T12:00:00.5Z", v["time"])
+	assert.Equal(t, json.Number("2"), v["datacenter"])
+	assert.Equal(t, json.Number("5"), v["worker"])
+	assert.Equal(t, json.Number("42"), v["sequence"])
+
+	did, err := decimalid.Compose(1415, 92, 1)
+	require.NoError(t, err)
+	names, v = inspect(t, s, "/v1/decimalid/"+did.SplitString())
+	assert.Equal(t, []string{"scheme", "id", "split", "counter", "generator", "launch", "launch_started", "ticket", "by", "note"}, names)
+	assert.Equal(t, did.String(), v["id"])
+	assert.Equal(t, "1415-00092-00001", v["split"])
+	assert.Equal(t, "REL-1", v["ticket"])
+	assert.Equal(t, "test", v["by"])
+
+	names, v = inspect(t, s, "/v1/segment/order/1415")
+	assert.Equal(t, []string{"scheme", "id", "tag"}, names)
+	assert.Equal(t, "1415", v["id"])
+	assert.Equal(t, "order", v["tag"])
+
+	oid, err := objectid.Compose(start, [5]byte{1, 2, 3, 4, 5}, 77)
+	require.NoError(t, err)
+	names, v = inspect(t, s, "/v1/objectid/"+oid.String())
+	assert.Equal(t, []string{"scheme", "id", "time", "process", "counter"}, names)
+	assert.Equal(t, "2026-11-23T12:00:00Z", v["time"])
+	assert.Equal(t, "0102030405", v["process"])
+	assert.Equal(t, json.Number("77"), v["counter"])
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		c    Config
+		want string
+	}{
+		{Config{}, "names no scheme"},
+		{Config{ObjectID: &objectid.Options{}, MaxN: -1}, "Config.MaxN -1 out of range, want 1 to 1000000"},
+		{Config{ObjectID: &objectid.Options{}, MaxN: 2_000_000}, "Config.MaxN 2000000 out of range"},
+		{Config{ObjectID: &objectid.Options{}, WriteTimeout: -time.Second}, "Config.WriteTimeout -1s is negative"},
+		{Config{ObjectID: &objectid.Options{}, MaxHeaderBytes: -1}, "Config.MaxHeaderBytes -1 is negative"},
+		{Config{DecimalID: &decimalid.Options{Launch: 1}}, "DecimalID needs a Source"},
+		{Config{Segments: []segment.Options{{Tag: "order"}}}, `segment tag "order" needs a Store of blocks`},
+		{Config{Store: newLog(t), Segments: []segment.Options{{Tag: "bad tag"}}}, "segment"},
+		{Config{Store: newLog(t), Segments: []segment.Options{{Tag: "a"}, {Tag: "a"}}}, "segment/a is served twice"},
+		{Config{TraceID: &traceid.Options{Node: 70_000}}, "traceid"},
+		{Config{Snowflake: &snowflake.Options{Node: map[string]int64{"worker": 99}}}, "snowflake"},
+	}
+	for _, tt := range tests {
+		_, err := New(tt.c)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tt.want)
+	}
+}
+
+// claim is a node claim that a test can lose.
+type claim struct {
+	node int
+	lost atomic.Bool
+}
+
+func (c *claim) Node() int { return c.node }
+
+func (c *claim) Check(time.Time) error {
+	if c.lost.Load() {
+		return errors.New("claim of node " + itoa(c.node) + " lost")
+	}
+	return nil
+}
+
+// flakyStore is a launch log that fails, or blocks, while a test says so.
+type flakyStore struct {
+	*launchlog.Log
+	fail  atomic.Bool
+	block chan struct{} // when not nil, HighWater waits for it to close
+	reads atomic.Int64
+}
+
+var errDown = errors.New("store down")
+
+func (f *flakyStore) HighWater(key string) (time.Time, error) {
+	f.reads.Add(1)
+	if f.block != nil {
+		<-f.block
+	}
+	if f.fail.Load() {
+		return time.Time{}, errDown
+	}
+	return f.Log.HighWater(key)
+}
+
+func (f *flakyStore) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+	if f.fail.Load() {
+		return time.Time{}, errDown
+	}
+	return f.Log.AdvanceHighWater(key, t)
+}
+
+func getHealth(t *testing.T, h http.Handler) (int, healthReport) {
+	t.Helper()
+	resp := get(t, h, "/healthz")
+	var rep healthReport
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rep))
+	return resp.StatusCode, rep
+}
+
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	store := &flakyStore{Log: newLog(t)}
+	tc, sc := &claim{node: 7}, &claim{node: 35}
+	s := newServer(t, Config{
+		Store:     store,
+		Clock:     clk,
+		TraceID:   &traceid.Options{Claim: tc},
+		Snowflake: &snowflake.Options{Claim: sc},
+	})
+	status, rep := getHealth(t, s)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, healthReport{Status: "ok", Checks: map[string]string{
+		"traceid node claim": "ok", "snowflake node claim": "ok", "store": "ok",
+	}}, rep)
+	metrics := body(t, get(t, s, "/metrics"))
+	assertMetric(t, metrics, `idkit_node_claim_held{scheme="snowflake"} 1`)
+	assertMetric(t, metrics, `idkit_node_claim_node{scheme="snowflake"} 35`)
+
+	// A lost claim fails the check at once.
+	sc.lost.Store(true)
+	status, rep = getHealth(t, s)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, "fail", rep.Status)
+	assert.Equal(t, "snowflake node claim: claim of node 35 lost", rep.Error)
+	assert.Equal(t, "ok", rep.Checks["traceid node claim"])
+	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_node_claim_held{scheme="snowflake"} 0`)
+	sc.lost.Store(false)
+
+	// A failing store: the probe's answer is trusted for ProbeInterval.
+	reads := store.reads.Load()
+	store.fail.Store(true)
+	status, _ = getHealth(t, s)
+	assert.Equal(t, http.StatusOK, status, "probed less than a second ago")
+	assert.Equal(t, reads, store.reads.Load())
+	clk.Advance(time.Second)
+	status, rep = getHealth(t, s)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, "store: store down", rep.Error)
+	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_store_errors_total{op="probe"} 1`)
+	store.fail.Store(false)
+	clk.Advance(time.Second)
+	status, _ = getHealth(t, s)
+	assert.Equal(t, http.StatusOK, status)
+}
+
+func TestHealthStoreHangs(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	store := &flakyStore{Log: newLog(t)}
+	s := newServer(t, Config{Store: store, Clock: clk, ObjectID: &objectid.Options{}, ProbeTimeout: 50 * time.Millisecond})
+	store.block = make(chan struct{})
+	status, rep := getHealth(t, s)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, "store: no answer within 50ms", rep.Error)
+	// The probe in flight is shared: a second check starts no other.
+	status, _ = getHealth(t, s)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, int64(1), store.reads.Load())
+	close(store.block)
+	require.Eventually(t, func() bool { st, _ := getHealth(t, s); return st == http.StatusOK }, 10*time.Second, time.Millisecond)
+}
+
+func TestGeneratorFailure(t *testing.T) {
+	t.Parallel()
+	tc := &claim{node: 3}
+	s := newServer(t, Config{TraceID: &traceid.Options{Claim: tc, NoWait: true}, Clock: clock.NewFake(start)})
+	// A new generator without a store issues nothing in its first second.
+	resp := get(t, s, "/v1/traceid")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	assert.Contains(t, body(t, resp), "traceid: counter exhausted for this second")
+}
+
+func TestNodeLost(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	tc := &claim{node: 3}
+	s := newServer(t, Config{TraceID: &traceid.Options{Claim: tc}, Clock: clk})
+	clk.Advance(time.Second)
+	require.Equal(t, http.StatusOK, get(t, s, "/v1/traceid").StatusCode)
+	tc.lost.Store(true)
+	clk.Advance(time.Second) // the claim is checked when a new second starts
+	resp := get(t, s, "/v1/traceid?n=5")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Contains(t, body(t, resp), "traceid: node claim lost")
+}
+
+func TestClockBackwardMetric(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	s := newServer(t, Config{TraceID: &traceid.Options{Node: 1}, Clock: clk})
+	clk.Advance(2 * time.Second)
+	require.Equal(t, http.StatusOK, get(t, s, "/v1/traceid").StatusCode)
+	clk.Advance(-1500 * time.Millisecond)
+	require.Equal(t, http.StatusOK, get(t, s, "/v1/traceid").StatusCode)
+	metrics := body(t, get(t, s, "/metrics"))
+	assertMetric(t, metrics, `idkit_clock_backward_total{scheme="traceid"} 1`)
+	assertMetric(t, metrics, `idkit_waits_total{scheme="traceid"} 0`)
+}
+
+// TestShutdown checks that Shutdown lets a request in flight finish: the
+// request waits on the fake clock for the generator's first second.
+func TestShutdown(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	s := newServer(t, Config{TraceID: &traceid.Options{Node: 1}, Clock: clk})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	url := "http://" + ln.Addr().String()
+
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	inFlight := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(url + "/v1/traceid?n=3")
+		if err != nil {
+			inFlight <- result{err: err}
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		inFlight <- result{resp.StatusCode, string(b), err}
+	}()
+	clk.WaitForSleepers(1) // the request waits for the next second
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Shutdown(context.Background()) }()
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, 10*time.Second, time.Millisecond, "the listener stays open")
+	st, rep := getHealth(t, s)
+	assert.Equal(t, http.StatusServiceUnavailable, st)
+	assert.Equal(t, "server: shutting down", rep.Error)
+	select {
+	case err := <-stopped:
+		t.Fatalf("Shutdown returned %v with a request in flight", err)
+	default:
+	}
+
+	clk.Advance(time.Second)
+	r := <-inFlight
+	require.NoError(t, r.err)
+	assert.Equal(t, http.StatusOK, r.status)
+	var got struct{ IDs []string }
+	require.NoError(t, json.Unmarshal([]byte(r.body), &got))
+	assert.Len(t, got.IDs, 3)
+	require.NoError(t, <-stopped)
+	assert.ErrorIs(t, <-served, http.ErrServerClosed)
+	assert.ErrorIs(t, s.Serve(ln), http.ErrServerClosed, "Serve after Shutdown")
+}
+
+// TestTimeouts checks that a client that never finishes its headers is cut
+// off after ReadHeaderTimeout, and that oversized headers are refused.
+func TestTimeouts(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, Config{ObjectID: &objectid.Options{}, ReadHeaderTimeout: 100 * time.Millisecond, MaxHeaderBytes: 1024})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte("GET /v1/objectid HTTP/1.1\r\nHost: x\r\n"))
+	require.NoError(t, err)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.ReadAll(c)
+	assert.NoError(t, err, "the server closes the connection")
+
+	c2, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c2.Close()
+	// The server reads up to 4096 bytes beyond MaxHeaderBytes.
+	_, err = c2.Write([]byte("GET /v1/objectid HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8192) + "\r\n\r\n"))
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(c2), nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+}
+
+// TestConcurrentRequests issues IDs from many goroutines and finds no
+// duplicate.
+func TestConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, allSchemes(t))
+	for _, name := range s.Schemes() {
+		var mu sync.Mutex
+		seen := make(map[string]bool)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 20 {
+					resp := get(t, s, "/v1/"+name+"?n=100", "Accept", "text/plain")
+					if !assert.Equal(t, http.StatusOK, resp.StatusCode) {
+						return
+					}
+					ids := strings.Fields(body(t, resp))
+					mu.Lock()
+					for _, id := range ids {
+						assert.False(t, seen[id], "%s %s repeated", name, id)
+						seen[id] = true
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		assert.Len(t, seen, 8*20*100, name)
+	}
+}
+
+// assertMetric checks that the metrics text has the line want, and shows
+// the lines of the same metric if not.
+func assertMetric(t *testing.T, metrics, want string) {
+	t.Helper()
+	if strings.Contains(metrics, want+"\n") {
+		return
+	}
+	name, _, _ := strings.Cut(want, "{")
+	var lines []string
+	for line := range strings.Lines(metrics) {
+		if strings.HasPrefix(line, name) {
+			lines = append(lines, line)
+		}
+	}
+	t.Errorf("metrics lack %s; they have:\n%s", want, strings.Join(lines, ""))
+}
