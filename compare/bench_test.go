@@ -13,6 +13,7 @@ func BenchmarkNext(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.Cleanup(func() { _ = CloseGenerators(gens) })
 			g := gens[0]
 			buf := make([]byte, 0, s.KeyLen)
 			if _, err := g.Next(buf); err != nil { // a fresh generator may wait for its first tick
@@ -36,6 +37,7 @@ func BenchmarkNextParallel(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.Cleanup(func() { _ = CloseGenerators(gens) })
 			g := gens[0]
 			if _, err := g.Next(nil); err != nil { // a fresh generator may wait for its first tick
 				b.Fatal(err)
@@ -67,6 +69,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.Cleanup(func() { _ = CloseGenerators(gens) })
 			keys, err := generate(gens, s.KeyLen, 100_000, nil)
 			if err != nil {
 				b.Fatal(err)
@@ -91,6 +94,7 @@ func BenchmarkLoad(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.Cleanup(func() { _ = CloseGenerators(gens) })
 			keys, err := generate(gens, s.KeyLen, 10_000, nil)
 			if err != nil {
 				b.Fatal(err)

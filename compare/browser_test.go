@@ -60,13 +60,14 @@ func TestHTMLInBrowser(t *testing.T) {
 
 	writerRuns, fills := len(r.writerCounts()), len(r.Config.Fills)
 	want := map[string]int{
-		"pages":  writerRuns * fills,
-		"splits": writerRuns * fills,
-		"fill":   writerRuns * fills,
-		"rate":   writerRuns * fills,
-		"speed":  2,
-		"order":  2 * writerRuns,
-		"size":   1 + writerRuns,
+		"pages":      writerRuns * fills,
+		"splits":     writerRuns * fills,
+		"fill":       writerRuns * fills,
+		"rate":       writerRuns * fills,
+		"speed":      2,
+		"order":      2 * writerRuns,
+		"size":       1 + writerRuns,
+		"randomness": 3,
 		// One chart per database engine that ran: SQLite by default.
 		"engine-sqlite": writerRuns,
 	}

@@ -160,6 +160,30 @@ func (r *Report) columns() []Column {
 		}),
 		c("generation", "max_bits", "max bits", SourceMeasured, "bits of the largest ID issued (<= 53 fits a JavaScript number)", func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Size.MaxBits) }),
 		c("generation", "duplicates", "dups", SourceMeasured, "keys issued twice", func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Order.Duplicates) }),
+
+		c("randomness", "varying_bits", "varying bits", SourceMeasured, "bit positions that differ between keys; constant ones (version fields, unused high bits) are left out of the tests",
+			func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Randomness.VaryingBits) }),
+		c("randomness", "monobit_p", "monobit p", SourceMeasured, "p-value of NIST SP 800-22's frequency (monobit) test of the varying bits: ones as frequent as zeros?",
+			func(s *Result, run int) string {
+				return pValue(s.Runs[run].Randomness, s.Runs[run].Randomness.MonobitP)
+			}),
+		c("randomness", "runs_p", "runs p", SourceMeasured, "p-value of NIST SP 800-22's runs test: does each bit position change between consecutive keys as often as a coin?",
+			func(s *Result, run int) string { return pValue(s.Runs[run].Randomness, s.Runs[run].Randomness.RunsP) }),
+		c("randomness", "chi_square_p", "chi² p", SourceMeasured, "p-value of the chi-square test of the bit stream's bytes against 256 equally likely values",
+			func(s *Result, run int) string {
+				return pValue(s.Runs[run].Randomness, s.Runs[run].Randomness.ChiSquareP)
+			}),
+		c("randomness", "random", "guessable", SourceMeasured, fmt.Sprintf("no: every test passed at p >= %g; yes: a test found structure that helps guess or count IDs", RandomnessAlpha),
+			func(s *Result, run int) string {
+				r := s.Runs[run].Randomness
+				switch {
+				case !r.Tested:
+					return "-"
+				case r.Random:
+					return "no"
+				}
+				return "yes"
+			}),
 	}
 	for li, f := range r.Config.Fills {
 		cols = append(cols, bboltColumn(f, li, "pages_written_per_1000", "pages/1k",
@@ -186,6 +210,20 @@ func (r *Report) columns() []Column {
 		}
 	}
 	return cols
+}
+
+// pValue formats a p-value of r: three decimals, or an exponent below
+// 0.001; "-" when too few bits were tested.
+func pValue(r Randomness, p float64) string {
+	switch {
+	case !r.Tested:
+		return "-"
+	case p >= 0.001:
+		return fmt.Sprintf("%.3f", p)
+	case p == 0:
+		return "0"
+	}
+	return fmt.Sprintf("%.0e", p)
 }
 
 func capMark(s *Result) string {
@@ -215,6 +253,11 @@ func (r *Report) sections() []Section {
 			Note: []string{"*: at the layout's IDs/s/node limit: the figure is the limit, not the cost of an ID",
 				"append: inserts greater than every earlier key; inversions: fraction of out-of-order pairs (0 sorted, 0.5 random)",
 				"B/ID packed: sorted, delta, varint; max bits: of the largest ID issued (<= 53 fits a JavaScript number)"}},
+		{ID: "randomness", Title: fmt.Sprintf("RANDOMNESS OF THE ID BITS — measured in this run (the first %s keys, the bits that vary)", thousands(int64(min(c.N, randomnessMaxIDs)))),
+			Source: SourceMeasured, Note: []string{
+				"tested: each bit position that varies, across the keys in generation order, one position after another: coin flips in random keys",
+				fmt.Sprintf("guessable: a test's p-value is below %g; random keys fail by chance about 3 times in a million runs", RandomnessAlpha),
+				"counters and time-based IDs fail: their bits change too regularly (runs) or unevenly (monobit, chi²); a public ID hides an ordered one"}},
 		{ID: EngineBbolt, Title: fmt.Sprintf("INSERT LOCALITY IN BBOLT — measured in this run (%s keys in generation order, %d-byte values, %s per tx, %d-byte pages, fsync %s)",
 			n, c.ValueSize, thousands(int64(c.BatchSize)), c.PageSize, onOff(c.Sync)), Source: SourceMeasured,
 			Note: []string{"headline: pages written per 1,000 inserts (x: times the counter's)",

@@ -30,6 +30,7 @@ func uuidKeys(t *testing.T, n int) keySet {
 	require.NoError(t, err)
 	gens, err := s.New(1)
 	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, CloseGenerators(gens)) })
 	k, err := generate(gens, s.KeyLen, n, nil)
 	require.NoError(t, err)
 	return k

@@ -58,6 +58,15 @@
     });
   }
 
+  // negLog returns -log10 of a randomness test's p-value, capped at 20;
+  // 0 when the keys were too few to test.
+  function negLog(r, key) {
+    if (!r || !r.tested) return 0;
+    var p = r[key];
+    if (!(p > 1e-20)) return 20;
+    return Math.min(20, -Math.log10(p));
+  }
+
   var charts = {
     pages: { log: true, series: loadSeries(function (l) { return l.pages_written_per_1000; }) },
     splits: { series: loadSeries(function (l) { return l.splits_per_1000; }) },
@@ -74,6 +83,14 @@
       max: 1,
       series: runSeries("append", function (r) { return r.order.append_fraction; })
         .concat(runSeries("inversions", function (r) { return r.order.inversion_fraction; }))
+    },
+    randomness: {
+      max: 20,
+      series: [
+        { label: "monobit", value: function (s) { return negLog(s.runs[0].randomness, "monobit_p"); } },
+        { label: "runs", value: function (s) { return negLog(s.runs[0].randomness, "runs_p"); } },
+        { label: "chi-square", value: function (s) { return negLog(s.runs[0].randomness, "chi_square_p"); } }
+      ]
     },
     size: {
       suffix: " B",

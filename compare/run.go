@@ -3,6 +3,7 @@ package compare
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -235,6 +236,8 @@ type WriterRun struct {
 	Writers int   `json:"writers"`
 	Order   Order `json:"order"`
 	Size    Size  `json:"size"`
+	// Randomness is how far the keys' bits are from coin flips.
+	Randomness Randomness `json:"randomness"`
 	// Loads are the bbolt loads, one per fill setting.
 	Loads []Load `json:"loads"`
 	// Engines are the database loads of the same keys, one per engine.
@@ -334,7 +337,8 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 	if err != nil {
 		return res, err
 	}
-	if res.Speed, err = measureSpeed(gens[0], s.KeyLen, o.SpeedTime, d); err != nil {
+	res.Speed, err = measureSpeed(gens[0], s.KeyLen, o.SpeedTime, d)
+	if err := errors.Join(err, CloseGenerators(gens)); err != nil {
 		return res, err
 	}
 	p.step(1)
@@ -351,10 +355,11 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 			return res, err
 		}
 		keys, err := generate(gens, s.KeyLen, o.N, func(done int) { p.partial(float64(done) / float64(o.N)) })
-		if err != nil {
+		if err := errors.Join(err, CloseGenerators(gens)); err != nil {
 			return res, err
 		}
 		run.Order, run.Size = analyze(keys)
+		run.Randomness = measureRandomness(keys)
 		p.step(1)
 		for _, fill := range o.Fills {
 			p.label(fmt.Sprintf("%s: bbolt, %d writer(s), fill %g", s.Name, w, fill))

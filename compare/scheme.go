@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"sort"
@@ -20,11 +21,28 @@ const (
 )
 
 // A Generator issues IDs and appends each one's key encoding to a buffer.
-// Implementations are safe for concurrent use.
+// Implementations are safe for concurrent use. A Generator that holds
+// something outside the process (a table, a key, a file) also implements
+// io.Closer; see CloseGenerators.
 type Generator interface {
 	// Next generates one ID and appends its key bytes to dst. Keys compare
 	// with bytes.Compare as the scheme's IDs compare.
 	Next(dst []byte) ([]byte, error)
+}
+
+// CloseGenerators closes the generators of one Scheme.New or Scheme.Keys
+// call that implement io.Closer, removing what they made outside the
+// process, and returns the first error.
+func CloseGenerators(gens []Generator) error {
+	var first error
+	for _, g := range gens {
+		if c, ok := g.(io.Closer); ok {
+			if err := c.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }
 
 // A Scheme is one entry of the registry: how to make its generators, how
@@ -108,12 +126,14 @@ func (d Design) span() time.Duration {
 
 // End returns when the time field runs out: the zero time if the scheme
 // has no time field or wraps. It computes in 128 bits, so that spans
-// longer than time.Duration (uuid v7's 2^48 ms) come out exactly.
+// longer than time.Duration (uuid v7's 2^48 ms, flake128's 2^64 ms) come
+// out exactly.
 func (d Design) End() time.Time {
-	if d.Wraps || d.TimeUnit <= 0 || d.Epoch.IsZero() || d.TimeBits <= 0 || d.TimeBits > 63 {
+	if d.Wraps || d.TimeUnit <= 0 || d.Epoch.IsZero() || d.TimeBits <= 0 || d.TimeBits > 64 {
 		return time.Time{}
 	}
-	hi, lo := bits.Mul64(1<<d.TimeBits, uint64(d.TimeUnit))
+	hi, lo := bits.Mul64(1<<(d.TimeBits-1), uint64(d.TimeUnit)) // then doubled, so that 64 bits fit
+	hi, lo = hi<<1|lo>>63, lo<<1
 	if hi >= 1e9 {
 		return time.Time{}
 	}

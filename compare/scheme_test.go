@@ -91,6 +91,7 @@ func TestGenerators(t *testing.T) {
 				for _, writers := range []int{1, 3} {
 					gens, err := mode.new(writers)
 					require.NoError(t, err)
+					t.Cleanup(func() { assert.NoError(t, CloseGenerators(gens)) })
 					require.Len(t, gens, writers)
 					keys, err := generate(gens, s.KeyLen, n, nil)
 					require.NoError(t, err)
@@ -125,6 +126,7 @@ func TestGeneratorsConcurrent(t *testing.T) {
 			t.Parallel()
 			gens, err := s.New(1)
 			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, CloseGenerators(gens)) })
 			_, _, err = runParallel(gens[0], s.KeyLen, 2000, 4)
 			require.NoError(t, err)
 		})
@@ -238,6 +240,8 @@ func TestDesignAgreesWithPackages(t *testing.T) {
 	tw := twitterScheme.Design()
 	assert.Equal(t, tw.End(), bw.End())
 	assert.Equal(t, tw.PerSecond, bw.PerSecond)
+	// flake128's 64-bit millisecond field runs out 2^64 ms after 1970.
+	assert.Equal(t, time.Unix(18446744073709551, 616e6).UTC(), flake128Scheme.Design().End(), "flake128 end")
 }
 
 func TestDesignWords(t *testing.T) {

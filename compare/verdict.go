@@ -29,10 +29,13 @@ type Need struct {
 	// Rate is the IDs per second one node must be able to issue; 0 means
 	// no requirement.
 	Rate int64 `json:"ids_per_second_per_node,omitempty"`
+	// Unguessable requires IDs whose bits passed every randomness test in
+	// the run (see Randomness): seeing some IDs does not help guess others.
+	Unguessable bool `json:"unguessable,omitempty"`
 }
 
 // NeedHelp lists the constraints ParseNeed accepts.
-const NeedHelp = "64bit, js-safe, sortable, writers=K, rate=IDS_PER_SECOND"
+const NeedHelp = "64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND"
 
 // ParseNeed parses a comma-separated list of constraints, as
 // "64bit,js-safe,writers=8".
@@ -59,6 +62,8 @@ func ParseNeed(s string) (Need, error) {
 			n.JSSafe = true
 		case "sortable", "time-ordered":
 			n.Sortable = true
+		case "unguessable", "random":
+			n.Unguessable = true
 		case "writers":
 			var w int64
 			w, err = num(MaxWriters)
@@ -89,6 +94,9 @@ func (n Need) String() string {
 	}
 	if n.Sortable {
 		s = append(s, "sortable")
+	}
+	if n.Unguessable {
+		s = append(s, "unguessable")
 	}
 	if n.Writers > 0 {
 		s = append(s, fmt.Sprintf("writers=%d", n.Writers))
@@ -241,6 +249,10 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
 			continue
 		}
+		if why := guessable(s, need, ri); why != "" {
+			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
+			continue
+		}
 		if ri < len(s.Runs) && s.Runs[ri].Order.Duplicates > 0 {
 			v.Rejected = append(v.Rejected, Rejection{s.Name, fmt.Sprintf("issued %d duplicate keys with %d writers", s.Runs[ri].Order.Duplicates, counts[ri])})
 			continue
@@ -285,6 +297,30 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		return speed[a.Scheme] < speed[b.Scheme]
 	})
 	return v, nil
+}
+
+// guessable returns why s's keys in run ri fail need.Unguessable, or "".
+func guessable(s *Result, need Need, ri int) string {
+	if !need.Unguessable || ri >= len(s.Runs) {
+		return ""
+	}
+	r := s.Runs[ri].Randomness
+	if !r.Tested {
+		return "too few keys to test their randomness, need unguessable"
+	}
+	if r.Random {
+		return ""
+	}
+	var failed []string
+	for _, t := range []struct {
+		name string
+		p    float64
+	}{{"monobit", r.MonobitP}, {"runs", r.RunsP}, {"chi²", r.ChiSquareP}} {
+		if t.p < RandomnessAlpha {
+			failed = append(failed, fmt.Sprintf("%s p=%s", t.name, pValue(r, t.p)))
+		}
+	}
+	return fmt.Sprintf("IDs can be guessed: %s, need unguessable (or keep them as keys and show public IDs: package publicid)", strings.Join(failed, ", "))
 }
 
 // layoutMiss returns why s's layout fails need, or "".

@@ -1,0 +1,348 @@
+package compare
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/segment/mysqlstore"
+	"github.com/idkit/idkit/segment/pgstore"
+	"github.com/idkit/idkit/segment/redisstore"
+)
+
+// EnvRedisAddr names the environment variable with the address of a Redis
+// server (host:port) for the rows of the Redis block store and Redis INCR.
+const EnvRedisAddr = "IDKIT_REDIS_ADDR"
+
+// The rows of the segment allocator: dense int64 IDs from blocks reserved
+// in a store. Each writer is an Allocator of its own on one tag, as K app
+// instances sharing a store would run. The bbolt row (launchlog) always
+// runs; the rows of PostgreSQL, MariaDB/MySQL and Redis are registered
+// when $IDKIT_POSTGRES_DSN, $IDKIT_MYSQL_DSN and $IDKIT_REDIS_ADDR name a
+// server as the process starts, and are absent otherwise. An etcd row is
+// left out: compare has no etcd address to measure against.
+//
+// A "-fetch" row measures the latency of one block reservation: its speed
+// reserves one block per ID and keys it by the block's first ID (Redis
+// INCR is that row for Redis), while its locality keys are the
+// allocator's.
+//
+// Each Scheme.New or Scheme.Keys call makes its own scratch place: a
+// bbolt file in a new directory, a temporary PostgreSQL table, a MariaDB
+// database and a Redis key, each named with a random suffix, which
+// CloseGenerators removes. A Redis key also expires after scratchAge, in
+// case the process dies before it is removed.
+func init() {
+	register(scratch{getenv: os.Getenv}.schemes()...)
+}
+
+// scratch says where the segment rows find their servers and keep their
+// files.
+type scratch struct {
+	getenv func(string) string
+	dir    string // the parent of the bbolt rows' directories; empty is os.TempDir()
+}
+
+// A scratchStore is a store and a tag made for one Scheme.New call, and
+// how to remove them.
+type scratchStore struct {
+	store segment.BlockStore
+	tag   string
+	where string // the file, table, database or key made for it
+	close func() error
+}
+
+// segmentStep is the allocator's step in every row: Leaf's default,
+// fixed, so that rows compare at the same block size.
+const segmentStep = segment.DefaultStep
+
+// scratchAge is how long a Redis key of a row lives if the process dies
+// before CloseGenerators removes it.
+const scratchAge = 24 * time.Hour
+
+// schemes returns the bbolt rows and those of the servers that getenv
+// names.
+func (sc scratch) schemes() []Scheme {
+	bolt := func() (scratchStore, error) { return openBolt(sc.dir) }
+	out := []Scheme{segmentScheme("segment-bbolt", "launchlog (bbolt file, fsync per block)", "github.com/idkit/idkit/launchlog", bolt)}
+	if dsn := sc.getenv(EnvPostgresDSN); dsn != "" {
+		open := func() (scratchStore, error) { return openPGScratch(dsn) }
+		out = append(out,
+			segmentScheme("segment-postgres", "PostgreSQL, UPDATE ... RETURNING (Leaf)", "github.com/idkit/idkit/segment/pgstore", open),
+			fetchScheme("segment-postgres-fetch", "PostgreSQL", "github.com/idkit/idkit/segment/pgstore", open))
+	}
+	if dsn := sc.getenv(EnvMySQLDSN); dsn != "" {
+		open := func() (scratchStore, error) { return openMySQLScratch(dsn) }
+		out = append(out,
+			segmentScheme("segment-mysql", "MariaDB/MySQL ticket table, REPLACE INTO (Flickr)", "github.com/idkit/idkit/segment/mysqlstore", open),
+			fetchScheme("segment-mysql-fetch", "MariaDB/MySQL", "github.com/idkit/idkit/segment/mysqlstore", open))
+	}
+	if addr := sc.getenv(EnvRedisAddr); addr != "" {
+		open := func() (scratchStore, error) {
+			s, tag, err := openRedisScratch(addr)
+			if err != nil {
+				return scratchStore{}, err
+			}
+			return scratchStore{s, tag, s.Key(tag), func() error { return closeRedisScratch(addr, s, tag) }}, nil
+		}
+		out = append(out,
+			segmentScheme("segment-redis", "Redis INCRBY", "github.com/idkit/idkit/segment/redisstore", open),
+			redisIncrScheme(addr))
+	}
+	return out
+}
+
+func segmentDesign(note string) func() Design {
+	return func() Design {
+		return fromMaxBits(Design{
+			Bits:     64,
+			MaxBits:  63,
+			Ordered:  true,
+			Capacity: 1<<63 - 1,
+			Note:     note,
+		})
+	}
+}
+
+const segmentNote = "no time field: dense IDs from blocks of one tag shared by every writer; each writer's IDs increase, writers interleave by block; a crash loses the rest of a block, never repeats one"
+
+// segmentScheme is the allocator on the stores open returns, with a fixed
+// step of segmentStep.
+func segmentScheme(name, store, module string, open func() (scratchStore, error)) Scheme {
+	return Scheme{
+		Name:    name,
+		Kind:    Ours,
+		Module:  module,
+		Summary: fmt.Sprintf("segment allocator, blocks of %d from %s, one allocator per writer on one tag", segmentStep, store),
+		KeyLen:  8,
+		New:     allocators(name, open),
+		Design:  segmentDesign(segmentNote),
+	}
+}
+
+// fetchScheme times one block reservation per ID; its locality keys are
+// the allocator's.
+func fetchScheme(name, store, module string, open func() (scratchStore, error)) Scheme {
+	return Scheme{
+		Name:    name,
+		Kind:    Ours,
+		Module:  module,
+		Summary: "one block reservation in " + store + " per ID: the latency of a block fetch",
+		KeyLen:  8,
+		New: func(writers int) ([]Generator, error) {
+			sc, err := open()
+			if err != nil {
+				return nil, fmt.Errorf("compare: %s: %w", name, err)
+			}
+			gens, err := each(writers, func(int) (Generator, error) {
+				return genFunc(func(dst []byte) ([]byte, error) {
+					b, err := sc.store.ReserveBlock(context.Background(), sc.tag, 1)
+					return appendUint64(dst, uint64(b.First)), err
+				}), nil
+			})
+			return closing(gens, err, sc.close)
+		},
+		Keys:     allocators(name, open),
+		KeysNote: fmt.Sprintf("speed is one ReserveBlock per ID; the keys are the allocator's, blocks of %d", segmentStep),
+		Design:   segmentDesign(segmentNote),
+	}
+}
+
+// allocators returns writers Allocators on one new tag of one store.
+func allocators(name string, open func() (scratchStore, error)) func(int) ([]Generator, error) {
+	return func(writers int) ([]Generator, error) {
+		sc, err := open()
+		if err != nil {
+			return nil, fmt.Errorf("compare: %s: %w", name, err)
+		}
+		var all []*segment.Allocator
+		gens, err := each(writers, func(k int) (Generator, error) {
+			a, err := segment.New(context.Background(), segment.Options{
+				Store: sc.store, Tag: sc.tag, Step: segmentStep, MinStep: segmentStep, MaxStep: segmentStep,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("compare: %s writer %d: %w", name, k, err)
+			}
+			all = append(all, a)
+			return genFunc(func(dst []byte) ([]byte, error) {
+				id, err := a.Next()
+				return appendUint64(dst, uint64(id)), err
+			}), nil
+		})
+		return closing(gens, err, func() error {
+			var errs []error
+			for _, a := range all {
+				errs = append(errs, a.Close())
+			}
+			return errors.Join(append(errs, sc.close())...)
+		})
+	}
+}
+
+// closing gives each of gens a Close that runs release once, for all of
+// them; if err is set, it runs release and returns err.
+func closing(gens []Generator, err error, release func() error) ([]Generator, error) {
+	if err != nil {
+		return nil, errors.Join(err, release())
+	}
+	once := sync.OnceValue(release)
+	out := make([]Generator, len(gens))
+	for k, g := range gens {
+		out[k] = closer{g, once}
+	}
+	return out, nil
+}
+
+// closer is a Generator whose Close releases what its scheme made.
+type closer struct {
+	Generator
+	release func() error
+}
+
+func (c closer) Close() error { return c.release() }
+
+// redisIncrScheme is the plain Redis scheme: one INCR per ID.
+func redisIncrScheme(addr string) Scheme {
+	return Scheme{
+		Name:    "redis-incr",
+		Kind:    Ours,
+		Module:  "github.com/idkit/idkit/segment/redisstore",
+		Summary: "Redis INCR, one round trip per ID, one key shared by every writer",
+		KeyLen:  8,
+		New: func(writers int) ([]Generator, error) {
+			s, tag, err := openRedisScratch(addr)
+			if err != nil {
+				return nil, fmt.Errorf("compare: redis-incr: %w", err)
+			}
+			release := func() error { return closeRedisScratch(addr, s, tag) }
+			c, err := s.Counter(tag)
+			if err != nil {
+				return nil, errors.Join(fmt.Errorf("compare: redis-incr: %w", err), release())
+			}
+			gens, err := each(writers, func(int) (Generator, error) {
+				return genFunc(func(dst []byte) ([]byte, error) {
+					id, err := c.Next(context.Background())
+					return appendUint64(dst, uint64(id)), err
+				}), nil
+			})
+			return closing(gens, err, release)
+		},
+		Design: segmentDesign("no time field: one counter shared by every writer, as dense as the ideal; each ID costs a round trip, and without appendfsync always a restart of Redis repeats IDs"),
+	}
+}
+
+func scratchTag() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return "compare-" + hex.EncodeToString(b[:])
+}
+
+// openBolt returns a launch log in a new directory under dir.
+func openBolt(dir string) (scratchStore, error) {
+	d, err := os.MkdirTemp(dir, "idkit-compare-segment-")
+	if err != nil {
+		return scratchStore{}, err
+	}
+	tag := scratchTag()
+	l, err := launchlog.New(launchlog.Options{Path: filepath.Join(d, tag+".db")})
+	if err != nil {
+		return scratchStore{}, errors.Join(err, os.RemoveAll(d))
+	}
+	return scratchStore{l, tag, d, func() error { return os.RemoveAll(d) }}, nil
+}
+
+// openPGScratch returns a store on a temporary table, which lives as long
+// as the store's one connection: should that connection drop, the table
+// is gone and reservations fail rather than start again. Closing the pool
+// drops the table.
+func openPGScratch(dsn string) (scratchStore, error) {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return scratchStore{}, fmt.Errorf("postgres: %w", err)
+	}
+	cfg.MaxConns = 1
+	cfg.MaxConnLifetime = 24 * time.Hour
+	cfg.MaxConnIdleTime = 24 * time.Hour
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return scratchStore{}, fmt.Errorf("postgres: %w", err)
+	}
+	s, err := pgstore.New(ctx, pool, pgstore.Options{Table: "pg_temp.idkit_segment"})
+	if err != nil {
+		pool.Close()
+		return scratchStore{}, err
+	}
+	return scratchStore{s, scratchTag(), "pg_temp.idkit_segment", func() error { pool.Close(); return nil }}, nil
+}
+
+// openMySQLScratch returns a store on a new database, which closing drops.
+func openMySQLScratch(dsn string) (scratchStore, error) {
+	ctx := context.Background()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return scratchStore{}, fmt.Errorf("mysql: DSN %q: %w", dsn, err)
+	}
+	cfg.DBName = ""
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return scratchStore{}, fmt.Errorf("mysql: %w", err)
+	}
+	db := sql.OpenDB(conn)
+	name := strings.ReplaceAll(scratchTag(), "-", "_")
+	drop := func() error {
+		_, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name)
+		return errors.Join(err, db.Close())
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		db.Close()
+		return scratchStore{}, fmt.Errorf("mysql: %w", err)
+	}
+	cfg.DBName = name
+	s, err := mysqlstore.Open(ctx, cfg.FormatDSN(), mysqlstore.Options{Unit: segmentStep, AllowLazyFlush: true})
+	if err != nil {
+		return scratchStore{}, errors.Join(err, drop())
+	}
+	return scratchStore{s, scratchTag(), name, func() error { return errors.Join(s.Close(), drop()) }}, nil
+}
+
+// openRedisScratch returns a store and a tag whose key expires after
+// scratchAge (INCRBY keeps a key's expiry) in case closeRedisScratch never
+// runs.
+func openRedisScratch(addr string) (*redisstore.Store, string, error) {
+	ctx := context.Background()
+	s, err := redisstore.Open(ctx, addr, redisstore.Options{Prefix: "idkit:compare:", AllowVolatile: true})
+	if err != nil {
+		return nil, "", err
+	}
+	tag := scratchTag()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if err := c.SetNX(ctx, s.Key(tag), 0, scratchAge).Err(); err != nil {
+		s.Close()
+		return nil, "", fmt.Errorf("redis: %w", err)
+	}
+	return s, tag, nil
+}
+
+// closeRedisScratch deletes the key of tag and closes s.
+func closeRedisScratch(addr string, s *redisstore.Store, tag string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	err := c.Del(context.Background(), s.Key(tag)).Err()
+	return errors.Join(err, c.Close(), s.Close())
+}

@@ -1,0 +1,184 @@
+package compare
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io/fs"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSegmentRowsNeedServers: without a server address only the bbolt row
+// exists; each address adds the rows of its store.
+func TestSegmentRowsNeedServers(t *testing.T) {
+	t.Parallel()
+	names := func(env map[string]string) []string {
+		var out []string
+		for _, s := range (scratch{getenv: func(k string) string { return env[k] }, dir: t.TempDir()}).schemes() {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"segment-bbolt"}, names(nil))
+	assert.Equal(t, []string{"segment-bbolt", "segment-redis", "redis-incr"}, names(map[string]string{EnvRedisAddr: "127.0.0.1:6379"}))
+	assert.Equal(t, []string{"segment-bbolt", "segment-postgres", "segment-postgres-fetch", "segment-mysql", "segment-mysql-fetch", "segment-redis", "redis-incr"},
+		names(map[string]string{EnvPostgresDSN: "x", EnvMySQLDSN: "y", EnvRedisAddr: "z"}))
+
+	// The registry holds the rows of the servers named as the process
+	// started, and the bbolt row always.
+	_, err := Lookup("segment-bbolt")
+	assert.NoError(t, err)
+	_, err = Lookup("redis-incr")
+	assert.Equal(t, os.Getenv(EnvRedisAddr) == "", err != nil, "redis-incr registered exactly when %s is set", EnvRedisAddr)
+}
+
+// segmentScratch returns the rows of the servers of the environment, with
+// their bbolt files in the test's directory.
+func segmentScratch(t *testing.T) []Scheme {
+	t.Helper()
+	sc := scratch{getenv: os.Getenv, dir: t.TempDir()}
+	if len(sc.schemes()) == 1 {
+		t.Logf("only the bbolt row: set %s, %s and %s to measure the servers' rows", EnvPostgresDSN, EnvMySQLDSN, EnvRedisAddr)
+	}
+	return sc.schemes()
+}
+
+// TestSegmentScratchRemoved: closing a row's store removes the file,
+// database or key made for it.
+func TestSegmentScratchRemoved(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, sc scratchStore, gone func() bool) {
+		t.Helper()
+		b, err := sc.store.ReserveBlock(context.Background(), sc.tag, segmentStep)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, b.First)
+		require.False(t, gone(), "%s is there while the store is open", sc.where)
+		require.NoError(t, sc.close())
+		assert.True(t, gone(), "%s is left after close", sc.where)
+	}
+	t.Run("bbolt", func(t *testing.T) {
+		sc, err := openBolt(t.TempDir())
+		require.NoError(t, err)
+		check(t, sc, func() bool { _, err := os.Stat(sc.where); return errors.Is(err, fs.ErrNotExist) })
+	})
+	t.Run("mysql", func(t *testing.T) {
+		dsn := os.Getenv(EnvMySQLDSN)
+		if dsn == "" {
+			t.Skipf("set %s to test the MariaDB row", EnvMySQLDSN)
+		}
+		sc, err := openMySQLScratch(dsn)
+		require.NoError(t, err)
+		cfg, err := mysql.ParseDSN(dsn)
+		require.NoError(t, err)
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		require.NoError(t, err)
+		defer db.Close()
+		check(t, sc, func() bool {
+			var n int
+			require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", sc.where).Scan(&n))
+			return n == 0
+		})
+	})
+	t.Run("redis", func(t *testing.T) {
+		addr := os.Getenv(EnvRedisAddr)
+		if addr == "" {
+			t.Skipf("set %s to test the Redis rows", EnvRedisAddr)
+		}
+		s, tag, err := openRedisScratch(addr)
+		require.NoError(t, err)
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		defer c.Close()
+		check(t, scratchStore{s, tag, s.Key(tag), func() error { return closeRedisScratch(addr, s, tag) }}, func() bool {
+			n, err := c.Exists(context.Background(), s.Key(tag)).Result()
+			require.NoError(t, err)
+			return n == 0
+		})
+	})
+}
+
+// TestSegmentRows runs every segment row of the environment through
+// compare: each issues unique keys, a single writer's keys all append,
+// K writers' interleave by block, and the figures are filled in.
+func TestSegmentRows(t *testing.T) {
+	t.Parallel()
+	schemes := segmentScratch(t)
+	const n, writers = 4000, 3
+	r, err := Run(Options{
+		N: n, Writers: writers, Schemes: schemes, BatchSize: 500, Fills: []float64{0.9},
+		SpeedTime: time.Millisecond, Dir: t.TempDir(), NoSQLite: true,
+	})
+	require.NoError(t, err)
+	require.Len(t, r.Schemes, len(schemes))
+	for _, s := range r.Schemes {
+		t.Run(s.Name, func(t *testing.T) {
+			assert.Equal(t, Ours, s.Kind)
+			assert.Positive(t, s.Speed.NsPerID)
+			assert.Positive(t, s.Speed.ParallelNsPerID)
+			require.Len(t, s.Runs, 2)
+			one, k := s.Runs[0], s.Runs[1]
+			assert.Zero(t, one.Order.Duplicates)
+			assert.Zero(t, k.Order.Duplicates)
+			assert.Equal(t, 1.0, one.Order.Appends, "one allocator's IDs increase")
+			assert.Zero(t, one.Order.Inversions)
+			if s.Name == "redis-incr" {
+				assert.Equal(t, 1.0, k.Order.Appends, "one counter shared by every writer")
+			} else {
+				assert.Less(t, k.Order.Appends, 1.0, "%d allocators interleave by block", writers)
+			}
+			assert.Equal(t, 8, one.Size.KeyBytes)
+			// Dense IDs: n IDs from blocks of segmentStep stay below a
+			// few blocks past n.
+			assert.LessOrEqual(t, one.Size.MaxBits, 14, "one writer's IDs are dense")
+			assert.True(t, s.Design.Ordered && s.Design.Int63)
+			t.Logf("%s: %.0f ns/ID, %.0f ns/ID on %d goroutines", s.Name, s.Speed.NsPerID, s.Speed.ParallelNsPerID, s.Speed.Goroutines)
+		})
+	}
+}
+
+// TestSegmentFetchRow: the fetch rows' speed generators, one block
+// reservation per ID, give unique keys across writers.
+func TestSegmentFetchRow(t *testing.T) {
+	t.Parallel()
+	for _, s := range segmentScratch(t) {
+		if s.Keys == nil {
+			continue
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			gens, err := s.New(2)
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, CloseGenerators(gens)) })
+			seen := map[string]bool{}
+			for i := range 50 {
+				k, err := gens[i%2].Next(nil)
+				require.NoError(t, err)
+				require.False(t, seen[string(k)], "key %x twice", k)
+				seen[string(k)] = true
+			}
+		})
+	}
+}
+
+// TestSegmentStoreDown: a row whose server cannot be reached fails with
+// the store's error, never issuing a key.
+func TestSegmentStoreDown(t *testing.T) {
+	t.Parallel()
+	down := scratch{getenv: func(k string) string {
+		return map[string]string{
+			EnvPostgresDSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=5",
+			EnvMySQLDSN:    "nobody@tcp(127.0.0.1:1)/none?timeout=5s",
+			EnvRedisAddr:   "127.0.0.1:1",
+		}[k]
+	}, dir: t.TempDir()}
+	for _, s := range down.schemes()[1:] {
+		_, err := s.New(1)
+		assert.Error(t, err, s.Name)
+		assert.ErrorContains(t, err, "compare: ", s.Name)
+	}
+}
