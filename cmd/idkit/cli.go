@@ -42,7 +42,7 @@ func (c *console) atExit(f func()) { c.exits = append(c.exits, f) }
 var commands []*command
 
 func init() {
-	commands = []*command{cmdNew, cmdInspect, cmdLaunch, cmdNodes, cmdCompare, cmdHelp}
+	commands = []*command{cmdNew, cmdInspect, cmdLaunch, cmdNodes, cmdServe, cmdSQL, cmdPublicID, cmdCompare, cmdHelp}
 }
 
 // usageError reports bad command-line arguments: exit status 2.

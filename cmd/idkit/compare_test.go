@@ -25,7 +25,7 @@ func TestCompare(t *testing.T) {
 	for _, want := range []string{
 		"DESIGN — computed from each scheme's layout, not measured",
 		"INSERT LOCALITY IN BBOLT — measured in this run (2,000 keys",
-		"pages/1k @0.5", "INSERT LOCALITY IN SQLITE", "VERDICT — need none, engine sqlite, 2 writer(s)",
+		"pages/1k @0.5", "INSERT LOCALITY IN SQLITE", "RANDOMNESS OF THE ID BITS", "VERDICT — need none, engine sqlite, 2 writer(s)",
 		"wrote " + jsonPath, "wrote " + htmlPath,
 	} {
 		assert.Contains(t, stdout, want)
@@ -45,7 +45,7 @@ func TestCompare(t *testing.T) {
 
 	page, err := os.ReadFile(htmlPath)
 	require.NoError(t, err)
-	assert.Equal(t, 8, strings.Count(string(page), "data-chart="))
+	assert.Equal(t, 9, strings.Count(string(page), "data-chart="))
 }
 
 func TestCompareUsageErrors(t *testing.T) {
@@ -89,7 +89,7 @@ func TestCompareHelp(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--json FILE] [--html FILE]")
 	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
-	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, writers=K, rate=IDS_PER_SECOND")
+	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND")
 	code, stdout, _ = idkit("help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "compare")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,13 +15,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/internal/explain"
 	"github.com/idkit/idkit/launchlog"
-	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/otelid"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
@@ -67,6 +64,8 @@ Schemes, their parts and flags:
 	            --preset NAME    layout (default twitter), one of
 	                             ` + strings.Join(snowflake.PresetNames(), ", ") + `
 	objectid    time process counter
+	flake128    time milliseconds worker mac sequence hex (base-62 or
+	            32-digit hexadecimal input)
 	ulid        time entropy
 	uuid4       version variant
 	uuid7       time version variant
@@ -81,6 +80,7 @@ Examples:
 	idkit inspect snowflake 1541815603606036480
 	idkit inspect snowflake --preset discord 175928847299117063
 	idkit inspect objectid 507f1f77bcf86cd799439011
+	idkit inspect flake128 8HFaR8qWtRlGDHnO57
 	idkit inspect uuid7 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
 	idkit new traceid --node 7 -n 3 | idkit inspect traceid
 	idkit new snowflake --node 7 -n 3 | idkit inspect snowflake - --json
@@ -255,30 +255,29 @@ func inspectArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	return rest, nil
 }
 
-// A report is what inspect prints: named values in order.
-type report struct {
-	fields []field
-}
-
-type field struct {
-	name  string
-	value any // a string or an integer
-}
+// A report is what inspect prints: an explained ID, or another record
+// shown the same way.
+type report explain.Report
 
 func newReport(scheme, id string) *report {
-	return new(report).add("scheme", scheme).add("id", id)
+	return (*report)(explain.New(scheme, id))
 }
 
 func (r *report) add(name string, value any) *report {
-	r.fields = append(r.fields, field{name, value})
+	(*explain.Report)(r).Add(name, value)
 	return r
+}
+
+// explained converts the result of an explain function.
+func explained(r *explain.Report, err error) (*report, error) {
+	return (*report)(r), err
 }
 
 // writeText writes one "name value" line per field, the values aligned.
 func (r *report) writeText(w io.Writer) error {
-	rows := make([][]string, len(r.fields))
-	for i, f := range r.fields {
-		rows[i] = []string{f.name, fmt.Sprint(f.value)}
+	rows := make([][]string, len(r.Fields))
+	for i, f := range r.Fields {
+		rows[i] = []string{f.Name, fmt.Sprint(f.Value)}
 	}
 	return writeTable(w, rows)
 }
@@ -288,18 +287,18 @@ func (r *report) writeText(w io.Writer) error {
 // quote, '=' or a control character is quoted as in Go.
 func (r *report) writeLine(w io.Writer) error {
 	var b []byte
-	for _, f := range r.fields {
-		if f.name == "scheme" {
+	for _, f := range r.Fields {
+		if f.Name == "scheme" {
 			continue
 		}
 		if len(b) > 0 {
 			b = append(b, ' ')
 		}
-		v := fmt.Sprint(f.value)
+		v := fmt.Sprint(f.Value)
 		if v == "" || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == '"' || r == '=' || r == 0x7f }) {
 			v = strconv.Quote(v)
 		}
-		b = append(append(append(b, f.name...), '='), v...)
+		b = append(append(append(b, f.Name...), '='), v...)
 	}
 	_, err := w.Write(append(b, '\n'))
 	return err
@@ -340,30 +339,12 @@ func cell(s string) string {
 
 // writeJSON writes the fields as one JSON object on one line, in order.
 func (r *report) writeJSON(w io.Writer) error {
-	var b []byte
-	for i, f := range r.fields {
-		if i == 0 {
-			b = append(b, '{')
-		} else {
-			b = append(b, ',')
-		}
-		name, err := json.Marshal(f.name)
-		if err != nil {
-			return err
-		}
-		value, err := json.Marshal(f.value)
-		if err != nil {
-			return err
-		}
-		b = append(append(append(b, name...), ':'), value...)
-	}
-	_, err := w.Write(append(b, "}\n"...))
+	_, err := w.Write((*explain.Report)(r).JSON())
 	return err
 }
 
-// formatTime formats t as RFC 3339 in UTC, with as many fractional digits
-// as it has.
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// formatTime formats t as a report does.
+func formatTime(t time.Time) string { return explain.FormatTime(t) }
 
 func inspectTraceID(c *console, fs *flag.FlagSet) func(string) (*report, error) {
 	at := fs.String("at", "", "reference time, RFC 3339 (default now)")
@@ -381,31 +362,18 @@ func inspectTraceID(c *console, fs *flag.FlagSet) func(string) (*report, error) 
 			}
 			ref = t
 		}
-		var r *report
-		var id traceid.ID
-		if *asHex || isOTelHex(s) {
-			var err error
-			if r, id, err = parseOTelHex(s); err != nil {
-				return nil, err
-			}
-		} else {
-			var err error
-			if id, err = traceid.Parse(s); errors.Is(err, traceid.ErrSyntax) {
+		if !*asHex && !isOTelHex(s) {
+			r, err := explain.TraceID(s, ref, *threadBits)
+			if errors.Is(err, traceid.ErrSyntax) {
 				return nil, fmt.Errorf("%w: %q, want a decimal TraceId, or 16 or 32 hex digits (an OpenTelemetry span or trace ID)", traceid.ErrSyntax, s)
-			} else if err != nil {
-				return nil, err
 			}
-			r = newReport("traceid", id.String())
+			return explained(r, err)
 		}
-		p, err := traceid.Decode(id, *threadBits)
+		r, id, err := parseOTelHex(s)
 		if err != nil {
 			return nil, err
 		}
-		return r.add("time", formatTime(id.Time(ref))).
-			add("second", p.Second).
-			add("node", p.Node).
-			add("thread", p.Thread).
-			add("counter", p.Counter), nil
+		return explained(explain.AddTraceID(r, id, ref, *threadBits))
 	}
 }
 
@@ -430,7 +398,7 @@ func isHex(s string) bool {
 
 // parseOTelHex reads s as a span ID (16 hex digits) or a trace ID (32) and
 // returns the start of its report and the TraceId it holds.
-func parseOTelHex(s string) (*report, traceid.ID, error) {
+func parseOTelHex(s string) (*explain.Report, traceid.ID, error) {
 	if !isHex(s) || len(s) != 16 && len(s) != 32 {
 		return nil, 0, fmt.Errorf("traceid: parse %q: want 16 or 32 hex digits (an OpenTelemetry span or trace ID), got %d characters", s, len(s))
 	}
@@ -454,11 +422,11 @@ func parseOTelHex(s string) (*report, traceid.ID, error) {
 	default:
 		return nil, 0, fmt.Errorf("traceid: parse %s %q: the top bit is set, which no TraceId has: a random ID (otelid's fallback when its generator fails, or another generator's)", form, s)
 	}
-	r := newReport("traceid", s).
-		add("form", strings.ReplaceAll(form, " ID", "-id")).
-		add("traceid", id.String())
+	r := explain.New("traceid", s).
+		Add("form", strings.ReplaceAll(form, " ID", "-id")).
+		Add("traceid", id.String())
 	if len(b) == 16 {
-		r.add("random", s[16:])
+		r.Add("random", s[16:])
 	}
 	return r, id, nil
 }
@@ -466,41 +434,31 @@ func parseOTelHex(s string) (*report, traceid.ID, error) {
 func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error) {
 	where := addStoreFlags(fs, "")
 	var l store // opened at the first ID
-	opened := false
-	return func(s string) (*report, error) {
-		id, err := decimalid.Parse(s)
-		if err != nil {
-			return nil, err
-		}
-		r := newReport("decimalid", id.String()).
-			add("split", id.SplitString()).
-			add("counter", id.Counter()).
-			add("generator", id.Generator()).
-			add("launch", id.Launch())
-		if !opened {
+	lookup := func(id decimalid.ID) (launchlog.Launch, error) {
+		if l == nil {
+			var err error
 			if l, err = where.open(c); err != nil {
 				var usage usageError
 				if errors.As(err, &usage) {
-					return nil, err
+					return launchlog.Launch{}, err
 				}
-				return nil, otherError{err}
+				return launchlog.Launch{}, otherError{err}
 			}
-			opened = true
-		}
-		if l == nil {
-			return r, nil
 		}
 		launch, err := l.Get(id.Launch())
 		if errors.Is(err, launchlog.ErrNoLaunch) {
-			return nil, otherError{fmt.Errorf("launch %d of %s is not in %s", id.Launch(), id, where.name())}
+			return launch, otherError{fmt.Errorf("launch %d of %s is not in %s", id.Launch(), id, where.name())}
 		}
 		if err != nil {
-			return nil, otherError{err}
+			return launch, otherError{err}
 		}
-		return r.add("launch_started", formatTime(launch.StartedAt)).
-			add("ticket", launch.Ticket).
-			add("by", launch.By).
-			add("note", launch.Note), nil
+		return launch, nil
+	}
+	return func(s string) (*report, error) {
+		if !where.wanted() {
+			return explained(explain.DecimalID(s, nil))
+		}
+		return explained(explain.DecimalID(s, lookup))
 	}
 }
 
@@ -511,91 +469,21 @@ func inspectSnowflake(_ *console, fs *flag.FlagSet) func(string) (*report, error
 		if err != nil {
 			return nil, err
 		}
-		id, err := snowflake.Parse(s)
-		if err != nil {
-			return nil, err
-		}
-		p, err := layout.Decode(id)
-		if err != nil {
-			return nil, err
-		}
-		r := newReport("snowflake", id.String()).
-			add("preset", layout.Name).
-			add("time", formatTime(p.Time)).
-			add("tick", p.Tick)
-		for _, f := range layout.Fields {
-			r.add(f.Name, p.Node[f.Name])
-		}
-		return r.add("sequence", p.Sequence), nil
+		return explained(explain.Snowflake(s, layout))
 	}
 }
 
-func inspectObjectID(*console, *flag.FlagSet) func(string) (*report, error) {
-	return func(s string) (*report, error) {
-		id, err := objectid.Parse(s)
-		if err != nil {
-			return nil, err
-		}
-		if id.IsZero() {
-			return nil, fmt.Errorf("objectid: parse %q: the zero ObjectID is invalid", s)
-		}
-		process := id.Process()
-		return newReport("objectid", id.String()).
-			add("time", formatTime(id.Timestamp())).
-			add("process", hex.EncodeToString(process[:])).
-			add("counter", id.Counter()), nil
+// inspectWith returns an inspectFlags function for a scheme with no flags.
+func inspectWith(explainID func(string) (*explain.Report, error)) func(*console, *flag.FlagSet) func(string) (*report, error) {
+	return func(*console, *flag.FlagSet) func(string) (*report, error) {
+		return func(s string) (*report, error) { return explained(explainID(s)) }
 	}
 }
 
-func inspectULID(*console, *flag.FlagSet) func(string) (*report, error) {
-	return func(s string) (*report, error) {
-		id, err := ulid.ParseStrict(s)
-		if err != nil {
-			return nil, fmt.Errorf("ulid: parse %q: %s", s, strings.TrimPrefix(err.Error(), "ulid: "))
-		}
-		return newReport("ulid", id.String()).
-			add("time", formatTime(ulid.Time(id.Time()))).
-			add("entropy", hex.EncodeToString(id.Entropy())), nil
-	}
-}
-
-func inspectUUID4(*console, *flag.FlagSet) func(string) (*report, error) {
-	return func(s string) (*report, error) {
-		id, err := parseUUID("uuid4", s, 4)
-		if err != nil {
-			return nil, err
-		}
-		return newReport("uuid4", id.String()).
-			add("version", int(id.Version())).
-			add("variant", id.Variant().String()), nil
-	}
-}
-
-func inspectUUID7(*console, *flag.FlagSet) func(string) (*report, error) {
-	return func(s string) (*report, error) {
-		id, err := parseUUID("uuid7", s, 7)
-		if err != nil {
-			return nil, err
-		}
-		sec, nsec := id.Time().UnixTime()
-		return newReport("uuid7", id.String()).
-			add("time", formatTime(time.Unix(sec, nsec))).
-			add("version", int(id.Version())).
-			add("variant", id.Variant().String()), nil
-	}
-}
-
-// parseUUID parses s as an RFC 9562 UUID of the given version.
-func parseUUID(scheme, s string, version uuid.Version) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	if err != nil {
-		return id, fmt.Errorf("%s: parse %q: %w", scheme, s, err)
-	}
-	if id.Variant() != uuid.RFC4122 {
-		return id, fmt.Errorf("%s: parse %q: variant %s, want RFC 4122", scheme, s, id.Variant())
-	}
-	if id.Version() != version {
-		return id, fmt.Errorf("%s: parse %q: version %d, want %d", scheme, s, id.Version(), version)
-	}
-	return id, nil
-}
+var (
+	inspectObjectID = inspectWith(explain.ObjectID)
+	inspectFlake128 = inspectWith(explain.Flake128)
+	inspectULID     = inspectWith(explain.ULID)
+	inspectUUID4    = inspectWith(explain.UUID4)
+	inspectUUID7    = inspectWith(explain.UUID7)
+)

@@ -4,6 +4,8 @@
 //	idkit inspect SCHEME ID [flags]        explain an ID: time, node, counter
 //	idkit launch begin|current|list        record a launch, or show the log
 //	idkit nodes --etcd ENDPOINTS           list the nodes claimed in etcd
+//	idkit serve [--addr HOST:PORT] [flags] serve IDs over HTTP, with metrics
+//	idkit sql instagram [--shard N]        print Instagram's next_id() PL/pgSQL
 //	idkit compare [flags]                  measure every scheme side by side
 //	idkit help [COMMAND]                   show help
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/flake128"
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
@@ -48,6 +49,13 @@ Schemes and their flags:
 	            --etcd ENDPOINTS  keep it in etcd, and claim the node fields
 	                            not given (leading fields such as
 	                            --datacenter may be fixed) there
+	flake128    --worker N      worker, 1 to 2^48-1 (default: the MAC address
+	                            of --interface)
+	            --interface NAME  network interface whose MAC address is the
+	                            worker (default the first one up)
+	            --hex           print the 32-digit hexadecimal form
+	            --log FILE      keep a high-water mark in the launch log FILE
+	            --etcd ENDPOINTS  keep it in etcd
 	objectid, ulid, uuid4 and uuid7 take no flags. --etcd-prefix P names the
 	key prefix in etcd (default "idkit/"). A claimed node is released when
 	the command ends.
@@ -78,6 +86,7 @@ Examples:
 	idkit new traceid --etcd 10.0.0.5:2379 -n 3
 	idkit new snowflake --etcd 10.0.0.5:2379 --datacenter 2
 	idkit new objectid -n 2
+	idkit new flake128 --worker 42 -n 3
 	idkit new uuid7
 `,
 	Run: runNew,
@@ -392,6 +401,44 @@ func describeFields(l snowflake.Layout) string {
 		parts[i] = fmt.Sprintf("--%s (0 to %d)", f.Name, int64(1)<<f.Bits-1)
 	}
 	return strings.Join(parts, " ")
+}
+
+// flake128Lease is the lease of a flake128 call with a store: the next
+// call for the worker waits until the clock passes it.
+const flake128Lease = 50 * time.Millisecond
+
+func newFlake128(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {
+	worker := fs.Uint64("worker", 0, "worker, 1 to 2^48-1 (default: the MAC address of --interface)")
+	iface := fs.String("interface", "", "network interface whose MAC address is the worker")
+	asHex := fs.Bool("hex", false, "print the 32-digit hexadecimal form")
+	where := addStoreFlags(fs, "")
+	return func() (func() (string, error), error) {
+		if isSet(fs, "worker") && (*worker < 1 || *worker > flake128.MaxWorker) {
+			return nil, usagef("--worker %d out of range, want 1 to %d", *worker, uint64(flake128.MaxWorker))
+		}
+		if isSet(fs, "worker") && isSet(fs, "interface") {
+			return nil, usagef("give either --worker or --interface, not both")
+		}
+		o := flake128.Options{Worker: *worker, Interface: *iface, Clock: c.clock}
+		l, err := where.open(c)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			o.Store, o.Lease = l, flake128Lease
+		}
+		g, err := flake128.New(o)
+		if err != nil {
+			return nil, err
+		}
+		return func() (string, error) {
+			id, err := g.Next()
+			if *asHex {
+				return id.Hex(), err
+			}
+			return id.String(), err
+		}, nil
+	}
 }
 
 func newObjectID(c *console, fs *flag.FlagSet) func() (func() (string, error), error) {

@@ -24,6 +24,7 @@ var schemes = []scheme{
 	{name: "decimalid", newFlags: newDecimalID, inspectFlags: inspectDecimalID},
 	{name: "snowflake", newFlags: newSnowflake, inspectFlags: inspectSnowflake},
 	{name: "objectid", newFlags: newObjectID, inspectFlags: inspectObjectID},
+	{name: "flake128", newFlags: newFlake128, inspectFlags: inspectFlake128},
 	{name: "ulid", newFlags: newULID, inspectFlags: inspectULID},
 	{name: "uuid4", newFlags: newUUID4, inspectFlags: inspectUUID4},
 	{name: "uuid7", newFlags: newUUID7, inspectFlags: inspectUUID7},

@@ -28,7 +28,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/flake128"
 	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -64,11 +66,15 @@ type traceidPtr struct{ *traceid.ID }
 type snowflakePtr struct{ *snowflake.ID }
 type decimalidPtr struct{ *decimalid.ID }
 type objectidPtr struct{ *objectid.ID }
+type flake128Ptr struct{ *flake128.ID }
+type segmentPtr struct{ *segment.ID }
 
 func (p traceidPtr) value() id   { return *p.ID }
 func (p snowflakePtr) value() id { return *p.ID }
 func (p decimalidPtr) value() id { return *p.ID }
 func (p objectidPtr) value() id  { return *p.ID }
+func (p flake128Ptr) value() id  { return *p.ID }
+func (p segmentPtr) value() id   { return *p.ID }
 
 // rejectedByAll is text that no int64 scheme takes: signs, spaces, leading
 // zeros, other number syntaxes, other digits, out of range.
@@ -116,6 +122,21 @@ var schemes = []scheme{
 		rejects: append([]string{"9999999999", "0-00092-00065", "01415-00092-00065", "1415-92-65", "9223372036854775807"}, rejectedByAll...),
 	},
 	{
+		name: "segment", errSyntax: segment.ErrSyntax, errRange: segment.ErrRange,
+		parse:   func(s string) (id, error) { return segment.Parse(s) },
+		newZero: func() ptr { return segmentPtr{new(segment.ID)} },
+		// A segment ID is a number in its tag's sequence, nothing more.
+		decodes: func(v id) error {
+			if !v.(segment.ID).IsValid() {
+				return fmt.Errorf("segment ID %d is not positive", v)
+			}
+			return nil
+		},
+		valid:   []string{"1", "1001", "9223372036854775807"},
+		invalid: []id{segment.ID(-1), segment.ID(-9223372036854775808)},
+		rejects: rejectedByAll,
+	},
+	{
 		name: "objectid", errSyntax: objectid.ErrSyntax, errRange: objectid.ErrRange,
 		parse:   func(s string) (id, error) { return objectid.Parse(s) },
 		newZero: func() ptr { return objectidPtr{new(objectid.ID)} },
@@ -127,6 +148,16 @@ var schemes = []scheme{
 		valid: []string{"507f1f77bcf86cd799439011", "000000000000000000000001", "ffffffffffffffffffffffff"},
 		rejects: []string{"000000000000000000000000", "507f1f77bcf86cd79943901", "507f1f77bcf86cd7994390111",
 			" 07f1f77bcf86cd799439011", "0x7f1f77bcf86cd799439011", "507f1f77-bcf86cd7994390", "1"},
+	},
+	{
+		// Boundary's base-62 text (an ID of its README) and the 32-digit hex.
+		name: "flake128", errSyntax: flake128.ErrSyntax, errRange: flake128.ErrRange,
+		parse:   func(s string) (id, error) { return flake128.Parse(s) },
+		newZero: func() ptr { return flake128Ptr{new(flake128.ID)} },
+		decodes: func(v id) error { _, err := flake128.Decode(v.(flake128.ID)); return err },
+		valid:   []string{"8HFaR8qWtRlGDHnO57", "00000134d4235a10109add5e0e8f0005", "1", "7n42DGM5Tflk9n8mt7Fhc7", "ffffffffffffffffffffffffffffffff"},
+		rejects: []string{"0", "00", "01", "7n42DGM5Tflk9n8mt7Fhc8", "00000000000000000000000000000000", "00000134D4235A10109ADD5E0E8F0005",
+			"00000134-d423-5a10-109a-dd5e0e8f0005", " 1", "1 ", "+1", "-1", "1.0", "0x1F", "１", "8HFaR8qWtRlGDHnO5_"},
 	},
 }
 

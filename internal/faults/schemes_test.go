@@ -5,13 +5,14 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/flake128"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
 
 // schemes are the generators under test, by name.
-var schemes = []string{"traceid", "snowflake", "decimalid"}
+var schemes = []string{"traceid", "snowflake", "decimalid", "flake128"}
 
 // monotonic says whether a scheme promises that a node's IDs increase
 // across restarts. DecimalId does not: each run takes a new generator id
@@ -42,6 +43,27 @@ func newNext(scheme string, log *launchlog.Log, launch int, c clock.Clock) (func
 			return nil, err
 		}
 		return func() (int64, error) { id, err := g.Next(); return int64(id), err }, nil
+	case "flake128":
+		// A 128-bit Flake of one worker is its (millisecond, sequence)
+		// pair, which fits an int64 as ms<<16 | sequence and orders alike.
+		o := flake128.Options{Worker: 1, Clock: c}
+		if log != nil {
+			o.Store = log
+		}
+		g, err := flake128.New(o)
+		if err != nil {
+			return nil, err
+		}
+		return func() (int64, error) {
+			id, err := g.Next()
+			if err != nil {
+				return 0, err
+			}
+			if id.Worker() != 1 || id.Milliseconds() >= 1<<47 {
+				return 0, fmt.Errorf("flake128: ID %v of worker %d at %d ms, want worker 1 before 2^47 ms", id, id.Worker(), id.Milliseconds())
+			}
+			return int64(id.Milliseconds()<<16 | uint64(id.Sequence())), nil
+		}, nil
 	case "decimalid":
 		o := decimalid.Options{Launch: launch, Source: log}
 		if log == nil {

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/idkit/idkit/publicid"
+)
+
+var cmdPublicID = &command{
+	Name:  "publicid",
+	Usage: "publicid keygen|encode|decode [--key-file FILE] [--domain 63|53] [--number] [ID...]",
+	Short: "map ordered IDs to public IDs that cannot be counted, and back",
+	Long: `
+Publicid maps IDs (any positive int64: TraceIds, Snowflakes, DecimalIds,
+database keys) to public IDs under a secret key, and back. A public ID is
+14 characters for the 63-bit domain and 12 for the 53-bit one: a key
+character and the permuted number in Crockford's base 32. Decoding ignores
+case and reads I and L as 1, O as 0.
+
+	keygen --id K        print a new key line (key id K, 0 to 31, default 1)
+	                     to append to a key file; keep the file secret
+	encode ID...         print the public ID of each ID
+	decode PUBLIC...     print the ID of each public ID
+
+	--key-file FILE      the keys, one a line: "ID SECRET-HEX"; the first
+	                     encodes, every one decodes (keep old keys after a
+	                     rotation, so that their public IDs still decode)
+	--domain 63|53       63: IDs 1 to 2^63-1 (default); 53: 1 to 2^53-1,
+	                     public numbers that a JavaScript number holds
+	--number             encode to, or decode from, the public number
+	                     instead of the text (no key id: decode uses
+	                     --key-id, default the first key's)
+	--key-id K           the key of --number decoding
+
+With no ID arguments, or "-", the IDs are read from standard input, one a
+line. An input that is not an ID or public ID of the domain is a bad
+argument (exit status 2).
+
+Examples:
+
+	idkit publicid keygen --id 1 >> keys.txt
+	idkit publicid encode --key-file keys.txt 4649612572545253377
+	idkit new traceid --node 7 -n 3 | idkit publicid encode --key-file keys.txt
+	idkit publicid decode --key-file keys.txt 1R4X8ZK2M9QW3C
+`,
+	Run: runPublicID,
+}
+
+func runPublicID(c *console, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if len(args) > 0 && isHelpFlag(args[0]) {
+			return flag.ErrHelp
+		}
+		return usagef("missing keygen, encode or decode")
+	}
+	action := args[0]
+	fs := newFlags("publicid " + action)
+	switch action {
+	case "keygen":
+		id := fs.Int("id", 1, "key id, 0 to 31")
+		rest, err := parseArgs(fs, args[1:])
+		if err != nil {
+			return err
+		}
+		if len(rest) > 0 {
+			return usagef("unexpected argument %q", rest[0])
+		}
+		k, err := publicid.NewKey(*id)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		_, err = fmt.Fprintln(c.stdout, k)
+		return err
+	case "encode", "decode":
+	default:
+		return usagef("unknown publicid action %q, want keygen, encode or decode", action)
+	}
+	keyFile := fs.String("key-file", "", "file of keys, one a line: ID SECRET-HEX")
+	domain := fs.Int("domain", 63, "63 or 53")
+	number := fs.Bool("number", false, "the public number instead of the text")
+	keyID := fs.Int("key-id", -1, "key id of --number decoding (default the first key's)")
+	rest, err := parseArgs(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if *keyFile == "" {
+		return usagef("missing --key-file (make one with 'idkit publicid keygen')")
+	}
+	if *domain != 63 && *domain != 53 {
+		return usagef("--domain %d, want 63 or 53", *domain)
+	}
+	if isSet(fs, "key-id") && (action != "decode" || !*number) {
+		return usagef("--key-id applies to decode --number only")
+	}
+	text, err := os.ReadFile(*keyFile)
+	if err != nil {
+		return fmt.Errorf("key file: %w", err)
+	}
+	if st, err := os.Stat(*keyFile); err == nil && st.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(c.stderr, "idkit publicid: warning: key file %s is readable by others (mode %04o); its keys decode every public ID: chmod 600 it\n",
+			*keyFile, st.Mode().Perm())
+	}
+	keys, err := publicid.ParseKeys(text)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *keyFile, err)
+	}
+	codec, err := publicid.New(publicid.Domain(*domain), keys...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *keyFile, err)
+	}
+	if *keyID < 0 {
+		*keyID = codec.KeyID()
+	}
+	convert := func(s string) (string, error) {
+		switch {
+		case action == "encode":
+			id, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return "", fmt.Errorf("%w: %q is not a decimal ID", publicid.ErrRange, s)
+			}
+			if *number {
+				v, err := codec.Permute(id)
+				return strconv.FormatInt(v, 10), err
+			}
+			return codec.Encode(id)
+		case *number:
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return "", fmt.Errorf("%w: %q is not a decimal public number", publicid.ErrRange, s)
+			}
+			id, err := codec.UnpermuteWith(*keyID, v)
+			return strconv.FormatInt(id, 10), err
+		default:
+			id, err := codec.Decode(s)
+			return strconv.FormatInt(id, 10), err
+		}
+	}
+	w := bufio.NewWriter(c.stdout)
+	defer w.Flush()
+	if len(rest) == 0 || len(rest) == 1 && rest[0] == "-" {
+		sc := bufio.NewScanner(c.stdin())
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			if err := publicLine(w, convert, line); err != nil {
+				return err
+			}
+		}
+		return sc.Err()
+	}
+	for _, s := range rest {
+		if err := publicLine(w, convert, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publicLine writes the conversion of s; an input that is not an ID is a
+// usage error, other errors (an unknown key) are not.
+func publicLine(w *bufio.Writer, convert func(string) (string, error), s string) error {
+	out, err := convert(s)
+	if err != nil {
+		w.Flush()
+		if errors.Is(err, publicid.ErrUnknownKey) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	w.WriteString(out)
+	return w.WriteByte('\n')
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/serve"
+	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/traceid"
+)
+
+var cmdServe = &command{
+	Name:  "serve",
+	Usage: "serve [--addr HOST:PORT] [--schemes LIST] [--node N] [--log FILE | --etcd ENDPOINTS] [flags]",
+	Short: "serve IDs over HTTP, with metrics and a health check",
+	Long: `
+Serve answers HTTP requests for IDs until it receives SIGTERM or SIGINT; it
+then stops accepting connections, lets the requests in flight finish (up to
+--shutdown-timeout) and releases its node claims.
+
+	GET /v1/SCHEME?n=N    N new IDs (default 1, up to --max-n) as
+	                      {"ids":["...",...]}, or one a line for
+	                      Accept: text/plain
+	GET /v1/SCHEME/ID     the parts of an ID as JSON, as inspect --json
+	GET /v1/segment/TAG?n=N   dense IDs of a --segment-tag
+	GET /healthz          200, or 503 once a node claim is lost, the
+	                      launch log does not answer, or while stopping
+	GET /metrics          Prometheus metrics
+
+Errors are JSON {"error":"..."} with status 400, 404, 405, 406, 413 or 503.
+
+Flags:
+
+	--addr HOST:PORT    where to listen (default 127.0.0.1:8080; port 0
+	                    picks a free one). The address is printed on stderr.
+	--schemes LIST      comma-separated, of traceid, snowflake, decimalid,
+	                    objectid (default all four; decimalid only when the
+	                    launch log has a launch, unless named)
+	--node N            node of traceid (0 to 65535) and of snowflake (all
+	                    node fields as one number); required without --etcd
+	--thread-bits T     traceid's thread bits, 0 to 16
+	--preset NAME       snowflake layout (default twitter), one of
+	                    ` + strings.Join(snowflake.PresetNames(), ", ") + `
+	--FIELD V           a snowflake node field by name (such as --datacenter,
+	                    --worker), instead of --node for snowflake
+	--log FILE          the launch log (default idkit.db): high-water marks
+	                    of traceid and snowflake, decimalid's launch and
+	                    generator ids
+	--etcd ENDPOINTS    the launch log in etcd instead; without --node,
+	                    claim free nodes for traceid and snowflake there
+	--etcd-prefix P     key prefix in etcd (default "idkit/")
+	--launch N          decimalid's launch (default the current launch)
+	--segment-tag TAG   also serve dense IDs of TAG from blocks reserved in
+	                    the launch log (or etcd), at /v1/segment/TAG;
+	                    repeatable, or comma-separated
+	--max-n N           most IDs a request may ask for (default 10000)
+	--shutdown-timeout D  how long requests in flight may take to finish
+	                    on SIGTERM (default 10s)
+
+A restarted server never repeats an ID, whether stopped with SIGTERM or
+killed: traceid and snowflake keep high-water marks in the launch log and a
+restarted generator answers its first request once the clock has passed
+them (about a second); decimalid takes a fresh generator id each start;
+segment tags continue above the blocks reserved before; objectid draws
+fresh random process bytes.
+
+Examples:
+
+	idkit launch begin --ticket REL-42
+	idkit serve --node 7
+	curl 'http://127.0.0.1:8080/v1/traceid?n=3'
+	curl -H 'Accept: text/plain' 'http://127.0.0.1:8080/v1/snowflake?n=3'
+	curl http://127.0.0.1:8080/v1/traceid/4649612847423160321
+	idkit serve --addr :8080 --etcd 10.0.0.5:2379 --schemes traceid,decimalid
+	idkit serve --node 7 --segment-tag order,invoice
+	curl 'http://127.0.0.1:8080/v1/segment/order?n=5'
+`,
+	Run: runServe,
+}
+
+// serveSchemes are the schemes serve offers, in order.
+var serveSchemes = []string{"traceid", "snowflake", "decimalid", "objectid"}
+
+// serveStops holds, for consoles that tests make, a context whose end
+// stops serve as SIGTERM does.
+var serveStops sync.Map // *console → context.Context
+
+func runServe(c *console, args []string) error {
+	fs := newFlags("serve")
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, host:port")
+	list := fs.String("schemes", strings.Join(serveSchemes, ","), "schemes to serve, comma-separated")
+	node := fs.Int64("node", 0, "node of traceid and snowflake")
+	threadBits := fs.Int("thread-bits", 0, "traceid's thread bits, 0 to 16")
+	preset := fs.String("preset", "twitter", "snowflake layout")
+	fields := make(map[string]*int64)
+	for _, name := range snowflakeFieldNames() {
+		fields[name] = fs.Int64(name, 0, "snowflake node field "+name)
+	}
+	where := addStoreFlags(fs, defaultLog)
+	launch := fs.Int("launch", 0, "decimalid's launch, 1 to 99999 (default the current launch)")
+	var tags []string
+	fs.Func("segment-tag", "serve a segment allocator's tag at /v1/segment/TAG (repeatable, or comma-separated)", func(v string) error {
+		for tag := range strings.SplitSeq(v, ",") {
+			if err := segment.CheckTag(tag); err != nil {
+				return err
+			}
+			if slices.Contains(tags, tag) {
+				return fmt.Errorf("tag %q given twice", tag)
+			}
+			tags = append(tags, tag)
+		}
+		return nil
+	})
+	maxN := fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
+	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	want, err := serveSchemeList(*list)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *maxN < 1 || *maxN > 1_000_000:
+		return usagef("--max-n %d out of range, want 1 to 1000000", *maxN)
+	case *grace < 0:
+		return usagef("--shutdown-timeout %v is negative", *grace)
+	case isSet(fs, "launch") && (*launch < 1 || *launch > decimalid.MaxLaunch):
+		return usagef("--launch %d out of range, want 1 to %d", *launch, decimalid.MaxLaunch)
+	}
+	claiming := isSet(fs, "etcd") && !isSet(fs, "node")
+
+	// Check every flag before opening the store or claiming a node.
+	var layout snowflake.Layout
+	if want["traceid"] {
+		if !isSet(fs, "node") && !claiming {
+			return usagef("traceid needs --node (0 to %d), or --etcd to claim one; --schemes leaves it out", traceid.MaxNode)
+		}
+		if isSet(fs, "node") && (*node < 0 || *node > traceid.MaxNode) {
+			return usagef("--node %d out of range for traceid, want 0 to %d", *node, traceid.MaxNode)
+		}
+		if *threadBits < 0 || *threadBits > traceid.MaxThreadBits {
+			return usagef("--thread-bits %d out of range, want 0 to %d", *threadBits, traceid.MaxThreadBits)
+		}
+	}
+	var sfNode map[string]int64
+	if want["snowflake"] {
+		if layout, err = presetFlag(*preset); err != nil {
+			return err
+		}
+		if !claiming {
+			if sfNode, err = serveSnowflakeNode(fs, layout, *node, fields); err != nil {
+				return err
+			}
+		}
+	}
+
+	l, err := where.open(c)
+	if err != nil {
+		return err
+	}
+	cfg := serve.Config{
+		Store:  l,
+		MaxN:   *maxN,
+		Clock:  c.clock,
+		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if want["traceid"] {
+		o := traceid.Options{Node: int(*node), ThreadBits: *threadBits}
+		if claiming {
+			if o.Claim, err = where.claim(c, "traceid", 0, traceid.MaxNode); err != nil {
+				return err
+			}
+		}
+		cfg.TraceID = &o
+	}
+	if want["snowflake"] {
+		o := snowflake.Options{Layout: layout, Node: sfNode}
+		if claiming {
+			if o.Claim, err = claimSnowflake(c, where, fs, layout, fields); err != nil {
+				return err
+			}
+		}
+		cfg.Snowflake = &o
+	}
+	if want["decimalid"] {
+		if !isSet(fs, "launch") {
+			cur, err := l.Current()
+			switch {
+			case errors.Is(err, launchlog.ErrNoLaunch) && !isSet(fs, "schemes"):
+				fmt.Fprintf(c.stderr, "idkit serve: decimalid not served: no launch in %s yet; record one with 'idkit launch begin %s'\n", where.name(), where.hint())
+			case errors.Is(err, launchlog.ErrNoLaunch):
+				return fmt.Errorf("decimalid: no launch in %s yet; record one with 'idkit launch begin %s', or give --launch N", where.name(), where.hint())
+			case err != nil:
+				return err
+			default:
+				*launch = cur.ID
+			}
+		}
+		if *launch != 0 {
+			cfg.DecimalID = &decimalid.Options{Launch: *launch}
+		}
+	}
+	if want["objectid"] {
+		cfg.ObjectID = &objectid.Options{}
+	}
+	for _, tag := range tags {
+		cfg.Segments = append(cfg.Segments, segment.Options{Tag: tag})
+	}
+	if cfg.TraceID == nil && cfg.Snowflake == nil && cfg.DecimalID == nil && cfg.ObjectID == nil && len(cfg.Segments) == 0 {
+		return errors.New("no scheme left to serve")
+	}
+
+	// Stop on SIGTERM or SIGINT from here on, before the address is
+	// printed, so that a signal sent as soon as it is known stops the
+	// server gracefully.
+	stop := context.Background()
+	if ctx, ok := serveStops.Load(c); ok {
+		stop = ctx.(context.Context)
+	}
+	stop, cancel := signal.NotifyContext(stop, os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	srv, err := serve.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "idkit serve: listening on http://%s (%s)\n", ln.Addr(), strings.Join(srv.Schemes(), ", "))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-stop.Done():
+	}
+	ctx, cancelGrace := context.WithTimeout(context.Background(), *grace)
+	defer cancelGrace()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("stopping: requests still in flight after --shutdown-timeout %v: %w", *grace, err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	fmt.Fprintln(c.stderr, "idkit serve: stopped")
+	return nil
+}
+
+// serveSchemeList reads --schemes.
+func serveSchemeList(list string) (map[string]bool, error) {
+	want := make(map[string]bool)
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(serveSchemes, name) {
+			return nil, usagef("--schemes: unknown scheme %q, want some of %s", name, strings.Join(serveSchemes, ", "))
+		}
+		want[name] = true
+	}
+	if len(want) == 0 {
+		return nil, usagef("--schemes %q names no scheme, want some of %s", list, strings.Join(serveSchemes, ", "))
+	}
+	return want, nil
+}
+
+// serveSnowflakeNode returns snowflake's node fields: the fields given by
+// name (missing ones 0), or else --node split into the layout's fields.
+func serveSnowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields map[string]*int64) (map[string]int64, error) {
+	values := make(map[string]int64)
+	for _, name := range snowflakeFieldNames() {
+		if !isSet(fs, name) {
+			continue
+		}
+		f, ok := fieldOf(layout, name)
+		if !ok {
+			return nil, usagef("--%s: preset %s has no field %s (%s)", name, layout.Name, name, describeFields(layout))
+		}
+		if v, max := *fields[name], int64(1)<<f.Bits-1; v < 0 || v > max {
+			return nil, usagef("--%s %d out of range for preset %s, want 0 to %d", name, v, layout.Name, max)
+		}
+		values[name] = *fields[name]
+	}
+	switch {
+	case len(values) > 0 || len(layout.Fields) == 0:
+		return values, nil
+	case !isSet(fs, "node"):
+		return nil, usagef("snowflake needs --node (0 to %d) or the preset's fields (%s), or --etcd to claim them; --schemes leaves it out",
+			int64(1)<<layout.NodeBits()-1, describeFields(layout))
+	}
+	if max := int64(1)<<layout.NodeBits() - 1; node < 0 || node > max {
+		return nil, usagef("--node %d out of range for snowflake preset %s, want 0 to %d; give its fields (%s) instead, or leave it out with --schemes",
+			node, layout.Name, max, describeFields(layout))
+	}
+	return layout.SplitNode(node)
+}
