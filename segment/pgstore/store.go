@@ -103,12 +103,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 	if sync == "off" {
 		return nil, fmt.Errorf("%w: synchronous_commit is off, so a crash of the server could hand out a block twice; set it to on", ErrNotDurable)
 	}
-	create := "CREATE TABLE IF NOT EXISTS " + table + ` (
-		biz_tag text PRIMARY KEY,
-		max_id bigint NOT NULL CHECK (max_id >= 0),
-		step bigint NOT NULL,
-		update_time timestamptz NOT NULL DEFAULT now())`
-	if _, err := pool.Exec(ctx, create); err != nil && !raced(err) {
+	if err := createTable(ctx, pool, table); err != nil {
 		return nil, fmt.Errorf("pgstore: create table %s: %w", table, err)
 	}
 	return &Store{
@@ -119,11 +114,23 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 	}, nil
 }
 
-// raced reports the error of a CREATE TABLE IF NOT EXISTS that lost a
-// race with the same statement in another session.
-func raced(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07")
+// createTable creates table if it is missing. Two sessions running CREATE
+// TABLE IF NOT EXISTS at once can both miss the table and one then fails
+// on the catalog (a duplicate type, key or relation), so the statement
+// runs under a transaction-scoped advisory lock on the table's name: the
+// processes that open one store at the same moment take turns.
+func createTable(ctx context.Context, pool *pgxpool.Pool, table string) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "idkit segment table "+table); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+` (
+			biz_tag text PRIMARY KEY,
+			max_id bigint NOT NULL CHECK (max_id >= 0),
+			step bigint NOT NULL,
+			update_time timestamptz NOT NULL DEFAULT now())`)
+		return err
+	})
 }
 
 // Table returns the table's quoted name.

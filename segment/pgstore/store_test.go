@@ -122,6 +122,46 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
+// TestConcurrentOpen: processes that start together all open the store,
+// though each finds the table missing and creates it. Without the advisory
+// lock around CREATE TABLE IF NOT EXISTS, PostgreSQL failed some of them
+// with "type already exists" or a duplicate key in its catalog.
+func TestConcurrentOpen(t *testing.T) {
+	t.Parallel()
+	dsn, schema, _ := newSchema(t)
+	ctx := context.Background()
+	const rounds, openers = 10, 8
+	pools := make([]*pgxpool.Pool, openers)
+	for i := range pools {
+		pool, err := pgxpool.New(ctx, dsn)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+		require.NoError(t, pool.Ping(ctx)) // connected before the race starts
+		pools[i] = pool
+	}
+	for round := range rounds {
+		table := fmt.Sprintf("%s.blocks%d", schema, round)
+		errs := make([]error, openers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, pool := range pools {
+			wg.Go(func() {
+				<-start
+				s, err := pgstore.New(ctx, pool, pgstore.Options{Table: table})
+				if err == nil {
+					_, err = s.ReserveBlock(ctx, "t", 1)
+				}
+				errs[i] = err
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "round %d, opener %d", round, i)
+		}
+	}
+}
+
 // TestInvalidTable: a table name that is not an identifier is refused
 // before anything reaches the server. (Bad tags and steps are the
 // conformance suite's.)
