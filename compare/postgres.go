@@ -44,8 +44,9 @@ func openPostgres(ctx context.Context, dsn string) (*postgresEngine, error) {
 	// leave it, since another run on the same server may be using it.
 	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgstattuple"); err != nil {
 		var pgErr *pgconn.PgError
-		// Two runs creating it at once: one loses the race on the catalog.
-		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		// Two runs creating it at once: one loses the race on the catalog
+		// (a duplicate key, or the extension found to exist).
+		if !errors.As(err, &pgErr) || (pgErr.Code != "23505" && pgErr.Code != "42710") {
 			conn.Close(ctx)
 			return nil, fmt.Errorf("compare: postgres: create extension pgstattuple: %w", err)
 		}
