@@ -221,17 +221,23 @@ func TestClaimCutOffHolderHandsOver(t *testing.T) {
 	first.Client = viaProxy
 	a := claim(t, first)
 	aIDs, aLast, aErr, aIssuing := issueUntilLost(t, a, viaProxy, prefix)
-	<-aIssuing
+	select {
+	case <-aIssuing:
+	case err := <-aErr:
+		t.Fatalf("the first holder failed before its first ID: %v", err)
+	}
 	proxy.Cut()
 
+	// The node frees itself a TTL after the cut; a minute is ample.
 	second := o
 	second.Client = direct
 	var b *fleet.Claim
-	for b == nil {
+	for giveUp := time.Now().Add(time.Minute); b == nil; {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c, err := fleet.ClaimNode(ctx, second)
 		cancel()
 		if errors.Is(err, fleet.ErrNoFreeNode) {
+			require.True(t, time.Now().Before(giveUp), "node 0 still held a minute after its holder was cut off")
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
@@ -240,7 +246,12 @@ func TestClaimCutOffHolderHandsOver(t *testing.T) {
 		b = c
 	}
 	takenAt := time.Now()
-	require.ErrorIs(t, <-aErr, traceid.ErrNodeLost)
+	select {
+	case err := <-aErr:
+		require.ErrorIs(t, err, traceid.ErrNodeLost)
+	case <-time.After(time.Minute):
+		t.Fatal("the cut-off holder still issues IDs after its node was taken over")
+	}
 	require.True(t, (<-aLast).Before(takenAt), "the cut-off holder issued after the node was taken over")
 	require.True(t, a.Deadline().Before(takenAt), "the cut-off holder's deadline passed before the node was taken over")
 
