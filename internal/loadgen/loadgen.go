@@ -211,7 +211,7 @@ func (w *worker) run(ctx context.Context, start, measure, end time.Time) {
 			return
 		}
 		if d := due.Sub(now); d > 0 {
-			time.Sleep(d)
+			sleep(d)
 		}
 		sent := time.Now()
 		ids, err := w.get()
