@@ -16,7 +16,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
+	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/mysqlstore"
@@ -28,13 +31,18 @@ import (
 // server (host:port) for the rows of the Redis block store and Redis INCR.
 const EnvRedisAddr = "IDKIT_REDIS_ADDR"
 
+// EnvEtcdEndpoints names the environment variable with the client URLs of
+// an etcd cluster, separated by commas, for the rows of the etcd block
+// store (fleet.Log).
+const EnvEtcdEndpoints = "IDKIT_ETCD_ENDPOINTS"
+
 // The rows of the segment allocator: dense int64 IDs from blocks reserved
 // in a store. Each writer is an Allocator of its own on one tag, as K app
 // instances sharing a store would run. The bbolt row (launchlog) always
-// runs; the rows of PostgreSQL, MariaDB/MySQL and Redis are registered
-// when $IDKIT_POSTGRES_DSN, $IDKIT_MYSQL_DSN and $IDKIT_REDIS_ADDR name a
-// server as the process starts, and are absent otherwise. An etcd row is
-// left out: compare has no etcd address to measure against.
+// runs; the rows of PostgreSQL, MariaDB/MySQL, Redis and etcd are
+// registered when $IDKIT_POSTGRES_DSN, $IDKIT_MYSQL_DSN, $IDKIT_REDIS_ADDR
+// and $IDKIT_ETCD_ENDPOINTS name a server as the process starts, and are
+// absent otherwise.
 //
 // A "-fetch" row measures the latency of one block reservation: its speed
 // reserves one block per ID and keys it by the block's first ID (Redis
@@ -43,8 +51,8 @@ const EnvRedisAddr = "IDKIT_REDIS_ADDR"
 //
 // Each Scheme.New or Scheme.Keys call makes its own scratch place: a
 // bbolt file in a new directory, a temporary PostgreSQL table, a MariaDB
-// database and a Redis key, each named with a random suffix, which
-// CloseGenerators removes. A Redis key also expires after scratchAge, in
+// database, a Redis key and an etcd key prefix, each named with a random
+// suffix, which CloseGenerators removes. A Redis key also expires after scratchAge, in
 // case the process dies before it is removed.
 func init() {
 	register(scratch{getenv: os.Getenv}.schemes()...)
@@ -102,6 +110,12 @@ func (sc scratch) schemes() []Scheme {
 		out = append(out,
 			segmentScheme("segment-redis", "Redis INCRBY", "github.com/idkit/idkit/segment/redisstore", open),
 			redisIncrScheme(addr))
+	}
+	if urls := sc.getenv(EnvEtcdEndpoints); urls != "" {
+		open := func() (scratchStore, error) { return openEtcdScratch(strings.Split(urls, ",")) }
+		out = append(out,
+			segmentScheme("segment-etcd", "etcd, one guarded transaction (fleet.Log)", "github.com/idkit/idkit/fleet", open),
+			fetchScheme("segment-etcd-fetch", "etcd", "github.com/idkit/idkit/fleet", open))
 	}
 	return out
 }
@@ -345,4 +359,34 @@ func closeRedisScratch(addr string, s *redisstore.Store, tag string) error {
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	err := c.Del(context.Background(), s.Key(tag)).Err()
 	return errors.Join(err, c.Close(), s.Close())
+}
+
+// openEtcdScratch returns a store under a new key prefix, which closing
+// deletes.
+func openEtcdScratch(endpoints []string) (scratchStore, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return scratchStore{}, fmt.Errorf("etcd: %w", err)
+	}
+	// The client connects lazily: ask once, so that an unreachable cluster
+	// fails here as the other stores do.
+	prefix := "/idkit-" + scratchTag() + "/"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
+		cli.Close()
+		return scratchStore{}, fmt.Errorf("etcd at %s: %w", strings.Join(endpoints, ","), err)
+	}
+	l, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
+	if err != nil {
+		cli.Close()
+		return scratchStore{}, err
+	}
+	drop := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := cli.Delete(ctx, prefix, clientv3.WithPrefix())
+		return errors.Join(err, cli.Close())
+	}
+	return scratchStore{l, scratchTag(), prefix, drop}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/idkit/idkit/internal/etcdtest"
 )
 
 // TestSegmentRowsNeedServers: without a server address only the bbolt row
@@ -28,8 +32,8 @@ func TestSegmentRowsNeedServers(t *testing.T) {
 	}
 	assert.Equal(t, []string{"segment-bbolt"}, names(nil))
 	assert.Equal(t, []string{"segment-bbolt", "segment-redis", "redis-incr"}, names(map[string]string{EnvRedisAddr: "127.0.0.1:6379"}))
-	assert.Equal(t, []string{"segment-bbolt", "segment-postgres", "segment-postgres-fetch", "segment-mysql", "segment-mysql-fetch", "segment-redis", "redis-incr"},
-		names(map[string]string{EnvPostgresDSN: "x", EnvMySQLDSN: "y", EnvRedisAddr: "z"}))
+	assert.Equal(t, []string{"segment-bbolt", "segment-postgres", "segment-postgres-fetch", "segment-mysql", "segment-mysql-fetch", "segment-redis", "redis-incr", "segment-etcd", "segment-etcd-fetch"},
+		names(map[string]string{EnvPostgresDSN: "x", EnvMySQLDSN: "y", EnvRedisAddr: "z", EnvEtcdEndpoints: "http://e1,http://e2"}))
 
 	// The registry holds the rows of the servers named as the process
 	// started, and the bbolt row always.
@@ -40,11 +44,22 @@ func TestSegmentRowsNeedServers(t *testing.T) {
 }
 
 // segmentScratch returns the rows of the servers of the environment, with
-// their bbolt files in the test's directory.
+// their bbolt files in the test's directory; the etcd rows run on an
+// embedded member unless $IDKIT_ETCD_ENDPOINTS names a cluster.
 func segmentScratch(t *testing.T) []Scheme {
 	t.Helper()
-	sc := scratch{getenv: os.Getenv, dir: t.TempDir()}
-	if len(sc.schemes()) == 1 {
+	etcd := os.Getenv(EnvEtcdEndpoints)
+	if etcd == "" {
+		etcd = etcdtest.Start(t, 1).Endpoint(0)
+	}
+	getenv := func(k string) string {
+		if k == EnvEtcdEndpoints {
+			return etcd
+		}
+		return os.Getenv(k)
+	}
+	sc := scratch{getenv: getenv, dir: t.TempDir()}
+	if len(sc.schemes()) == 3 {
 		t.Logf("only the bbolt row: set %s, %s and %s to measure the servers' rows", EnvPostgresDSN, EnvMySQLDSN, EnvRedisAddr)
 	}
 	return sc.schemes()
@@ -84,6 +99,17 @@ func TestSegmentScratchRemoved(t *testing.T) {
 			var n int
 			require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", sc.where).Scan(&n))
 			return n == 0
+		})
+	})
+	t.Run("etcd", func(t *testing.T) {
+		cluster := etcdtest.Start(t, 1)
+		sc, err := openEtcdScratch([]string{cluster.Endpoint(0)})
+		require.NoError(t, err)
+		cli := cluster.Client()
+		check(t, sc, func() bool {
+			resp, err := cli.Get(context.Background(), sc.where, clientv3.WithPrefix(), clientv3.WithCountOnly())
+			require.NoError(t, err)
+			return resp.Count == 0
 		})
 	})
 	t.Run("redis", func(t *testing.T) {
@@ -171,14 +197,20 @@ func TestSegmentStoreDown(t *testing.T) {
 	t.Parallel()
 	down := scratch{getenv: func(k string) string {
 		return map[string]string{
-			EnvPostgresDSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=5",
-			EnvMySQLDSN:    "nobody@tcp(127.0.0.1:1)/none?timeout=5s",
-			EnvRedisAddr:   "127.0.0.1:1",
+			EnvPostgresDSN:   "postgres://nobody@127.0.0.1:1/none?connect_timeout=5",
+			EnvMySQLDSN:      "nobody@tcp(127.0.0.1:1)/none?timeout=5s",
+			EnvRedisAddr:     "127.0.0.1:1",
+			EnvEtcdEndpoints: "http://127.0.0.1:1",
 		}[k]
 	}, dir: t.TempDir()}
-	for _, s := range down.schemes()[1:] {
+	schemes := down.schemes()[1:]
+	require.Len(t, schemes, 8)
+	for _, s := range schemes {
 		_, err := s.New(1)
 		assert.Error(t, err, s.Name)
-		assert.ErrorContains(t, err, "compare: ", s.Name)
+		assert.ErrorContains(t, err, "compare: "+s.Name+": ", s.Name)
+		if strings.HasPrefix(s.Name, "segment-etcd") {
+			assert.ErrorContains(t, err, "etcd at http://127.0.0.1:1: ", s.Name)
+		}
 	}
 }
