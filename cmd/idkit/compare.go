@@ -47,6 +47,13 @@ What each layout claims (bits, JS-safe, time order, lifetime, IDs per
 second per node) is computed from its constants and labelled so; every
 other figure is measured in the run. A progress bar goes to stderr.
 
+The segment allocator's rows on servers (segment-postgres, segment-mysql,
+segment-redis, redis-incr, segment-etcd, and the -fetch rows) are listed
+only when these name the servers as idkit starts: $%s,
+$%s, $%s, $%s. Each row
+works in a scratch table, database, key or key prefix of its own and
+removes it.
+
 Flags:
 
   -n N            keys per load, 1..=%d (default %d)
@@ -73,7 +80,9 @@ Examples:
   idkit compare --schemes counter,uuidv4,uuidv7,traceid --writers 8
   idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
       --need 64bit,writers=8 --engine postgres --html report.html
-`, compare.DefaultBatchSize, compare.DefaultValueSize, compare.MaxN, compare.DefaultN,
+`, compare.DefaultBatchSize, compare.DefaultValueSize,
+		compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.EnvRedisAddr, compare.EnvEtcdEndpoints,
+		compare.MaxN, compare.DefaultN,
 		compare.MaxWriters, compare.DefaultWriters, strings.Join(compare.Names(), ", "),
 		compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.DefaultBatchSize, compare.NeedHelp,
 		strings.Join(compare.EngineNames, ", ")),
