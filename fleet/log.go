@@ -13,10 +13,7 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/launchlog"
@@ -578,10 +575,9 @@ func (l *Log) run(op string, attempt func(ctx context.Context) error) error {
 			return fmt.Errorf("%w: %s under %s: no answer within %v: %w", ErrUnavailable, op, l.prefix, l.timeout, err)
 		case expired:
 			continue // this attempt's share of the timeout ran out; try again
-		case errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled ||
-			errors.Is(err, clientv3.ErrNoAvailableEndpoints):
+		case cancelled(err):
 			return fmt.Errorf("%w: %s under %s: %w", ErrUnavailable, op, l.prefix, err)
-		case !logTransient(err):
+		case !unanswered(err):
 			return fmt.Errorf("fleet: %s under %s: %w", op, l.prefix, err)
 		}
 		t := time.NewTimer(pause)
@@ -593,18 +589,6 @@ func (l *Log) run(op string, attempt func(ctx context.Context) error) error {
 		}
 		pause = min(2*pause, 200*time.Millisecond)
 	}
-}
-
-// logTransient reports whether etcd may soon answer the request that
-// failed with err: gRPC's Unavailable covers no leader, a leader change, a
-// request timed out inside etcd and a lost connection.
-func logTransient(err error) bool {
-	var ee rpctypes.EtcdError
-	if errors.As(err, &ee) {
-		return ee.Code() == codes.Unavailable
-	}
-	c := status.Code(err)
-	return c == codes.Unavailable || c == codes.DeadlineExceeded
 }
 
 // errLogConflict reports that another writer changed a key between read
