@@ -346,21 +346,9 @@ func claimSnowflake(c *console, where *storeFlags, fs *flag.FlagSet, layout snow
 // snowflakeNode returns the node field values of layout that the flags
 // give: --node for all fields at once, or the fields by name.
 func snowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields map[string]*int64) (map[string]int64, error) {
-	values := make(map[string]int64)
-	var named []string
-	for _, name := range snowflakeFieldNames() {
-		if fields[name] == nil || !isSet(fs, name) {
-			continue
-		}
-		named = append(named, "--"+name)
-		f, ok := fieldOf(layout, name)
-		if !ok {
-			return nil, usagef("--%s: preset %s has no field %s (%s)", name, layout.Name, name, describeFields(layout))
-		}
-		if v, max := *fields[name], int64(1)<<f.Bits-1; v < 0 || v > max {
-			return nil, usagef("--%s %d out of range for preset %s, want 0 to %d", name, v, layout.Name, max)
-		}
-		values[name] = *fields[name]
+	values, named, err := namedFields(fs, layout, fields)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case isSet(fs, "node") && len(named) > 0:
@@ -380,6 +368,28 @@ func snowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields
 			int64(1)<<layout.NodeBits()-1, describeFields(layout))
 	}
 	return values, nil
+}
+
+// namedFields returns the node fields of layout given as flags, checked
+// against their widths, and the flags that gave them.
+func namedFields(fs *flag.FlagSet, layout snowflake.Layout, fields map[string]*int64) (map[string]int64, []string, error) {
+	values := make(map[string]int64)
+	var named []string
+	for _, name := range snowflakeFieldNames() {
+		if fields[name] == nil || !isSet(fs, name) {
+			continue
+		}
+		named = append(named, "--"+name)
+		f, ok := fieldOf(layout, name)
+		if !ok {
+			return nil, nil, usagef("--%s: preset %s has no field %s (%s)", name, layout.Name, name, describeFields(layout))
+		}
+		if v, max := *fields[name], int64(1)<<f.Bits-1; v < 0 || v > max {
+			return nil, nil, usagef("--%s %d out of range for preset %s, want 0 to %d", name, v, layout.Name, max)
+		}
+		values[name] = *fields[name]
+	}
+	return values, named, nil
 }
 
 func fieldOf(l snowflake.Layout, name string) (snowflake.Field, bool) {

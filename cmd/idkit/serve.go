@@ -290,19 +290,9 @@ func serveSchemeList(list string) (map[string]bool, error) {
 // serveSnowflakeNode returns snowflake's node fields: the fields given by
 // name (missing ones 0), or else --node split into the layout's fields.
 func serveSnowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, fields map[string]*int64) (map[string]int64, error) {
-	values := make(map[string]int64)
-	for _, name := range snowflakeFieldNames() {
-		if !isSet(fs, name) {
-			continue
-		}
-		f, ok := fieldOf(layout, name)
-		if !ok {
-			return nil, usagef("--%s: preset %s has no field %s (%s)", name, layout.Name, name, describeFields(layout))
-		}
-		if v, max := *fields[name], int64(1)<<f.Bits-1; v < 0 || v > max {
-			return nil, usagef("--%s %d out of range for preset %s, want 0 to %d", name, v, layout.Name, max)
-		}
-		values[name] = *fields[name]
+	values, _, err := namedFields(fs, layout, fields)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case len(values) > 0 || len(layout.Fields) == 0:
