@@ -35,6 +35,14 @@ import (
 // how far it may lag behind [Clock.Now].
 const Resolution = time.Millisecond
 
+// CoarseLag is how long after a unit of time ends a generator may still
+// hand out IDs of that unit: its fast path tells units apart by the coarse
+// view, which lags [Clock.Now] by about a Resolution, and by more when a
+// busy scheduler delays the ticker. A generator on a node held until a
+// deadline (a claim) enters a unit only if the unit ends at least
+// CoarseLag before the deadline.
+const CoarseLag = 50 * time.Millisecond
+
 // Clock tells the wall-clock time. Implementations are safe for concurrent
 // use.
 type Clock interface {

@@ -72,7 +72,7 @@ func (l *Log) ReserveBlock(ctx context.Context, tag string, step int64) (segment
 			if cerr := ctx.Err(); cerr != nil {
 				return fmt.Errorf("%w: %s under %s: %w", ErrUnavailable, op, l.prefix, cerr)
 			}
-			return logEtcdError{err}
+			return clientError{err}
 		}
 		if resp.Succeeded {
 			block = segment.Block{First: seen.last + 1, Last: next}
@@ -82,7 +82,7 @@ func (l *Log) ReserveBlock(ctx context.Context, tag string, step int64) (segment
 		if seen, err = l.parseBlock(tag, firstKV(resp.Responses[0])); err != nil {
 			return err
 		}
-		return errLogConflict
+		return errConflict
 	})
 	l.mu.Lock()
 	if len(l.blocks) >= maxHints {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,10 +26,6 @@ const (
 	DefaultTTL     = 10 * time.Second
 	DefaultTimeout = 5 * time.Second
 	DefaultMaxSkew = 5 * time.Second
-	// InFlight is the part of every claim's margin that covers the unit a
-	// generator may still be issuing in when it last checked its claim:
-	// TraceId checks at each new second, Snowflake at each new tick.
-	InFlight = time.Second
 )
 
 // MaxNode is the largest node number a claim can name.
@@ -55,9 +50,10 @@ type ClaimOptions struct {
 	// Zero means DefaultTTL. A holder that dies frees its node after TTL.
 	TTL time.Duration
 	// Margin is how long before the lease could expire in etcd the holder
-	// treats its claim as lost. Zero means InFlight + TTL/50 (clock-rate
-	// drift of 2%, far beyond any working clock). It must be at least
-	// InFlight and less than TTL minus Interval.
+	// treats its claim as lost. It covers this host's clock running slow
+	// against etcd's: TTL/50 for a clock rate off by 2%, far beyond any
+	// working clock. Zero means TTL/25, twice that. It must be at least
+	// TTL/50, and Margin + Interval less than TTL.
 	Margin time.Duration
 	// Interval is how often the holder renews its lease and records its
 	// clock. Zero means min(TTL/3, 3s).
@@ -99,8 +95,13 @@ type Record struct {
 // is never held twice, even when the holder is cut off from etcd and learns
 // nothing. A lost claim stays lost; claim again for a new one.
 //
+// A Claim also keeps its node's high-water marks, in the same keys as a
+// [Log] with the same prefix, and fences every write with itself (see
+// [Claim.AdvanceHighWater]).
+//
 // A Claim is safe for concurrent use. traceid and snowflake generators take
-// one in their Options and check it on their slow paths.
+// one in their Options, keep their marks in it and check it on their slow
+// paths; use one generator per claim.
 type Claim struct {
 	cli      *clientv3.Client
 	key      string
@@ -123,6 +124,10 @@ type Claim struct {
 	stop     chan struct{}
 	done     chan struct{}
 	closing  sync.Once
+
+	marks  *Log       // the key layout, parsing and timeout of the node's marks
+	markMu sync.Mutex // one mark request at a time; guards own
+	own    map[string]markState
 }
 
 // ClaimNode claims the lowest free node number in [o.Min, o.Max] of
@@ -135,7 +140,13 @@ func ClaimNode(ctx context.Context, o ClaimOptions) (*Claim, error) {
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
+	marks, err := NewLog(LogOptions{Client: o.Client, Prefix: o.Prefix, Timeout: o.Timeout, Clock: o.Clock})
+	if err != nil {
+		return nil, err
+	}
 	c := &Claim{
+		marks:    marks,
+		own:      make(map[string]markState),
 		cli:      o.Client,
 		ttl:      o.TTL,
 		margin:   o.Margin,
@@ -152,11 +163,11 @@ func ClaimNode(ctx context.Context, o ClaimOptions) (*Claim, error) {
 		return nil, err
 	}
 	sent := c.clock.Now()
-	grant, err := withTimeout(ctx, c.timeout, func(ctx context.Context) (*clientv3.LeaseGrantResponse, error) {
+	grant, err := request(ctx, c.timeout, "grant a lease", func(ctx context.Context) (*clientv3.LeaseGrantResponse, error) {
 		return c.cli.Grant(ctx, int64(c.ttl/time.Second))
 	})
 	if err != nil {
-		return nil, etcdError("grant a lease", err)
+		return nil, err
 	}
 	c.lease = grant.ID
 	c.setDeadline(sent, grant.TTL)
@@ -191,10 +202,10 @@ func (o *ClaimOptions) setDefaults() error {
 		return fmt.Errorf("%w: ClaimOptions.TTL = %v, want whole seconds from 2s to 1h", ErrInvalid, o.TTL)
 	}
 	o.Interval = cmp.Or(o.Interval, min(o.TTL/3, 3*time.Second))
-	o.Margin = cmp.Or(o.Margin, InFlight+o.TTL/50)
-	if o.Interval <= 0 || o.Margin < InFlight || o.Margin+o.Interval >= o.TTL {
-		return fmt.Errorf("%w: ClaimOptions.Margin = %v, Interval = %v, want Interval > 0, Margin >= %v and Margin + Interval < TTL (%v)",
-			ErrInvalid, o.Margin, o.Interval, InFlight, o.TTL)
+	o.Margin = cmp.Or(o.Margin, o.TTL/25)
+	if o.Interval <= 0 || o.Margin < o.TTL/50 || o.Margin+o.Interval >= o.TTL {
+		return fmt.Errorf("%w: ClaimOptions.Margin = %v, Interval = %v, want Interval > 0, Margin >= TTL/50 (%v) and Margin + Interval < TTL (%v)",
+			ErrInvalid, o.Margin, o.Interval, o.TTL/50, o.TTL)
 	}
 	o.MaxSkew = cmp.Or(o.MaxSkew, DefaultMaxSkew)
 	o.Timeout = cmp.Or(o.Timeout, DefaultTimeout)
@@ -248,16 +259,19 @@ func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
 		if err != nil {
 			return fmt.Errorf("fleet: encode claim record: %w", err)
 		}
-		resp, err := withTimeout(ctx, c.timeout, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		// A retry after an unanswered attempt finds the key created by
+		// that attempt: under this claim's lease, it is this claim's.
+		resp, err := request(ctx, c.timeout, "claim node "+strconv.Itoa(n), func(ctx context.Context) (*clientv3.TxnResponse, error) {
 			return c.cli.Txn(ctx).
 				If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 				Then(clientv3.OpPut(key, string(val), clientv3.WithLease(c.lease))).
+				Else(clientv3.OpGet(key)).
 				Commit()
 		})
 		if err != nil {
-			return etcdError("claim node "+strconv.Itoa(n), err)
+			return err
 		}
-		if resp.Succeeded {
+		if kv := firstKV(resp.Responses[0]); resp.Succeeded || (kv != nil && clientv3.LeaseID(kv.Lease) == c.lease) {
 			c.node, c.key, c.record = n, key, rec
 			return nil
 		}
@@ -280,11 +294,11 @@ func (c *Claim) keepLeaseDuringTake(ctx context.Context) error {
 
 // listTaken returns the claimed numbers in [lo, hi].
 func (c *Claim) listTaken(ctx context.Context, dir string, lo, hi int) (map[int]bool, error) {
-	resp, err := withTimeout(ctx, c.timeout, func(ctx context.Context) (*clientv3.GetResponse, error) {
+	resp, err := request(ctx, c.timeout, "list claimed nodes", func(ctx context.Context) (*clientv3.GetResponse, error) {
 		return c.cli.Get(ctx, nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithKeysOnly())
 	})
 	if err != nil {
-		return nil, etcdError("list claimed nodes", err)
+		return nil, err
 	}
 	taken := make(map[int]bool, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
@@ -310,41 +324,6 @@ func pickFree(taken map[int]bool, lo, hi, window int) (int, bool) {
 	return free[rand.IntN(len(free))], true
 }
 
-// checkSkew compares this host's clock with the records of up to 64 live
-// holders in the space. A record is up to its holder's Interval old, so
-// each offset counts half that interval as the record's age: the estimate
-// is good to half an interval.
-func (c *Claim) checkSkew(ctx context.Context, dir string, bound time.Duration) error {
-	if bound < 0 {
-		return nil
-	}
-	resp, err := withTimeout(ctx, c.timeout, func(ctx context.Context) (*clientv3.GetResponse, error) {
-		return c.cli.Get(ctx, dir, clientv3.WithPrefix(), clientv3.WithLimit(64))
-	})
-	if err != nil {
-		return etcdError("read the holders' clocks", err)
-	}
-	now := c.clock.Now()
-	var offsets []time.Duration
-	for _, kv := range resp.Kvs {
-		var rec Record
-		if json.Unmarshal(kv.Value, &rec) != nil || rec.Clock.IsZero() {
-			continue
-		}
-		offsets = append(offsets, now.Sub(rec.Clock)-rec.Interval/2)
-	}
-	if len(offsets) == 0 {
-		return nil
-	}
-	slices.Sort(offsets)
-	median := offsets[len(offsets)/2]
-	if median > bound || median < -bound {
-		return fmt.Errorf("%w: this host's clock reads %v from the median of %d live holders' clocks, want within ±%v",
-			ErrClockSkew, median.Round(time.Millisecond), len(offsets), bound)
-	}
-	return nil
-}
-
 // Node returns the claimed node number.
 func (c *Claim) Node() int { return c.node }
 
@@ -352,17 +331,21 @@ func (c *Claim) Node() int { return c.node }
 // keep-alive is acknowledged first.
 func (c *Claim) Deadline() time.Time { return *c.deadline.Load() }
 
-// Check returns nil while the claim is held at time now, read from the
-// claim's clock (on the system clock its monotonic reading counts), and an
-// error wrapping ErrNodeLost from the first time now reaches the deadline,
-// or the claim was closed or revoked, on.
-func (c *Claim) Check(now time.Time) error {
+// Check returns nil if the claim holds until t, a time of the claim's
+// clock (on the system clock a monotonic reading counts), as far as is
+// known now. It returns an error wrapping ErrNodeLost from the first call
+// whose t reaches the deadline, or once the claim was closed, revoked or
+// fenced out, on. t may be later than now: a generator asks whether the
+// claim holds until the unit it is about to issue in ends, and a claim
+// that will not is lost at once.
+func (c *Claim) Check(t time.Time) error {
 	if !c.lost.Load() {
 		d := c.deadline.Load()
-		if now.Before(*d) {
+		if t.Before(*d) {
 			return nil
 		}
-		c.lose(fmt.Errorf("%w: node %d: local deadline %v passed", ErrNodeLost, c.node, d.UTC().Round(time.Millisecond)))
+		c.lose(fmt.Errorf("%w: node %d: local deadline %v, not after %v", ErrNodeLost, c.node,
+			d.UTC().Round(time.Millisecond), t.UTC().Round(time.Millisecond)))
 	}
 	return c.err()
 }
@@ -514,11 +497,11 @@ func (c *Claim) renew() error {
 }
 
 func (c *Claim) revoke() error {
-	_, err := withTimeout(context.Background(), c.timeout, func(ctx context.Context) (*clientv3.LeaseRevokeResponse, error) {
+	_, err := request(context.Background(), c.timeout, "revoke the lease of node "+strconv.Itoa(c.node), func(ctx context.Context) (*clientv3.LeaseRevokeResponse, error) {
 		return c.cli.Revoke(ctx, c.lease)
 	})
 	if err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
-		return etcdError("revoke the lease of node "+strconv.Itoa(c.node), err)
+		return err
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/raft/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -19,6 +20,83 @@ func withTimeout[T any](ctx context.Context, d time.Duration, do func(context.Co
 	return do(ctx)
 }
 
+// request sends one etcd request and retries it, within timeout, while no
+// member can serve it (see retry). what says what was asked, for errors.
+func request[T any](ctx context.Context, timeout time.Duration, what string, do func(context.Context) (T, error)) (T, error) {
+	var out T
+	err := retry(ctx, timeout, what, func(ctx context.Context) error {
+		var err error
+		if out, err = do(ctx); err != nil {
+			return clientError{err}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// retry runs attempt until it succeeds, within timeout under ctx: at once
+// when it reports errConflict (another writer got there first; every
+// write compares what it read, so trying again is safe), and after a short
+// pause when the etcd client reports that no member could serve it (see
+// unanswered), so that the client can move to another member. Each attempt
+// gets a quarter of the timeout (at least a second, at most the timeout):
+// a request that reached a member just as the leader failed gets no answer
+// for several seconds, while a retry is served as soon as a new leader is
+// elected.
+//
+// attempt marks the etcd client's errors as clientError; they are wrapped
+// with what, as ErrUnavailable when no member answered. Its other errors
+// pass through.
+func retry(ctx context.Context, timeout time.Duration, what string, attempt func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	each := min(max(timeout/4, time.Second), timeout)
+	pause := 10 * time.Millisecond
+	for {
+		actx, acancel := context.WithTimeout(ctx, each)
+		err := attempt(actx)
+		expired := actx.Err() != nil
+		acancel()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		var ce clientError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		err = ce.err
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("%w: %s: no answer within %v: %w", ErrUnavailable, what, timeout, err)
+		case expired:
+			continue // this attempt's share of the timeout ran out; try again
+		case cancelled(err), !unanswered(err):
+			return etcdError(what, err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: %s: no answer within %v: %w", ErrUnavailable, what, timeout, err)
+		}
+		pause = min(2*pause, 200*time.Millisecond)
+	}
+}
+
+// errConflict reports that another writer changed a key between read and
+// write; retry tries again.
+var errConflict = errors.New("fleet: conflict")
+
+// clientError is an error of the etcd client, which retry classifies.
+type clientError struct{ err error }
+
+func (e clientError) Error() string { return e.err.Error() }
+func (e clientError) Unwrap() error { return e.err }
+
 // etcdError wraps an error of the etcd client: ErrUnavailable when etcd
 // did not answer (see unanswered), with what was being done in front.
 func etcdError(what string, err error) error {
@@ -28,24 +106,35 @@ func etcdError(what string, err error) error {
 	return fmt.Errorf("fleet: %s: %w", what, err)
 }
 
-// unanswered reports whether err means that etcd gave no answer: a timeout
-// or cancellation, no endpoint to send to, or gRPC's Unavailable (no
-// leader, a leader change, a request timed out inside etcd, a lost
-// connection). The client reports the server's reasons as
-// rpctypes.EtcdError, which carries a code but is no gRPC status, so both
-// forms are checked.
+// unanswered reports whether err means that no member could serve the
+// request now, so that another member, or the same one a moment later,
+// may: a timeout or cancellation, no endpoint to send to, gRPC's
+// Unavailable (no leader, a leader change, a request timed out inside
+// etcd, a stopped server, a lost connection), a member whose raft node is
+// stopping ("raft: stopped", which etcd passes on as an unknown error), or
+// a member shedding load ("too many requests"). The client reports the
+// server's reasons as rpctypes.EtcdError, which carries a code but is no
+// gRPC status, so both forms are checked.
 func unanswered(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, clientv3.ErrNoAvailableEndpoints) {
+		errors.Is(err, clientv3.ErrNoAvailableEndpoints) || errors.Is(err, raft.ErrStopped) {
 		return true
 	}
 	var ee rpctypes.EtcdError
 	if errors.As(err, &ee) {
-		return ee.Code() == codes.Unavailable
+		return ee.Code() == codes.Unavailable || ee.Error() == rpctypes.ErrTooManyRequests.Error()
 	}
-	switch status.Code(err) {
+	var se interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch s := se.GRPCStatus(); s.Code() {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
 		return true
+	case codes.Unknown:
+		return s.Message() == raft.ErrStopped.Error()
+	case codes.ResourceExhausted:
+		return s.Message() == rpctypes.ErrTooManyRequests.Error()
 	}
 	return false
 }

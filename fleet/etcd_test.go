@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/raft/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -32,6 +33,14 @@ func TestUnanswered(t *testing.T) {
 		{status.Error(codes.Unavailable, "connection refused"), true, false},
 		{status.Error(codes.DeadlineExceeded, "deadline"), true, false},
 		{status.Error(codes.Canceled, "canceled"), true, true},
+		{status.Error(codes.Unknown, "raft: stopped"), true, false},
+		{raft.ErrStopped, true, false},
+		{rpctypes.ErrGRPCStopped, true, false},
+		{rpctypes.ErrLeaderChanged, true, false},
+		{rpctypes.ErrGRPCRequestTooManyRequests, true, false},
+		{rpctypes.ErrTooManyRequests, true, false},
+		{rpctypes.ErrGRPCNoSpace, false, false},
+		{status.Error(codes.Unknown, "something unknown"), false, false},
 		{rpctypes.ErrLeaseNotFound, false, false},
 		{rpctypes.ErrCompacted, false, false},
 		{rpctypes.ErrPermissionDenied, false, false},

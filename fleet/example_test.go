@@ -13,7 +13,8 @@ import (
 
 // A host of the seed's fleet, 1,024 servers in 3 datacenters, claims a
 // node in its datacenter's part of Twitter's 10 node bits and issues
-// TraceIds on it, with its high-water mark in the same etcd.
+// TraceIds on it; the claim keeps the node's high-water mark in etcd,
+// fenced by the claim.
 func Example() {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"10.0.0.5:2379", "10.0.0.6:2379", "10.0.0.7:2379"}})
 	if err != nil {
@@ -29,11 +30,7 @@ func Example() {
 		log.Fatal(err) // ErrNoFreeNode, ErrClockSkew or ErrUnavailable
 	}
 	defer claim.Close()
-	marks, err := fleet.NewLog(fleet.LogOptions{Client: cli})
-	if err != nil {
-		log.Fatal(err)
-	}
-	g, err := traceid.New(traceid.Options{Claim: claim, Store: marks})
+	g, err := traceid.New(traceid.Options{Claim: claim})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -198,7 +198,7 @@ func (l *Log) Begin(info launchlog.Info) (launchlog.Launch, error) {
 			clientv3.OpGet(l.lastKey()),
 		).Commit()
 		if err != nil {
-			return logEtcdError{err}
+			return clientError{err}
 		}
 		if resp.Succeeded {
 			return nil
@@ -206,7 +206,7 @@ func (l *Log) Begin(info launchlog.Info) (launchlog.Launch, error) {
 		if kv := firstKV(resp.Responses[0]); modRevision(kv) == lastMod {
 			return l.corruptf("launch %d recorded beyond the last launch id, %d", launch.ID, last)
 		}
-		return errLogConflict
+		return errConflict
 	})
 	if err != nil {
 		return launchlog.Launch{}, err
@@ -223,7 +223,7 @@ func (l *Log) Get(id int) (launchlog.Launch, error) {
 	err := l.run(fmt.Sprintf("Get(%d)", id), func(ctx context.Context) error {
 		resp, err := l.cli.Txn(ctx).Then(clientv3.OpGet(l.lastKey()), clientv3.OpGet(l.launchKey(id))).Commit()
 		if err != nil {
-			return logEtcdError{err}
+			return clientError{err}
 		}
 		last, _, err := l.parseLast(firstKV(resp.Responses[0]))
 		if err != nil {
@@ -267,7 +267,7 @@ func (l *Log) List() ([]launchlog.Launch, error) {
 			clientv3.OpGet(from, clientv3.WithRange(to)),
 		).Commit()
 		if err != nil {
-			return logEtcdError{err}
+			return clientError{err}
 		}
 		last, _, err := l.parseLast(firstKV(resp.Responses[0]))
 		if err != nil {
@@ -298,7 +298,7 @@ func (l *Log) List() ([]launchlog.Launch, error) {
 func (l *Log) readLast(ctx context.Context) (int, int64, error) {
 	resp, err := l.cli.Get(ctx, l.lastKey())
 	if err != nil {
-		return 0, 0, logEtcdError{err}
+		return 0, 0, clientError{err}
 	}
 	return l.parseLast(firstRangeKV(resp.Kvs))
 }
@@ -319,7 +319,7 @@ func (l *Log) parseLast(kv *mvccpb.KeyValue) (int, int64, error) {
 func (l *Log) readLaunch(ctx context.Context, id, last int) (launchlog.Launch, error) {
 	resp, err := l.cli.Get(ctx, l.launchKey(id))
 	if err != nil {
-		return launchlog.Launch{}, logEtcdError{err}
+		return launchlog.Launch{}, clientError{err}
 	}
 	return l.decodeLaunch(firstRangeKV(resp.Kvs), id, last)
 }
@@ -380,7 +380,7 @@ func (l *Log) NextGenerator(launch int) (int, error) {
 			clientv3.OpGet(key),
 		).Commit()
 		if err != nil {
-			return logEtcdError{err}
+			return clientError{err}
 		}
 		if resp.Succeeded {
 			got = seen.next
@@ -390,7 +390,7 @@ func (l *Log) NextGenerator(launch int) (int, error) {
 		if seen, err = l.parseCounter(launch, firstKV(resp.Responses[0])); err != nil {
 			return err
 		}
-		return errLogConflict
+		return errConflict
 	})
 	if errors.Is(err, ErrCorrupt) {
 		seen = counterState{}
@@ -440,19 +440,16 @@ func (l *Log) HighWater(key string) (time.Time, error) {
 // backwards. t is a time representable in Unix nanoseconds (years 1678 to
 // 2262); the zero t moves nothing and returns the stored mark.
 func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
-	if err := checkMarkKey(key); err != nil {
+	n, err := checkMark(key, t)
+	if err != nil {
 		return time.Time{}, err
-	}
-	n := t.UnixNano()
-	if !t.IsZero() && !time.Unix(0, n).Equal(t) {
-		return time.Time{}, logInvalidf("high-water time %v, want a time from 1678 to 2262 (Unix nanoseconds)", t)
 	}
 	mk := l.markKey(key)
 	l.mu.Lock()
 	seen, known := l.marks[key] // unknown: guess that the mark is new
 	l.mu.Unlock()
 	var mark time.Time
-	err := l.run("AdvanceHighWater", func(ctx context.Context) error {
+	err = l.run("AdvanceHighWater", func(ctx context.Context) error {
 		// Only a fresh read may say that nothing needs to move: the
 		// mark returned must be the one stored now.
 		if t.IsZero() || (known && seen.mod != 0 && seen.n >= n) {
@@ -477,7 +474,7 @@ func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 			clientv3.OpGet(mk),
 		).Commit()
 		if err != nil {
-			return logEtcdError{err}
+			return clientError{err}
 		}
 		if resp.Succeeded {
 			seen, known = markState{n: n, mod: resp.Header.Revision}, true
@@ -492,7 +489,7 @@ func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 			mark = time.Unix(0, seen.n).UTC()
 			return nil
 		}
-		return errLogConflict
+		return errConflict
 	})
 	l.mu.Lock()
 	if len(l.marks) >= maxHints {
@@ -513,7 +510,7 @@ func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 func (l *Log) readMark(ctx context.Context, key string) (markState, error) {
 	resp, err := l.cli.Get(ctx, l.markKey(key))
 	if err != nil {
-		return markState{}, logEtcdError{err}
+		return markState{}, clientError{err}
 	}
 	return l.parseMark(firstRangeKV(resp.Kvs))
 }
@@ -529,6 +526,27 @@ func (l *Log) parseMark(kv *mvccpb.KeyValue) (markState, error) {
 	return markState{n: t.UnixNano(), mod: kv.ModRevision}, nil
 }
 
+// checkMark checks the arguments of AdvanceHighWater and returns t in
+// Unix nanoseconds.
+func checkMark(key string, t time.Time) (int64, error) {
+	if err := checkMarkKey(key); err != nil {
+		return 0, err
+	}
+	n := t.UnixNano()
+	if !t.IsZero() && !time.Unix(0, n).Equal(t) {
+		return 0, logInvalidf("high-water time %v, want a time from 1678 to 2262 (Unix nanoseconds)", t)
+	}
+	return n, nil
+}
+
+// markTime returns the time of a mark as read, the zero time for none.
+func markTime(m markState) time.Time {
+	if m.mod == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, m.n).UTC()
+}
+
 func checkMarkKey(key string) error {
 	if key == "" || len(key) > maxMarkKey {
 		return logInvalidf("high-water key of %d bytes, want 1 to %d", len(key), maxMarkKey)
@@ -536,70 +554,15 @@ func checkMarkKey(key string) error {
 	return nil
 }
 
-// run runs attempt until it succeeds, retrying at once when it reports a
-// conflict and after a short pause when etcd reports a passing failure (no
-// leader, leader changed, connection lost), all within the timeout.
-// Errors of attempt's own pass through.
-//
-// Each attempt has a quarter of the timeout (at least a second, at most
-// the timeout): a request that reached a member just as the leader
-// failed gets no answer from etcd for several seconds (etcd's own request
-// timeout), while a retry is served as soon as a new leader is elected.
-// Retrying is safe because every write compares what it read.
+// run runs attempt under the log's timeout with retry; op names the
+// operation in errors.
 func (l *Log) run(op string, attempt func(ctx context.Context) error) error {
+	what := op + " under " + l.prefix
 	if err := l.cli.Ctx().Err(); err != nil {
-		return fmt.Errorf("%w: %s under %s: client closed: %w", ErrUnavailable, op, l.prefix, err)
+		return fmt.Errorf("%w: %s: client closed: %w", ErrUnavailable, what, err)
 	}
-	ctx, cancel := context.WithTimeout(l.cli.Ctx(), l.timeout)
-	defer cancel()
-	each := min(max(l.timeout/4, time.Second), l.timeout)
-	pause := 10 * time.Millisecond
-	for {
-		actx, acancel := context.WithTimeout(ctx, each)
-		err := attempt(actx)
-		expired := actx.Err() != nil
-		acancel()
-		if err == nil {
-			return nil
-		}
-		if errors.Is(err, errLogConflict) {
-			continue
-		}
-		var ee logEtcdError
-		if !errors.As(err, &ee) {
-			return err
-		}
-		err = ee.err
-		switch {
-		case ctx.Err() != nil:
-			return fmt.Errorf("%w: %s under %s: no answer within %v: %w", ErrUnavailable, op, l.prefix, l.timeout, err)
-		case expired:
-			continue // this attempt's share of the timeout ran out; try again
-		case cancelled(err):
-			return fmt.Errorf("%w: %s under %s: %w", ErrUnavailable, op, l.prefix, err)
-		case !unanswered(err):
-			return fmt.Errorf("fleet: %s under %s: %w", op, l.prefix, err)
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w: %s under %s: no answer within %v: %w", ErrUnavailable, op, l.prefix, l.timeout, err)
-		}
-		pause = min(2*pause, 200*time.Millisecond)
-	}
+	return retry(l.cli.Ctx(), l.timeout, what, attempt)
 }
-
-// errLogConflict reports that another writer changed a key between read
-// and write; run retries.
-var errLogConflict = errors.New("fleet: conflict")
-
-// logEtcdError is an error from the etcd client, which run classifies.
-type logEtcdError struct{ err error }
-
-func (e logEtcdError) Error() string { return e.err.Error() }
-func (e logEtcdError) Unwrap() error { return e.err }
 
 // logError is an error of the log that wraps several sentinels.
 type logError struct {

@@ -26,11 +26,11 @@ type NodeInfo struct {
 func Nodes(ctx context.Context, cli *clientv3.Client, prefix string, timeout time.Duration) ([]NodeInfo, error) {
 	dir := cmp.Or(prefix, DefaultPrefix) + "nodes/"
 	timeout = cmp.Or(timeout, DefaultTimeout)
-	resp, err := withTimeout(ctx, timeout, func(ctx context.Context) (*clientv3.GetResponse, error) {
+	resp, err := request(ctx, timeout, "list claimed nodes", func(ctx context.Context) (*clientv3.GetResponse, error) {
 		return cli.Get(ctx, dir, clientv3.WithPrefix())
 	})
 	if err != nil {
-		return nil, etcdError("list claimed nodes", err)
+		return nil, err
 	}
 	var nodes []NodeInfo
 	for _, kv := range resp.Kvs {
@@ -42,11 +42,11 @@ func Nodes(ctx context.Context, cli *clientv3.Client, prefix string, timeout tim
 			return nil, fmt.Errorf("%w: key %q holds no claim record", ErrCorrupt, key)
 		}
 		info.Space = key[len(dir):slash]
-		ttl, err := withTimeout(ctx, timeout, func(ctx context.Context) (*clientv3.LeaseTimeToLiveResponse, error) {
+		ttl, err := request(ctx, timeout, "read the lease of "+key, func(ctx context.Context) (*clientv3.LeaseTimeToLiveResponse, error) {
 			return cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease))
 		})
 		if err != nil {
-			return nil, etcdError("read the lease of "+key, err)
+			return nil, err
 		}
 		info.LeaseLeft = time.Duration(max(ttl.TTL, 0)) * time.Second
 		nodes = append(nodes, info)

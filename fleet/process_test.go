@@ -75,7 +75,7 @@ func runChild(mode string) error {
 	if err != nil {
 		return err
 	}
-	tg, err := traceid.New(traceid.Options{Claim: claim, Store: log})
+	tg, err := traceid.New(traceid.Options{Claim: claim})
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ type genStats struct {
 // nodeClaim is a fleet.Claim as the generators take it.
 type nodeClaim interface {
 	Node() int
-	Check(now time.Time) error
+	Check(t time.Time) error
 }
 
 // httpError is an error with the status it is answered with.
@@ -106,8 +106,8 @@ func (s *Server) defaults(clk *clock.Clock, logger **slog.Logger) {
 
 func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 	s.defaults(&o.Clock, &o.Logger)
-	if o.Store == nil && s.store != nil {
-		o.Store = s.store
+	if o.Store == nil && o.Claim == nil && s.store != nil {
+		o.Store = s.store // a claim keeps its marks itself
 	}
 	g, err := traceid.New(o)
 	if err != nil {
@@ -140,8 +140,8 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 
 func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
 	s.defaults(&o.Clock, &o.Logger)
-	if o.Store == nil && s.store != nil {
-		o.Store = s.store
+	if o.Store == nil && o.Claim == nil && s.store != nil {
+		o.Store = s.store // a claim keeps its marks itself
 	}
 	g, err := snowflake.New(o)
 	if err != nil {

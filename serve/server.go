@@ -47,7 +47,8 @@ type Config struct {
 	// TraceID, Snowflake, DecimalID and ObjectID are the options of the
 	// generators to serve. Where a field is zero, New fills it in: Clock
 	// from Clock, Store (or decimalid's Source) from Store, Logger from
-	// Logger.
+	// Logger. A traceid or snowflake generator on a Claim keeps its marks
+	// in the claim instead.
 	TraceID   *traceid.Options
 	Snowflake *snowflake.Options
 	DecimalID *decimalid.Options

@@ -27,20 +27,58 @@ func TestClaimSplitsIntoNodeFields(t *testing.T) {
 	assert.Contains(t, err.Error(), "node number 1024, want 0 to 1023")
 }
 
+// A tick is entered only if the claim holds until it ends, plus
+// clock.CoarseLag, so that no ID is handed out after the deadline.
 func TestClaimLostStopsIssuing(t *testing.T) {
 	t.Parallel()
-	claim := &claimtest.Claim{Number: 5, Deadline: t0.Add(3 * time.Millisecond)}
+	lag := clock.CoarseLag
+	claim := &claimtest.Claim{Number: 5, Deadline: t0.Add(3*time.Millisecond + lag + time.Millisecond/2)}
 	g, fake := start(t, Options{Layout: small(), Claim: claim})
 	ids := take(t, g, 4) // one tick's worth
 	fake.Advance(time.Millisecond)
-	ids = append(ids, take(t, g, 4)...)
+	ids = append(ids, take(t, g, 4)...) // tick 2 ends at 3 ms, lag before the deadline
 	requireIncreasing(t, ids)
-	fake.Advance(time.Millisecond) // past the deadline
+	fake.Advance(time.Millisecond) // tick 3 would end too late
 	_, err := g.Next()
 	require.ErrorIs(t, err, ErrNodeLost)
+	assert.True(t, fake.Now().Before(claim.Deadline), "lost before the deadline: the tick would outlast it")
 	fake.Advance(-time.Second)
 	_, err = g.Next()
 	require.ErrorIs(t, err, ErrNodeLost, "a lost claim stays lost")
+}
+
+// A generator checks its claim after every store call: a write that kept
+// it waiting past the deadline hands out no ID, even though it succeeded.
+func TestClaimCheckedAfterTheStoreWrite(t *testing.T) {
+	t.Parallel()
+	claim := &claimtest.Claim{Number: 5, Deadline: t0.Add(10 * time.Second)}
+	fake := clock.NewFake(t0)
+	g, err := New(Options{Layout: small(), Claim: claim, Clock: fake})
+	require.NoError(t, err)
+	fake.Advance(time.Millisecond)
+	claim.During(func() { fake.Set(t0.Add(20 * time.Second)) }) // the write stalls past the deadline
+	_, err = g.Next()
+	require.ErrorIs(t, err, ErrNodeLost)
+	require.ErrorIs(t, err, claimtest.ErrLost)
+	assert.Positive(t, claim.Marks.Calls(), "the write was made")
+}
+
+// The claim keeps the node's marks, and a claim lost while its mark write
+// waits fails the write: the generator reports the lost claim.
+func TestClaimKeepsTheMarks(t *testing.T) {
+	t.Parallel()
+	claim := &claimtest.Claim{Number: 5, Deadline: t0.Add(time.Hour)}
+	g, fake := start(t, Options{Layout: small(), Claim: claim})
+	next(t, g)
+	mark, err := claim.Marks.HighWater("snowflake/small/node=5")
+	require.NoError(t, err)
+	assert.True(t, mark.After(fake.Now()), "the mark covers the tick issued in")
+
+	claim.During(claim.Revoke)
+	fake.Set(mark.Add(time.Millisecond)) // a tick the lease does not cover
+	_, err = g.Next()
+	require.ErrorIs(t, err, ErrNodeLost)
+	assert.NotErrorIs(t, err, ErrStore)
 }
 
 // Under ClockContinue the generator may issue on its last tick for as long

@@ -33,8 +33,9 @@ type Options struct {
 	// time must have distinct node values.
 	Node map[string]int64
 	// Claim, when set, supplies the node instead of Node (which must then
-	// be empty): its number is split into the layout's node fields, and the
-	// generator fails with ErrNodeLost once the claim is lost. See
+	// be empty) and keeps the high-water marks instead of Store (which must
+	// then be nil): its number is split into the layout's node fields, and
+	// the generator fails with ErrNodeLost once the claim is lost. See
 	// NodeClaim.
 	Claim NodeClaim
 	// Clock is the source of time. Nil means the system clock; tests pass
@@ -190,7 +191,11 @@ func New(o Options) (*Generator, error) {
 		return nil, err
 	}
 	g.setPolicies(o)
-	if err := g.start(o.Store); err != nil {
+	store := o.Store
+	if o.Claim != nil {
+		store = o.Claim
+	}
+	if err := g.start(store); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -207,6 +212,9 @@ func (o *Options) check() (Layout, error) {
 	if o.Claim != nil {
 		if len(o.Node) != 0 {
 			return l, fmt.Errorf("%w: Options.Node and Options.Claim are both set, want one of them", ErrInvalid)
+		}
+		if o.Store != nil {
+			return l, fmt.Errorf("%w: Options.Store and Options.Claim are both set, want Store nil: a claim keeps its node's marks itself, fenced by the claim", ErrInvalid)
 		}
 		var err error
 		if o.Node, err = l.SplitNode(int64(o.Claim.Node())); err != nil {
@@ -293,7 +301,7 @@ func (g *Generator) setPolicies(o Options) {
 func (g *Generator) start(store HighWaterStore) error {
 	l := g.layout
 	now := g.clk.Now()
-	if err := g.fence(now); err != nil {
+	if err := g.fence(now.Add(clock.CoarseLag)); err != nil {
 		return err
 	}
 	if now.Before(l.Epoch) {
@@ -495,7 +503,10 @@ func (g *Generator) slow(coarse int64) (ID, error) {
 			coarse = g.coarse.UnixNano() // the caller's reading is stale after a wait
 		}
 		precise := g.clk.Now()
-		if err := g.fence(precise); err != nil {
+		// With a claim, this covers the ID about to be handed out when
+		// the slow path stays in the current tick (every ID while the
+		// clock is behind), and every pass after a wait.
+		if err := g.fence(precise.Add(clock.CoarseLag)); err != nil {
 			return 0, err
 		}
 		now := precise.UnixNano()
@@ -605,13 +616,26 @@ func (g *Generator) tolerance() string {
 }
 
 // install moves the generator to tick t, which is later than its current
-// tick, leasing it in the store first if needed. The caller holds g.mu.
+// tick, leasing it in the store first if needed. With a claim it enters t
+// only if the claim holds until t ends, or until now if that is later,
+// plus clock.CoarseLag for the fast path's coarse clock: checked before
+// and again after the store call, which may have kept it waiting. The
+// caller holds g.mu.
 func (g *Generator) install(t uint64, now, coarse int64) error {
 	if t > g.maxTick {
 		return fmt.Errorf("%w: layout %s expired at %v", ErrExpired, g.layout.label(), g.layout.Expires())
 	}
+	end := g.tickStart(t + 1)
+	if err := g.fence(time.Unix(0, max(now, end)).Add(clock.CoarseLag)); err != nil {
+		return err
+	}
 	if !g.lease.Allows(t) {
-		if err := g.lease.Extend(t); err != nil {
+		err := g.lease.Extend(t)
+		// The store may have kept the generator waiting past the tick.
+		if ferr := g.fence(time.Unix(0, max(g.clk.Now().UnixNano(), end)).Add(clock.CoarseLag)); ferr != nil {
+			return ferr
+		}
+		if err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
 		}
 	}
@@ -693,13 +717,13 @@ func newLease(store HighWaterStore, key string, ahead uint64, l Layout, logf fun
 	})
 }
 
-// fence fails with ErrNodeLost once the generator's claim is lost at the
-// precise time now.
-func (g *Generator) fence(now time.Time) error {
+// fence fails with ErrNodeLost unless the generator's claim holds until
+// until, a precise time.
+func (g *Generator) fence(until time.Time) error {
 	if g.claim == nil {
 		return nil
 	}
-	if err := g.claim.Check(now); err != nil {
+	if err := g.claim.Check(until); err != nil {
 		return fmt.Errorf("%w: %w", ErrNodeLost, err)
 	}
 	return nil

@@ -15,9 +15,9 @@ const reserveMaxWait = 5 * time.Second
 
 // Reserve fills dst with new IDs for a short-lived process, such as a
 // command-line call or a serverless function, that cannot afford a
-// Generator's wait for a fresh tick. It needs o.Store, where it keeps the
-// node's last issued position under the key o.StoreKey + "/last" as a time
-// that orders like the IDs: the start of the last ID's tick plus its
+// Generator's wait for a fresh tick. It needs o.Store (or o.Claim),
+// where it keeps the node's last issued position under the key
+// o.StoreKey + "/last" as a time that orders like the IDs: the start of the last ID's tick plus its
 // sequence in nanoseconds when every sequence is shorter than a tick
 // (Twitter: 4,096 < 1 ms), else the ID itself as Unix nanoseconds (an ID
 // of one node orders by tick, then sequence, and is below 2^63, so it
@@ -42,20 +42,27 @@ const reserveMaxWait = 5 * time.Second
 // tick only once the clock has reached it: it waits for it (at most 5 s
 // each time; a clock further behind fails with ErrExhausted), or fails with
 // ErrExhausted at once under ExhaustError. ExhaustBorrow waits like
-// ExhaustWait. SequenceStart applies to each fresh tick. A claim (o.Claim)
-// is checked at the start, after each wait and before the store is
-// written.
+// ExhaustWait. SequenceStart applies to each fresh tick.
+//
+// With o.Claim, the claim keeps the position and the mark instead of
+// o.Store (which must then be nil), and is checked at the start, after
+// each wait, before the store is written and after: the IDs are good only
+// if the claim holds when Reserve returns them.
 //
 // Calls for one node must not overlap in time, as Generators for one node
 // must not run at the same time: the store offers no compare-and-swap.
 // Reserve ignores o.Lease and o.MaxLead.
 func Reserve(o Options, dst []ID) error {
-	if o.Store == nil {
-		return fmt.Errorf("%w: Options.Store is nil, want a store: Reserve keeps the last issued ID there", ErrInvalid)
+	if o.Store == nil && o.Claim == nil {
+		return fmt.Errorf("%w: Options.Store and Options.Claim are nil, want one: Reserve keeps the last issued ID in the store, or in the claim", ErrInvalid)
 	}
 	l, err := o.check()
 	if err != nil {
 		return err
+	}
+	store := o.Store
+	if o.Claim != nil {
+		store = o.Claim
 	}
 	node, err := l.node(o.Node, "Options.Node")
 	if err != nil {
@@ -84,11 +91,11 @@ func Reserve(o Options, dst []ID) error {
 		return fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), l.Expires(), now.UTC())
 	}
 	clockTick, _ := l.tickOf(now)
-	last, err := o.Store.HighWater(lastKey)
+	last, err := store.HighWater(lastKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, lastKey, err)
 	}
-	mark, err := o.Store.HighWater(o.StoreKey)
+	mark, err := store.HighWater(o.StoreKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, o.StoreKey, err)
 	}
@@ -135,12 +142,12 @@ func Reserve(o Options, dst []ID) error {
 	}
 	end := l.tickTime(tick + 1)
 	if mark.Before(end) {
-		if _, err := o.Store.AdvanceHighWater(o.StoreKey, end); err != nil {
+		if _, err := store.AdvanceHighWater(o.StoreKey, end); err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, o.StoreKey, err)
 		}
 	}
 	pos := r.encode(tick, seq-1, dst[len(dst)-1])
-	got, err := o.Store.AdvanceHighWater(lastKey, pos)
+	got, err := store.AdvanceHighWater(lastKey, pos)
 	if err != nil {
 		return fmt.Errorf("%w: advance %q: %w", ErrStore, lastKey, err)
 	}
@@ -148,7 +155,7 @@ func Reserve(o Options, dst []ID) error {
 		return fmt.Errorf("%w: advance %q to %v: the store holds %v, a later position: another call for the node ran at the same time",
 			ErrStore, lastKey, pos.UTC(), got.UTC())
 	}
-	return nil
+	return r.fence(o.Clock.Now()) // the store calls may have kept the claim waiting
 }
 
 type reserver struct {
@@ -215,7 +222,7 @@ func (r *reserver) fence(now time.Time) error {
 	if r.o.Claim == nil {
 		return nil
 	}
-	if err := r.o.Claim.Check(now); err != nil {
+	if err := r.o.Claim.Check(now.Add(clock.CoarseLag)); err != nil {
 		return fmt.Errorf("%w: %w", ErrNodeLost, err)
 	}
 	return nil

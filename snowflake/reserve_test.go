@@ -1,7 +1,6 @@
 package snowflake_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/claimtest"
 	"github.com/idkit/idkit/internal/memstore"
 	"github.com/idkit/idkit/snowflake"
 )
@@ -151,7 +151,7 @@ func TestReserveExhausted(t *testing.T) {
 func TestReserveErrors(t *testing.T) {
 	t.Parallel()
 	_, err := reserveErr(snowflake.Options{})
-	assert.ErrorContains(t, err, "Options.Store is nil")
+	assert.ErrorContains(t, err, "Options.Store and Options.Claim are nil")
 	_, err = reserveErr(snowflake.Options{Store: &memstore.Store{}, Node: map[string]int64{"worker": 32}})
 	assert.ErrorContains(t, err, `Options.Node["worker"] = 32, want 0 to 31`)
 	_, err = reserveErr(snowflake.Options{Store: &memstore.Store{}, Clock: clock.NewFake(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))})
@@ -163,30 +163,26 @@ func reserveErr(o snowflake.Options) ([]snowflake.ID, error) {
 	return ids, snowflake.Reserve(o, ids)
 }
 
-type reserveClaim struct{ lost bool }
-
-func (reserveClaim) Node() int { return 33 }
-func (c reserveClaim) Check(time.Time) error {
-	if c.lost {
-		return errors.New("lease expired")
-	}
-	return nil
-}
-
 // TestReserveClaim checks that a claim supplies the node and that a lost
 // one reserves nothing.
 func TestReserveClaim(t *testing.T) {
 	t.Parallel()
-	store := &memstore.Store{}
-	o := snowflake.Options{Claim: reserveClaim{}, Store: store, Clock: clock.NewFake(reserveT0)}
+	claim := &claimtest.Claim{Number: 33, Deadline: reserveT0.Add(time.Hour)}
+	o := snowflake.Options{Claim: claim, Clock: clock.NewFake(reserveT0)}
 	ids := reserveIDs(t, o, 2)
 	p, err := snowflake.Twitter().Decode(ids[0])
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"datacenter": 1, "worker": 1}, p.Node)
+	assert.Positive(t, claim.Marks.Calls(), "the claim keeps the position")
 
-	o.Claim = reserveClaim{lost: true}
-	calls := store.Calls()
+	lost := &claimtest.Claim{Number: 33}
+	o.Claim = lost
 	err = snowflake.Reserve(o, make([]snowflake.ID, 1))
 	require.ErrorIs(t, err, snowflake.ErrNodeLost)
-	assert.Equal(t, calls, store.Calls(), "nothing read or written")
+	assert.Zero(t, lost.Marks.Calls(), "nothing read or written")
+
+	o.Store = &memstore.Store{}
+	err = snowflake.Reserve(o, make([]snowflake.ID, 1))
+	require.ErrorIs(t, err, snowflake.ErrInvalid)
+	assert.Contains(t, err.Error(), "Options.Store and Options.Claim are both set")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/claimtest"
+	"github.com/idkit/idkit/internal/memstore"
 )
 
 func TestClaimSuppliesNode(t *testing.T) {
@@ -21,6 +22,10 @@ func TestClaimSuppliesNode(t *testing.T) {
 	_, err := New(Options{Node: 3, Claim: claim, Clock: clock.NewFake(t0)})
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "Options.Node = 3 but Options.Claim holds node 9")
+
+	_, err = New(Options{Claim: claim, Store: &memstore.Store{}, Clock: clock.NewFake(t0)})
+	require.ErrorIs(t, err, ErrInvalid)
+	assert.Contains(t, err.Error(), "Options.Store and Options.Claim are both set")
 }
 
 func TestClaimLostAtNew(t *testing.T) {
@@ -31,26 +36,29 @@ func TestClaimLostAtNew(t *testing.T) {
 	require.ErrorIs(t, err, claimtest.ErrLost)
 }
 
-// The claim is checked at each new second, not per ID, and once its
-// deadline passes no ID is issued, whatever the clock does next.
+// The claim is checked at each new second, not per ID; a second is entered
+// only if the claim holds until it ends (plus clock.CoarseLag), so no ID is
+// handed out after the deadline, and once lost nothing more is issued,
+// whatever the clock does next.
 func TestClaimLostStopsIssuing(t *testing.T) {
 	t.Parallel()
-	claim := &claimtest.Claim{Number: 1, Deadline: t0.Add(2500 * time.Millisecond)}
+	claim := &claimtest.Claim{Number: 1, Deadline: t0.Add(3500 * time.Millisecond)}
 	g, fake := start(t, Options{Claim: claim})
 	ids := take(t, g, 10_000)
 	fill := make([]ID, 10_000)
 	n, err := g.Fill(fill)
 	require.NoError(t, err)
 	require.Equal(t, len(fill), n)
-	assert.LessOrEqual(t, claim.Checks(), int64(3), "checks in New and at the new second only")
+	assert.LessOrEqual(t, claim.Checks(), int64(4), "checks in New and at the first second (before and after leasing it), not per ID")
 
-	fake.Advance(time.Second) // t0+2s: a new second before the deadline
+	fake.Advance(time.Second) // t0+2s: second 2 ends at 3s, before the deadline
 	ids = append(ids, next(t, g))
 	requireIncreasing(t, ids)
 
-	fake.Advance(time.Second) // t0+3s: past the deadline
+	fake.Advance(time.Second) // t0+3s: second 3 would end after the deadline
 	_, err = g.Next()
 	require.ErrorIs(t, err, ErrNodeLost)
+	assert.True(t, fake.Now().Before(claim.Deadline), "lost before the deadline: the second would outlast it")
 	_, err = g.Fill(fill)
 	require.ErrorIs(t, err, ErrNodeLost)
 	_, err = g.Shard().Next()
@@ -72,5 +80,61 @@ func TestClaimCheckedWhileClockBehind(t *testing.T) {
 	next(t, g)
 	claim.Revoke() // as etcd revoking the lease would
 	_, err := g.Next()
+	require.ErrorIs(t, err, ErrNodeLost)
+}
+
+// The claim keeps the node's marks: a later generator on a claim of the
+// same node, sharing the marks, starts after every second the first leased.
+func TestClaimKeepsTheMarks(t *testing.T) {
+	t.Parallel()
+	first := &claimtest.Claim{Number: 4, Deadline: t0.Add(time.Hour)}
+	g, fake := start(t, Options{Claim: first, Lease: 5 * time.Second})
+	last := next(t, g)
+	mark, err := first.Marks.HighWater("traceid/node/4")
+	require.NoError(t, err)
+	assert.False(t, mark.Before(t0.Add(time.Second)), "the mark covers the second issued in")
+
+	first.Revoke()
+	second := &claimtest.Claim{Number: 4, Deadline: t0.Add(time.Hour)}
+	mark, err = first.Marks.HighWater("traceid/node/4")
+	require.NoError(t, err)
+	_, err = second.Marks.AdvanceHighWater("traceid/node/4", mark)
+	require.NoError(t, err)
+	h, err := New(Options{Claim: second, Clock: fake})
+	require.NoError(t, err)
+	fake.Set(mark.Add(time.Second)) // past the old holder's lease
+	id := next(t, h)
+	assert.Greater(t, sec(id), sec(last), "the new holder starts after the old one's lease")
+	assert.Greater(t, sec(id), mark.Unix(), "and after the mark")
+}
+
+// A generator checks its claim after every store call: a write that kept
+// it waiting past the deadline hands out no ID, even though it succeeded.
+func TestClaimCheckedAfterTheStoreWrite(t *testing.T) {
+	t.Parallel()
+	claim := &claimtest.Claim{Number: 2, Deadline: t0.Add(10 * time.Second)}
+	fake := clock.NewFake(t0)
+	g, err := New(Options{Claim: claim, Clock: fake})
+	require.NoError(t, err)
+	fake.Advance(time.Second)
+	claim.During(func() { fake.Set(t0.Add(20 * time.Second)) }) // the write stalls past the deadline
+	_, err = g.Next()
+	require.ErrorIs(t, err, ErrNodeLost)
+	require.ErrorIs(t, err, claimtest.ErrLost)
+	assert.Positive(t, claim.Marks.Calls(), "the write was made")
+}
+
+// A claim lost while its mark write waits fails the write, and the
+// generator reports the lost claim, not a store failure.
+func TestClaimLostDuringTheStoreWrite(t *testing.T) {
+	t.Parallel()
+	claim := &claimtest.Claim{Number: 2, Deadline: t0.Add(time.Hour)}
+	g, fake := start(t, Options{Claim: claim})
+	claim.During(claim.Revoke)
+	_, err := g.Next()
+	require.ErrorIs(t, err, ErrNodeLost)
+	assert.NotErrorIs(t, err, ErrStore)
+	fake.Advance(time.Second)
+	_, err = g.Next()
 	require.ErrorIs(t, err, ErrNodeLost)
 }

@@ -23,7 +23,8 @@ type Options struct {
 	// the same time must have distinct nodes.
 	Node int
 	// Claim, when set, supplies the node number instead of Node (which
-	// must then be 0 or the same number), and the generator fails with
+	// must then be 0 or the same number) and keeps the high-water marks
+	// instead of Store (which must then be nil); the generator fails with
 	// ErrNodeLost once the claim is lost. See NodeClaim.
 	Claim NodeClaim
 	// ThreadBits is T, the number of the 22 low bits that name a thread,
@@ -36,7 +37,8 @@ type Options struct {
 	NoWait bool
 	// Store, when set, makes restarts safe across a clock stepped back
 	// while the process was down; see HighWaterStore. Nil means a new
-	// generator only skips the second it was created in.
+	// generator only skips the second it was created in (or, with a Claim,
+	// that the claim keeps the marks).
 	Store HighWaterStore
 	// StoreKey names this generator's mark in Store. Empty means
 	// "traceid/node/N".
@@ -124,7 +126,7 @@ func New(o Options) (*Generator, error) {
 		threadBits:  o.ThreadBits,
 		claim:       o.Claim,
 	}
-	if err := g.fence(); err != nil {
+	if err := g.fenceNow(); err != nil {
 		return nil, err
 	}
 	now := o.Clock.Now().Unix()
@@ -136,7 +138,10 @@ func New(o Options) (*Generator, error) {
 	// leased up to mark m may have issued in second m, and a new run starts
 	// in m+1.
 	var store lease.Store
-	if o.Store != nil {
+	switch {
+	case o.Claim != nil:
+		store = o.Claim
+	case o.Store != nil:
 		store = o.Store
 	}
 	g.lease = lease.New(store, g.key, uint64((o.Lease+time.Second-1)/time.Second), lease.Units{
@@ -170,6 +175,9 @@ func (o *Options) check() error {
 	if o.Claim != nil {
 		if n := o.Claim.Node(); o.Node != 0 && o.Node != n {
 			return fmt.Errorf("%w: Options.Node = %d but Options.Claim holds node %d, want 0 or the same", ErrInvalid, o.Node, n)
+		}
+		if o.Store != nil {
+			return fmt.Errorf("%w: Options.Store and Options.Claim are both set, want Store nil: a claim keeps its node's marks itself, fenced by the claim", ErrInvalid)
 		}
 		o.Node = o.Claim.Node()
 	}
@@ -280,17 +288,21 @@ func outside(now int64, st uint64) bool {
 // sync handles a coarse time outside the logical second of state st: a new
 // second begins, or the wall clock is behind.
 func (g *Generator) sync(st uint64, now int64) error {
-	if err := g.fence(); err != nil {
-		return err
-	}
 	sec := st >> 32
 	if now < int64(sec*nsPerSec) {
+		// With a claim, every ID while the clock is behind checks it.
+		if err := g.fenceNow(); err != nil {
+			return err
+		}
 		if !g.behind.Load() && g.lagging.Load() != now {
 			g.checkBehind(sec, now)
 		}
 		return nil
 	}
 	next := uint64(now) / nsPerSec
+	if err := g.fence(next); err != nil {
+		return err
+	}
 	if !g.lease.Allows(next) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -361,7 +373,7 @@ func (g *Generator) nextSecond(sec uint64) error {
 			g.lastExhausted = sec
 			g.exhausted.Add(1)
 		}
-		if err := g.fence(); err != nil {
+		if err := g.fenceNow(); err != nil { // after the wait, too
 			return err
 		}
 		now := g.clock.Now().UnixNano()
@@ -381,10 +393,19 @@ func (g *Generator) nextSecond(sec uint64) error {
 }
 
 // advance moves the generator to second next, which the clock has reached,
-// leasing it in the store first if needed. The caller holds g.mu.
+// leasing it in the store first if needed. It checks the claim before, and
+// again after the store call, which may have kept it waiting. The caller
+// holds g.mu.
 func (g *Generator) advance(next uint64) error {
+	if err := g.fence(next); err != nil {
+		return err
+	}
 	if !g.lease.Allows(next) {
-		if err := g.lease.Extend(next); err != nil {
+		err := g.lease.Extend(next)
+		if ferr := g.fence(next); ferr != nil {
+			return ferr
+		}
+		if err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
 		}
 	}
@@ -399,14 +420,38 @@ func (g *Generator) advance(next uint64) error {
 	return nil
 }
 
-// fence fails with ErrNodeLost once the generator's claim is lost. It
-// reads the precise clock, so it runs on slow paths only: at each new
-// second, while waiting, and while the wall clock is behind.
-func (g *Generator) fence() error {
+// fence fails with ErrNodeLost unless the generator's claim holds until
+// second sec ends, or until now if that is later (after a store call that
+// kept it waiting), plus clock.CoarseLag: the fast path may hand out IDs of
+// sec until the coarse clock leaves it. It reads the precise clock, so it
+// runs on slow paths only: at each new second, and after each store call.
+func (g *Generator) fence(sec uint64) error {
 	if g.claim == nil {
 		return nil
 	}
-	if err := g.claim.Check(g.clock.Now()); err != nil {
+	return g.checkClaim(later(g.clock.Now(), time.Unix(int64(sec)+1, 0)).Add(clock.CoarseLag))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// fenceNow fails with ErrNodeLost unless the generator's claim holds for
+// clock.CoarseLag from now, for an ID handed out at once. It reads the
+// precise clock, so it runs on slow paths only: at start, after a wait and
+// for each ID while the wall clock is behind.
+func (g *Generator) fenceNow() error {
+	if g.claim == nil {
+		return nil
+	}
+	return g.checkClaim(g.clock.Now().Add(clock.CoarseLag))
+}
+
+func (g *Generator) checkClaim(until time.Time) error {
+	if err := g.claim.Check(until); err != nil {
 		return fmt.Errorf("%w: %w", ErrNodeLost, err)
 	}
 	return nil

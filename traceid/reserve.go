@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/idkit/idkit/clock"
 )
 
 // reserveMaxWait bounds each wait of Reserve for the clock to reach the
@@ -12,10 +14,10 @@ const reserveMaxWait = 5 * time.Second
 
 // Reserve fills dst with new IDs for a short-lived process, such as a
 // command-line call or a serverless function, that cannot afford a
-// Generator's wait for a fresh second. It needs o.Store, where it keeps the
-// node's last issued position (second and low 22 bits) under the key
-// o.StoreKey + "/last", as time.Unix(second, low), which orders like the
-// IDs even across the wrap of the 25-bit second.
+// Generator's wait for a fresh second. It needs o.Store (or o.Claim),
+// where it keeps the node's last issued position (second and low 22
+// bits) under the key o.StoreKey + "/last", as time.Unix(second, low),
+// which orders like the IDs even across the wrap of the 25-bit second.
 //
 // The IDs continue right after the last position: in the current second if
 // the clock has passed the last one's second, else in that second (the
@@ -38,18 +40,26 @@ const reserveMaxWait = 5 * time.Second
 // When a second's 4,194,303 low values run out mid-batch, Reserve goes on
 // in the next second only once the clock has reached it: it waits for it
 // (at most 5 s each time; a clock further behind fails with ErrExhausted),
-// or fails with ErrExhausted at once under o.NoWait. A claim (o.Claim) is
-// checked at the start, after each wait and before the store is written.
+// or fails with ErrExhausted at once under o.NoWait.
+//
+// With o.Claim, the claim keeps the position and the mark instead of
+// o.Store (which must then be nil), and is checked at the start, after
+// each wait, before the store is written and after: the IDs are good only
+// if the claim holds when Reserve returns them.
 //
 // Calls for one node must not overlap in time, as Generators for one node
 // must not run at the same time: the store offers no compare-and-swap.
 // Reserve ignores o.Lease.
 func Reserve(o Options, dst []ID) error {
-	if o.Store == nil {
-		return fmt.Errorf("%w: Options.Store is nil, want a store: Reserve keeps the last issued ID there", ErrInvalid)
+	if o.Store == nil && o.Claim == nil {
+		return fmt.Errorf("%w: Options.Store and Options.Claim are nil, want one: Reserve keeps the last issued ID in the store, or in the claim", ErrInvalid)
 	}
 	if err := o.check(); err != nil {
 		return err
+	}
+	store := o.Store
+	if o.Claim != nil {
+		store = o.Claim
 	}
 	if len(dst) == 0 {
 		return nil
@@ -62,11 +72,11 @@ func Reserve(o Options, dst []ID) error {
 	if err != nil {
 		return err
 	}
-	last, err := o.Store.HighWater(r.lastKey)
+	last, err := store.HighWater(r.lastKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, r.lastKey, err)
 	}
-	mark, err := o.Store.HighWater(o.StoreKey)
+	mark, err := store.HighWater(o.StoreKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, o.StoreKey, err)
 	}
@@ -102,12 +112,12 @@ func Reserve(o Options, dst []ID) error {
 		return err
 	}
 	if mark.Unix() < sec || mark.IsZero() {
-		if _, err := o.Store.AdvanceHighWater(o.StoreKey, time.Unix(sec, 0)); err != nil {
+		if _, err := store.AdvanceHighWater(o.StoreKey, time.Unix(sec, 0)); err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, o.StoreKey, err)
 		}
 	}
 	pos := time.Unix(sec, low)
-	got, err := o.Store.AdvanceHighWater(r.lastKey, pos)
+	got, err := store.AdvanceHighWater(r.lastKey, pos)
 	if err != nil {
 		return fmt.Errorf("%w: advance %q: %w", ErrStore, r.lastKey, err)
 	}
@@ -115,7 +125,7 @@ func Reserve(o Options, dst []ID) error {
 		return fmt.Errorf("%w: advance %q to %v: the store holds %v, a later position: another call for node %d ran at the same time",
 			ErrStore, r.lastKey, pos.UTC(), got.UTC(), o.Node)
 	}
-	return nil
+	return r.fence() // the store calls may have kept the claim waiting
 }
 
 type reserver struct {
@@ -155,7 +165,7 @@ func (r *reserver) fence() error {
 	if r.o.Claim == nil {
 		return nil
 	}
-	if err := r.o.Claim.Check(r.o.Clock.Now()); err != nil {
+	if err := r.o.Claim.Check(r.o.Clock.Now().Add(clock.CoarseLag)); err != nil {
 		return fmt.Errorf("%w: %w", ErrNodeLost, err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/claimtest"
 	"github.com/idkit/idkit/internal/memstore"
 	"github.com/idkit/idkit/traceid"
 )
@@ -141,11 +142,6 @@ func TestReserveExhausted(t *testing.T) {
 	assert.Contains(t, err.Error(), "at most 5s")
 }
 
-type lostClaim struct{}
-
-func (lostClaim) Node() int             { return 9 }
-func (lostClaim) Check(time.Time) error { return errors.New("lease expired") }
-
 func TestReserveErrors(t *testing.T) {
 	t.Parallel()
 	f := clock.NewFake(reserveT0)
@@ -155,11 +151,12 @@ func TestReserveErrors(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"no store", traceid.Options{Node: 1}, traceid.ErrInvalid, "Options.Store is nil"},
+		{"no store", traceid.Options{Node: 1}, traceid.ErrInvalid, "Options.Store and Options.Claim are nil"},
 		{"node", traceid.Options{Node: 65536, Store: &memstore.Store{}}, traceid.ErrInvalid, "Options.Node = 65536, want 0 to 65535"},
 		{"thread bits", traceid.Options{ThreadBits: 17, Store: &memstore.Store{}}, traceid.ErrInvalid, "want 0 to 16"},
-		{"claim lost", traceid.Options{Claim: lostClaim{}, Store: &memstore.Store{}, Clock: f}, traceid.ErrNodeLost, "lease expired"},
-		{"claim and node", traceid.Options{Node: 3, Claim: lostClaim{}, Store: &memstore.Store{}}, traceid.ErrInvalid, "want 0 or the same"},
+		{"claim lost", traceid.Options{Claim: &claimtest.Claim{Number: 9}, Clock: f}, traceid.ErrNodeLost, "test claim lost"},
+		{"claim and node", traceid.Options{Node: 3, Claim: &claimtest.Claim{Number: 9}}, traceid.ErrInvalid, "want 0 or the same"},
+		{"claim and store", traceid.Options{Claim: &claimtest.Claim{Number: 9}, Store: &memstore.Store{}}, traceid.ErrInvalid, "Options.Store and Options.Claim are both set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := traceid.Reserve(tt.o, make([]traceid.ID, 1))

@@ -18,15 +18,27 @@ type HighWaterStore interface {
 }
 
 // NodeClaim is a node number held for a limited time, such as a claim in
-// etcd (package fleet). A Generator with a claim checks it where it already
-// reads the precise clock (a new second, a wait, a lease renewal), never
-// per ID, and fails with ErrNodeLost once it is lost. The claim's deadline
-// must leave room for the second in flight at the last check. *fleet.Claim
-// implements it.
+// etcd (package fleet). A Generator on a claim
+// keeps its high-water marks in the claim, whose writes are fenced by it: a
+// write fails once the claim is lost, and a mark written by another holder
+// never raises this one's limit. So a later holder of the node starts
+// above every second an earlier one could issue in, whatever their clocks
+// read.
+//
+// The Generator checks the claim where it already reads the precise clock
+// (a new second, a wait, after every store call, every ID while the clock
+// is behind), never per ID, and enters a second only if the claim holds
+// until the second ends (plus clock.CoarseLag), so that no ID is handed out
+// after the claim's deadline. Once the claim is lost it fails with
+// ErrNodeLost. *fleet.Claim implements NodeClaim.
 type NodeClaim interface {
 	// Node returns the claimed node number.
 	Node() int
-	// Check returns nil while the claim is held at time now and an error
-	// once it is lost; a lost claim stays lost.
-	Check(now time.Time) error
+	// Check returns nil if the claim holds until t, as far as is known
+	// now, and an error once it is lost; a lost claim stays lost. t may be
+	// later than now: a claim that will not hold until t is lost at once.
+	Check(t time.Time) error
+	// HighWaterStore keeps the node's marks, every write fenced by the
+	// claim.
+	HighWaterStore
 }

@@ -153,15 +153,15 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 		if err != nil {
 			return nil, err
 		}
-		if l != nil {
-			o.Store = l
-		}
-		if claimed {
+		switch {
+		case claimed: // the claim keeps the node's marks, fenced by it
 			if o.Claim, err = where.claim(c, "traceid", 0, traceid.MaxNode); err != nil {
 				return nil, err
 			}
+		case l != nil:
+			o.Store = l
 		}
-		if o.Store != nil {
+		if o.Store != nil || o.Claim != nil {
 			return reserved(fs, func(ids []traceid.ID) error { return traceid.Reserve(o, ids) }), nil
 		}
 		g, err := traceid.New(o)
@@ -280,7 +280,9 @@ func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 			return nil, err
 		}
 		if l != nil {
-			o.Store = l
+			if o.Claim == nil { // a claim keeps the node's marks, fenced by it
+				o.Store = l
+			}
 			return reserved(fs, func(ids []snowflake.ID) error { return snowflake.Reserve(o, ids) }), nil
 		}
 		g, err := snowflake.New(o)

@@ -8,12 +8,14 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +26,9 @@ import (
 // Cluster is a running set of embedded etcd members.
 type Cluster struct {
 	t       testing.TB
+	dir     string
+	fsync   bool
+	initial string // the initial cluster, name=peer URL, comma-separated
 	members []*member
 }
 
@@ -31,8 +36,9 @@ type member struct {
 	name   string
 	client string // client URL
 	peer   string // peer URL
-	etcd   *embed.Etcd
-	once   sync.Once
+
+	mu   sync.Mutex // guards etcd
+	etcd *embed.Etcd
 }
 
 // Start starts a cluster of n members and stops it when the test ends.
@@ -45,54 +51,88 @@ func Start(t testing.TB, n int) *Cluster { return start(t, n, false) }
 // production members do, for benchmarks of durable writes.
 func StartDurable(t testing.TB, n int) *Cluster { return start(t, n, true) }
 
+// startAttempts bounds the starts of a new cluster on fresh ports: a
+// member's port is picked free, closed and bound again by etcd, and
+// another process may bind it in between.
+const startAttempts = 5
+
 func start(t testing.TB, n int, fsync bool) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t}
+	c := &Cluster{t: t, fsync: fsync}
+	t.Cleanup(c.Close)
+	for attempt := 1; ; attempt++ {
+		err := c.startFresh(n)
+		if err == nil {
+			return c
+		}
+		c.Close()
+		if !inUse(err) || attempt == startAttempts {
+			t.Fatalf("etcdtest: %v", err)
+		}
+		t.Logf("etcdtest: %v; trying other ports", err)
+	}
+}
+
+// startFresh starts n new members on fresh ports, in a fresh directory,
+// and waits until they are ready.
+func (c *Cluster) startFresh(n int) error {
+	c.members = nil
 	var initial []string
 	for i := range n {
-		m := &member{name: fmt.Sprintf("m%d", i), client: freeURL(t), peer: freeURL(t)}
+		m := &member{name: fmt.Sprintf("m%d", i), client: freeURL(c.t), peer: freeURL(c.t)}
 		c.members = append(c.members, m)
 		initial = append(initial, m.name+"="+m.peer)
 	}
-	dir := t.TempDir()
-	errs := make(chan error, n)
+	c.initial = strings.Join(initial, ",")
+	c.dir = c.t.TempDir()
+	ready := make(chan error, n)
 	for _, m := range c.members {
-		cfg := embed.NewConfig()
-		cfg.Name = m.name
-		cfg.Dir = filepath.Join(dir, m.name)
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(nopLogger())
-		cfg.UnsafeNoFsync = !fsync
-		cfg.ListenClientUrls = []url.URL{mustURL(m.client)}
-		cfg.AdvertiseClientUrls = cfg.ListenClientUrls
-		cfg.ListenPeerUrls = []url.URL{mustURL(m.peer)}
-		cfg.AdvertisePeerUrls = cfg.ListenPeerUrls
-		cfg.InitialCluster = strings.Join(initial, ",")
-		cfg.InitialClusterToken = "idkit-test"
-		e, err := embed.StartEtcd(cfg)
+		e, err := embed.StartEtcd(c.config(m))
 		if err != nil {
-			c.Close()
-			t.Fatalf("etcdtest: start %s: %v", m.name, err)
+			return fmt.Errorf("start %s: %w", m.name, err)
 		}
 		m.etcd = e
-		go func() {
-			select {
-			case <-e.Server.ReadyNotify():
-				errs <- nil
-			case err := <-e.Err():
-				errs <- err
-			case <-time.After(30 * time.Second):
-				errs <- fmt.Errorf("etcdtest: %s not ready after 30s", m.name)
-			}
-		}()
+		go func() { ready <- waitReady(m.name, e) }()
 	}
-	t.Cleanup(c.Close)
 	for range n {
-		if err := <-errs; err != nil {
-			t.Fatalf("etcdtest: %v", err)
+		if err := <-ready; err != nil {
+			return err
 		}
 	}
-	return c
+	return nil
 }
+
+// config returns the configuration of member m, the same at every start.
+func (c *Cluster) config(m *member) *embed.Config {
+	cfg := embed.NewConfig()
+	cfg.Name = m.name
+	cfg.Dir = filepath.Join(c.dir, m.name)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(nopLogger())
+	cfg.UnsafeNoFsync = !c.fsync
+	cfg.ListenClientUrls = []url.URL{mustURL(m.client)}
+	cfg.AdvertiseClientUrls = cfg.ListenClientUrls
+	cfg.ListenPeerUrls = []url.URL{mustURL(m.peer)}
+	cfg.AdvertisePeerUrls = cfg.ListenPeerUrls
+	cfg.InitialCluster = c.initial
+	cfg.InitialClusterToken = "idkit-test"
+	return cfg
+}
+
+// waitReady waits until e serves, for 30 seconds at most.
+func waitReady(name string, e *embed.Etcd) error {
+	t := time.NewTimer(30 * time.Second)
+	defer t.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+		return nil
+	case err := <-e.Err():
+		return fmt.Errorf("%s: %w", name, err)
+	case <-t.C:
+		return fmt.Errorf("%s not ready after 30s", name)
+	}
+}
+
+func inUse(err error) bool { return errors.Is(err, syscall.EADDRINUSE) }
 
 // Endpoints returns the client URLs of the members, running or not.
 func (c *Cluster) Endpoints() []string {
@@ -109,18 +149,60 @@ func (c *Cluster) Endpoint(i int) string { return c.members[i].client }
 // Client returns a client of every member, closed when the test ends.
 func (c *Cluster) Client() *clientv3.Client { return NewClient(c.t, c.Endpoints()...) }
 
-// Stop stops member i. Stopping a member twice is harmless.
-func (c *Cluster) Stop(i int) {
+// Stop stops member i gracefully: a leader hands its leadership over
+// first. Stopping a stopped member is harmless.
+func (c *Cluster) Stop(i int) { c.halt(i, false) }
+
+// Crash stops member i at once, as a crash would, without handing its
+// leadership over. Crashing a stopped member is harmless.
+func (c *Cluster) Crash(i int) { c.halt(i, true) }
+
+func (c *Cluster) halt(i int, hard bool) {
 	m := c.members[i]
-	m.once.Do(func() { m.etcd.Close() })
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.etcd == nil {
+		return
+	}
+	if hard {
+		m.etcd.Server.HardStop()
+	}
+	m.etcd.Close()
+	m.etcd = nil
+}
+
+// Restart starts stopped member i again, on its ports and with its data,
+// and waits until it serves. A port that another process took meanwhile
+// is tried again for up to 10 seconds before the test fails.
+func (c *Cluster) Restart(i int) {
+	c.t.Helper()
+	m := c.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.etcd != nil {
+		c.t.Fatalf("etcdtest: restart %s: it is running", m.name)
+	}
+	giveUp := time.Now().Add(10 * time.Second)
+	for {
+		e, err := embed.StartEtcd(c.config(m))
+		if err == nil {
+			m.etcd = e
+			break
+		}
+		if !inUse(err) || time.Now().After(giveUp) {
+			c.t.Fatalf("etcdtest: restart %s: %v", m.name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := waitReady(m.name, m.etcd); err != nil {
+		c.t.Fatalf("etcdtest: restart: %v", err)
+	}
 }
 
 // Close stops every member.
 func (c *Cluster) Close() {
-	for i, m := range c.members {
-		if m.etcd != nil {
-			c.Stop(i)
-		}
+	for i := range c.members {
+		c.Stop(i)
 	}
 }
 

@@ -1,22 +1,23 @@
 package etcdtest
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
 )
 
-// Proxy forwards TCP connections from a loopback port to a target address
-// until the test cuts it, modelling a client cut off from etcd while etcd
-// itself runs on.
+// Proxy forwards TCP connections from a loopback port to a target address.
+// A test can cut it, modelling a client cut off from etcd while etcd itself
+// runs on, or pause it, modelling a link that holds bytes and delivers them
+// late.
 type Proxy struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
+	mu     sync.Mutex
+	cut    bool
+	paused chan struct{} // while paused, open; closed by Resume
+	conns  map[net.Conn]struct{}
 }
 
 // NewProxy starts a proxy to target (host:port, or a URL whose host is
@@ -42,7 +43,8 @@ func (p *Proxy) Endpoint() string { return "http://" + p.ln.Addr().String() }
 // Addr returns the proxy's host:port, for clients of any TCP server.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Cut closes every forwarded connection and refuses new ones until Restore.
+// Cut closes every forwarded connection, dropping any bytes a pause held,
+// and refuses new ones until Restore.
 func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -50,6 +52,7 @@ func (p *Proxy) Cut() {
 	for c := range p.conns {
 		c.Close()
 	}
+	p.resume()
 }
 
 // Restore forwards new connections again.
@@ -57,6 +60,41 @@ func (p *Proxy) Restore() {
 	p.mu.Lock()
 	p.cut = false
 	p.mu.Unlock()
+}
+
+// Pause holds every byte in both directions, of the open connections and
+// of new ones, until Resume delivers them, in order. Neither end learns of
+// the pause: their requests are late, not refused.
+func (p *Proxy) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused == nil {
+		p.paused = make(chan struct{})
+	}
+}
+
+// Resume delivers the bytes held since Pause and forwards as before.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.resume()
+}
+
+func (p *Proxy) resume() {
+	if p.paused != nil {
+		close(p.paused)
+		p.paused = nil
+	}
+}
+
+// gate returns once the proxy is not paused.
+func (p *Proxy) gate() {
+	p.mu.Lock()
+	paused := p.paused
+	p.mu.Unlock()
+	if paused != nil {
+		<-paused
+	}
 }
 
 func (p *Proxy) serve() {
@@ -83,20 +121,35 @@ func (p *Proxy) forward(in net.Conn) {
 		return
 	}
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		dst.Close()
-		src.Close()
-		done <- struct{}{}
-	}
-	go pipe(out, in)
-	go pipe(in, out)
+	go p.pipe(out, in, done)
+	go p.pipe(in, out, done)
 	<-done
 	<-done
 	p.mu.Lock()
 	delete(p.conns, in)
 	delete(p.conns, out)
 	p.mu.Unlock()
+}
+
+// pipe copies src to dst, holding what it read while the proxy is paused
+// (and, the kernel's buffers filling, what src sends after it).
+func (p *Proxy) pipe(dst, src net.Conn, done chan<- struct{}) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.gate()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	dst.Close()
+	src.Close()
+	done <- struct{}{}
 }
 
 // track records c, or reports false while the proxy is cut.

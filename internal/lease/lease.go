@@ -76,13 +76,17 @@ func (l *Lease) Allows(u uint64) bool { return u < l.limit.Load() }
 // Extend moves the mark to cover unit u and the lease beyond it, and waits
 // until the store has it. It fails if the store fails, or keeps a mark that
 // does not cover u.
+//
+// The limit rises to the end asked for at most, even when the store keeps a
+// later mark: a later mark was written by someone else (another run
+// configured with the same key), and the units it covers are theirs.
 func (l *Lease) Extend(u uint64) error {
 	end := u + 1 + l.ahead
 	mark, err := l.store.AdvanceHighWater(l.key, l.units.Mark(end))
 	if err != nil {
 		return err
 	}
-	l.raise(l.end(mark))
+	l.raise(min(l.end(mark), end))
 	if !l.Allows(u) {
 		return &ShortError{Kept: mark, Want: l.units.Mark(end)}
 	}

@@ -88,3 +88,16 @@ func TestExtendFails(t *testing.T) {
 	require.ErrorAs(t, short.Extend(10), &se)
 	assert.Contains(t, se.Error(), "short of")
 }
+
+// A store that keeps a later mark than the one asked for, written by
+// someone else, never raises the limit beyond what was asked: those units
+// are the other writer's.
+func TestExtendTakesNoOtherWritersMark(t *testing.T) {
+	store := &memstore.Store{}
+	_, err := store.AdvanceHighWater("k", time.Unix(200, 0)) // another run's lease
+	require.NoError(t, err)
+	l := lease.New(store, "k", 4, seconds, nil)
+	require.NoError(t, l.Extend(100))
+	assert.True(t, l.Allows(104), "covered by the mark asked for")
+	assert.False(t, l.Allows(105), "the other writer's units are not this lease's")
+}
