@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -304,4 +305,64 @@ func issueUntilLost(t *testing.T, c *fleet.Claim, cli *clientv3.Client, prefix s
 		}
 	}()
 	return ids, last, errc, issuing
+}
+
+// The clock check measures against live holders only. Holders cut off
+// from etcd leave records that age until their leases expire; here they
+// are the majority, so that their age would decide a median. A claimer
+// whose clock is right is still accepted, and one whose clock is off by
+// more than MaxSkew either way is still refused.
+func TestClockCheckReadsLiveHolders(t *testing.T) {
+	t.Parallel()
+	cluster := etcdtest.Start(t, 1)
+	direct := cluster.Client()
+	prefix := etcdtest.Prefix(t, direct)
+	const maxSkew, stale = time.Second, 2500 * time.Millisecond
+	o := fleet.ClaimOptions{Client: direct, Prefix: prefix, Space: "skew", Max: 99, TTL: 20 * time.Second, Interval: time.Second, MaxSkew: maxSkew}
+	for range 2 {
+		claim(t, o)
+	}
+	var links []*etcdtest.Proxy
+	for range 3 {
+		link := etcdtest.NewProxy(t, cluster.Endpoint(0))
+		cut := o
+		cut.Client = etcdtest.NewClient(t, link.Endpoint())
+		claim(t, cut)
+		links = append(links, link)
+	}
+	for _, l := range links {
+		l.Cut()
+		t.Cleanup(l.Restore) // before the claims' Close
+	}
+	// Wait until the cut-off holders' records are older than MaxSkew plus
+	// an Interval, as the live ones never are.
+	dir := prefix + "nodes/skew/"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		resp, err := direct.Get(ctx, dir, clientv3.WithPrefix())
+		require.NoError(t, err)
+		old := 0
+		for _, kv := range resp.Kvs {
+			var rec fleet.Record
+			require.NoError(t, json.Unmarshal(kv.Value, &rec))
+			if time.Since(rec.Clock) > stale {
+				old++
+			}
+		}
+		if old == len(links) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the records age in real time
+	}
+
+	right := claim(t, o)
+	assert.NotNil(t, right, "a right clock is accepted")
+	for _, off := range []time.Duration{3 * time.Second, -3 * time.Second} {
+		skewed := o
+		skewed.Clock = clock.Offset(clock.System(), off)
+		_, err := fleet.ClaimNode(ctx, skewed)
+		require.ErrorIs(t, err, fleet.ErrClockSkew, "a clock %v off", off)
+		assert.Contains(t, err.Error(), "live holders' clocks, want within ±1s")
+	}
 }

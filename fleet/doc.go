@@ -19,26 +19,42 @@
 // on [Claim.Close]; a holder that dies frees its node after the TTL. A
 // claim is fenced: the holder treats it as lost at a local deadline, the
 // send time of the last keep-alive etcd acknowledged plus the TTL minus a
-// margin. etcd restarts a lease's countdown no earlier than it receives the
-// keep-alive, so the deadline falls strictly before etcd can expire the
-// lease and grant the node to another claimer, even when the holder is cut
-// off from etcd and hears nothing. The margin (default [InFlight] + TTL/50)
-// covers the second a generator may still be issuing in after its last
-// check, and a clock running up to 2% fast.
+// margin (TTL/25 by default), even when it is cut off from etcd and hears
+// nothing.
 //
-// traceid and snowflake generators take a claim in their Options instead of
-// a fixed node. They check it where they already read the precise clock (a
-// new second or tick, a wait, a lease renewal), never per ID, so a claimed
-// node costs what a fixed one does, and once the claim is lost they fail
-// with ErrNodeLost and issue nothing more. Keep each node's high-water mark
-// in the same etcd (Options.Store = a [Log]): a new holder of node N then
-// starts after everything an earlier holder may have issued.
+// A claim keeps its node's high-water marks (the keys of a [Log] with the
+// same prefix) and fences every write of them in the same transaction.
+// traceid and snowflake generators take a claim in their Options instead
+// of a node and a store:
 //
 //	cli, _ := clientv3.New(clientv3.Config{Endpoints: endpoints})
-//	log, _ := fleet.NewLog(fleet.LogOptions{Client: cli})
 //	claim, err := fleet.ClaimNode(ctx, fleet.ClaimOptions{Client: cli, Space: "traceid", Max: traceid.MaxNode})
 //	defer claim.Close()
-//	g, err := traceid.New(traceid.Options{Claim: claim, Store: log})
+//	g, err := traceid.New(traceid.Options{Claim: claim})
+//
+// They check the claim where they already read the precise clock (a new
+// second or tick, after a store call or a wait, every ID while the clock
+// is behind), never per ID, so a claimed node costs what a fixed one does;
+// once the claim is lost they fail with ErrNodeLost and issue nothing more.
+//
+// # Why a node's IDs are never issued twice
+//
+// A holder H issues in a unit u (a second, a tick) only below a mark it
+// wrote itself while etcd held the node under its lease: each mark write
+// compares the node key's lease in the same transaction, and a mark that
+// anyone else wrote never raises H's limit (TestStalledHolderHandsOver).
+// H enters u only if, checked after its last blocking call, its claim
+// holds until u ends plus clock.CoarseLag, so it hands out nothing after
+// its deadline (TestClaimCheckedAfterTheStoreWrite). For a keep-alive sent
+// at s, that deadline is s + TTL - Margin on H's clock, before etcd can
+// expire the lease (s + TTL at the earliest) for a clock up to 2% slow
+// (Margin >= TTL/50; TestCampaign runs clocks 2% slow and fast). A
+// successor claims only after the lease expired, then reads the mark: all
+// of H's writes committed before, so it starts above every unit H could
+// issue in, whatever its clock reads; a clock behind only waits for the
+// mark, and MaxSkew bounds that wait. Assumed: clock rates within 2%. Not
+// assumed: any bound on pauses, message delays or clock offsets
+// (TestCampaign: paused and cut links, crashed members, offsets ±MaxSkew).
 //
 // # Datacenters
 //
@@ -63,13 +79,18 @@
 // Every holder records its wall clock under its claim each Interval. A new
 // claimer compares its clock with the median of the live holders' records
 // and refuses to start, with [ErrClockSkew] and the offset, when it is
-// further off than MaxSkew (5s by default). A record is up to an Interval
-// old; the check counts half an Interval as its age, so the estimate is
-// good to half an Interval (1.5s by default).
+// further off than MaxSkew (5s by default). The record of a holder that
+// died or was cut off ages until its lease expires, so the check measures
+// against live holders only: when a quick look at the records finds this
+// clock off, it watches for up to an Interval for the records that live
+// holders rewrite, and refuses only on those (TestClockCheckReadsLiveHolders,
+// TestKilledHolderFreesNodeAfterTTL).
 //
 // # Errors
 //
-// Every etcd request has a timeout; an unanswered one wraps
+// Every etcd request has a timeout, and is tried again on another member,
+// within it, while no member can serve it (no leader, a leader change, a
+// stopped member, a lost connection); one that gets no answer wraps
 // [ErrUnavailable]. The other errors are [ErrNoFreeNode], [ErrNodeLost],
 // [ErrClockSkew], [ErrInvalid] and [ErrCorrupt], and launchlog's for the
 // launch log.

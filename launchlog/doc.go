@@ -15,7 +15,13 @@
 //     to decimalid generators.
 //   - High-water marks: [Log.HighWater] and [Log.AdvanceHighWater] keep a
 //     time per key that only moves forward, for time-based generators such
-//     as traceid's.
+//     as traceid's. A mark makes one node's runs safe one after another;
+//     it cannot make two runs of one node at the same time safe. Two
+//     processes configured with the same node both lease the same seconds
+//     (a generator never takes the other's later mark as its own, but
+//     neither can tell the other exists), so they issue the same IDs. Give
+//     each process its own node, or claim nodes in etcd (package fleet),
+//     whose claims fence the marks.
 //   - Blocks of IDs: [Log.ReserveBlock] reserves the next block of a tag
 //     for a segment.Allocator, which issues dense IDs from it.
 //
