@@ -366,3 +366,53 @@ func TestClockCheckReadsLiveHolders(t *testing.T) {
 		assert.Contains(t, err.Error(), "live holders' clocks, want within ±1s")
 	}
 }
+
+// A claim keeps its node's marks in the Log's keys, and fences every
+// write: once etcd no longer holds the node under the claim's lease, or
+// another writer moved the mark, the write fails with ErrNodeLost, moves
+// nothing and loses the claim.
+func TestClaimFencesItsMarks(t *testing.T) {
+	t.Parallel()
+	cli := etcdtest.Start(t, 1).Client()
+	prefix := etcdtest.Prefix(t, cli)
+	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
+	require.NoError(t, err)
+	o := fleet.ClaimOptions{Client: cli, Prefix: prefix, Space: "marks", Max: 1}
+	t1 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+
+	a := claim(t, o)
+	got, err := a.AdvanceHighWater("k", t1)
+	require.NoError(t, err)
+	assert.Equal(t, t1, got)
+	got, err = log.HighWater("k")
+	require.NoError(t, err)
+	assert.Equal(t, t1, got, "the claim's marks are the log's")
+	got, err = a.AdvanceHighWater("k", t1.Add(-time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, t1, got, "a mark never moves back")
+
+	// Another writer moves the mark: the claim never adopts it.
+	_, err = log.AdvanceHighWater("k", t1.Add(time.Hour))
+	require.NoError(t, err)
+	_, err = a.AdvanceHighWater("k", t1.Add(time.Minute))
+	require.ErrorIs(t, err, fleet.ErrNodeLost)
+	assert.Contains(t, err.Error(), `another writer moved the mark "k"`)
+	require.ErrorIs(t, a.Check(time.Now()), fleet.ErrNodeLost, "the claim is lost")
+	_, err = a.HighWater("k")
+	require.ErrorIs(t, err, fleet.ErrNodeLost)
+
+	// A claim whose lease etcd dropped writes nothing.
+	b := claim(t, o)
+	_, err = b.AdvanceHighWater("k2", t1)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = cli.Delete(ctx, prefix+"nodes/marks/", clientv3.WithPrefix()) // as if the lease expired
+	require.NoError(t, err)
+	_, err = b.AdvanceHighWater("k2", t1.Add(time.Second))
+	require.ErrorIs(t, err, fleet.ErrNodeLost)
+	assert.Contains(t, err.Error(), "etcd no longer holds it under this claim's lease")
+	got, err = log.HighWater("k2")
+	require.NoError(t, err)
+	assert.Equal(t, t1, got, "the fenced write moved nothing")
+}
