@@ -625,14 +625,12 @@ func (g *Generator) install(t uint64, now, coarse int64) error {
 	if t > g.maxTick {
 		return fmt.Errorf("%w: layout %s expired at %v", ErrExpired, g.layout.label(), g.layout.Expires())
 	}
-	end := g.tickStart(t + 1)
-	if err := g.fence(time.Unix(0, max(now, end)).Add(clock.CoarseLag)); err != nil {
+	if err := g.fenceTick(t); err != nil {
 		return err
 	}
 	if !g.lease.Allows(t) {
 		err := g.lease.Extend(t)
-		// The store may have kept the generator waiting past the tick.
-		if ferr := g.fence(time.Unix(0, max(g.clk.Now().UnixNano(), end)).Add(clock.CoarseLag)); ferr != nil {
+		if ferr := g.fenceTick(t); ferr != nil { // the store may have kept it waiting
 			return ferr
 		}
 		if err != nil {
@@ -715,6 +713,17 @@ func newLease(store HighWaterStore, key string, ahead uint64, l Layout, logf fun
 	}, func(err error) {
 		logf(slog.LevelWarn, "snowflake: lease renewal failed; will retry before the lease runs out", "err", err)
 	})
+}
+
+// fenceTick fails with ErrNodeLost unless the generator's claim holds
+// until tick t ends, or until now if that is later, plus clock.CoarseLag.
+// It reads the precise clock when the generator has a claim.
+func (g *Generator) fenceTick(t uint64) error {
+	if g.claim == nil {
+		return nil
+	}
+	end := max(g.clk.Now().UnixNano(), g.tickStart(t+1))
+	return g.fence(time.Unix(0, end).Add(clock.CoarseLag))
 }
 
 // fence fails with ErrNodeLost unless the generator's claim holds until
