@@ -52,9 +52,11 @@
 // successor claims only after the lease expired, then reads the mark: all
 // of H's writes committed before, so it starts above every unit H could
 // issue in, whatever its clock reads; a clock behind only waits for the
-// mark, and MaxSkew bounds that wait. Assumed: clock rates within 2%. Not
-// assumed: any bound on pauses, message delays or clock offsets
-// (TestCampaign: paused and cut links, crashed members, offsets ±MaxSkew).
+// mark, and MaxSkew bounds that wait. Assumed: clock rates within 2%,
+// and, for no ID after the deadline (uniqueness does not need it), a
+// coarse clock that lags by less than clock.CoarseLag. Not assumed: any
+// bound on pauses, message delays or clock offsets (TestCampaign: paused
+// and cut links, crashed members, offsets within ±MaxSkew).
 //
 // # Datacenters
 //
