@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -36,7 +38,7 @@ func TestFakeSleepWakesAtDeadline(t *testing.T) {
 		f.Sleep(time.Second)
 		close(done)
 	}()
-	f.WaitForSleepers(1)
+	testwait.Sleepers(t, f, 1)
 	assert.Equal(t, 1, f.Sleepers())
 
 	f.Advance(999 * time.Millisecond)
@@ -47,7 +49,7 @@ func TestFakeSleepWakesAtDeadline(t *testing.T) {
 	}
 	f.Advance(-time.Minute)
 	f.Set(t0.Add(time.Second))
-	<-done
+	testwait.Recv(t, done, "return from Sleep at its deadline")
 	assert.Equal(t, 0, f.Sleepers())
 }
 
@@ -69,6 +71,9 @@ func TestOffset(t *testing.T) {
 	assert.Equal(t, t0.Add(-time.Second).UnixNano(), CoarseOf(c).UnixNano())
 }
 
+// The system clock's coarse view is refreshed by a real ticker, so this
+// test runs on real time: it allows the view a lag of a second, a
+// thousand ticks, which a ticker starved by a loaded machine still keeps.
 func TestSystemCoarseFollowsNow(t *testing.T) {
 	t.Parallel()
 	c := CoarseOf(System())
@@ -83,7 +88,8 @@ func TestSystemCoarseFollowsNow(t *testing.T) {
 }
 
 // The ticker stops once nobody reads, and the next reader restarts it with a
-// fresh time rather than reading the stale one.
+// fresh time rather than reading the stale one. The ticker is real: the
+// test waits for it to stop (two idle ticks, 2 ms) up to testwait.Bound.
 func TestCoarseTickerStopsAndRestarts(t *testing.T) {
 	t.Parallel()
 	src := newTickingSource(2, time.Now)
@@ -96,7 +102,7 @@ func TestCoarseTickerStopsAndRestarts(t *testing.T) {
 		return src.running
 	}
 	require.True(t, running())
-	require.Eventually(t, func() bool { return !running() }, 5*time.Second, Resolution)
+	testwait.Until(t, func() bool { return !running() }, "stopped after two idle ticks")
 
 	stale := src.word.Load() >> 1
 	before := time.Now().UnixNano()
@@ -113,14 +119,16 @@ type userClock struct{ f *Fake }
 func (u userClock) Now() time.Time        { return u.f.Now() }
 func (u userClock) Sleep(d time.Duration) { u.f.Sleep(d) }
 
-// A clock with Now and Sleep alone gets a coarse view that follows its Now.
+// A clock with Now and Sleep alone gets a coarse view that follows its Now,
+// refreshed by a real ticker: the test waits for the next tick (1 ms) up to
+// testwait.Bound.
 func TestCoarseOfAnyClock(t *testing.T) {
 	t.Parallel()
 	f := NewFake(t0)
 	c := CoarseOf(userClock{f})
 	assert.Equal(t, t0.UnixNano(), c.UnixNano(), "the first read is the clock's time")
 	f.Advance(time.Hour)
-	require.Eventually(t, func() bool { return c.UnixNano() == t0.Add(time.Hour).UnixNano() }, 5*time.Second, Resolution,
-		"the ticker refreshes the view from the clock's Now")
+	testwait.Until(t, func() bool { return c.UnixNano() == t0.Add(time.Hour).UnixNano() },
+		"refreshed by the ticker from the clock's Now")
 	assert.Equal(t, t0.Add(-time.Hour).UnixNano(), CoarseOf(Offset(userClock{f}, -2*time.Hour)).UnixNano())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -30,9 +31,9 @@ func TestGeneratorOnUserClock(t *testing.T) {
 		assert.NoError(t, err)
 		done <- id
 	}()
-	f.WaitForSleepers(1) // the start-up second
+	testwait.Sleepers(t, f, 1) // the start-up second
 	f.Advance(time.Second)
-	id := <-done
+	id := testwait.Recv(t, done, "ID after the start-up second")
 	assert.Equal(t, t0.Add(time.Second), id.Time(f.Now()))
 	assert.Equal(t, 3, id.Node())
 }

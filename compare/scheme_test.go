@@ -135,9 +135,10 @@ func TestGeneratorsConcurrent(t *testing.T) {
 
 func TestSonyflakeKeys(t *testing.T) {
 	t.Parallel()
+	before := time.Now()
 	gens, err := sonyflakeKeys(2)
+	after := time.Now()
 	require.NoError(t, err)
-	start := time.Now()
 	decode := func(g Generator) map[string]uint64 {
 		b, err := g.Next(nil)
 		require.NoError(t, err)
@@ -147,8 +148,12 @@ func TestSonyflakeKeys(t *testing.T) {
 	assert.Equal(t, uint64(1), first["machine-id"])
 	assert.Equal(t, uint64(0), first["sequence"])
 	assert.Equal(t, uint64(0), first["msb"])
-	elapsed := time.Duration(first["time"]) * sonyflakeUnit()
-	assert.WithinDuration(t, start, sonyflakeEpoch.Add(elapsed), time.Second, "simulation starts at the current tick")
+	// The simulation starts at the tick that was current while
+	// sonyflakeKeys ran: it begins less than a tick before that call and
+	// not after it returned.
+	tick := sonyflakeEpoch.Add(time.Duration(first["time"]) * sonyflakeUnit())
+	assert.True(t, tick.After(before.Add(-sonyflakeUnit())) && !tick.After(after),
+		"simulation starts at the current tick: tick %v, call from %v to %v", tick, before, after)
 
 	// The rest of the first tick, then the next tick from sequence 0.
 	for i := 1; i < 1<<sonyflake.BitLenSequence; i++ {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -83,14 +84,14 @@ func TestExhaustedMillisecondRunsAheadThenWaits(t *testing.T) {
 
 	done := make(chan ID)
 	go func() { id, _ := g.Next(); done <- id }()
-	fake.WaitForSleepers(1) // its sequence ran out; t0+2 ms is beyond MaxLead: Next waits for the clock
+	testwait.Sleepers(t, fake, 1) // its sequence ran out; t0+2 ms is beyond MaxLead: Next waits for the clock
 	select {
 	case <-done:
 		t.Fatal("Next issued an ID beyond MaxLead")
 	default:
 	}
 	fake.Advance(time.Millisecond)
-	id := <-done
+	id := testwait.Recv(t, done, "ID once the clock moved")
 	assert.Equal(t, ms+1, id.Milliseconds(), "the next millisecond, ahead of the clock by MaxLead")
 	assert.Equal(t, uint16(0), id.Sequence())
 }
@@ -131,9 +132,9 @@ func TestRestartAfterClockSteppedBack(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan ID)
 	go func() { id, _ := g2.Next(); done <- id }()
-	fake.WaitForSleepers(1)
+	testwait.Sleepers(t, fake, 1)
 	fake.Set(mark)
-	id := <-done
+	id := testwait.Recv(t, done, "ID once the clock reached the mark")
 	assert.Equal(t, 1, id.Compare(last), "the new run starts after the stored mark")
 	assert.False(t, id.Time().Before(mark))
 }
@@ -145,9 +146,9 @@ func TestRestartWithoutStoreSkipsLead(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan ID)
 	go func() { id, _ := g.Next(); done <- id }()
-	fake.WaitForSleepers(1)
+	testwait.Sleepers(t, fake, 1)
 	fake.Advance(time.Millisecond)
-	id := <-done
+	id := testwait.Recv(t, done, "ID once the clock moved")
 	assert.Equal(t, uint64(t0.UnixMilli())+11, id.Milliseconds(), "after the run before's possible 10 ms lead")
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/instagram"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/snowflake"
 )
 
@@ -121,7 +122,7 @@ func TestNoCollisionWithGo(t *testing.T) {
 
 	seen := map[int64]int64{}
 	for range 4 {
-		r := <-results
+		r := testwait.Recv(t, results, "IDs of a shard")
 		require.Len(t, r.ids, n, "shard %d", r.shard)
 		for _, v := range r.ids {
 			if other, dup := seen[v]; dup {

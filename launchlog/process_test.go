@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // TestHelperProcess is not a test: the tests below run the test binary
@@ -165,7 +167,7 @@ func TestNextGeneratorProcesses(t *testing.T) {
 	}
 	var all []int
 	for p, cmd := range cmds {
-		values := <-outs[p]
+		values := testwait.Recv(t, outs[p], fmt.Sprintf("end of the output of process %d", p))
 		require.NoError(t, cmd.Wait(), "process %d", p)
 		require.Len(t, values, calls, "process %d", p)
 		assert.True(t, slices.IsSorted(values), "process %d: values not increasing", p)
@@ -229,25 +231,31 @@ func killMidWrite(t *testing.T, mode string, next func(l *Log) (int, error)) {
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
-		got, first := make(chan []int, 1), make(chan struct{})
+		got, first, ended := make(chan []int, 1), make(chan struct{}), make(chan struct{})
 		go func() {
 			values, _ := readValues(&firstRead{r: stdout, done: first})
 			got <- values
+			close(ended)
 		}()
 		// Kill at a random moment: in even rounds counted from the start,
 		// so sometimes before the first call ends; in odd rounds from the
-		// first value, so that a slow start on a busy machine still leaves
-		// rounds that are killed mid-write. Mostly the kill lands in the
-		// middle of a transaction or an fsync.
+		// first value, which the test waits for however slow the start on
+		// a busy machine, so that half the rounds are killed mid-write.
+		// Mostly the kill lands in the middle of a transaction or an
+		// fsync.
 		if round%2 == 1 {
 			select {
 			case <-first:
-			case <-time.After(10 * time.Second):
+			case <-ended:
+				t.Fatalf("round %d: the helper ended before it handed out a value", round)
+			case <-time.After(testwait.Bound):
+				_ = cmd.Process.Kill()
+				t.Fatalf("round %d: the helper handed out no value within %v", round, testwait.Bound)
 			}
 		}
 		time.Sleep(time.Duration(r.IntN(60_000)) * time.Microsecond)
 		require.NoError(t, cmd.Process.Kill())
-		values := <-got
+		values := testwait.Recv(t, got, "end of the killed helper's output")
 		_ = cmd.Wait()
 		switch code := cmd.ProcessState.ExitCode(); code {
 		case -1:

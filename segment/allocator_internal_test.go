@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // countingStore reserves blocks in memory and records the steps asked.
@@ -101,7 +102,7 @@ func TestPrefetchAtTenPercent(t *testing.T) {
 func awaitFetch(t *testing.T, a *Allocator, s *countingStore, n int) {
 	t.Helper()
 	if f := a.inflightFetch(); f != nil {
-		<-f.done
+		testwait.Recv(t, f.done, "end of the reservation in flight")
 		require.NoError(t, f.err)
 	}
 	require.Len(t, s.calls(), n, "reservations")
@@ -169,7 +170,7 @@ func TestRetryInBackground(t *testing.T) {
 	require.NoError(t, err)
 	defer a.Close()
 	a.retryBase = time.Millisecond // before any reservation can fail
-	require.Equal(t, 1, <-s.called)
+	require.Equal(t, 1, testwait.Recv(t, s.called, "first reservation"))
 	for range 11 {
 		_, err := a.Next()
 		require.NoError(t, err)
@@ -177,7 +178,7 @@ func TestRetryInBackground(t *testing.T) {
 	// The prefetch fails, and so does the first retry; the second one
 	// gets the block.
 	for want := 2; want <= 4; want++ {
-		require.Equal(t, want, <-s.called)
+		require.Equal(t, want, testwait.Recv(t, s.called, "reservation or retry"))
 	}
 	awaitFetch(t, a, s, 4)
 	st := a.Stats()
@@ -191,7 +192,9 @@ func TestRetryInBackground(t *testing.T) {
 	assert.Zero(t, a.Stats().Waits)
 }
 
-// TestRetryStopsAtClose: Close stops the background retries.
+// TestRetryStopsAtClose: Close stops the background retries. The retry
+// is due in an hour, so that none fires before Close however slow the
+// machine: Close must stop its timer.
 func TestRetryStopsAtClose(t *testing.T) {
 	t.Parallel()
 	s := &countingStore{fail: func(call int) error {
@@ -202,16 +205,24 @@ func TestRetryStopsAtClose(t *testing.T) {
 	}, called: make(chan int, 100)}
 	a, err := New(context.Background(), Options{Store: s, Tag: "t", Step: 10, MinStep: 10, MaxStep: 10})
 	require.NoError(t, err)
-	<-s.called
+	a.retryBase = time.Hour // before any reservation can fail
+	testwait.Recv(t, s.called, "first reservation")
 	for range 2 {
 		_, err := a.Next()
 		require.NoError(t, err)
 	}
-	<-s.called // the prefetch failed; a retry is due in 100ms
+	testwait.Recv(t, s.called, "the prefetch") // it fails
+	var retry *time.Timer
+	testwait.Until(t, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		retry = a.retry
+		return retry != nil
+	}, "with a retry due after the failed prefetch")
 	require.NoError(t, a.Close())
 	a.mu.Lock()
 	assert.Nil(t, a.retry)
 	a.mu.Unlock()
-	n := len(s.calls())
-	assert.LessOrEqual(t, n, 3, "at most a retry that fired before Close")
+	assert.False(t, retry.Stop(), "Close stopped the retry's timer")
+	assert.Len(t, s.calls(), 2, "no retry ran")
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/segment"
 )
 
@@ -288,11 +288,9 @@ func TestCloseWakesWaiters(t *testing.T) {
 		_, err := a.Next()
 		errs <- err
 	}()
-	for a.Stats().Waits == 0 {
-		runtime.Gosched() // until the call waits for the store
-	}
+	testwait.Until(t, func() bool { return a.Stats().Waits > 0 }, "waiting for the store")
 	require.NoError(t, a.Close())
-	assert.ErrorIs(t, <-errs, segment.ErrClosed)
+	assert.ErrorIs(t, testwait.Recv(t, errs, "return from the waiting Next"), segment.ErrClosed)
 }
 
 func TestOptionsInvalid(t *testing.T) {

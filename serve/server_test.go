@@ -22,6 +22,8 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
@@ -345,8 +347,10 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// claim is a node claim that a test can lose.
+// claim is a node claim that is lost while the test says so; it keeps the
+// node's marks in memory.
 type claim struct {
+	memstore.Store
 	node int
 	lost atomic.Bool
 }
@@ -406,6 +410,9 @@ func TestHealth(t *testing.T) {
 		Clock:     clk,
 		TraceID:   &traceid.Options{Claim: tc},
 		Snowflake: &snowflake.Options{Claim: sc},
+		// The probes read a real file; the default 2 s could run out on a
+		// loaded machine. TestHealthStoreHangs checks the timeout.
+		ProbeTimeout: testwait.Bound,
 	})
 	status, rep := getHealth(t, s)
 	assert.Equal(t, http.StatusOK, status)
@@ -457,7 +464,7 @@ func TestHealthStoreHangs(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, status)
 	assert.Equal(t, int64(1), store.reads.Load())
 	close(store.block)
-	require.Eventually(t, func() bool { st, _ := getHealth(t, s); return st == http.StatusOK }, 10*time.Second, time.Millisecond)
+	testwait.Until(t, func() bool { st, _ := getHealth(t, s); return st == http.StatusOK }, "healthy once the store answers")
 }
 
 func TestGeneratorFailure(t *testing.T) {
@@ -526,17 +533,17 @@ func TestShutdown(t *testing.T) {
 		resp.Body.Close()
 		inFlight <- result{resp.StatusCode, string(b), err}
 	}()
-	clk.WaitForSleepers(1) // the request waits for the next second
+	testwait.Sleepers(t, clk, 1) // the request waits for the next second
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.Shutdown(context.Background()) }()
-	require.Eventually(t, func() bool {
+	testwait.Until(t, func() bool {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err == nil {
 			c.Close()
 		}
 		return err != nil
-	}, 10*time.Second, time.Millisecond, "the listener stays open")
+	}, "refusing connections once Shutdown began")
 	st, rep := getHealth(t, s)
 	assert.Equal(t, http.StatusServiceUnavailable, st)
 	assert.Equal(t, "server: shutting down", rep.Error)
@@ -547,35 +554,40 @@ func TestShutdown(t *testing.T) {
 	}
 
 	clk.Advance(time.Second)
-	r := <-inFlight
+	r := testwait.Recv(t, inFlight, "answer to the request in flight")
 	require.NoError(t, r.err)
 	assert.Equal(t, http.StatusOK, r.status)
 	var got struct{ IDs []string }
 	require.NoError(t, json.Unmarshal([]byte(r.body), &got))
 	assert.Len(t, got.IDs, 3)
-	require.NoError(t, <-stopped)
-	assert.ErrorIs(t, <-served, http.ErrServerClosed)
+	require.NoError(t, testwait.Recv(t, stopped, "return from Shutdown"))
+	assert.ErrorIs(t, testwait.Recv(t, served, "return from Serve"), http.ErrServerClosed)
 	assert.ErrorIs(t, s.Serve(ln), http.ErrServerClosed, "Serve after Shutdown")
 }
 
 // TestTimeouts checks that a client that never finishes its headers is cut
 // off after ReadHeaderTimeout, and that oversized headers are refused.
+// ReadTimeout is an hour, so that only ReadHeaderTimeout can cut the
+// client off within the test's wait.
 func TestTimeouts(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, Config{ObjectID: &objectid.Options{}, ReadHeaderTimeout: 100 * time.Millisecond, MaxHeaderBytes: 1024})
+	const readHeaderTimeout = 100 * time.Millisecond
+	s := newServer(t, Config{ObjectID: &objectid.Options{}, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: time.Hour, MaxHeaderBytes: 1024})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Shutdown(context.Background()) })
 
+	dialed := time.Now()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Write([]byte("GET /v1/objectid HTTP/1.1\r\nHost: x\r\n"))
 	require.NoError(t, err)
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(testwait.Bound))
 	_, err = io.ReadAll(c)
 	assert.NoError(t, err, "the server closes the connection")
+	assert.GreaterOrEqual(t, time.Since(dialed), readHeaderTimeout, "not before ReadHeaderTimeout")
 
 	c2, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)

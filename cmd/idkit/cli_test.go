@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // idkit runs the command line args and returns its exit code and output.
@@ -21,13 +23,16 @@ func idkit(args ...string) (code int, stdout, stderr string) {
 
 // idkitOn runs the command line args on the fake clock f, which it moves
 // forward by step whenever the command sleeps on it, until the command
-// returns.
+// returns. A command that has not returned after testwait.Bound gives exit
+// code -1 and a stderr that says so, which every caller's check of the
+// code reports.
 func idkitOn(f *clock.Fake, step time.Duration, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	c := &console{stdout: &out, stderr: &errOut, clock: f}
 	done := make(chan int)
 	go func() { done <- c.run(args) }()
-	for {
+	deadline := time.Now().Add(testwait.Bound)
+	for time.Now().Before(deadline) {
 		if f.Sleepers() > 0 {
 			f.Advance(step)
 		}
@@ -37,6 +42,7 @@ func idkitOn(f *clock.Fake, step time.Duration, args ...string) (code int, stdou
 		case <-time.After(50 * time.Microsecond): // poll for the next sleeper
 		}
 	}
+	return -1, "", fmt.Sprintf("idkit %q did not return within %v (fake clock at %v)", args, testwait.Bound, f.Now())
 }
 
 // assertOneLine checks that stderr is one line that names the problem: no

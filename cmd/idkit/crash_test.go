@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // cliOffsetEnv, when set, makes the test binary run as idkit with its
@@ -67,7 +69,10 @@ func TestNewCrashRestart(t *testing.T) {
 					stepped++
 				}
 				k := 1 + rng.IntN(50)
-				cmd := exec.Command(os.Args[0], "new", scheme, "--node", "7", "--log", log, "-n", strconv.Itoa(k))
+				// A call waits at most for a clock stepped back 2 s; one
+				// still running after testwait.Bound is killed and fails.
+				ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+				cmd := exec.CommandContext(ctx, os.Args[0], "new", scheme, "--node", "7", "--log", log, "-n", strconv.Itoa(k))
 				cmd.Env = append(os.Environ(), cliOffsetEnv+"="+offset.String())
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -81,6 +86,9 @@ func TestNewCrashRestart(t *testing.T) {
 					_ = cmd.Process.Signal(syscall.SIGKILL)
 				}
 				err := cmd.Wait()
+				timedOut := ctx.Err()
+				cancel()
+				require.NoError(t, timedOut, "call %d did not end within %v: %s", i, testwait.Bound, stderr.String())
 				if !kill {
 					took = time.Since(start)
 				}

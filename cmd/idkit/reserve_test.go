@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // idkitNoSleep runs the command line args on the fake clock f and fails
@@ -22,7 +23,8 @@ func idkitNoSleep(t *testing.T, f *clock.Fake, args ...string) (stdout, stderr s
 	c := &console{stdout: &out, stderr: &errOut, clock: f}
 	done := make(chan int)
 	go func() { done <- c.run(args) }()
-	for {
+	deadline := time.Now().Add(testwait.Bound)
+	for time.Now().Before(deadline) {
 		select {
 		case code := <-done:
 			require.Equal(t, 0, code, errOut.String())
@@ -30,11 +32,13 @@ func idkitNoSleep(t *testing.T, f *clock.Fake, args ...string) (stdout, stderr s
 		case <-time.After(100 * time.Microsecond):
 			if f.Sleepers() > 0 {
 				f.Advance(time.Hour) // let it finish, then fail
-				<-done
+				testwait.Recv(t, done, "return of the command once the clock moved")
 				require.FailNow(t, "the command waited", "%v", args)
 			}
 		}
 	}
+	require.FailNow(t, "the command did not return", "%v within %v", args, testwait.Bound)
+	return "", ""
 }
 
 // TestNewBackToBack runs 100 calls "new traceid --node 7 --log FILE -n 10"

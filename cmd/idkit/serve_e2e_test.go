@@ -20,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // buildIdkit builds the idkit binary into a temporary directory.
@@ -77,8 +79,8 @@ func startServer(t *testing.T, bin string, env []string, args ...string) *server
 	case url, ok := <-listening:
 		require.True(t, ok, "the server exited before listening: %s", s.log())
 		s.url = url
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the server did not listen within a minute: %s", s.log())
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the server did not listen within %v: %s", testwait.Bound, s.log())
 	}
 	return s
 }
@@ -96,8 +98,8 @@ func (s *server) stop(t *testing.T, sig syscall.Signal) error {
 	select {
 	case err := <-s.exited:
 		return err
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the server did not stop within a minute of %v: %s", sig, s.log())
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the server did not stop within %v of %v: %s", testwait.Bound, sig, s.log())
 		return nil
 	}
 }
@@ -238,7 +240,7 @@ func TestServeRestarts(t *testing.T) {
 				})
 			}
 		}
-		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return answered >= 50 }, 30*time.Second, time.Millisecond)
+		testwait.Until(t, func() bool { mu.Lock(); defer mu.Unlock(); return answered >= 50 }, "answered 50 requests of the clients")
 		err = s.stop(t, r.sig)
 		cancel()
 		wg.Wait()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/launchlog"
 )
 
@@ -176,21 +177,27 @@ func crashCampaign(t *testing.T, scheme string, restarts int) {
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
-		issuing := make(chan struct{})
+		issuing, ended := make(chan struct{}), make(chan struct{})
 		go func() {
 			if line, _ := bufio.NewReader(stdout).ReadString('\n'); line == "issuing\n" {
 				close(issuing)
 			}
 			_, _ = io.Copy(io.Discard, stdout)
+			close(ended)
 		}()
-		// One kill in five lands at a random moment of the start-up (opening
+		// Every fifth kill lands at a random moment of the start-up (opening
 		// the log, taking a generator id, waiting out the mark); the rest at
-		// a random moment after the first ID.
-		if r.IntN(5) > 0 {
+		// a random moment after the first ID, which the test waits for
+		// however long a loaded machine takes to start the child. So four
+		// runs in five issue IDs, whatever the machine's speed.
+		if i%5 != 4 {
 			select {
 			case <-issuing:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("run %d: the child issued nothing in 30 s", i)
+			case <-ended:
+				t.Fatalf("run %d: the child ended before it issued an ID", i)
+			case <-time.After(testwait.Bound):
+				_ = cmd.Process.Kill()
+				t.Fatalf("run %d: the child issued nothing within %v", i, testwait.Bound)
 			}
 		}
 		time.Sleep(time.Duration(r.Int64N(int64(150 * time.Millisecond))))

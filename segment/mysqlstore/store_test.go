@@ -195,5 +195,5 @@ func TestOutage(t *testing.T) {
 	cfg.Addr = proxy.Addr()
 	cfg.Timeout = 2 * time.Second
 	s := open(t, cfg.FormatDSN(), mysqlstore.Options{Unit: 100})
-	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 2*time.Second)
+	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 10*time.Second)
 }

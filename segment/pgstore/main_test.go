@@ -60,5 +60,5 @@ func TestOutage(t *testing.T) {
 	proxy := etcdtest.NewProxy(t, "tcp://"+u.Host)
 	u.Host = proxy.Addr()
 	s := open(t, u.String(), schema+".blocks")
-	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 2*time.Second)
+	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 10*time.Second)
 }

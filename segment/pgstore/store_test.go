@@ -16,6 +16,7 @@ import (
 
 	"github.com/idkit/idkit/internal/etcdtest"
 	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/pgstore"
 )
@@ -239,9 +240,9 @@ func TestUnreachable(t *testing.T) {
 		assert.ErrorContains(t, err, `pgstore: reserve block of 100 for tag "t"`)
 	}
 	proxy.Restore()
-	require.Eventually(t, func() bool {
+	testwait.Until(t, func() bool {
 		b, err = s.ReserveBlock(ctx, "t", 100)
 		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
+	}, "reserving again through the restored connection")
 	assert.Equal(t, int64(101), b.First, "the blocks after the cut continue the committed ones")
 }

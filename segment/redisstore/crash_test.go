@@ -2,10 +2,14 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/redisstore"
 )
@@ -21,11 +26,13 @@ import (
 // ownServer is a redis-server of one test's own, on a free port with its
 // files in a directory of the test, so that the test can kill it.
 type ownServer struct {
-	t    *testing.T
-	addr string
-	dir  string
-	args []string
-	cmd  *exec.Cmd
+	t      *testing.T
+	bin    string
+	addr   string
+	dir    string
+	args   []string // the persistence settings
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once cmd has exited
 }
 
 // startOwnServer starts redis-server with the given persistence settings.
@@ -36,41 +43,84 @@ func startOwnServer(t *testing.T, persistence ...string) *ownServer {
 	storetest.Server(t, envAddr, "Redis", "127.0.0.1:6379")
 	bin, err := exec.LookPath("redis-server")
 	require.NoError(t, err, "%s names a Redis server, so its redis-server binary should be installed", envAddr)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	s := &ownServer{t: t, addr: "127.0.0.1:" + strconv.Itoa(port), dir: t.TempDir()}
-	s.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log")}, persistence...)
-	s.args = append([]string{bin}, s.args...)
+	s := &ownServer{t: t, bin: bin, dir: t.TempDir(), args: persistence}
 	s.start()
 	t.Cleanup(s.kill)
 	return s
 }
 
-// start runs the server and waits until it answers PING.
+// start runs the server and waits until it answers. A server that
+// exits before it answers (another process took its port, which start
+// picked free a moment before) starts again on a new port, a few times.
 func (s *ownServer) start() {
 	s.t.Helper()
-	s.cmd = exec.Command(s.args[0], s.args[1:]...)
-	require.NoError(s.t, s.cmd.Start())
-	c := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
-	defer c.Close()
-	var err error
-	for range 200 { // a server loading its AOF takes a few ms; 10 s at most
-		if err = c.Ping(context.Background()).Err(); err == nil {
+	for try := 1; ; try++ {
+		if s.addr == "" {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(s.t, err)
+			s.addr = ln.Addr().String()
+			require.NoError(s.t, ln.Close())
+		}
+		err := s.run()
+		if err == nil {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		if try == 3 {
+			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			s.t.Fatalf("redis-server %v: %v; its log:\n%s", s.args, err, log)
+		}
+		s.addr = ""
 	}
-	s.t.Fatalf("redis-server %v did not answer: %v", s.args[1:], err)
+}
+
+// run starts the server on s.addr and waits until it answers, or returns
+// why not.
+func (s *ownServer) run() error {
+	_, port, err := net.SplitHostPort(s.addr)
+	require.NoError(s.t, err)
+	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", s.dir,
+		"--save", "", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log")}, s.args...)
+	s.cmd = exec.Command(s.bin, args...)
+	require.NoError(s.t, s.cmd.Start())
+	exited := make(chan struct{})
+	go func(cmd *exec.Cmd) {
+		_ = cmd.Wait()
+		close(exited)
+	}(s.cmd)
+	s.exited = exited
+	c := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
+	defer c.Close()
+	// A server loading its AOF answers within milliseconds; the bound only
+	// ends a wait for one that never does.
+	deadline := time.Now().Add(testwait.Bound)
+	for {
+		info, err := c.Info(context.Background(), "server").Result()
+		if err == nil {
+			// The server on the port must be this one, not another that
+			// took the port first.
+			if strings.Contains(info, "process_id:"+strconv.Itoa(s.cmd.Process.Pid)+"\r\n") {
+				return nil
+			}
+			s.kill()
+			return errors.New("another server answers on its port")
+		}
+		select {
+		case <-exited:
+			return errors.New("exited before it answered")
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return fmt.Errorf("no answer within %v: %w", testwait.Bound, err)
+		}
+	}
 }
 
 // kill ends the server with SIGKILL, as a crash would.
 func (s *ownServer) kill() {
 	if s.cmd != nil && s.cmd.Process != nil {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
+		_ = s.cmd.Process.Kill()
+		<-s.exited
 		s.cmd = nil
 	}
 }

@@ -209,5 +209,5 @@ func TestOutage(t *testing.T) {
 	addr, prefix, _ := newPrefix(t)
 	proxy := etcdtest.NewProxy(t, "tcp://"+addr)
 	s := open(t, proxy.Addr(), prefix)
-	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 2*time.Second)
+	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 10*time.Second)
 }

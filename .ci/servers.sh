@@ -1,0 +1,62 @@
+# The machine the tests need, set up the same way for .ci/run and
+# .ci/stress, which source this file and call:
+#
+#   need_chromium   Chromium, for the test that renders the compare report
+#                   in a browser; installed with apt if missing, and that
+#                   test made a failure rather than a skip
+#   need_servers    PostgreSQL 15, MariaDB 10.11 and Redis 7 answering on
+#                   this machine (each started with the machine's own
+#                   command if not), their addresses exported so that the
+#                   tests use them and fail rather than skip without them
+
+need_chromium() {
+	if ! command -v chromium >/dev/null; then
+		local sudo=""
+		[ "$(id -u)" -eq 0 ] || sudo=sudo
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+	fi
+	chromium --version
+	export IDKIT_REQUIRE_BROWSER=1
+}
+
+export IDKIT_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test
+export IDKIT_MYSQL_DSN='root@tcp(127.0.0.1:3306)/test'
+export IDKIT_REDIS_ADDR=127.0.0.1:6379
+
+postgres_up() { pg_isready -q -h 127.0.0.1 -p 5432; }
+mariadb_up() { mariadb -uroot -h127.0.0.1 -P3306 -e 'select 1' >/dev/null 2>&1; }
+redis_up() { [ "$(redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null)" = PONG ]; }
+start_postgres() { pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start; }
+start_mariadb() { start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd; }
+start_redis() {
+	redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+		--dir /var/lib/redis --logfile /var/log/redis/ci.log
+}
+
+# wait_for polls check up to 60 times, a second apart.
+wait_for() {
+	for _ in $(seq 60); do
+		"$1" && return 0
+		sleep 1
+	done
+	return 1
+}
+
+need_servers() {
+	local server
+	for server in postgres mariadb redis; do
+		if ! "${server}_up"; then
+			echo "$server is not answering: starting it"
+			"start_$server" || echo "starting $server failed"
+			if ! wait_for "${server}_up"; then
+				echo "$server is still not answering: the database tests need it"
+				return 1
+			fi
+		fi
+		echo "$server: up"
+	done
+	psql -h 127.0.0.1 -U postgres -d test -Atc 'select version()'
+	mariadb -uroot -h127.0.0.1 -N -e 'select version()'
+	redis-cli -h 127.0.0.1 -p 6379 info server | grep redis_version
+}

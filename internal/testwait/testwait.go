@@ -1,0 +1,61 @@
+// Package testwait bounds the waits of tests. A test that waits for an
+// event (a goroutine that reaches a fake clock's Sleep, a value sent once
+// the clock moved, a child process that prints its first line) waits with
+// these functions, so that an event that never comes fails the test with
+// a message that names it, instead of hanging until go test's -timeout.
+//
+// It is for tests only; nothing in the library imports it.
+package testwait
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Bound is how long a test waits for an event that takes microseconds to
+// milliseconds of work. It is far longer than any such event takes on a
+// machine loaded many times over, and far shorter than go test's
+// -timeout, so that reaching it means the event does not come.
+const Bound = time.Minute
+
+// Recv returns the next value sent on ch, or fails t if none comes within
+// Bound. what names the value awaited, for the failure's message.
+func Recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	timer := time.NewTimer(Bound)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("no %s within %v", what, Bound)
+		var zero T
+		return zero
+	}
+}
+
+// Sleepers waits until at least n goroutines sleep on c (a *clock.Fake),
+// or fails t after Bound.
+func Sleepers(t testing.TB, c interface{ WaitForSleepers(n int) }, n int) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		c.WaitForSleepers(n)
+		close(done)
+	}()
+	Recv(t, done, fmt.Sprintf("sign of %d goroutine(s) asleep on the fake clock", n))
+}
+
+// Until polls cond every millisecond until it holds, or fails t after
+// Bound. what says what cond checks.
+func Until(t testing.TB, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(Bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not %s within %v", what, Bound)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
