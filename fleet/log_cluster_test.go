@@ -167,7 +167,9 @@ func TestLogClusterMemberLoss(t *testing.T) {
 		err := op()
 		took := time.Since(start)
 		assert.ErrorIs(t, err, ErrUnavailable, name)
-		assert.Less(t, took, timeout+2*time.Second, "%s took %v with a timeout of %v", name, took, timeout)
+		// The slack covers a loaded machine's scheduling; a retry that
+		// ignored the timeout would take a multiple of it.
+		assert.Less(t, took, timeout+5*time.Second, "%s took %v with a timeout of %v", name, took, timeout)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/etcdtest"
 	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/launchlog"
 )
 
@@ -299,14 +300,16 @@ func TestLogUnavailable(t *testing.T) {
 		took := time.Since(start)
 		assert.ErrorIs(t, err, ErrUnavailable, name)
 		assert.ErrorContains(t, err, l.prefix, name)
-		assert.Less(t, took, timeout+time.Second, "%s took %v with a timeout of %v", name, took, timeout)
+		// The slack covers a loaded machine's scheduling; a retry that
+		// ignored the timeout would take a multiple of it.
+		assert.Less(t, took, timeout+5*time.Second, "%s took %v with a timeout of %v", name, took, timeout)
 	}
 
 	px.Restore()
-	require.Eventually(t, func() bool {
+	testwait.Until(t, func() bool {
 		_, err := l.Current()
 		return err == nil
-	}, 10*time.Second, 50*time.Millisecond)
+	}, "the log answering again once the proxy is restored")
 	got, err := warm.NextGenerator(1)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, got, 1, "a value lost in the cut is never handed out")
@@ -338,7 +341,8 @@ func TestLogClosedClient(t *testing.T) {
 		start := time.Now()
 		err := op()
 		assert.ErrorIs(t, err, ErrUnavailable, name)
-		assert.Less(t, time.Since(start), time.Second, "%s: %v", name, err)
+		// At once: no request is sent. The slack covers a loaded machine.
+		assert.Less(t, time.Since(start), 5*time.Second, "%s: %v", name, err)
 		assert.False(t, errors.Is(err, ErrCorrupt), name)
 	}
 }

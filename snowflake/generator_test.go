@@ -17,6 +17,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // t0 is on a second boundary, so that it starts a tick of every unit the
@@ -117,14 +118,14 @@ func nextAsync(g *Generator) <-chan result {
 // ch delivers a result first: Next returned without waiting.
 func waitSleeping(t *testing.T, fake *clock.Fake, ch <-chan result) {
 	t.Helper()
-	for fake.Sleepers() == 0 {
+	testwait.Until(t, func() bool {
 		select {
 		case r := <-ch:
 			t.Fatalf("Next returned %d, %v without waiting", r.id, r.err)
 		default:
-			runtime.Gosched()
 		}
-	}
+		return fake.Sleepers() > 0
+	}, "Next asleep on the fake clock")
 }
 
 // nextAfterWait calls g.Next, checks that it sleeps, runs move (which
@@ -134,15 +135,15 @@ func nextAfterWait(t *testing.T, g *Generator, fake *clock.Fake, move func()) (I
 	ch := nextAsync(g)
 	waitSleeping(t, fake, ch)
 	move()
-	r := <-ch
+	r := testwait.Recv(t, ch, "Next's result once the clock moved")
 	return r.id, r.err
 }
 
 // drive calls g.Next and moves fake on by step whenever Next sleeps, until
-// Next returns.
+// Next returns, or fails after testwait.Bound.
 func drive(g *Generator, fake *clock.Fake, step time.Duration) (ID, error) {
 	ch := nextAsync(g)
-	for {
+	for giveUp := time.Now().Add(testwait.Bound); time.Now().Before(giveUp); {
 		select {
 		case r := <-ch:
 			return r.id, r.err
@@ -157,6 +158,7 @@ func drive(g *Generator, fake *clock.Fake, step time.Duration) (ID, error) {
 			runtime.Gosched() // let the sleeper wake before the clock moves again
 		}
 	}
+	return 0, fmt.Errorf("Next did not return within %v of moving the clock", testwait.Bound)
 }
 
 // recorder is a slog.Handler that keeps the records it handles.

@@ -10,6 +10,7 @@ import (
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/claimtest"
 	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/snowflake"
 )
 
@@ -98,16 +99,17 @@ func TestReserveAndGenerator(t *testing.T) {
 		done <- id
 	}()
 	var gid snowflake.ID
-	for gid == 0 {
+	testwait.Until(t, func() bool {
 		select {
 		case gid = <-done:
+			return true
 		default:
 			if f.Sleepers() > 0 {
 				f.Advance(time.Millisecond)
 			}
-			time.Sleep(50 * time.Microsecond)
+			return false
 		}
-	}
+	}, "the generator's first ID")
 	assert.Greater(t, gid, ids[9])
 
 	mark, err := store.HighWater("snowflake/twitter/datacenter=0,worker=1")
@@ -135,9 +137,9 @@ func TestReserveExhausted(t *testing.T) {
 		assert.NoError(t, snowflake.Reserve(o, more))
 		done <- more
 	}()
-	f.WaitForSleepers(1)
+	testwait.Sleepers(t, f, 1)
 	f.Advance(2 * time.Millisecond) // to the tick after the first call's
-	more := <-done
+	more := testwait.Recv(t, done, "the second reservation")
 	requireAbove(t, ids[len(ids)-1], more)
 	assert.Equal(t, reserveT0.Add(2*time.Millisecond), more[9].Time(snowflake.Twitter()))
 

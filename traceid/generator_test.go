@@ -15,6 +15,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // t0 is half a second into a second, so that small steps stay inside it.
@@ -238,14 +239,14 @@ func TestExhaustedWaitsForNextSecond(t *testing.T) {
 			assert.NoError(t, err)
 			got <- id
 		}()
-		fake.WaitForSleepers(1)
+		testwait.Sleepers(t, fake, 1)
 		select {
 		case id := <-got:
 			t.Fatalf("Next returned %d in an exhausted second", id)
 		default:
 		}
 		fake.Advance(time.Second)
-		id := <-got
+		id := testwait.Recv(t, got, "the result")
 		assert.Equal(t, sec(last)+1, sec(id))
 		assert.Greater(t, id, last)
 		assert.Equal(t, Stats{Waits: 1, Exhausted: 1}, g.Stats())
@@ -282,9 +283,9 @@ func TestFreshGeneratorWaitsForFreshSecond(t *testing.T) {
 	require.NoError(t, err)
 	got := make(chan ID)
 	go func() { got <- next(t, g) }()
-	fake.WaitForSleepers(1)
+	testwait.Sleepers(t, fake, 1)
 	fake.Advance(time.Second)
-	assert.Equal(t, t0.Unix()+1, sec(<-got))
+	assert.Equal(t, t0.Unix()+1, sec(testwait.Recv(t, got, "the ID")))
 }
 
 func TestClockSteppedBack(t *testing.T) {
@@ -442,10 +443,10 @@ func TestRestartAfterClockSteppedBackWithStore(t *testing.T) {
 	got := make(chan []ID)
 	go func() { got <- take(t, second, 2000) }()
 	for fake.Now().Unix() <= sec(issued[len(issued)-1])+1 {
-		fake.WaitForSleepers(1)
+		testwait.Sleepers(t, fake, 1)
 		fake.Advance(time.Second)
 	}
-	again := <-got
+	again := testwait.Recv(t, got, "the result")
 	for _, id := range again {
 		assert.NotContains(t, issued, id)
 	}
@@ -476,7 +477,7 @@ func TestStoreLeaseRenewal(t *testing.T) {
 		take(t, g, 10)
 		fake.Advance(time.Second)
 	}
-	require.Eventually(t, func() bool { return g.lease.Idle() }, 10*time.Second, time.Millisecond)
+	testwait.Until(t, g.lease.Idle, "the background lease renewal to end")
 	mark, err := store.HighWater("traceid/node/0")
 	require.NoError(t, err)
 	lastSec := fake.Now().Unix() - 1
@@ -569,10 +570,10 @@ func TestWaitingForMarkIsNotBackward(t *testing.T) {
 	got := make(chan ID)
 	go func() { got <- next(t, g) }()
 	for range 4 {
-		fake.WaitForSleepers(1)
+		testwait.Sleepers(t, fake, 1)
 		fake.Advance(time.Second)
 	}
-	id := <-got
+	id := testwait.Recv(t, got, "the result")
 	assert.Equal(t, t0.Unix()+4, sec(id), "the first second after the mark")
 	assert.Zero(t, g.Stats().ClockBackward)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/claimtest"
 	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -83,16 +84,17 @@ func TestReserveThenGenerator(t *testing.T) {
 		done <- id
 	}()
 	var gid traceid.ID
-	for gid == 0 {
+	testwait.Until(t, func() bool {
 		select {
 		case gid = <-done:
+			return true
 		default:
 			if f.Sleepers() > 0 {
 				f.Advance(100 * time.Millisecond)
 			}
-			time.Sleep(50 * time.Microsecond)
+			return false
 		}
-	}
+	}, "the generator's first ID")
 	assert.Greater(t, gid, ids[9], "the generator begins after the reserved IDs")
 
 	// The generator's lease mark is ahead of the clock: Reserve starts
@@ -127,9 +129,9 @@ func TestReserveExhausted(t *testing.T) {
 		assert.NoError(t, traceid.Reserve(o, more))
 		done <- more
 	}()
-	f.WaitForSleepers(1)
+	testwait.Sleepers(t, f, 1)
 	f.Advance(700 * time.Millisecond) // to the next second
-	more := <-done
+	more := testwait.Recv(t, done, "the result")
 	requireAbove(t, ids[len(ids)-1], more)
 	assert.Equal(t, ids[0].Second(), more[1].Second())
 	assert.Equal(t, ids[0].Second()+1, more[2].Second(), "the next second once the clock reached it")

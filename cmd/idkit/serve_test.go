@@ -10,13 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 func TestServeUsageErrors(t *testing.T) {
@@ -90,15 +90,15 @@ func serveInProcess(t *testing.T, args ...string) (url string, stderr *syncBuffe
 	serveStops.Store(c, ctx)
 	done := make(chan int, 1)
 	go func() { done <- c.run(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)) }()
-	require.Eventually(t, func() bool {
+	testwait.Until(t, func() bool {
 		return strings.Contains(stderr.String(), "listening on ") || len(done) > 0
-	}, 30*time.Second, time.Millisecond)
+	}, "serve listening")
 	require.Empty(t, done, "serve ended: %s", stderr.String())
 	line := stderr.String()[strings.Index(stderr.String(), "listening on ")+len("listening on "):]
 	url = strings.Fields(line)[0]
 	return url, stderr, func() int {
 		cancel()
-		code := <-done
+		code := testwait.Recv(t, done, "serve's exit after its context was cancelled")
 		serveStops.Delete(c)
 		return code
 	}
@@ -248,10 +248,10 @@ func TestServeHealthStoreCut(t *testing.T) {
 	assert.Equal(t, "ok", rep.Checks["store"])
 
 	proxy.Cut()
-	require.Eventually(t, func() bool {
+	testwait.Until(t, func() bool {
 		rep = report{}
 		return getJSON(t, url+"/healthz", &rep) == http.StatusServiceUnavailable
-	}, 30*time.Second, 50*time.Millisecond, "healthz stays 200 with the store cut off")
+	}, "healthz 503 with the store cut off")
 	assert.Equal(t, "fail", rep.Status)
 	assert.Contains(t, rep.Error, "store: ")
 	// IDs already fetched from etcd (decimalid's generator id) go on.
@@ -259,7 +259,7 @@ func TestServeHealthStoreCut(t *testing.T) {
 	assert.Equal(t, http.StatusOK, getJSON(t, url+"/v1/decimalid?n=3", &ids))
 
 	proxy.Restore()
-	require.Eventually(t, func() bool {
+	testwait.Until(t, func() bool {
 		return getJSON(t, url+"/healthz", &rep) == http.StatusOK
-	}, 30*time.Second, 50*time.Millisecond, "healthz stays 503 with the store back")
+	}, "healthz 200 with the store back")
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 func TestClusterAndProxy(t *testing.T) {
@@ -31,12 +33,12 @@ func TestClusterAndProxy(t *testing.T) {
 	require.Error(t, err, "a cut proxy must not pass requests")
 
 	px.Restore()
-	require.Eventually(t, func() bool {
+	testwait.Until(t, func() bool {
 		c, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		defer cancel()
 		_, err := via.Get(c, p+"k")
 		return err == nil
-	}, 10*time.Second, 50*time.Millisecond)
+	}, "a get through the restored proxy")
 }
 
 // A paused proxy holds a request and delivers it late, on Resume: the
