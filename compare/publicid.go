@@ -28,7 +28,7 @@ var publicID63Scheme = Scheme{
 	Name:    "publicid-63",
 	Kind:    Ours,
 	Module:  "github.com/idkit/idkit/publicid",
-	Summary: "public IDs of TraceIds: a keyed permutation of 1..2^63-1 (10-round AES Feistel), one TraceId node per writer",
+	Summary: "public IDs of TraceIds: a keyed permutation of 1..2^63-1 (FF1, NIST SP 800-38G), one TraceId node per writer",
 	KeyLen:  8,
 	New: func(writers int) ([]Generator, error) {
 		codec, err := newCodec(publicid.Domain63)

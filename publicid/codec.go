@@ -27,8 +27,17 @@ const (
 func (d Domain) Max() int64 { return 1<<int(d) - 1 }
 
 // TextLen returns the length of the domain's text form: one key
-// character and the value in base 32.
+// character and the construction and public number in base 32.
 func (d Domain) TextLen() int { return 1 + (int(d)+4)/5 }
+
+// topBits returns how many bits of the public number the text's first
+// base-32 character holds; its other 5-topBits bits name the construction.
+func (d Domain) topBits() uint { return uint(d) - 5*uint(d.TextLen()-2) }
+
+// construction is the version of the permutation that the text names in
+// the top bits of its first base-32 character: 1 is FF1. Version 0 was
+// publicid's own AES Feistel network, before FF1; 2 and 3 are free.
+const construction = 1
 
 // Alphabet is Crockford's base 32: digits and capital letters without I,
 // L, O and U. Decoding ignores case and reads I and L as 1, O as 0.
@@ -144,7 +153,7 @@ func New(domain Domain, keys ...Key) (*Codec, error) {
 		if n := len(k.Secret); n != 16 && n != 24 && n != 32 {
 			return nil, fmt.Errorf("%w: key %d (%c): secret of %d bytes, want 16, 24 or 32", ErrInvalid, k.ID, Alphabet[k.ID], n)
 		}
-		p, err := newPerm(k.Secret, uint64(domain.Max()))
+		p, err := newPerm(k.Secret, int(domain))
 		if err != nil {
 			return nil, fmt.Errorf("%w: key %d: %w", ErrInvalid, k.ID, err)
 		}
@@ -168,14 +177,16 @@ func (c *Codec) check(v int64, what string) error {
 }
 
 // Permute returns the public number of id under the current key: another
-// number of the domain, 1 to Max. The number carries no key id: decode it
-// with Unpermute while the key is current, or with UnpermuteWith after a
-// rotation; the text form (Encode) carries the key id.
+// number of the domain, 1 to Max. The number carries neither the key id
+// nor the construction: decode it with Unpermute while the key is
+// current, or with UnpermuteWith after a rotation; the text form (Encode)
+// carries both.
 func (c *Codec) Permute(id int64) (int64, error) {
 	if err := c.check(id, "ID"); err != nil {
 		return 0, err
 	}
-	return int64(c.current.encrypt(uint64(id-1))) + 1, nil
+	v, err := c.current.encrypt(uint64(id))
+	return int64(v), err
 }
 
 // Unpermute returns the ID whose public number under the current key is v.
@@ -189,7 +200,8 @@ func (c *Codec) UnpermuteWith(keyID int, v int64) (int64, error) {
 	if keyID < 0 || keyID > MaxKeyID || c.perms[keyID] == nil {
 		return 0, fmt.Errorf("%w: key id %d is not among the codec's keys %s", ErrUnknownKey, keyID, c.keyList())
 	}
-	return int64(c.perms[keyID].decrypt(uint64(v-1))) + 1, nil
+	id, err := c.perms[keyID].decrypt(uint64(v))
+	return int64(id), err
 }
 
 func (c *Codec) keyList() string {
@@ -202,61 +214,137 @@ func (c *Codec) keyList() string {
 	return b.String()
 }
 
-// Encode returns the public ID of id: the current key's id character and
-// the public number in base 32, TextLen characters, zero-padded.
+// Encode returns the public ID of id: the current key's id character,
+// then the construction and the public number in base 32, TextLen
+// characters in all.
 func (c *Codec) Encode(id int64) (string, error) {
-	b, err := c.AppendEncode(make([]byte, 0, c.domain.TextLen()), id)
+	var buf [16]byte
+	b, err := c.AppendEncode(buf[:0], id)
 	return string(b), err
 }
 
-// AppendEncode appends the public ID of id to b.
+// AppendEncode appends the public ID of id to b. With room for TextLen
+// bytes in b it allocates nothing.
 func (c *Codec) AppendEncode(b []byte, id int64) ([]byte, error) {
 	v, err := c.Permute(id)
 	if err != nil {
 		return b, err
 	}
-	n := c.domain.TextLen()
-	b = append(b, Alphabet[c.curID])
-	start := len(b)
-	for range n - 1 {
-		b = append(b, 0)
+	return c.appendText(b, uint64(v)), nil
+}
+
+// AppendEncodeAll appends the public IDs of ids to b, TextLen bytes each
+// with nothing between them: the one of ids[i] starts i*TextLen bytes
+// after the end of the b passed in. It encodes all or, if one of ids is
+// not an ID of the domain, none, and then returns b unchanged and an error
+// naming the first such ID. With room for len(ids)*TextLen bytes in b it
+// allocates nothing.
+func (c *Codec) AppendEncodeAll(b []byte, ids []int64) ([]byte, error) {
+	if err := c.checkAll(ids); err != nil {
+		return b, err
 	}
-	for i := len(b) - 1; i >= start; i-- {
-		b[i] = Alphabet[v&31]
-		v >>= 5
+	start := len(b)
+	for _, id := range ids {
+		v, err := c.current.encrypt(uint64(id))
+		if err != nil {
+			return b[:start], err
+		}
+		b = c.appendText(b, v)
 	}
 	return b, nil
 }
 
+// AppendPermuteAll appends the public number of each of ids to dst, as
+// Permute gives them. It permutes all or, if one of ids is not an ID of
+// the domain, none, and then returns dst unchanged and an error naming
+// the first such ID. dst may be ids[:0], which replaces the IDs by their
+// public numbers. With room in dst it allocates nothing.
+func (c *Codec) AppendPermuteAll(dst, ids []int64) ([]int64, error) {
+	if err := c.checkAll(ids); err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	for _, id := range ids {
+		v, err := c.current.encrypt(uint64(id))
+		if err != nil {
+			return dst[:start], err
+		}
+		dst = append(dst, int64(v))
+	}
+	return dst, nil
+}
+
+func (c *Codec) checkAll(ids []int64) error {
+	for i, id := range ids {
+		if id < 1 || id > c.domain.Max() {
+			return fmt.Errorf("%w: ids[%d] is %d, want 1 to %d", ErrRange, i, id, c.domain.Max())
+		}
+	}
+	return nil
+}
+
+// appendText appends the text of the public number v under the current
+// key: its key character, then construction<<domain | v in base 32,
+// TextLen-1 characters, zero-padded.
+func (c *Codec) appendText(b []byte, v uint64) []byte {
+	n := c.domain.TextLen()
+	b = append(b, Alphabet[c.curID])
+	b = append(b, make([]byte, n-1)...)
+	x := uint64(construction)<<uint(c.domain) | v
+	for i := len(b) - 1; i > len(b)-n; i-- {
+		b[i] = Alphabet[x&31]
+		x >>= 5
+	}
+	return b
+}
+
 // Decode returns the ID of a public ID, under the key its first character
-// names. It reads lowercase as uppercase, I and L as 1 and O as 0.
+// names. It reads lowercase as uppercase, I and L as 1 and O as 0. A text
+// of another construction than this codec's (such as one made before
+// publicid used FF1) fails with ErrUnknownConstruction.
 func (c *Codec) Decode(s string) (int64, error) {
 	n := c.domain.TextLen()
 	if len(s) != n {
 		return 0, fmt.Errorf("%w: %q has %d characters, want %d", ErrSyntax, s, len(s), n)
 	}
+	top := c.domain.topBits()
 	var v uint64
+	var version byte
 	for i := 1; i < n; i++ {
 		d, ok := digit(s[i])
 		if !ok {
 			return 0, fmt.Errorf("%w: %q: character %d is %q, want one of %s", ErrSyntax, s, i+1, s[i], Alphabet)
 		}
-		v = v<<5 | uint64(d)
-		if i == 1 && int(d) >= 1<<(int(c.domain)-5*(n-2)) {
-			return 0, fmt.Errorf("%w: %q is not a public ID: its number is above %d", ErrSyntax, s, c.domain.Max())
+		if i == 1 {
+			version, d = d>>top, d&(1<<top-1)
 		}
+		v = v<<5 | uint64(d)
 	}
 	k, ok := digit(s[0])
 	if !ok {
 		return 0, fmt.Errorf("%w: %q: key character %q, want one of %s", ErrSyntax, s, s[0], Alphabet)
 	}
-	if v < 1 || v > uint64(c.domain.Max()) {
-		return 0, fmt.Errorf("%w: %q is not a public ID: its number %d is outside 1 to %d", ErrSyntax, s, v, c.domain.Max())
+	if version != construction {
+		return 0, c.constructionError(s, version)
+	}
+	if v == 0 {
+		return 0, fmt.Errorf("%w: %q is not a public ID: its number is 0, want 1 to %d", ErrSyntax, s, c.domain.Max())
 	}
 	if c.perms[k] == nil {
 		return 0, fmt.Errorf("%w: %q was made under key %c, and the codec holds keys %s", ErrUnknownKey, s, Alphabet[k], c.keyList())
 	}
-	return int64(c.perms[k].decrypt(v-1)) + 1, nil
+	id, err := c.perms[k].decrypt(v)
+	return int64(id), err
+}
+
+func (c *Codec) constructionError(s string, version byte) error {
+	made := fmt.Sprintf("construction %d, which this version of publicid does not know", version)
+	if version == 0 {
+		made = "construction 0, publicid's AES Feistel network before FF1, no longer supported"
+	}
+	top := c.domain.topBits()
+	return fmt.Errorf("%w: %q was made by %s; this codec reads construction %d (FF1), whose texts have one of %s as second character",
+		ErrUnknownConstruction, s, made, construction, Alphabet[construction<<top:(construction+1)<<top])
 }
 
 // digit returns the value of a base-32 character, with Crockford's

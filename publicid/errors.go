@@ -12,6 +12,10 @@ var (
 	// codec's keys: made under another key, or not a public ID of this
 	// service.
 	ErrUnknownKey = errors.New("publicid: unknown key")
+	// ErrUnknownConstruction reports a public ID made by another
+	// construction than the codec's: by the one publicid used before FF1,
+	// or by a later one.
+	ErrUnknownConstruction = errors.New("publicid: unknown construction")
 	// ErrInvalid reports a key or option outside its allowed range; the
 	// wrapping error names it and the range.
 	ErrInvalid = errors.New("publicid: invalid")

@@ -48,3 +48,27 @@ func ExampleNew_rotation() {
 	// 2 12
 	// true
 }
+
+// A page of IDs for an API response, encoded into one buffer.
+func ExampleCodec_AppendEncodeAll() {
+	key := publicid.Key{ID: 1, Secret: bytes.Repeat([]byte{0x42}, 16)}
+	codec, err := publicid.New(publicid.Domain53, key)
+	if err != nil {
+		panic(err)
+	}
+	ids := []int64{1000, 1001, 1002}
+	page := make([]byte, 0, len(ids)*publicid.Domain53.TextLen())
+	page, err = codec.AppendEncodeAll(page, ids)
+	if err != nil {
+		panic(err)
+	}
+	n := publicid.Domain53.TextLen()
+	for i := range ids {
+		id, _ := codec.Decode(string(page[i*n : (i+1)*n]))
+		fmt.Println(id)
+	}
+	// Output:
+	// 1000
+	// 1001
+	// 1002
+}

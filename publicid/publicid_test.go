@@ -13,37 +13,69 @@ import (
 
 func testKey(id int, b byte) Key { return Key{ID: id, Secret: bytes.Repeat([]byte{b}, 16)} }
 
-// TestSmallDomainsBijection checks, value by value, that the network with
-// cycle walking is a permutation of small domains, including sizes that
-// are not powers of two (most values walk) and tiny ones.
-func TestSmallDomainsBijection(t *testing.T) {
+// TestExhaustiveBijection checks, value by value, that FF1 walked past 0
+// permutes the IDs of a 20-bit domain (FF1's smallest binary one),
+// 1 to 2^20-1: every ID maps to an ID, no two to the same one, decrypt
+// inverts encrypt, and the one ID that FF1 maps to 0 takes 0's image.
+func TestExhaustiveBijection(t *testing.T) {
 	t.Parallel()
-	for _, n := range []uint64{2, 3, 5, 16, 17, 1000, 1024, 1025, 4099} {
-		p, err := newPerm(bytes.Repeat([]byte{7}, 16), n)
+	const bits = 20
+	const n = 1 << bits
+	p, err := newPerm(bytes.Repeat([]byte{7}, 16), bits)
+	require.NoError(t, err)
+	walked, err := p.ff1.Decrypt(0)
+	require.NoError(t, err)
+	require.NotZero(t, walked)
+	imageOfZero, err := p.ff1.Encrypt(0)
+	require.NoError(t, err)
+
+	seen := make([]bool, n)
+	fixed := 0
+	for x := uint64(1); x < n; x++ {
+		y, err := p.encrypt(x)
+		if err != nil || y == 0 || y >= n {
+			t.Fatalf("encrypt(%d) = %d, %v: not an ID of the domain", x, y, err)
+		}
+		if seen[y] {
+			t.Fatalf("encrypt(%d) = %d, the image of another ID too", x, y)
+		}
+		seen[y] = true
+		if back, err := p.decrypt(y); err != nil || back != x {
+			t.Fatalf("decrypt(encrypt(%d)) = %d, %v", x, back, err)
+		}
+		if x == walked && y != imageOfZero {
+			t.Fatalf("the ID FF1 maps to 0, %d, maps to %d, want FF1(0) = %d", x, y, imageOfZero)
+		}
+		if y == x {
+			fixed++
+		}
+	}
+	assert.Less(t, fixed, 20, "a random permutation has about one fixed point")
+}
+
+// TestWalkPastZero checks the one ID of each domain that FF1 maps to 0:
+// Permute gives it FF1(0), and Unpermute brings it back.
+func TestWalkPastZero(t *testing.T) {
+	t.Parallel()
+	for _, d := range []Domain{Domain63, Domain53} {
+		c, err := New(d, testKey(3, 0xA5))
 		require.NoError(t, err)
-		seen := make([]bool, n)
-		walked := 0
-		buf := new([16]byte)
-		for x := range n {
-			y := p.encrypt(x)
-			require.Less(t, y, n, "n=%d: %d maps outside the domain", n, x)
-			require.False(t, seen[y], "n=%d: %d is the image of two values", n, y)
-			seen[y] = true
-			require.Equal(t, x, p.decrypt(y), "n=%d: decrypt(encrypt(%d))", n, x)
-			if p.feistel(buf, x) >= n {
-				walked++
-			}
-		}
-		if n&(n-1) != 0 && n > 4 {
-			assert.Positive(t, walked, "n=%d: some values walk the cycle", n)
-		}
-		var fixed int
-		for x := range n {
-			if p.encrypt(x) == x {
-				fixed++
-			}
-		}
-		assert.Less(t, fixed, int(n/4)+3, "n=%d: a permutation, not the identity", n)
+		f := c.current.ff1
+		id, err := f.Decrypt(0)
+		require.NoError(t, err)
+		want, err := f.Encrypt(0)
+		require.NoError(t, err)
+		got, err := c.Permute(int64(id))
+		require.NoError(t, err)
+		assert.Equal(t, int64(want), got, "domain %d", d)
+		back, err := c.Unpermute(got)
+		require.NoError(t, err)
+		assert.Equal(t, int64(id), back)
+		s, err := c.Encode(int64(id))
+		require.NoError(t, err)
+		back, err = c.Decode(s)
+		require.NoError(t, err)
+		assert.Equal(t, int64(id), back)
 	}
 }
 
@@ -178,6 +210,7 @@ func TestText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, s, 14)
 	assert.Equal(t, byte('Y'), s[0])
+	assert.Contains(t, "89ABCDEF", s[1:2], "the first digit's top two bits are the construction, 1")
 	for _, r := range s {
 		assert.True(t, strings.ContainsRune(Alphabet, r), "%q in %s", r, s)
 	}
@@ -195,10 +228,11 @@ func TestText(t *testing.T) {
 		{s + "0", ErrSyntax, "want 14"},
 		{s[:5] + "U" + s[6:], ErrSyntax, "character 6 is 'U'"},
 		{s[:5] + "-" + s[6:], ErrSyntax, "character 6 is '-'"},
-		{"Y0000000000000", ErrSyntax, "its number 0 is outside 1 to 9223372036854775807"},
-		{"YZZZZZZZZZZZZZ", ErrSyntax, "above 9223372036854775807"},
-		{"Y8000000000000", ErrSyntax, "above 9223372036854775807"},
-		{"YG000000000001", ErrSyntax, "above"}, // 65 bits: would wrap to 1
+		{"Y8000000000000", ErrSyntax, "its number is 0, want 1 to 9223372036854775807"},
+		{"Y0000000000001", ErrUnknownConstruction, "construction 0, publicid's AES Feistel network before FF1"},
+		{"Y7ZZZZZZZZZZZZ", ErrUnknownConstruction, "construction 0"},
+		{"YG000000000001", ErrUnknownConstruction, "construction 2, which this version of publicid does not know"},
+		{"YZZZZZZZZZZZZZ", ErrUnknownConstruction, "construction 3"},
 		{"*" + s[1:], ErrSyntax, "key character '*'"},
 		{"A" + s[1:], ErrUnknownKey, "made under key A, and the codec holds keys Y"},
 	} {
@@ -206,17 +240,22 @@ func TestText(t *testing.T) {
 		assert.ErrorIs(t, err, tt.err, tt.text)
 		assert.ErrorContains(t, err, tt.msg, tt.text)
 	}
+	max63, err := c.Decode("YFZZZZZZZZZZZZ")
+	require.NoError(t, err, "the largest public number")
+	assert.Positive(t, max63)
 	c53, err := New(Domain53, testKey(0, 9))
 	require.NoError(t, err)
 	s53, err := c53.Encode(c53.Domain().Max())
 	require.NoError(t, err)
 	assert.Len(t, s53, 12)
-	assert.Less(t, s53[1], byte('8'), "a 53-bit number leaves the first digit's top two bits 0")
-	_, err = c53.Decode("08ZZZZZZZZZZ")
-	assert.ErrorIs(t, err, ErrSyntax)
-	max, err := c53.Decode("07ZZZZZZZZZZ")
+	assert.Contains(t, "89ABCDEF", s53[1:2], "the first digit's top two bits are the construction, 1")
+	_, err = c53.Decode("07ZZZZZZZZZZ")
+	assert.ErrorIs(t, err, ErrUnknownConstruction)
+	_, err = c53.Decode("0G0000000000")
+	assert.ErrorIs(t, err, ErrUnknownConstruction)
+	max53, err := c53.Decode("0FZZZZZZZZZZ")
 	require.NoError(t, err, "the largest public number")
-	assert.Positive(t, max)
+	assert.Positive(t, max53)
 }
 
 // confuse writes 0 as O and 1 as I or L, as a reader may.

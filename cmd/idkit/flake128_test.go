@@ -104,6 +104,7 @@ func TestPublicID(t *testing.T) {
 	for _, p := range public {
 		assert.Len(t, p, 14)
 		assert.Equal(t, byte('1'), p[0])
+		assert.Contains(t, "89ABCDEF", p[1:2], "FF1's construction mark")
 	}
 
 	// After a rotation the new key encodes and the old one still decodes.
@@ -118,6 +119,15 @@ func TestPublicID(t *testing.T) {
 	code, _, stderr = idkit("publicid", "decode", "--key-file", retired, public[0])
 	assert.Equal(t, 1, code, "an unknown key is not a usage error")
 	assert.Contains(t, stderr, "publicid: unknown key")
+
+	// A public ID made before FF1 (construction 0: second character 0 to
+	// 7) fails as such, not as a wrong ID.
+	code, stdout, stderr = idkit("publicid", "decode", "--key-file", oldFile, "10"+public[0][2:])
+	assert.Equal(t, 1, code, "another construction is not a usage error")
+	assert.Empty(t, stdout)
+	assertOneLine(t, stderr, nil)
+	assert.Contains(t, stderr, "publicid: unknown construction")
+	assert.Contains(t, stderr, "before FF1")
 
 	code, stdout, stderr = idkit("publicid", "encode", "--key-file", oldFile, "--domain", "53", "--number", "5")
 	require.Equal(t, 0, code, stderr)

@@ -18,10 +18,12 @@ var cmdPublicID = &command{
 	Short: "map ordered IDs to public IDs that cannot be counted, and back",
 	Long: `
 Publicid maps IDs (any positive int64: TraceIds, Snowflakes, DecimalIds,
-database keys) to public IDs under a secret key, and back. A public ID is
-14 characters for the 63-bit domain and 12 for the 53-bit one: a key
-character and the permuted number in Crockford's base 32. Decoding ignores
-case and reads I and L as 1, O as 0.
+database keys) to public IDs under a secret key, and back, with FF1 (NIST
+SP 800-38G). A public ID is 14 characters for the 63-bit domain and 12 for
+the 53-bit one: a key character, then the construction and the permuted
+number in Crockford's base 32; the second character, 8 to F, marks FF1.
+Decoding ignores case and reads I and L as 1, O as 0. Public IDs made
+before FF1 (second character 0 to 7) no longer decode.
 
 	keygen --id K        print a new key line (key id K, 0 to 31, default 1)
 	                     to append to a key file; keep the file secret
@@ -40,14 +42,15 @@ case and reads I and L as 1, O as 0.
 
 With no ID arguments, or "-", the IDs are read from standard input, one a
 line. An input that is not an ID or public ID of the domain is a bad
-argument (exit status 2).
+argument (exit status 2); a public ID of a key the file does not hold, or
+of another construction, fails with exit status 1.
 
 Examples:
 
 	idkit publicid keygen --id 1 >> keys.txt
 	idkit publicid encode --key-file keys.txt 4649612572545253377
 	idkit new traceid --node 7 -n 3 | idkit publicid encode --key-file keys.txt
-	idkit publicid decode --key-file keys.txt 1R4X8ZK2M9QW3C
+	idkit publicid decode --key-file keys.txt 1A1EG5RH5T6119
 `,
 	Run: runPublicID,
 }
@@ -165,12 +168,12 @@ func runPublicID(c *console, args []string) error {
 }
 
 // publicLine writes the conversion of s; an input that is not an ID is a
-// usage error, other errors (an unknown key) are not.
+// usage error, other errors (an unknown key or construction) are not.
 func publicLine(w *bufio.Writer, convert func(string) (string, error), s string) error {
 	out, err := convert(s)
 	if err != nil {
 		w.Flush()
-		if errors.Is(err, publicid.ErrUnknownKey) {
+		if errors.Is(err, publicid.ErrUnknownKey) || errors.Is(err, publicid.ErrUnknownConstruction) {
 			return err
 		}
 		return usageError{err.Error()}
