@@ -266,7 +266,11 @@ func (r *Report) sections() []Section {
 				"inserts/s is wall-clock time and the noisiest figure; pages, splits and fill do not depend on the machine"}},
 	}
 	every := thousands(int64(c.CheckpointEvery))
-	dbTitle := func(name string) string {
+	dbTitle := func(name, engine string) string {
+		if t := r.likeTable(engine); t != nil {
+			return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order into copies of %s, the other columns from %s sampled rows, %s per transaction, checkpoint every %s inserts)",
+				name, n, t.Name, thousands(int64(t.Sampled)), thousands(int64(c.BatchSize)), every)
+		}
 		return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction, checkpoint every %s inserts)",
 			name, n, c.ValueSize, thousands(int64(c.BatchSize)), every)
 	}
@@ -274,16 +278,16 @@ func (r *Report) sections() []Section {
 		info := r.engine(e)
 		switch e {
 		case EngineSQLite:
-			secs = append(secs, Section{ID: e, Title: dbTitle("SQLITE"), Source: SourceMeasured, Note: []string{
+			secs = append(secs, Section{ID: e, Title: dbTitle("SQLITE", e), Source: SourceMeasured, Note: []string{
 				"headline: WAL frames written per 1,000 inserts, one frame per page a commit changed (x: times the counter's)",
 				info.Version + "; " + info.Settings}})
 		case EnginePostgres:
-			secs = append(secs, Section{ID: e, Title: dbTitle("POSTGRESQL"), Source: SourceMeasured, Note: []string{
+			secs = append(secs, Section{ID: e, Title: dbTitle("POSTGRESQL", e), Source: SourceMeasured, Note: []string{
 				"headline: shared buffers dirtied per 1,000 inserts (x: times the counter's); CHECKPOINT every " + every + " inserts models a long-lived database:",
 				"a page's first change after a checkpoint dirties it again and logs a full-page image (FPI)",
 				info.Version + "; " + info.Settings}})
 		case EngineMySQL:
-			secs = append(secs, Section{ID: e, Title: dbTitle("INNODB"), Source: SourceMeasured, Note: []string{
+			secs = append(secs, Section{ID: e, Title: dbTitle("INNODB", e), Source: SourceMeasured, Note: []string{
 				"headline: pages written per 1,000 inserts, the table flushed every " + every + " inserts (x: times the counter's);",
 				"pages written, redo bytes and splits are server-wide counters read before and after each load",
 				info.Version + "; " + info.Settings}})
@@ -360,7 +364,7 @@ func (r *Report) tables() []Table {
 		}
 		out = append(out, t)
 	}
-	return out
+	return append(out, r.likeTables()...)
 }
 
 // ratioCell formats a headline figure of s over the baseline's.

@@ -47,6 +47,9 @@ type EngineLoad struct {
 	Engine     string             `json:"engine"`
 	ColumnType string             `json:"column_type"`
 	Metrics    map[string]float64 `json:"metrics"`
+	// Indexes are every index of a --like run's copy of the user's table,
+	// after the load.
+	Indexes []IndexFigures `json:"indexes,omitempty"`
 }
 
 // Metric returns the figure called key, and whether the load has it.

@@ -26,6 +26,7 @@ type mysqlEngine struct {
 	database string
 	version  string
 	pageSize int64
+	like     *likeShape // set by prepareLike: load into copies of the user's table
 }
 
 func openMySQL(ctx context.Context, dsn string) (*mysqlEngine, error) {
@@ -74,10 +75,11 @@ func (e *mysqlEngine) Info() EngineInfo {
 	}
 }
 
-// Close drops the run's database and everything in it.
+// Close drops the run's database and everything in it, on a connection
+// of the pool: a cancelled statement may have broken the run's.
 func (e *mysqlEngine) Close(ctx context.Context) error {
-	_, err := e.conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+e.database)
 	e.conn.Close()
+	_, err := e.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+e.database)
 	if cerr := e.db.Close(); err == nil {
 		err = cerr
 	}
@@ -127,6 +129,9 @@ func (e *mysqlEngine) counters(ctx context.Context) (mysqlCounters, error) {
 }
 
 func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
+	if e.like != nil {
+		return e.loadLike(ctx, l)
+	}
 	colType := mysqlColumn(l)
 	out := EngineLoad{Engine: EngineMySQL, ColumnType: colType, Metrics: map[string]float64{}}
 	table := e.database + "." + l.table

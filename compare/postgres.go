@@ -25,9 +25,11 @@ import (
 // pages dirtied and WAL bytes are those of a database that checkpoints at
 // that interval of inserts.
 type postgresEngine struct {
+	dsn     string
 	conn    *pgx.Conn
 	schema  string
 	version string
+	like    *likeShape // set by prepareLike: load into copies of the user's table
 }
 
 func openPostgres(ctx context.Context, dsn string) (*postgresEngine, error) {
@@ -35,7 +37,7 @@ func openPostgres(ctx context.Context, dsn string) (*postgresEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare: postgres: connect: %w", err)
 	}
-	e := &postgresEngine{conn: conn, schema: "idkit_compare_" + runSuffix()}
+	e := &postgresEngine{dsn: dsn, conn: conn, schema: "idkit_compare_" + runSuffix()}
 	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&e.version); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("compare: postgres: %w", err)
@@ -65,8 +67,16 @@ func (e *postgresEngine) Info() EngineInfo {
 	}
 }
 
-// Close drops the run's schema and everything in it.
+// Close drops the run's schema and everything in it, on a new connection
+// if a cancelled statement closed the run's.
 func (e *postgresEngine) Close(ctx context.Context) error {
+	if e.conn.IsClosed() {
+		conn, err := pgx.Connect(ctx, e.dsn)
+		if err != nil {
+			return fmt.Errorf("compare: postgres: drop schema %s: %w", e.schema, err)
+		}
+		e.conn = conn
+	}
 	_, err := e.conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+e.schema+" CASCADE")
 	if cerr := e.conn.Close(ctx); err == nil {
 		err = cerr
@@ -103,6 +113,9 @@ type explainBuffers struct {
 }
 
 func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
+	if e.like != nil {
+		return e.loadLike(ctx, l)
+	}
 	colType, array := postgresColumn(l)
 	out := EngineLoad{Engine: EnginePostgres, ColumnType: colType, Metrics: map[string]float64{}}
 	table := e.schema + "." + l.table
@@ -133,29 +146,8 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	stmt := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (id, payload) SELECT k, $2 FROM unnest($1::%s) AS k", table, array)
 	var dirtied, written, records, fpi, walBytes int64
 	insert := func(lo, hi int) error {
-		var keys any
-		switch colType {
-		case "bigint":
-			ks := make([]int64, 0, hi-lo)
-			for i := lo; i < hi; i++ {
-				ks = append(ks, l.int64At(i))
-			}
-			keys = ks
-		case "uuid":
-			ks := make([][16]byte, 0, hi-lo)
-			for i := lo; i < hi; i++ {
-				ks = append(ks, [16]byte(l.keys.At(i)))
-			}
-			keys = ks
-		default:
-			ks := make([][]byte, 0, hi-lo)
-			for i := lo; i < hi; i++ {
-				ks = append(ks, l.keys.At(i))
-			}
-			keys = ks
-		}
 		var plan []byte
-		if err := e.conn.QueryRow(ctx, stmt, keys, l.value).Scan(&plan); err != nil {
+		if err := e.conn.QueryRow(ctx, stmt, pgKeys(l, colType, lo, hi), l.value).Scan(&plan); err != nil {
 			return err
 		}
 		var ex []explainBuffers

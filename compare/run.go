@@ -94,6 +94,14 @@ type Options struct {
 	// server-like engine measured (postgres, mysql, sqlite, bbolt).
 	Need   Need
 	Engine string
+
+	// Like names a table of the user's, schema.table (see ParseLike): the
+	// PostgreSQL and MariaDB/MySQL loads then go into copies of it, with
+	// its columns and secondary indexes and the other columns of at most
+	// Sample of its rows (0 means DefaultSample). The run only reads the
+	// table; everything it creates is in its own schema (database).
+	Like   string
+	Sample int
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -159,6 +167,20 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SpeedTime < 0 || o.SpeedTime > time.Minute {
 		return o, fmt.Errorf("%w: SpeedTime = %v, want 0 (default %v) up to 1m", ErrOptions, o.SpeedTime, DefaultSpeedTime)
 	}
+	if o.Sample == 0 {
+		o.Sample = DefaultSample
+	}
+	if o.Sample < 1 || o.Sample > MaxSample {
+		return o, fmt.Errorf("%w: Sample = %d, want 1..=%d", ErrOptions, o.Sample, MaxSample)
+	}
+	if o.Like != "" {
+		if _, err := ParseLike(o.Like); err != nil {
+			return o, err
+		}
+		if o.PostgresDSN == "" && o.MySQLDSN == "" {
+			return o, fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, o.Like)
+		}
+	}
 	return o, nil
 }
 
@@ -174,6 +196,9 @@ type Report struct {
 	Sources map[string]string `json:"sources"`
 	// Engines lists every engine, measured or skipped.
 	Engines []EngineInfo `json:"engines"`
+	// Like describes the user's table the server loads copied, on each
+	// server, as it is today (a --like run only).
+	Like []LikeTable `json:"like,omitempty"`
 	// Verdict ranks the schemes under the run's constraints, from the
 	// figures measured in the run.
 	Verdict *Verdict `json:"verdict,omitempty"`
@@ -206,6 +231,10 @@ type Config struct {
 	// CheckpointEvery is the database loads' checkpoint interval in
 	// inserts.
 	CheckpointEvery int `json:"checkpoint_every"`
+	// Like is the table whose copies the server loads filled, and Sample
+	// the most rows read from it (a --like run only).
+	Like   string `json:"like,omitempty"`
+	Sample int    `json:"sample,omitempty"`
 }
 
 // Result is one scheme's design and measurements.
@@ -245,7 +274,12 @@ type WriterRun struct {
 }
 
 // Run measures every scheme in opts and returns the report.
-func Run(opts Options) (*Report, error) {
+func Run(opts Options) (*Report, error) { return RunContext(context.Background(), opts) }
+
+// RunContext is Run, stopped when ctx is done: between two steps, or in
+// the middle of a database load. Whatever it created on a server is
+// dropped either way.
+func RunContext(ctx context.Context, opts Options) (*Report, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -283,17 +317,27 @@ func Run(opts Options) (*Report, error) {
 			"verdict":     "derived from the figures measured in this run and the design, under the stated constraints",
 		},
 	}
-	ctx := context.Background()
 	engines, infos, err := openEngines(ctx, o, dir)
 	if err != nil {
 		return nil, err
 	}
 	r.Engines = infos
 	defer func() {
+		// Drop what the run created even when ctx ended it.
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
 		for _, e := range engines {
-			e.Close(ctx)
+			e.Close(cleanup)
 		}
 	}()
+	if o.Like != "" {
+		name, _ := ParseLike(o.Like)
+		if r.Like, err = prepareLike(ctx, engines, name, o.Sample); err != nil {
+			return nil, err
+		}
+		r.Config.Like, r.Config.Sample = name.String(), o.Sample
+		r.Sources["like"] = "read from the servers' catalogs and statistics; the run reads the table, never writes it"
+	}
 	p := newProgress(o.Progress, len(o.Schemes)*(1+len(writerCounts)*(1+len(o.Fills)+len(engines))))
 	value := make([]byte, o.ValueSize)
 	for i := range value {
@@ -301,6 +345,10 @@ func Run(opts Options) (*Report, error) {
 	}
 	start := time.Now()
 	for _, s := range o.Schemes {
+		if err := ctx.Err(); err != nil {
+			p.finish()
+			return nil, fmt.Errorf("compare: %w", err)
+		}
 		res, err := runScheme(ctx, s, o, writerCounts, pageSize, value, dir, engines, p)
 		if err != nil {
 			p.finish()

@@ -87,6 +87,9 @@ func (r *Report) writeHeader(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "engines: %s\n", strings.Join(engines, ", "))
+	if r.Config.Like != "" {
+		fmt.Fprintf(w, "like: the server loads went into copies of your table %s (its figures today and every index of every copy are at the end)\n", r.Config.Like)
+	}
 }
 
 func (r *Report) writerCounts() []int {

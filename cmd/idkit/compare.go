@@ -1,19 +1,22 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/idkit/idkit/compare"
 )
 
 var cmdCompare = &command{
 	Name:  "compare",
-	Usage: "compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--json FILE] [--html FILE]",
+	Usage: "compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--sample N]] [--json FILE] [--html FILE]",
 	Short: "measure every ID scheme side by side: speed, insert locality in bbolt, SQLite, PostgreSQL and InnoDB, order, size; and a verdict",
 	Long: fmt.Sprintf(`
 Compare runs every ID scheme (idkit's own, the real peer libraries, and a
@@ -72,6 +75,16 @@ Flags:
                   (default: postgres, mysql, sqlite, bbolt, the first measured)
   --json FILE     also write the report as JSON
   --html FILE     also write a self-contained HTML report with charts
+  --like TABLE    load the keys into copies of your own table instead of
+                  an ID and a payload: schema.table on --postgres (or
+                  database.table on --mysql), each part plain or in double
+                  quotes. The copies have its columns and secondary
+                  indexes, the key column's type set per scheme, and the
+                  other columns of rows sampled from it; the report adds
+                  every index's size and fill per scheme and the table's
+                  figures today. The table is only read (SELECT on it and
+                  the catalog); the copies live in the run's own schema
+  --sample N      rows --like reads from the table, 1..=%d (default %d)
 
 Examples:
 
@@ -80,12 +93,14 @@ Examples:
   idkit compare --schemes counter,uuidv4,uuidv7,traceid --writers 8
   idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
       --need 64bit,writers=8 --engine postgres --html report.html
+  idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
+      --like public.orders --schemes counter,uuidv4,uuidv7,traceid,snowflake
 `, compare.DefaultBatchSize, compare.DefaultValueSize,
 		compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.EnvRedisAddr, compare.EnvEtcdEndpoints,
 		compare.MaxN, compare.DefaultN,
 		compare.MaxWriters, compare.DefaultWriters, strings.Join(compare.Names(), ", "),
 		compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.DefaultBatchSize, compare.NeedHelp,
-		strings.Join(compare.EngineNames, ", ")),
+		strings.Join(compare.EngineNames, ", "), compare.MaxSample, compare.DefaultSample),
 	Run: runCompare,
 }
 
@@ -99,6 +114,8 @@ func runCompare(c *console, args []string) error {
 	postgres := fs.String("postgres", os.Getenv(compare.EnvPostgresDSN), "PostgreSQL DSN")
 	mysql := fs.String("mysql", os.Getenv(compare.EnvMySQLDSN), "MariaDB/MySQL DSN")
 	checkpoint := fs.Int("checkpoint-every", 0, "inserts between checkpoints")
+	like := fs.String("like", "", "schema.table whose copies the server loads fill")
+	sample := fs.Int("sample", compare.DefaultSample, "rows read from the --like table")
 	needList := fs.String("need", "", "verdict constraints")
 	engine := fs.String("engine", "", "verdict engine")
 	if err := parseFlags(fs, args); err != nil {
@@ -119,6 +136,17 @@ func runCompare(c *console, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *like != "" {
+		if _, err := compare.ParseLike(*like); err != nil {
+			return usagef("%v", err)
+		}
+		if *postgres == "" && *mysql == "" {
+			return usagef("--like %s needs --postgres DSN or --mysql DSN (or $%s, $%s): the server that has the table", *like, compare.EnvPostgresDSN, compare.EnvMySQLDSN)
+		}
+	}
+	if *sample < 1 || *sample > compare.MaxSample {
+		return usagef("--sample %d out of range, want 1..=%d", *sample, compare.MaxSample)
 	}
 	if *n < 1 || *n > compare.MaxN {
 		return usagef("-n %d out of range, want 1..=%d", *n, compare.MaxN)
@@ -158,9 +186,13 @@ func runCompare(c *console, args []string) error {
 		*f.dst = file
 	}
 
-	r, err := compare.Run(compare.Options{
+	// Ctrl-C stops the run; what it created on the servers is dropped.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := compare.RunContext(ctx, compare.Options{
 		N: *n, Writers: *writers, Schemes: schemes, Progress: c.stderr,
 		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
+		Like: *like, Sample: *sample,
 	})
 	if err != nil {
 		return err

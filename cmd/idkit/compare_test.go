@@ -83,11 +83,32 @@ func TestCompareBadOutputFile(t *testing.T) {
 	assert.Contains(t, stderr, "idkit compare: open "+bad)
 }
 
+// --like takes a plain schema.table and a server to read it from; the
+// errors come before anything is created.
+func TestCompareLikeUsage(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--postgres", "postgres://x", "--like", "orders"}, "no dot after the schema; want schema.table"},
+		{[]string{"--postgres", "postgres://x", "--like", "a.b;drop table c"}, `";drop table c" after the table name`},
+		{[]string{"--postgres", "", "--mysql", "", "--like", "public.orders"}, "--like public.orders needs --postgres DSN or --mysql DSN"},
+		{[]string{"--postgres", "postgres://x", "--like", "public.orders", "--sample", "0"}, "--sample 0 out of range, want 1..=1000000"},
+	} {
+		code, stdout, stderr := idkit(append([]string{"compare", "-n", "10"}, tt.args...)...)
+		assert.Equal(t, 2, code, "%v: %s", tt.args, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, tt.msg, tt.args)
+	}
+}
+
 func TestCompareHelp(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := idkit("help", "compare")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--sample N]] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "--like TABLE    load the keys into copies of your own table")
 	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
 	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND")
 	code, stdout, _ = idkit("help")

@@ -1,0 +1,341 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ErrLike reports a --like table that a run cannot copy: a name that is
+// not schema.table, a missing table, or one without a single-column
+// primary key.
+var ErrLike = errors.New("compare: --like")
+
+// DefaultSample and MaxSample bound the rows a --like run reads from the
+// user's table.
+const (
+	DefaultSample = 10_000
+	MaxSample     = 1_000_000
+)
+
+// LikeName is the user's table a run copies the shape of: schema.table on
+// PostgreSQL, database.table on MariaDB/MySQL.
+type LikeName struct {
+	Schema, Table identifier
+}
+
+// identifier is one part of a LikeName as written: a plain identifier, or
+// a quoted one taken as is.
+type identifier struct {
+	name   string
+	quoted bool
+}
+
+// ParseLike parses schema.table. Each part is a plain identifier (letters,
+// digits, _ and $, not starting with a digit), which PostgreSQL folds to
+// lower case, or an identifier in double quotes or backquotes, taken as is,
+// with the quote doubled inside it: "my schema"."odd ""table""".
+func ParseLike(s string) (LikeName, error) {
+	bad := func(why string) (LikeName, error) {
+		return LikeName{}, fmt.Errorf("%w %q: %s; want schema.table, each part a plain identifier or one in double quotes", ErrLike, s, why)
+	}
+	schema, rest, err := parseIdentifier(s)
+	if err != nil {
+		return bad(err.Error())
+	}
+	if !strings.HasPrefix(rest, ".") {
+		return bad("no dot after the schema")
+	}
+	table, rest, err := parseIdentifier(rest[1:])
+	if err != nil {
+		return bad(err.Error())
+	}
+	if rest != "" {
+		return bad(fmt.Sprintf("%q after the table name", rest))
+	}
+	return LikeName{Schema: schema, Table: table}, nil
+}
+
+// parseIdentifier reads one identifier from the start of s and returns it
+// with the rest of s.
+func parseIdentifier(s string) (identifier, string, error) {
+	if s == "" {
+		return identifier{}, "", errors.New("an empty name")
+	}
+	if q := s[0]; q == '"' || q == '`' {
+		var b strings.Builder
+		for i := 1; i < len(s); i++ {
+			if s[i] != q {
+				b.WriteByte(s[i])
+				continue
+			}
+			if i+1 < len(s) && s[i+1] == q {
+				b.WriteByte(q)
+				i++
+				continue
+			}
+			if b.Len() == 0 {
+				return identifier{}, "", errors.New("an empty quoted name")
+			}
+			return identifier{name: b.String(), quoted: true}, s[i+1:], nil
+		}
+		return identifier{}, "", errors.New("an unclosed quote")
+	}
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] == '$' || 'a' <= s[i]|0x20 && s[i]|0x20 <= 'z' || i > 0 && '0' <= s[i] && s[i] <= '9') {
+		i++
+	}
+	if i == 0 {
+		return identifier{}, "", fmt.Errorf("%q is no identifier", s)
+	}
+	return identifier{name: s[:i]}, s[i:], nil
+}
+
+// postgres returns the name as PostgreSQL's catalog holds it.
+func (id identifier) postgres() string {
+	if id.quoted {
+		return id.name
+	}
+	return strings.ToLower(id.name)
+}
+
+// String returns n as it was written, quoting where it was quoted.
+func (n LikeName) String() string {
+	part := func(id identifier) string {
+		if !id.quoted {
+			return id.name
+		}
+		return `"` + strings.ReplaceAll(id.name, `"`, `""`) + `"`
+	}
+	return part(n.Schema) + "." + part(n.Table)
+}
+
+// LikeTable is the user's table that a --like run copied, as it is on one
+// engine: its key, size, indexes and the physical order of its key. Every
+// figure is read from the server's catalog and statistics; the run never
+// writes to the table or its schema.
+type LikeTable struct {
+	Engine string `json:"engine"`
+	Name   string `json:"name"`
+	// Key is the primary key's column and KeyType its type.
+	Key     string `json:"key"`
+	KeyType string `json:"key_type"`
+	// Rows is the server's estimate of the rows.
+	Rows int64 `json:"rows"`
+	// TableBytes is the heap (PostgreSQL) or the clustered index with the
+	// rows (InnoDB).
+	TableBytes int64          `json:"table_bytes"`
+	Indexes    []IndexFigures `json:"indexes"`
+	// KeyCorrelation is PostgreSQL's correlation of the key's order with
+	// the rows' physical order (pg_stats), from -1 to 1; absent when the
+	// table was never analyzed, and on InnoDB, whose rows are in key order.
+	KeyCorrelation *float64 `json:"key_correlation,omitempty"`
+	// Sampled is the number of rows copied to the scratch schema, whose
+	// values the loads cycle through.
+	Sampled int      `json:"sampled_rows"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// IndexFigures are one index's size and fill: of the user's table today,
+// or of a scheme's scratch copy after its load.
+type IndexFigures struct {
+	// Name says what the index is on: "primary key (id)", "unique
+	// (email)", "(created_at)".
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+	// LeafPages and LeafDensity (used bytes over page bytes) where the
+	// engine tells them; Fragmentation is PostgreSQL's leaf pages out of
+	// physical order.
+	LeafPages     int64    `json:"leaf_pages,omitempty"`
+	LeafDensity   float64  `json:"leaf_density,omitempty"`
+	Fragmentation *float64 `json:"leaf_fragmentation,omitempty"`
+}
+
+// likeShape is what an engine keeps of the user's table for its loads:
+// the columns besides the key, how to fill each, and the sample.
+type likeShape struct {
+	name    LikeName
+	key     string   // the key column
+	columns []string // the other columns the loads fill, quoted for the engine
+	values  []string // per column, the expression that fills it from the sample row s and the row number
+	sample  int      // rows in the sample table
+	options string   // storage options of the user's table to keep (PostgreSQL fillfactor)
+}
+
+// likeEngine is a database engine that can load the keys into copies of a
+// user's table.
+type likeEngine interface {
+	dbEngine
+	// prepareLike reads the table's definition and figures, copies a
+	// sample of at most sample rows into the run's scratch schema, and
+	// makes every later Load a load into a copy of the table.
+	prepareLike(ctx context.Context, name LikeName, sample int) (LikeTable, error)
+}
+
+// prepareLike prepares every engine that can for a --like run, and fails
+// if none can.
+func prepareLike(ctx context.Context, engines []dbEngine, name LikeName, sample int) ([]LikeTable, error) {
+	var out []LikeTable
+	for _, e := range engines {
+		le, ok := e.(likeEngine)
+		if !ok {
+			continue
+		}
+		t, err := le.prepareLike(ctx, name, sample)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, name)
+	}
+	return out, nil
+}
+
+// likeNotes are said of every --like run.
+var likeNotes = []string{
+	"the copies have the table's columns and indexes, with the key column's type set to what each scheme needs; foreign keys, triggers and check constraints are not copied",
+	"each row takes the scheme's key and the other columns of a sampled row, the sample cycled through",
+}
+
+// engineTitles names the server engines in the tables' titles.
+var engineTitles = map[string]string{EnginePostgres: "POSTGRESQL", EngineMySQL: "INNODB"}
+
+// likeTable returns the user's table as the engine read it, or nil.
+func (r *Report) likeTable(engine string) *LikeTable {
+	for i := range r.Like {
+		if r.Like[i].Engine == engine {
+			return &r.Like[i]
+		}
+	}
+	return nil
+}
+
+// likeTables returns, for each server of a --like run, the user's table
+// today and every index of each scheme's copy after its load.
+func (r *Report) likeTables() []Table {
+	var out []Table
+	for _, t := range r.Like {
+		today := Table{
+			Section: Section{
+				ID:     "like-table-" + t.Engine,
+				Title:  fmt.Sprintf("YOUR TABLE %s IN %s TODAY — read from the server's catalog and statistics", t.Name, engineTitles[t.Engine]),
+				Source: SourceMeasured,
+				Note:   t.describe(),
+			},
+			Head: []string{"index", "size", "leaf pages", "leaf density", "leaf frag"},
+			Docs: []string{"what the index is on", "the index's size", "its leaf pages", "used bytes of its leaf pages over their size", "leaf pages out of physical order (PostgreSQL)"},
+		}
+		today.Rows = append(today.Rows, []string{"table (rows)", mib(float64(t.TableBytes)), "-", "-", "-"})
+		for _, ix := range t.Indexes {
+			today.Rows = append(today.Rows, ix.cells())
+		}
+		out = append(out, today)
+
+		after := Table{
+			Section: Section{
+				ID:     "like-indexes-" + t.Engine,
+				Title:  fmt.Sprintf("EVERY INDEX OF THE COPIES OF %s IN %s — measured in this run, after each load: size, leaf density", t.Name, engineTitles[t.Engine]),
+				Source: SourceMeasured,
+				Note:   []string{"the same rows in every copy but for the key: what differs between schemes is the key's index, and the heap or clustered index it orders"},
+			},
+			Head: []string{"scheme", "writers", "key type"},
+			Docs: []string{"the scheme's short name", "interleaved writers whose keys were loaded", "the key column's type in the copy"},
+		}
+		names := r.likeIndexNames(t.Engine)
+		for _, n := range names {
+			after.Head = append(after.Head, n)
+			after.Docs = append(after.Docs, "size and leaf density of the index "+n)
+		}
+		// The table today, its sizes scaled to the loads' N, for a row
+		// beside the copies'.
+		if t.Rows > 0 {
+			scale := float64(r.Config.N) / float64(t.Rows)
+			row := []string{"your table today", "-", t.KeyType}
+			for _, n := range names {
+				cell := "-"
+				for _, ix := range t.Indexes {
+					if ix.Name == n {
+						cell = mib(float64(ix.Bytes) * scale)
+						if ix.LeafDensity > 0 {
+							cell += ", " + pct(ix.LeafDensity)
+						}
+					}
+				}
+				row = append(row, cell)
+			}
+			after.Rows = append(after.Rows, row)
+			after.Note = append(after.Note, fmt.Sprintf("your table today: its indexes' sizes scaled from its %s rows to the loads' %s", thousands(t.Rows), thousands(int64(r.Config.N))))
+		}
+		for _, s := range r.Schemes {
+			for _, run := range s.Runs {
+				l, ok := run.engineLoad(t.Engine)
+				if !ok {
+					continue
+				}
+				row := []string{s.Name, fmt.Sprint(run.Writers), l.ColumnType}
+				for _, n := range names {
+					cell := "-"
+					for _, ix := range l.Indexes {
+						if ix.Name == n {
+							cell = mib(float64(ix.Bytes))
+							if ix.LeafDensity > 0 {
+								cell += ", " + pct(ix.LeafDensity)
+							}
+						}
+					}
+					row = append(row, cell)
+				}
+				after.Rows = append(after.Rows, row)
+			}
+		}
+		out = append(out, after)
+	}
+	return out
+}
+
+// likeIndexNames returns the names of the indexes of engine's copies, in
+// the order of the first load that has them.
+func (r *Report) likeIndexNames(engine string) []string {
+	var names []string
+	for _, s := range r.Schemes {
+		for _, run := range s.Runs {
+			l, _ := run.engineLoad(engine)
+			for _, ix := range l.Indexes {
+				if !slices.Contains(names, ix.Name) {
+					names = append(names, ix.Name)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// describe says in words what the reports say of the table besides its
+// indexes.
+func (t LikeTable) describe() []string {
+	out := []string{fmt.Sprintf("key %s (%s), about %s rows, %s sampled", t.Key, t.KeyType, thousands(t.Rows), thousands(int64(t.Sampled)))}
+	if c := t.KeyCorrelation; c != nil {
+		out = append(out, fmt.Sprintf("the key's order against the rows' physical order: correlation %.2f (1 in order, 0 unrelated)", *c))
+	}
+	return append(out, t.Notes...)
+}
+
+// cells formats an index's figures as a row of the table of the user's
+// table.
+func (f IndexFigures) cells() []string {
+	row := []string{f.Name, mib(float64(f.Bytes)), "-", "-", "-"}
+	if f.LeafPages > 0 {
+		row[2] = thousands(f.LeafPages)
+	}
+	if f.LeafDensity > 0 {
+		row[3] = pct(f.LeafDensity)
+	}
+	if f.Fragmentation != nil {
+		row[4] = pct(*f.Fragmentation)
+	}
+	return row
+}

@@ -1,0 +1,292 @@
+package compare
+
+import (
+	"context"
+	"database/sql"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testwait"
+)
+
+func TestParseLike(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in            string
+		schema, table string // as PostgreSQL's catalog holds them
+		out           string
+	}{
+		{"public.orders", "public", "orders", "public.orders"},
+		{"Sales.Orders", "sales", "orders", "Sales.Orders"},
+		{`"My Schema"."odd ""orders"" table"`, "My Schema", `odd "orders" table`, `"My Schema"."odd ""orders"" table"`},
+		{"`db`.`t``x`", "db", "t`x", `"db"."t` + "`" + `x"`},
+		{"s_1.$t9", "s_1", "$t9", "s_1.$t9"},
+	} {
+		n, err := ParseLike(tt.in)
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.schema, n.Schema.postgres(), tt.in)
+		assert.Equal(t, tt.table, n.Table.postgres(), tt.in)
+		assert.Equal(t, tt.out, n.String(), tt.in)
+	}
+	for _, tt := range []struct{ in, msg string }{
+		{"", "an empty name"},
+		{"orders", "no dot after the schema"},
+		{"a.b.c", `".c" after the table name`},
+		{"a.b; DROP TABLE x", `"; DROP TABLE x" after the table name`},
+		{`"a.b`, "an unclosed quote"},
+		{`"".b`, "an empty quoted name"},
+		{"1a.b", `"1a.b" is no identifier`},
+		{"a.", "an empty name"},
+		{"a .b", "no dot after the schema"},
+	} {
+		_, err := ParseLike(tt.in)
+		require.ErrorIs(t, err, ErrLike, tt.in)
+		assert.Contains(t, err.Error(), tt.msg, tt.in)
+		assert.Contains(t, err.Error(), "want schema.table", tt.in)
+	}
+}
+
+// likeOptions returns options of a --like run of four schemes, ordered and
+// random, on the one server engine.
+func likeOptions(t *testing.T, engine, like string) Options {
+	t.Helper()
+	o := engineOptions(t, engine)
+	o.NoSQLite = true
+	o.Writers = 1
+	o.N = 20_000
+	o.Like = like
+	o.Sample = 2_000
+	var err error
+	o.Schemes, err = Select("counter,traceid,uuidv7,uuidv4")
+	require.NoError(t, err)
+	return o
+}
+
+// checkLikeReport checks what a --like run must show on engine: the
+// table's indexes today, every index of every copy, ordered keys writing
+// fewer pages than random ones, and an ordered scheme ranked first.
+func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string) {
+	t.Helper()
+	require.Len(t, r.Like, 1)
+	lt := r.Like[0]
+	assert.Equal(t, engine, lt.Engine)
+	require.Len(t, lt.Indexes, 3, "the primary key and two secondary indexes")
+	for _, ix := range lt.Indexes {
+		assert.Positive(t, ix.Bytes, "size of %s today", ix.Name)
+	}
+	assert.Equal(t, 2_000, lt.Sampled)
+	pages := map[string]float64{}
+	for _, s := range r.Schemes {
+		l, ok := s.Runs[0].engineLoad(engine)
+		require.True(t, ok, s.Name)
+		require.Len(t, l.Indexes, 3, "%s: every index of the copy", s.Name)
+		for _, ix := range l.Indexes {
+			assert.Positive(t, ix.Bytes, "%s: %s", s.Name, ix.Name)
+			assert.Positive(t, ix.LeafDensity, "%s: %s", s.Name, ix.Name)
+		}
+		assert.Positive(t, l.Metrics["secondary_index_bytes"], s.Name)
+		pages[s.Name] = l.Metrics[pagesKey]
+	}
+	for _, ordered := range []string{"counter", "traceid", "uuidv7"} {
+		assert.Less(t, pages[ordered], pages["uuidv4"], "%s: %s fewer than uuidv4's", ordered, pagesKey)
+	}
+	require.NotNil(t, r.Verdict)
+	require.NotEmpty(t, r.Verdict.Ranked)
+	assert.NotEqual(t, "uuidv4", r.Verdict.Ranked[0].Scheme, "an ordered scheme ranks first")
+
+	var text, html strings.Builder
+	require.NoError(t, r.WriteTable(&text))
+	assert.Contains(t, text.String(), "YOUR TABLE "+lt.Name)
+	assert.Contains(t, text.String(), "EVERY INDEX OF THE COPIES OF "+lt.Name)
+	require.NoError(t, r.WriteHTML(&html))
+	h1 := strings.Index(html.String(), "<h1")
+	require.GreaterOrEqual(t, h1, 0)
+	assert.Contains(t, html.String()[h1:h1+200], "idkit compare on your table", "the page opens with the table's name")
+	assert.Less(t, strings.Index(html.String(), "<h1"), strings.Index(html.String(), `id="verdict"`), "then the verdict")
+}
+
+// A --like run on PostgreSQL copies a table with a UUIDv4 key, a 300-byte
+// text, an indexed timestamp and a unique column, whose schema and name
+// hold quotes and spaces; the table is unchanged afterwards.
+func TestLikePostgres(t *testing.T) {
+	t.Parallel()
+	dsn := serverDSN(t, EnvPostgresDSN)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	schema := "idkit like " + runSuffix()
+	s := pgx.Identifier{schema}.Sanitize()
+	table := s + `."odd ""orders"" table"`
+	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+s+" CASCADE") })
+	for _, q := range []string{
+		"CREATE SCHEMA " + s,
+		"CREATE TABLE " + table + ` (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), payload text NOT NULL,
+			created_at timestamptz NOT NULL, email text NOT NULL UNIQUE)`,
+		"CREATE INDEX ON " + table + " (created_at)",
+		"INSERT INTO " + table + ` (payload, created_at, email)
+			SELECT repeat(md5(i::text), 10)::char(300), now() - i * interval '1 second', 'user' || i || '@example.com'
+			FROM generate_series(1, 10000) i`,
+		"ANALYZE " + table,
+		"CREATE TABLE " + s + ".nokey (a int)",
+		"CREATE TABLE " + s + ".twokeys (a int, b int, PRIMARY KEY (a, b))",
+	} {
+		_, err := conn.Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+	state := func() (sum string, ins, upd, del int64) {
+		require.NoError(t, conn.QueryRow(ctx, "SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM "+table+" t").Scan(&sum))
+		require.NoError(t, conn.QueryRow(ctx, `SELECT n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables
+			WHERE schemaname = $1 AND relname = $2`, schema, `odd "orders" table`).Scan(&ins, &upd, &del))
+		return
+	}
+	// The statistics of the test's own inserts arrive with a delay: wait
+	// for them before taking the table's state.
+	testwait.Until(t, func() bool {
+		conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+		conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()")
+		_, ins, _, _ := state()
+		return ins == 10_000
+	}, "the table's insert statistics")
+	sum, ins, upd, del := state()
+
+	like := `"` + strings.ReplaceAll(schema, `"`, `""`) + `"."odd ""orders"" table"`
+	r, err := Run(likeOptions(t, EnginePostgres, like))
+	require.NoError(t, err)
+	checkLikeReport(t, r, EnginePostgres, "pages_dirtied_per_1000")
+	lt := r.Like[0]
+	assert.Equal(t, "id", lt.Key)
+	assert.Equal(t, "uuid", lt.KeyType)
+	require.NotNil(t, lt.KeyCorrelation, "the table was analyzed")
+	assert.InDelta(t, 0, *lt.KeyCorrelation, 0.2, "random UUIDs are in no physical order")
+	assert.Equal(t, []string{"primary key (id)", "(created_at)", "unique (email)"}, indexNames(lt.Indexes))
+	for _, sch := range r.Schemes {
+		l, _ := sch.Runs[0].engineLoad(EnginePostgres)
+		assert.Equal(t, indexNames(lt.Indexes), indexNames(l.Indexes), sch.Name)
+	}
+
+	// The user's table: the same rows, never written.
+	conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()")
+	sum2, ins2, upd2, del2 := state()
+	assert.Equal(t, sum, sum2, "the table's rows are unchanged")
+	assert.Equal(t, [3]int64{ins, upd, del}, [3]int64{ins2, upd2, del2}, "n_tup_ins, n_tup_upd, n_tup_del unchanged")
+	scratch := regexp.MustCompile(`schema (idkit_compare_\w+)`).FindStringSubmatch(r.engine(EnginePostgres).Settings)
+	require.Len(t, scratch, 2, r.engine(EnginePostgres).Settings)
+	var left int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", scratch[1]).Scan(&left))
+	assert.Zero(t, left, "the run's scratch schema is dropped")
+
+	// Stopped in the middle of a load (as by Ctrl-C), the run drops what
+	// it created all the same.
+	o := likeOptions(t, EnginePostgres, like)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var created string
+	draws := 0
+	o.Progress = writerFunc(func(p []byte) {
+		if strings.Contains(string(p), "postgres") {
+			draws++ // the label, then a draw per batch loaded
+		}
+		if created == "" && draws == 3 {
+			require.NoError(t, conn.QueryRow(ctx, `SELECT n.nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid
+				WHERE c.relname = 'like_sample' AND n.nspname LIKE 'idkit_compare_%'`).Scan(&created))
+			cancel()
+		}
+	})
+	_, err = RunContext(runCtx, o)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotEmpty(t, created, "the run reached the postgres load")
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", created).Scan(&left))
+	assert.Zero(t, left, "the scratch schema of a stopped run is dropped")
+
+	for _, tt := range []struct{ like, msg string }{
+		{pgx.Identifier{schema}.Sanitize() + ".nokey", "has no primary key"},
+		{pgx.Identifier{schema}.Sanitize() + ".twokeys", "composite primary key (a, b)"},
+		{pgx.Identifier{schema}.Sanitize() + ".missing", "no table"},
+	} {
+		_, err := Run(likeOptions(t, EnginePostgres, tt.like))
+		require.ErrorIs(t, err, ErrLike, tt.like)
+		assert.Contains(t, err.Error(), tt.msg, tt.like)
+	}
+}
+
+// The same on MariaDB: a database and table whose names hold quotes and
+// spaces; the table's rows and its update time are unchanged afterwards.
+func TestLikeMySQL(t *testing.T) {
+	t.Parallel()
+	dsn := serverDSN(t, EnvMySQLDSN)
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	database := "idkit like " + runSuffix()
+	d := mysqlIdent(database)
+	table := d + ".`odd \"orders\" table`"
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + d) })
+	for _, q := range []string{
+		"CREATE DATABASE " + d,
+		"CREATE TABLE " + table + ` (id BINARY(16) NOT NULL PRIMARY KEY, payload VARCHAR(300) NOT NULL, note VARCHAR(45) NOT NULL,
+			created_at DATETIME(6) NOT NULL, email VARCHAR(100) NOT NULL, UNIQUE KEY (email), KEY (created_at)) ENGINE=InnoDB`,
+		"INSERT INTO " + table + ` SELECT UNHEX(REPLACE(UUID(), '-', '')), REPEAT(MD5(seq), 9), MD5(seq),
+			NOW(6) - INTERVAL seq SECOND, CONCAT('user', seq, '@example.com') FROM seq_1_to_10000`,
+		"ANALYZE TABLE " + table,
+		"CREATE TABLE " + d + ".nokey (a INT) ENGINE=InnoDB",
+		"CREATE TABLE " + d + ".twokeys (a INT, b INT, PRIMARY KEY (a, b)) ENGINE=InnoDB",
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	state := func() (sum int64, updated sql.NullString) {
+		var name string
+		require.NoError(t, db.QueryRowContext(ctx, "CHECKSUM TABLE "+table+" EXTENDED").Scan(&name, &sum))
+		require.NoError(t, db.QueryRowContext(ctx, "SELECT UPDATE_TIME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+			database, `odd "orders" table`).Scan(&updated))
+		return
+	}
+	sum, updated := state()
+
+	like := `"` + database + `"."odd ""orders"" table"`
+	r, err := Run(likeOptions(t, EngineMySQL, like))
+	require.NoError(t, err)
+	checkLikeReport(t, r, EngineMySQL, "pages_written_per_1000")
+	lt := r.Like[0]
+	assert.Equal(t, "id", lt.Key)
+	assert.Equal(t, "binary(16)", lt.KeyType)
+	assert.Equal(t, []string{"primary key (id)", "(created_at)", "unique (email)"}, indexNames(lt.Indexes))
+
+	sum2, updated2 := state()
+	assert.Equal(t, sum, sum2, "the table's rows are unchanged")
+	assert.Equal(t, updated, updated2, "the table was not written")
+
+	for _, tt := range []struct{ like, msg string }{
+		{`"` + database + `".nokey`, "has no primary key"},
+		{`"` + database + `".twokeys`, "composite primary key (a, b)"},
+		{`"` + database + `".missing`, "no table"},
+	} {
+		_, err := Run(likeOptions(t, EngineMySQL, tt.like))
+		require.ErrorIs(t, err, ErrLike, tt.like)
+		assert.Contains(t, err.Error(), tt.msg, tt.like)
+	}
+}
+
+// writerFunc is an io.Writer that hands each write to a function.
+type writerFunc func(p []byte)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
+
+func indexNames(ixs []IndexFigures) []string {
+	var out []string
+	for _, ix := range ixs {
+		out = append(out, ix.Name)
+	}
+	return out
+}
