@@ -97,9 +97,9 @@ func TestBlockOutage(t *testing.T) {
 	cli := etcdtest.NewClient(t, proxy.Endpoint())
 	prefix := etcdtest.Prefix(t, cluster.Client())
 	// Timeouts generous enough for a busy machine while etcd answers.
-	l, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix, Timeout: 3 * time.Second})
+	l, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix, Timeout: 10 * time.Second})
 	require.NoError(t, err)
-	segmenttest.Outage(t, l, proxy.Cut, proxy.Restore, fleet.ErrUnavailable, 5*time.Second)
+	segmenttest.Outage(t, l, proxy.Cut, proxy.Restore, fleet.ErrUnavailable, 10*time.Second)
 }
 
 func TestReserveBlockEtcd(t *testing.T) {

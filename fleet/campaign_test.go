@@ -268,7 +268,7 @@ func (c *campaign) hold(ctx context.Context, h *campaignHolder) {
 			sleepCtx(ctx, time.Duration(20+h.rng.IntN(200))*time.Millisecond)
 			continue
 		}
-		held := &holding{holder: h.name, space: h.scheme.space, node: claim.Node(), claimed: time.Now()}
+		held := &holding{holder: h.name, scheme: &h.scheme, space: h.scheme.space, node: claim.Node(), claimed: time.Now()}
 		h.holding.Store(true)
 		if fill, err := h.scheme.start(claim, clk); err != nil {
 			held.err = err

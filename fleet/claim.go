@@ -285,11 +285,10 @@ func (c *Claim) keepLeaseDuringTake(ctx context.Context) error {
 	if c.clock.Now().Sub(c.renewed) < c.interval {
 		return nil
 	}
-	err := c.renewLease(ctx)
-	if err == nil {
-		err = c.Check(c.clock.Now())
+	if err := retry(ctx, c.timeout, "keep the lease alive", c.keepAliveOnce); err != nil {
+		return err
 	}
-	return err
+	return c.Check(c.clock.Now())
 }
 
 // listTaken returns the claimed numbers in [lo, hi].
@@ -453,15 +452,28 @@ func (c *Claim) attemptTimeout() time.Duration { return min(c.timeout, c.interva
 // renewLease sends one keep-alive and moves the deadline once etcd
 // acknowledges it.
 func (c *Claim) renewLease(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.attemptTimeout())
+	defer cancel()
+	err := c.keepAliveOnce(ctx)
+	var ce clientError
+	if errors.As(err, &ce) {
+		return etcdError("keep the lease alive", ce.err)
+	}
+	return err
+}
+
+// keepAliveOnce sends one keep-alive and moves the deadline once etcd
+// acknowledges it. An error of the etcd client comes back as a
+// clientError, for retry; a lease that etcd no longer holds as
+// ErrNodeLost.
+func (c *Claim) keepAliveOnce(ctx context.Context) error {
 	sent := c.clock.Now()
-	resp, err := withTimeout(ctx, c.attemptTimeout(), func(ctx context.Context) (*clientv3.LeaseKeepAliveResponse, error) {
-		return c.cli.KeepAliveOnce(ctx, c.lease)
-	})
+	resp, err := c.cli.KeepAliveOnce(ctx, c.lease)
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
 		return fmt.Errorf("%w: node %d: etcd no longer holds the lease", ErrNodeLost, c.node)
 	}
 	if err != nil {
-		return etcdError("keep the lease alive", err)
+		return clientError{err}
 	}
 	c.renewed = sent
 	c.setDeadline(sent, resp.TTL)

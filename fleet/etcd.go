@@ -111,8 +111,9 @@ func etcdError(what string, err error) error {
 // may: a timeout or cancellation, no endpoint to send to, gRPC's
 // Unavailable (no leader, a leader change, a request timed out inside
 // etcd, a stopped server, a lost connection), a member whose raft node is
-// stopping ("raft: stopped", which etcd passes on as an unknown error), or
-// a member shedding load ("too many requests"). The client reports the
+// stopping ("raft: stopped", which etcd passes on as an unknown error), a
+// member whose lessor is changing hands ("not a primary lessor", also
+// unknown), or a member shedding load ("too many requests"). The client reports the
 // server's reasons as rpctypes.EtcdError, which carries a code but is no
 // gRPC status, so both forms are checked.
 func unanswered(err error) bool {
@@ -132,12 +133,17 @@ func unanswered(err error) bool {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
 		return true
 	case codes.Unknown:
-		return s.Message() == raft.ErrStopped.Error()
+		return s.Message() == raft.ErrStopped.Error() || s.Message() == errNotPrimary
 	case codes.ResourceExhausted:
 		return s.Message() == rpctypes.ErrTooManyRequests.Error()
 	}
 	return false
 }
+
+// errNotPrimary is the text of etcd's lease.ErrNotPrimary, which a member
+// returns for a lease request while its lessor is changing hands with the
+// leadership, and which reaches the client as an unknown error.
+const errNotPrimary = "not a primary lessor"
 
 // cancelled reports whether err means the request was cancelled, or had
 // nowhere to go: waiting longer will not help.

@@ -34,6 +34,7 @@ func TestUnanswered(t *testing.T) {
 		{status.Error(codes.DeadlineExceeded, "deadline"), true, false},
 		{status.Error(codes.Canceled, "canceled"), true, true},
 		{status.Error(codes.Unknown, "raft: stopped"), true, false},
+		{status.Error(codes.Unknown, "not a primary lessor"), true, false},
 		{raft.ErrStopped, true, false},
 		{rpctypes.ErrGRPCStopped, true, false},
 		{rpctypes.ErrLeaderChanged, true, false},

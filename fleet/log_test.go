@@ -22,7 +22,10 @@ var logEpoch = time.Date(2025, 11, 21, 9, 30, 0, 123456789, time.UTC)
 // newTestLog returns a Log under a prefix of the test's own on cli.
 func newTestLog(t testing.TB, cli *clientv3.Client, clk clock.Clock) *Log {
 	t.Helper()
-	l, err := NewLog(LogOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Clock: clk})
+	// A long timeout: an attempt that runs out on a loaded machine is
+	// tried again, and may leave a launch no caller received, which the
+	// tests of the key layout would see.
+	l, err := NewLog(LogOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Clock: clk, Timeout: time.Minute})
 	require.NoError(t, err)
 	return l
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/traceid"
 )
@@ -68,9 +70,13 @@ func runChild(mode string) error {
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	fmt.Fprintf(out, "claimed %d\n", claim.Node())
+	out.Flush()
 	if mode == "hold" {
-		out.Flush()
 		select {} // until SIGKILL
+	}
+	// Issue once the parent says every child holds its node.
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return fmt.Errorf("wait for the parent: %w", err)
 	}
 	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix, Timeout: 10 * time.Second})
 	if err != nil {
@@ -100,21 +106,26 @@ func runChild(mode string) error {
 	return claim.Close()
 }
 
-// child starts this test binary as a child process in mode.
-func child(t *testing.T, mode, endpoint, prefix string, env ...string) (*exec.Cmd, *bufio.Scanner) {
+// child starts this test binary as a child process in mode. Its standard
+// input is the returned writer: an "issue" child waits for a line there
+// after it has claimed its node.
+func child(t *testing.T, mode, endpoint, prefix string, env ...string) (*exec.Cmd, *bufio.Scanner, io.WriteCloser) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetChild$")
 	cmd.Env = append(os.Environ(), append(env, childEnv+"="+mode, "IDKIT_FLEET_ENDPOINT="+endpoint, "IDKIT_FLEET_PREFIX="+prefix)...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, bufio.NewScanner(stdout)
+	return cmd, bufio.NewScanner(stdout), stdin
 }
 
-// Four processes issue TraceIds on nodes they claim and DecimalIds in one
-// launch, through one etcd: no ID twice.
+// Four processes claim nodes, all four held at once, then issue TraceIds
+// on them and DecimalIds in one launch, through one etcd: four distinct
+// nodes, and no ID twice.
 func TestProcessesShareOneEtcd(t *testing.T) {
 	t.Parallel()
 	const procs, perProc = 4, 20_000
@@ -133,9 +144,21 @@ func TestProcessesShareOneEtcd(t *testing.T) {
 	}
 	results := make([]result, procs)
 	var wg sync.WaitGroup
+	var goes []io.WriteCloser
 	for i := range procs {
-		cmd, lines := child(t, "issue", cluster.Endpoint(0), prefix,
+		cmd, lines, stdin := child(t, "issue", cluster.Endpoint(0), prefix,
 			"IDKIT_FLEET_LAUNCH="+strconv.Itoa(launch.ID), "IDKIT_FLEET_N="+strconv.Itoa(perProc))
+		claimed := make(chan error, 1)
+		go func() {
+			if !lines.Scan() {
+				claimed <- fmt.Errorf("no line: %w", errors.Join(lines.Err(), cmd.Wait()))
+				return
+			}
+			_, err := fmt.Sscanf(lines.Text(), "claimed %d", &results[i].node)
+			claimed <- err
+		}()
+		require.NoError(t, testwait.Recv(t, claimed, fmt.Sprintf("process %d's claim", i)), "process %d", i)
+		goes = append(goes, stdin)
 		wg.Go(func() {
 			r := &results[i]
 			for lines.Scan() {
@@ -157,7 +180,11 @@ func TestProcessesShareOneEtcd(t *testing.T) {
 			r.err = errors.Join(lines.Err(), cmd.Wait())
 		})
 	}
-	wg.Wait()
+	for _, stdin := range goes { // every process holds its node: issue
+		_, err := io.WriteString(stdin, "go\n")
+		require.NoError(t, err)
+	}
+	waitFor(t, &wg, 5*time.Minute, "the processes' IDs")
 	seen := map[int64]int{}
 	nodes := map[int]bool{}
 	for i, r := range results {
@@ -193,7 +220,7 @@ func TestKilledHolderFreesNodeAfterTTL(t *testing.T) {
 	cluster := etcdtest.Start(t, 1)
 	cli := cluster.Client()
 	prefix := etcdtest.Prefix(t, cli)
-	cmd, lines := child(t, "hold", cluster.Endpoint(0), prefix)
+	cmd, lines, _ := child(t, "hold", cluster.Endpoint(0), prefix)
 	require.True(t, lines.Scan(), "the child claims a node")
 	node, err := strconv.Atoi(strings.TrimPrefix(lines.Text(), "claimed "))
 	require.NoError(t, err, lines.Text())

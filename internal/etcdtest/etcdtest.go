@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,7 +27,7 @@ import (
 // Cluster is a running set of embedded etcd members.
 type Cluster struct {
 	t       testing.TB
-	dir     string
+	dir     string // the test's directory; each start attempt makes its own in it
 	fsync   bool
 	initial string // the initial cluster, name=peer URL, comma-separated
 	members []*member
@@ -36,6 +37,7 @@ type member struct {
 	name   string
 	client string // client URL
 	peer   string // peer URL
+	dir    string // the parent of its data directory
 
 	mu   sync.Mutex // guards etcd
 	etcd *embed.Etcd
@@ -58,7 +60,9 @@ const startAttempts = 5
 
 func start(t testing.TB, n int, fsync bool) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, fsync: fsync}
+	// The members stop before their directory goes: cleanups run last
+	// first, and a member whose files vanish under it exits the process.
+	c := &Cluster{t: t, fsync: fsync, dir: t.TempDir()}
 	t.Cleanup(c.Close)
 	for attempt := 1; ; attempt++ {
 		err := c.startFresh(n)
@@ -84,7 +88,13 @@ func (c *Cluster) startFresh(n int) error {
 		initial = append(initial, m.name+"="+m.peer)
 	}
 	c.initial = strings.Join(initial, ",")
-	c.dir = c.t.TempDir()
+	dir, err := os.MkdirTemp(c.dir, "cluster")
+	if err != nil {
+		return err
+	}
+	for _, m := range c.members {
+		m.dir = dir
+	}
 	ready := make(chan error, n)
 	for _, m := range c.members {
 		e, err := embed.StartEtcd(c.config(m))
@@ -106,8 +116,8 @@ func (c *Cluster) startFresh(n int) error {
 func (c *Cluster) config(m *member) *embed.Config {
 	cfg := embed.NewConfig()
 	cfg.Name = m.name
-	cfg.Dir = filepath.Join(c.dir, m.name)
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(nopLogger())
+	cfg.Dir = filepath.Join(m.dir, m.name)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(serverLogger())
 	cfg.UnsafeNoFsync = !c.fsync
 	cfg.ListenClientUrls = []url.URL{mustURL(m.client)}
 	cfg.AdvertiseClientUrls = cfg.ListenClientUrls
