@@ -36,13 +36,17 @@
 //
 // # Cost
 //
-// A span ID costs about what the SDK's default (math/rand/v2, no lock)
-// costs from one goroutine, and no allocation. In parallel the default is
-// faster: every TraceId of a node comes from one atomic word that the cores
-// pass between them, while random state is per thread. What a TraceId buys
-// is order by time, a node and second to read back (idkit inspect traceid),
-// and uniqueness by construction rather than by probability. BENCHMARKS.md
-// has the figures, beside the mutex-guarded generator the SDK had before.
+// IDs come from the generator's per-core path ([traceid.PerCore]): each
+// processor issues TraceIds from a run of 256 that it claimed with one
+// atomic add, so cores do not pass the generator's word between them for
+// every span. A span ID then costs about what the SDK's default
+// (math/rand/v2, per-thread state, no lock) costs, on one core and on
+// many, and no allocation. The price is order within a goroutine: a
+// goroutine's span IDs increase while it stays on one processor, and are
+// ordered by second across processors. What a TraceId buys is order by
+// time, a node and second to read back (idkit inspect traceid), and
+// uniqueness by construction rather than by probability. BENCHMARKS.md has
+// the figures, beside the mutex-guarded generator the SDK had before.
 //
 // A [Handler] with [HandlerOptions.Number] costs what any handler that
 // adds an attribute costs (the record is copied on the way through),
@@ -68,8 +72,9 @@
 // A [Handler] wraps any slog.Handler and adds one attribute, key "id" by
 // default, holding a TraceId as a decimal string (JSON readers that parse
 // numbers as doubles lose integers above 2^53), or as an integer with
-// [HandlerOptions.Number]. Each record takes its ID from the Generator in
-// Handle, so records logged by one goroutine get increasing IDs. The stamp
+// [HandlerOptions.Number]. Each record takes its ID from the Generator's
+// per-core path in Handle, so records logged by one goroutine get
+// increasing IDs while it stays on one processor. The stamp
 // stays at the top level of the record whatever groups WithGroup opened.
 // When the Generator fails, the record is still logged, stamped with a
 // fallback value as above (a number of 2^63 or more, which no TraceId is,

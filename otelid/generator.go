@@ -26,7 +26,7 @@ type Options struct {
 // whose trace IDs are a TraceId followed by 8 random bytes (see the package
 // documentation). It is safe for concurrent use.
 type IDGenerator struct {
-	src source
+	src *source
 }
 
 var _ sdktrace.IDGenerator = (*IDGenerator)(nil)
@@ -37,7 +37,7 @@ func NewIDGenerator(g *traceid.Generator, o Options) (*IDGenerator, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: NewIDGenerator needs a *traceid.Generator, got nil", ErrNil)
 	}
-	return &IDGenerator{src: source{g: g, log: o.Logger}}, nil
+	return &IDGenerator{src: newSource(g, o.Logger)}, nil
 }
 
 // NewIDs returns the IDs of a new root span: a trace ID whose high 8 bytes

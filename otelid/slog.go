@@ -26,9 +26,11 @@ type HandlerOptions struct {
 // and passes it on to another handler. It is safe for concurrent use if the
 // handler it wraps is.
 //
-// Each record takes a new ID from the traceid.Generator in Handle, so the
-// records of one goroutine get increasing IDs, and a record that Enabled
-// filters out takes none. The attribute is a decimal string (a number with
+// Each record takes a new ID from the traceid.Generator in Handle, on its
+// per-core path (traceid.PerCore), so that logging on every core at once
+// does not contend on the generator: IDs are unique and ordered by second,
+// and the records of one goroutine get increasing IDs while it stays on
+// one processor. A record that Enabled filters out takes none. The attribute is a decimal string (a number with
 // HandlerOptions.Number), added after the record's own attributes, and
 // always at the top level: groups opened
 // by WithGroup hold the record's attributes but not the stamp. A record's
@@ -62,7 +64,7 @@ func NewHandler(next slog.Handler, g *traceid.Generator, o HandlerOptions) (*Han
 	if o.Key == "" {
 		o.Key = "id"
 	}
-	return &Handler{next: next, src: &source{g: g}, key: o.Key, errorKey: o.Key + "_error", number: o.Number}, nil
+	return &Handler{next: next, src: newSource(g, nil), key: o.Key, errorKey: o.Key + "_error", number: o.Number}, nil
 }
 
 // Enabled reports whether the wrapped handler handles records at level.

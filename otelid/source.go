@@ -19,10 +19,12 @@ type Stats struct {
 // fallbackBit is set in every fallback value and in no TraceId.
 const fallbackBit = 1 << 63
 
-// source takes TraceIds from a traceid.Generator and, when it fails, makes
-// fallback values. It is safe for concurrent use.
+// source takes TraceIds from a traceid.Generator, on its per-core path,
+// and, when it fails, makes fallback values. It is safe for concurrent
+// use.
 type source struct {
 	g         *traceid.Generator
+	ids       *traceid.PerCore
 	log       *slog.Logger
 	failing   atomic.Bool // the last value was a fallback
 	fallbacks atomic.Uint64
@@ -31,7 +33,7 @@ type source struct {
 // next returns a TraceId as a uint64, or a fallback value and the error that
 // forced it.
 func (s *source) next() (uint64, error) {
-	id, err := s.g.Next()
+	id, err := s.ids.Next()
 	if err == nil {
 		if s.failing.Load() {
 			s.recovered()
@@ -54,3 +56,8 @@ func (s *source) recovered() {
 }
 
 func (s *source) stats() Stats { return Stats{Fallbacks: s.fallbacks.Load()} }
+
+// newSource returns a source of g's IDs, logging to log if not nil.
+func newSource(g *traceid.Generator, log *slog.Logger) *source {
+	return &source{g: g, ids: g.PerCore(), log: log}
+}

@@ -67,6 +67,38 @@ func BenchmarkGeneratorNext(b *testing.B) {
 	})
 }
 
+// BenchmarkPerCore is BenchmarkGeneratorNext on the per-core path: in
+// parallel each processor takes IDs from a run of its own.
+func BenchmarkPerCore(b *testing.B) {
+	b.Run("serial", func(b *testing.B) {
+		p := newBenchGenerator(b, Options{Node: 1}).PerCore()
+		b.ReportAllocs()
+		for b.Loop() {
+			id, err := p.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink = id
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		p := newBenchGenerator(b, Options{Node: 1}).PerCore()
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			var id ID
+			for pb.Next() {
+				var err error
+				if id, err = p.Next(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+			sink = id
+		})
+	})
+}
+
 // BenchmarkFill reports the cost per ID: b.N is the number of IDs, taken in
 // batches of 1,000.
 func BenchmarkFill(b *testing.B) {

@@ -247,20 +247,9 @@ func (g *Generator) Next() (ID, error) {
 func (g *Generator) Fill(dst []ID) (int, error) {
 	n := 0
 	for n < len(dst) {
-		st := g.state.Load()
-		if now := g.coarse.UnixNano(); outside(now, st) {
-			if err := g.sync(st, now); err != nil {
-				return n, err
-			}
-		}
-		want := uint64(min(len(dst)-n, maxClaim))
-		v := g.state.Add(want)
-		first, last := v&lowHalf-want+1, min(v&lowHalf, maxLow)
-		if first > maxLow {
-			if err := g.nextSecond(v >> 32); err != nil {
-				return n, err
-			}
-			continue
+		v, first, last, err := g.claimRun(uint64(min(len(dst)-n, maxClaim)))
+		if err != nil {
+			return n, err
 		}
 		hi := g.id(v &^ lowHalf)
 		mask := uint64(g.counterMask)
@@ -272,6 +261,29 @@ func (g *Generator) Fill(dst []ID) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// claimRun claims a run of up to want consecutive low values of the
+// current second with one atomic add: the values first to last (those with
+// a counter of 0 are not IDs) of second v>>32, where v is the state word
+// after the add. Like Next it moves on to a new second, or waits for one.
+func (g *Generator) claimRun(want uint64) (v, first, last uint64, err error) {
+	for {
+		st := g.state.Load()
+		if now := g.coarse.UnixNano(); outside(now, st) {
+			if err := g.sync(st, now); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+		v = g.state.Add(want)
+		first, last = v&lowHalf-want+1, min(v&lowHalf, maxLow)
+		if first <= maxLow {
+			return v, first, last, nil
+		}
+		if err := g.nextSecond(v >> 32); err != nil {
+			return 0, 0, 0, err
+		}
+	}
 }
 
 // id composes the ID for state word v.
