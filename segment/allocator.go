@@ -37,6 +37,13 @@ const (
 	ShrinkAbove = 30 * time.Minute
 )
 
+// FetchesPerBlock is how many reservations' time a block should last at
+// the rate the current block is used at: the next step is at least that
+// rate times the last reservation's latency times FetchesPerBlock (within
+// MinStep and MaxStep), so that a burst stops waiting for blocks after one
+// or two of them, where doubling alone would wait for one per doubling.
+const FetchesPerBlock = 10
+
 // Options configure an Allocator.
 type Options struct {
 	// Store reserves the blocks. It is required.
@@ -53,8 +60,8 @@ type Options struct {
 	// Step if that is smaller; zero MaxStep means DefaultMaxStep, or Step
 	// if that is larger. Equal bounds fix the step.
 	MinStep, MaxStep int64
-	// Clock times the blocks for the adaptive step. Nil means the system
-	// clock; tests pass a fake one.
+	// Clock times the blocks, their use and the reservations for the
+	// adaptive step. Nil means the system clock; tests pass a fake one.
 	Clock clock.Clock
 	// Timeout bounds one block reservation through its context; a caller
 	// waits for a store that ignores its context at most half as long
@@ -110,6 +117,9 @@ type Stats struct {
 	// Step is the step of the last block reserved: the step now, which
 	// the next reservation adapts.
 	Step int64
+	// LargestStep is the largest step reserved so far, and LargestAt the
+	// block, counted from 1, that first had it.
+	LargestStep, LargestAt int64
 	// Waits counts the calls of Next and Fill that waited for a block
 	// because both buffers were used up.
 	Waits int64
@@ -133,6 +143,7 @@ type buffer struct {
 	n       uint64 // the block's length; an ID v is in it if v-first < n
 	trigger int64  // the ID whose issue starts the next reservation
 	block   Block
+	since   time.Time // when it became the current block; guarded by Allocator.mu
 	_       cpu.CacheLinePad
 	next    atomic.Int64 // the last ID claimed: First-1 at the start
 	_       cpu.CacheLinePad
@@ -186,6 +197,8 @@ type Allocator struct {
 	reserved    time.Time // when the last reservation started
 	last        int64     // the last ID of the newest block
 	blocks      int64
+	largest     int64 // the largest step reserved, first in block largestAt
+	largestAt   int64
 	waits       int64
 	fetchErrors int64
 	latency     time.Duration
@@ -218,7 +231,6 @@ func New(ctx context.Context, o Options) (*Allocator, error) {
 		retryBase: retryBase,
 	}
 	now := a.clock.Now()
-	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, a.timeout)
 	b, err := a.store.ReserveBlock(rctx, a.tag, a.step)
 	cancel()
@@ -228,9 +240,12 @@ func New(ctx context.Context, o Options) (*Allocator, error) {
 	if err != nil {
 		return nil, a.storeError(err)
 	}
-	a.latency = time.Since(start)
+	cur := newBuffer(b)
+	cur.since = a.clock.Now()
+	a.latency = cur.since.Sub(now)
 	a.reserved, a.last, a.blocks = now, b.Last, 1
-	a.cur.Store(newBuffer(b))
+	a.largest, a.largestAt = a.step, 1
+	a.cur.Store(cur)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a, nil
 }
@@ -320,6 +335,7 @@ func (a *Allocator) refill(b *buffer) error {
 			a.mu.Unlock()
 			return nil
 		case a.spare != nil:
+			a.spare.since = a.clock.Now()
 			a.cur.Store(a.spare)
 			a.spare = nil
 			a.mu.Unlock()
@@ -366,12 +382,13 @@ func (a *Allocator) wait(f *fetch) error {
 }
 
 // startFetch starts reserving the next block, with the step adapted to
-// how long the last block lasted. a.mu is held.
+// how long the last block lasted and how fast the current one is used.
+// a.mu is held.
 func (a *Allocator) startFetch() *fetch {
 	f := &fetch{done: make(chan struct{})}
 	a.inflight = f
 	now := a.clock.Now()
-	step := a.nextStep(now.Sub(a.reserved))
+	step := max(a.nextStep(now.Sub(a.reserved)), a.stepForRate(now))
 	a.wg.Add(1)
 	go a.reserve(f, step, now)
 	return f
@@ -391,14 +408,28 @@ func (a *Allocator) nextStep(d time.Duration) int64 {
 	}
 }
 
+// stepForRate returns the step at which a block lasts FetchesPerBlock
+// reservations at the rate the current block has been used at since it
+// became current, given the last reservation's latency, within the
+// bounds; 0 when there is no rate to tell yet. a.mu is held.
+func (a *Allocator) stepForRate(now time.Time) int64 {
+	b := a.cur.Load()
+	elapsed := now.Sub(b.since)
+	used := min(b.next.Load()-b.first+1, int64(b.n))
+	if b == closedBuffer || elapsed <= 0 || used <= 0 || a.latency <= 0 {
+		return 0
+	}
+	want := float64(used) / elapsed.Seconds() * a.latency.Seconds() * FetchesPerBlock
+	return int64(min(max(want, float64(a.minStep)), float64(a.maxStep)))
+}
+
 // reserve reserves a block of step IDs and makes it the spare, or
 // records why it could not.
 func (a *Allocator) reserve(f *fetch, step int64, started time.Time) {
 	defer a.wg.Done()
 	ctx, cancel := context.WithTimeout(a.ctx, a.timeout)
-	t0 := time.Now()
 	b, err := a.store.ReserveBlock(ctx, a.tag, step)
-	latency := time.Since(t0)
+	latency := a.clock.Now().Sub(started)
 	cancel()
 
 	a.mu.Lock()
@@ -417,6 +448,9 @@ func (a *Allocator) reserve(f *fetch, step int64, started time.Time) {
 	} else {
 		a.blocks++
 		a.failures = 0
+		if step > a.largest {
+			a.largest, a.largestAt = step, a.blocks
+		}
 		a.step, a.reserved, a.last, a.latency = step, started, b.Last, latency
 		if !a.closed {
 			a.spare = newBuffer(b)
@@ -449,6 +483,8 @@ func (a *Allocator) Stats() Stats {
 	s := Stats{
 		Blocks:      a.blocks,
 		Step:        a.step,
+		LargestStep: a.largest,
+		LargestAt:   a.largestAt,
 		Waits:       a.waits,
 		FetchErrors: a.fetchErrors,
 		LastFetch:   a.latency,

@@ -226,3 +226,73 @@ func TestRetryStopsAtClose(t *testing.T) {
 	assert.False(t, retry.Stop(), "Close stopped the retry's timer")
 	assert.Len(t, s.calls(), 2, "no retry ran")
 }
+
+// latencyStore is a countingStore whose every reservation takes latency
+// on the fake clock.
+type latencyStore struct {
+	countingStore
+	fake    *clock.Fake
+	latency time.Duration
+}
+
+func (s *latencyStore) ReserveBlock(ctx context.Context, tag string, step int64) (Block, error) {
+	s.fake.Advance(s.latency)
+	return s.countingStore.ReserveBlock(ctx, tag, step)
+}
+
+// TestStepKeepsUpWithABurst: IDs taken at 10 million a second from a
+// store that answers in 1 ms. Doubling alone would take seven blocks to
+// grow from 1,000 to a block that outlasts a reservation; the rate rule
+// sizes the second block to last FetchesPerBlock reservations at once:
+// 10M/s x 1 ms x 10 = 100,000, and Leaf's doubling goes on from there.
+// Once the burst ends, Leaf's rule shrinks the step again.
+func TestStepKeepsUpWithABurst(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	s := &latencyStore{fake: fake, latency: time.Millisecond}
+	a, err := New(context.Background(), Options{Store: s, Tag: "t", Clock: fake})
+	require.NoError(t, err)
+	defer a.Close()
+	assert.Equal(t, time.Millisecond, a.Stats().LastFetch)
+
+	// take issues IDs 100 ns apart until the one that starts the next
+	// reservation, and waits for that reservation.
+	take := func() {
+		t.Helper()
+		calls := len(s.calls())
+		for {
+			fake.Advance(100 * time.Nanosecond)
+			id, err := a.Next()
+			require.NoError(t, err)
+			if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
+				break
+			}
+		}
+		awaitFetch(t, a, &s.countingStore, calls+1)
+		// Use up the rest of the block, as the burst goes on.
+		for left := a.Stats().Left; left > 0; left-- {
+			fake.Advance(100 * time.Nanosecond)
+			_, err := a.Next()
+			require.NoError(t, err)
+		}
+	}
+	take()
+	assert.Equal(t, []int64{1000, 100_000}, s.calls(), "the second block lasts ten reservations at the burst's rate")
+	take()
+	assert.Equal(t, int64(200_000), s.calls()[2], "then Leaf's rule doubles it, as under 15 minutes a block")
+	assert.Zero(t, a.Stats().Waits, "no caller waited for a block")
+	st := a.Stats()
+	assert.Equal(t, [2]int64{200_000, 3}, [2]int64{st.LargestStep, st.LargestAt}, "the largest step, first in block 3")
+
+	// The burst ends: a block that lasted two hours halves the step.
+	fake.Advance(2 * time.Hour)
+	for {
+		id, err := a.Next()
+		require.NoError(t, err)
+		if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
+			break
+		}
+	}
+	awaitFetch(t, a, &s.countingStore, 4)
+	assert.Equal(t, int64(100_000), s.calls()[3], "Leaf's rule shrinks the step; the rate asks for no more")
+}

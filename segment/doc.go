@@ -27,6 +27,14 @@
 // large blocks rarely, a quiet one small blocks, and a block lasts about
 // 15 to 30 minutes whatever the load, within the bounds.
 //
+// Doubling alone makes a burst wait for one block per doubling: from 1,000
+// to 128,000 is seven. So the step also grows at once to what the rate
+// asks for: the rate the current block is used at, times the last
+// reservation's latency, times [FetchesPerBlock] (10), so that a block
+// lasts several reservations and the next one is ready before it is used
+// up. A burst stops waiting after one or two blocks. Leaf's rule alone
+// shrinks the step.
+//
 // # Crashes leave gaps, never repeats
 //
 // A block is durable in the store before any ID of it is handed out: the
