@@ -16,7 +16,7 @@ import (
 // generator per writer, and a Design computed from the package's layout
 // constants.
 func init() {
-	register(traceidScheme, decimalidScheme, twitterScheme, objectidScheme)
+	register(traceidScheme, decimalidScheme, twitterScheme, jsSafeScheme, objectidScheme)
 }
 
 var traceidScheme = Scheme{
@@ -90,41 +90,52 @@ type fixedGenerator int
 
 func (g fixedGenerator) NextGenerator(int) (int, error) { return int(g), nil }
 
-// twitterScheme is our snowflake package with the Twitter preset.
-var twitterScheme = Scheme{
-	Name:    "snowflake",
-	Kind:    Ours,
-	Module:  "github.com/idkit/idkit/snowflake",
-	Summary: "Snowflake, Twitter preset: ms | datacenter | worker | sequence, one node per writer",
-	KeyLen:  8,
-	New: func(writers int) ([]Generator, error) {
-		layout := snowflake.Twitter()
-		return each(writers, func(k int) (Generator, error) {
-			g, err := snowflake.New(snowflake.Options{Layout: layout, Node: nodeFields(layout, k)})
-			if err != nil {
-				return nil, fmt.Errorf("compare: snowflake writer %d: %w", k, err)
-			}
-			return genFunc(func(dst []byte) ([]byte, error) {
-				id, err := g.Next()
-				return appendUint64(dst, uint64(id)), err
-			}), nil
-		})
-	},
-	Design: func() Design {
-		l := snowflake.Twitter()
-		return fromMaxBits(Design{
-			Bits:      64,
-			MaxBits:   l.Bits(),
-			Ordered:   true,
-			TimeUnit:  l.Unit,
-			TimeBits:  l.TimeBits,
-			Epoch:     l.Epoch,
-			NodeBits:  l.NodeBits(),
-			PerSecond: int64(l.Rate()),
-			Waits:     true,
-			Note:      "when a millisecond's sequence runs out the generator waits for the next one",
-		})
-	},
+// twitterScheme is our snowflake package with the Twitter preset, and
+// jsSafeScheme with the preset whose IDs fit a JavaScript number.
+var (
+	twitterScheme = snowflakeScheme("snowflake", snowflake.Twitter,
+		"Snowflake, Twitter preset: ms | datacenter | worker | sequence, one node per writer")
+	jsSafeScheme = snowflakeScheme("snowflake-jssafe", snowflake.JSSafe,
+		"Snowflake, JS-safe preset: 41-bit ms since 2025 | 5-bit worker | 7-bit sequence, 53 bits in all, one worker per writer")
+)
+
+// snowflakeScheme is our snowflake package with a layout.
+func snowflakeScheme(name string, layout func() snowflake.Layout, summary string) Scheme {
+	return Scheme{
+		Name:    name,
+		Kind:    Ours,
+		Module:  "github.com/idkit/idkit/snowflake",
+		Summary: summary,
+		KeyLen:  8,
+		New: func(writers int) ([]Generator, error) {
+			l := layout()
+			return each(writers, func(k int) (Generator, error) {
+				g, err := snowflake.New(snowflake.Options{Layout: l, Node: nodeFields(l, k)})
+				if err != nil {
+					return nil, fmt.Errorf("compare: %s writer %d: %w", name, k, err)
+				}
+				return genFunc(func(dst []byte) ([]byte, error) {
+					id, err := g.Next()
+					return appendUint64(dst, uint64(id)), err
+				}), nil
+			})
+		},
+		Design: func() Design {
+			l := layout()
+			return fromMaxBits(Design{
+				Bits:      64,
+				MaxBits:   l.Bits(),
+				Ordered:   true,
+				TimeUnit:  l.Unit,
+				TimeBits:  l.TimeBits,
+				Epoch:     l.Epoch,
+				NodeBits:  l.NodeBits(),
+				PerSecond: int64(l.Rate()),
+				Waits:     true,
+				Note:      "when a millisecond's sequence runs out the generator waits for the next one",
+			})
+		},
+	}
 }
 
 // objectidScheme gives each writer its own generator, and so its own random

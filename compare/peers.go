@@ -64,6 +64,7 @@ var counterScheme = Scheme{
 			MaxBits:  63,
 			Ordered:  true,
 			Capacity: 1<<63 - 1,
+			Dense:    true,
 			Note:     "needs one central sequence: a round trip per ID (or per block) across a fleet",
 		})
 	},

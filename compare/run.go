@@ -406,6 +406,11 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 		if err := errors.Join(err, CloseGenerators(gens)); err != nil {
 			return res, err
 		}
+		if s.After != nil {
+			if line := s.After(); line != "" {
+				res.KeysNote = strings.TrimPrefix(res.KeysNote+fmt.Sprintf("; %d writer(s): %s", w, line), "; ")
+			}
+		}
 		run.Order, run.Size = analyze(keys)
 		run.Randomness = measureRandomness(keys)
 		p.step(1)

@@ -67,6 +67,10 @@ type Scheme struct {
 	// issue at its full rate; KeysNote says how.
 	Keys     func(writers int) ([]Generator, error)
 	KeysNote string
+	// After, when set, says what the generators of a writer run found, for
+	// the report; it is called once they are closed, and its line is added
+	// to KeysNote.
+	After func() string
 	// Design computes what the layout claims. It reads the scheme's layout
 	// constants (or its library's own decoders), never measured results.
 	Design func() Design
@@ -108,6 +112,10 @@ type Design struct {
 	// Capacity is how many IDs one generator issues before its counter
 	// runs out, for a scheme whose counter is not reset by time; 0 if none.
 	Capacity int64 `json:"capacity,omitempty"`
+	// Dense says the IDs count up from 1 across all writers, one sequence
+	// with no time in it: they grow with the IDs issued, not with time, so
+	// how long they stay under a bound (2^53) depends on the rate.
+	Dense bool `json:"dense,omitempty"`
 	// Note explains what the fields cannot.
 	Note string `json:"note,omitempty"`
 }

@@ -224,7 +224,7 @@ func TestDesignWaits(t *testing.T) {
 	t.Parallel()
 	// Schemes whose generator waits for the next tick when its allowance
 	// runs out; the others borrow time, repeat, or have no limit.
-	waits := map[string]bool{"traceid": true, "snowflake": true, "objectid": true, "bwmarrin-snowflake": true, "sonyflake": true}
+	waits := map[string]bool{"traceid": true, "snowflake": true, "snowflake-jssafe": true, "objectid": true, "bwmarrin-snowflake": true, "sonyflake": true}
 	for _, s := range Schemes() {
 		d := s.Design()
 		assert.Equal(t, waits[s.Name], d.Waits, s.Name)
@@ -308,4 +308,19 @@ func TestGenerateKeyLength(t *testing.T) {
 	_, err = generate([]Generator{short, failing}, 3, 10, nil)
 	assert.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), "writer 1, key 1")
+}
+
+// The JS-safe Snowflake row fits 2^53 by layout, as the preset says.
+func TestDesignJSSafe(t *testing.T) {
+	t.Parallel()
+	s, err := Lookup("snowflake-jssafe")
+	require.NoError(t, err)
+	d := s.Design()
+	l := snowflake.JSSafe()
+	assert.True(t, d.JSSafe)
+	assert.True(t, d.Int63)
+	assert.Equal(t, 53, d.MaxBits)
+	assert.Equal(t, "128,000", d.Rate())
+	assert.Equal(t, "until "+l.Expires().Format("2006-01-02"), d.Lifetime())
+	assert.False(t, d.Dense)
 }

@@ -44,9 +44,13 @@ const EnvEtcdEndpoints = "IDKIT_ETCD_ENDPOINTS"
 // and $IDKIT_ETCD_ENDPOINTS name a server as the process starts, and are
 // absent otherwise.
 //
-// A "-fetch" row measures the latency of one block reservation: its speed
-// reserves one block per ID and keys it by the block's first ID (Redis
-// INCR is that row for Redis), while its locality keys are the
+// A "segment-<store>" row is the allocator as a user gets it, with its
+// default options: Leaf's adaptive step from 1,000 and the rate rule, so
+// that a run of IDs back to back soon takes large blocks. A "-fixed" row
+// holds the step at 1,000, the cost of block fetches at Leaf's default
+// step; a "-fetch" row measures the latency of one block reservation: its
+// speed reserves one block per ID and keys it by the block's first ID
+// (Redis INCR is that row for Redis), while its locality keys are the
 // allocator's.
 //
 // Each Scheme.New or Scheme.Keys call makes its own scratch place: a
@@ -74,8 +78,8 @@ type scratchStore struct {
 	close func() error
 }
 
-// segmentStep is the allocator's step in every row: Leaf's default,
-// fixed, so that rows compare at the same block size.
+// segmentStep is the step of the -fixed rows and the unit of the MariaDB
+// store: Leaf's default.
 const segmentStep = segment.DefaultStep
 
 // scratchAge is how long a Redis key of a row lives if the process dies
@@ -86,18 +90,16 @@ const scratchAge = 24 * time.Hour
 // names.
 func (sc scratch) schemes() []Scheme {
 	bolt := func() (scratchStore, error) { return openBolt(sc.dir) }
-	out := []Scheme{segmentScheme("segment-bbolt", "launchlog (bbolt file, fsync per block)", "github.com/idkit/idkit/launchlog", bolt)}
+	out := segmentSchemes("segment-bbolt", "launchlog (bbolt file, fsync per block)", "github.com/idkit/idkit/launchlog", bolt)
 	if dsn := sc.getenv(EnvPostgresDSN); dsn != "" {
 		open := func() (scratchStore, error) { return openPGScratch(dsn) }
-		out = append(out,
-			segmentScheme("segment-postgres", "PostgreSQL, UPDATE ... RETURNING (Leaf)", "github.com/idkit/idkit/segment/pgstore", open),
-			fetchScheme("segment-postgres-fetch", "PostgreSQL", "github.com/idkit/idkit/segment/pgstore", open))
+		out = append(out, segmentSchemes("segment-postgres", "PostgreSQL, UPDATE ... RETURNING (Leaf)", "github.com/idkit/idkit/segment/pgstore", open)...)
+		out = append(out, fetchScheme("segment-postgres-fetch", "PostgreSQL", "github.com/idkit/idkit/segment/pgstore", open))
 	}
 	if dsn := sc.getenv(EnvMySQLDSN); dsn != "" {
 		open := func() (scratchStore, error) { return openMySQLScratch(dsn) }
-		out = append(out,
-			segmentScheme("segment-mysql", "MariaDB/MySQL ticket table, REPLACE INTO (Flickr)", "github.com/idkit/idkit/segment/mysqlstore", open),
-			fetchScheme("segment-mysql-fetch", "MariaDB/MySQL", "github.com/idkit/idkit/segment/mysqlstore", open))
+		out = append(out, segmentSchemes("segment-mysql", "MariaDB/MySQL ticket table, REPLACE INTO (Flickr)", "github.com/idkit/idkit/segment/mysqlstore", open)...)
+		out = append(out, fetchScheme("segment-mysql-fetch", "MariaDB/MySQL", "github.com/idkit/idkit/segment/mysqlstore", open))
 	}
 	if addr := sc.getenv(EnvRedisAddr); addr != "" {
 		open := func() (scratchStore, error) {
@@ -107,15 +109,13 @@ func (sc scratch) schemes() []Scheme {
 			}
 			return scratchStore{s, tag, s.Key(tag), func() error { return closeRedisScratch(addr, s, tag) }}, nil
 		}
-		out = append(out,
-			segmentScheme("segment-redis", "Redis INCRBY", "github.com/idkit/idkit/segment/redisstore", open),
-			redisIncrScheme(addr))
+		out = append(out, segmentSchemes("segment-redis", "Redis INCRBY", "github.com/idkit/idkit/segment/redisstore", open)...)
+		out = append(out, redisIncrScheme(addr))
 	}
 	if urls := sc.getenv(EnvEtcdEndpoints); urls != "" {
 		open := func() (scratchStore, error) { return openEtcdScratch(strings.Split(urls, ",")) }
-		out = append(out,
-			segmentScheme("segment-etcd", "etcd, one guarded transaction (fleet.Log)", "github.com/idkit/idkit/fleet", open),
-			fetchScheme("segment-etcd-fetch", "etcd", "github.com/idkit/idkit/fleet", open))
+		out = append(out, segmentSchemes("segment-etcd", "etcd, one guarded transaction (fleet.Log)", "github.com/idkit/idkit/fleet", open)...)
+		out = append(out, fetchScheme("segment-etcd-fetch", "etcd", "github.com/idkit/idkit/fleet", open))
 	}
 	return out
 }
@@ -127,6 +127,7 @@ func segmentDesign(note string) func() Design {
 			MaxBits:  63,
 			Ordered:  true,
 			Capacity: 1<<63 - 1,
+			Dense:    true,
 			Note:     note,
 		})
 	}
@@ -134,18 +135,54 @@ func segmentDesign(note string) func() Design {
 
 const segmentNote = "no time field: dense IDs from blocks of one tag shared by every writer; each writer's IDs increase, writers interleave by block; a crash loses the rest of a block, never repeats one"
 
-// segmentScheme is the allocator on the stores open returns, with a fixed
-// step of segmentStep.
-func segmentScheme(name, store, module string, open func() (scratchStore, error)) Scheme {
-	return Scheme{
+// segmentSchemes are the allocator on the stores open returns: as a user
+// gets it, with its default options (the row called name), and with the
+// step fixed at segmentStep (name-fixed).
+func segmentSchemes(name, store, module string, open func() (scratchStore, error)) []Scheme {
+	adaptive := &stepNote{}
+	return []Scheme{{
 		Name:    name,
 		Kind:    Ours,
 		Module:  module,
-		Summary: fmt.Sprintf("segment allocator, blocks of %d from %s, one allocator per writer on one tag", segmentStep, store),
+		Summary: fmt.Sprintf("segment allocator with its default options (adaptive step from %d), blocks from %s, one allocator per writer on one tag", segment.DefaultStep, store),
 		KeyLen:  8,
-		New:     allocators(name, open),
+		New:     allocators(name, open, segment.Options{}, adaptive),
+		After:   adaptive.String,
 		Design:  segmentDesign(segmentNote),
+	}, {
+		Name:    name + "-fixed",
+		Kind:    Ours,
+		Module:  module,
+		Summary: fmt.Sprintf("segment allocator with the step fixed at %d, blocks from %s: what block fetches cost at Leaf's default step", segmentStep, store),
+		KeyLen:  8,
+		New:     allocators(name+"-fixed", open, segment.Options{Step: segmentStep, MinStep: segmentStep, MaxStep: segmentStep}, nil),
+		Design:  segmentDesign(segmentNote),
+	}}
+}
+
+// stepNote records how the adaptive step grew in a row's last set of
+// allocators, for the report.
+type stepNote struct {
+	mu     sync.Mutex
+	writer segment.Stats // of writer 0
+}
+
+func (n *stepNote) set(st segment.Stats) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.writer = st
+}
+
+// String says how many blocks the adaptive step took to reach its largest
+// size in the last set of allocators.
+func (n *stepNote) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := n.writer
+	if st.Blocks == 0 {
+		return ""
 	}
+	return fmt.Sprintf("the adaptive step reached its largest, %s, at block %d of %d (writer 0)", thousands(st.LargestStep), st.LargestAt, st.Blocks)
 }
 
 // fetchScheme times one block reservation per ID; its locality keys are
@@ -170,14 +207,15 @@ func fetchScheme(name, store, module string, open func() (scratchStore, error)) 
 			})
 			return closing(gens, err, sc.close)
 		},
-		Keys:     allocators(name, open),
+		Keys:     allocators(name, open, segment.Options{Step: segmentStep, MinStep: segmentStep, MaxStep: segmentStep}, nil),
 		KeysNote: fmt.Sprintf("speed is one ReserveBlock per ID; the keys are the allocator's, blocks of %d", segmentStep),
 		Design:   segmentDesign(segmentNote),
 	}
 }
 
-// allocators returns writers Allocators on one new tag of one store.
-func allocators(name string, open func() (scratchStore, error)) func(int) ([]Generator, error) {
+// allocators returns writers Allocators with options o on one new tag of
+// one store. note, if not nil, is told writer 0's stats when they close.
+func allocators(name string, open func() (scratchStore, error), o segment.Options, note *stepNote) func(int) ([]Generator, error) {
 	return func(writers int) ([]Generator, error) {
 		sc, err := open()
 		if err != nil {
@@ -185,9 +223,9 @@ func allocators(name string, open func() (scratchStore, error)) func(int) ([]Gen
 		}
 		var all []*segment.Allocator
 		gens, err := each(writers, func(k int) (Generator, error) {
-			a, err := segment.New(context.Background(), segment.Options{
-				Store: sc.store, Tag: sc.tag, Step: segmentStep, MinStep: segmentStep, MaxStep: segmentStep,
-			})
+			o := o
+			o.Store, o.Tag = sc.store, sc.tag
+			a, err := segment.New(context.Background(), o)
 			if err != nil {
 				return nil, fmt.Errorf("compare: %s writer %d: %w", name, k, err)
 			}
@@ -198,6 +236,9 @@ func allocators(name string, open func() (scratchStore, error)) func(int) ([]Gen
 			}), nil
 		})
 		return closing(gens, err, func() error {
+			if note != nil && len(all) > 0 {
+				note.set(all[0].Stats())
+			}
 			var errs []error
 			for _, a := range all {
 				errs = append(errs, a.Close())

@@ -30,9 +30,11 @@ func TestSegmentRowsNeedServers(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{"segment-bbolt"}, names(nil))
-	assert.Equal(t, []string{"segment-bbolt", "segment-redis", "redis-incr"}, names(map[string]string{EnvRedisAddr: "127.0.0.1:6379"}))
-	assert.Equal(t, []string{"segment-bbolt", "segment-postgres", "segment-postgres-fetch", "segment-mysql", "segment-mysql-fetch", "segment-redis", "redis-incr", "segment-etcd", "segment-etcd-fetch"},
+	assert.Equal(t, []string{"segment-bbolt", "segment-bbolt-fixed"}, names(nil))
+	assert.Equal(t, []string{"segment-bbolt", "segment-bbolt-fixed", "segment-redis", "segment-redis-fixed", "redis-incr"}, names(map[string]string{EnvRedisAddr: "127.0.0.1:6379"}))
+	assert.Equal(t, []string{"segment-bbolt", "segment-bbolt-fixed", "segment-postgres", "segment-postgres-fixed", "segment-postgres-fetch",
+		"segment-mysql", "segment-mysql-fixed", "segment-mysql-fetch", "segment-redis", "segment-redis-fixed", "redis-incr",
+		"segment-etcd", "segment-etcd-fixed", "segment-etcd-fetch"},
 		names(map[string]string{EnvPostgresDSN: "x", EnvMySQLDSN: "y", EnvRedisAddr: "z", EnvEtcdEndpoints: "http://e1,http://e2"}))
 
 	// The registry holds the rows of the servers named as the process
@@ -163,6 +165,9 @@ func TestSegmentRows(t *testing.T) {
 			// few blocks past n.
 			assert.LessOrEqual(t, one.Size.MaxBits, 14, "one writer's IDs are dense")
 			assert.True(t, s.Design.Ordered && s.Design.Int63)
+			if strings.HasPrefix(s.Name, "segment-") && !strings.HasSuffix(s.Name, "-fixed") && !strings.HasSuffix(s.Name, "-fetch") {
+				assert.Regexp(t, `1 writer\(s\): the adaptive step reached its largest, [\d,]+, at block \d+ of \d+`, s.KeysNote)
+			}
 			t.Logf("%s: %.0f ns/ID, %.0f ns/ID on %d goroutines", s.Name, s.Speed.NsPerID, s.Speed.ParallelNsPerID, s.Speed.Goroutines)
 		})
 	}
@@ -203,8 +208,8 @@ func TestSegmentStoreDown(t *testing.T) {
 			EnvEtcdEndpoints: "http://127.0.0.1:1",
 		}[k]
 	}, dir: t.TempDir()}
-	schemes := down.schemes()[1:]
-	require.Len(t, schemes, 8)
+	schemes := down.schemes()[2:]
+	require.Len(t, schemes, 12)
 	for _, s := range schemes {
 		_, err := s.New(1)
 		assert.Error(t, err, s.Name)

@@ -249,6 +249,11 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
 			continue
 		}
+		caveat, why := denseJSSafe(s, need)
+		if why != "" {
+			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
+			continue
+		}
 		if why := guessable(s, need, ri); why != "" {
 			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
 			continue
@@ -280,7 +285,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		}
 		v.Ranked = append(v.Ranked, Pick{
 			Scheme: s.Name, Score: score,
-			Why: fmt.Sprintf("%s; %s ns/ID, %s IDs/s/node; %d-byte key", strings.Join(parts, ", "), num(s.Speed.NsPerID), s.DesignText.Rate, s.Runs[0].Size.KeyBytes),
+			Why: fmt.Sprintf("%s; %s ns/ID, %s IDs/s/node; %d-byte key%s", strings.Join(parts, ", "), num(s.Speed.NsPerID), s.DesignText.Rate, s.Runs[0].Size.KeyBytes, caveat),
 		})
 	}
 	speed := map[string]float64{}
@@ -329,7 +334,7 @@ func layoutMiss(s *Result, need Need) string {
 	switch {
 	case need.Bits64 && !d.Int63:
 		return fmt.Sprintf("%d bits, need 64bit (a BIGINT column)", d.Bits)
-	case need.JSSafe && !d.JSSafe:
+	case need.JSSafe && !d.JSSafe && !d.Dense:
 		return fmt.Sprintf("IDs use up to %d bits, need js-safe (at most 53)", d.MaxBits)
 	case need.Sortable && d.TimeUnit == 0:
 		return "keys do not lead with time, need sortable"
@@ -337,6 +342,35 @@ func layoutMiss(s *Result, need Need) string {
 		return fmt.Sprintf("%s IDs/s per node by design, need %s", count(d.PerSecond), count(need.Rate))
 	}
 	return ""
+}
+
+// DenseRate is the rate at which the verdict judges a dense counter
+// against js-safe when the constraints state none (rate=N): a busy
+// service's sustained IDs a second for one sequence.
+const DenseRate = 100_000
+
+// MinJSSafeYears is how long a dense counter must stay at or under 2^53,
+// at the stated rate, to count as js-safe.
+const MinJSSafeYears = 100
+
+// denseJSSafe judges a dense counter under need.JSSafe: its IDs stay at or
+// under 2^53 until it has issued that many, so it is js-safe for as long
+// as that takes at the stated rate (need.Rate, else DenseRate). It returns
+// the caveat for the ranking line, or why the scheme is rejected.
+func denseJSSafe(s *Result, need Need) (caveat, why string) {
+	d := s.Design
+	if !need.JSSafe || d.JSSafe || !d.Dense {
+		return "", ""
+	}
+	rate := need.Rate
+	if rate <= 0 {
+		rate = DenseRate
+	}
+	years := math.Ldexp(1, 53) / float64(rate) / (365.25 * 24 * 3600)
+	if years < MinJSSafeYears {
+		return "", fmt.Sprintf("a dense counter passes 2^53 after %.0f years at %s IDs/s, need js-safe for %d", years, count(rate), MinJSSafeYears)
+	}
+	return fmt.Sprintf("; js-safe as a dense counter: under 2^53 for %s years at %s IDs/s (rate=N states yours)", count(int64(years)), count(rate)), ""
 }
 
 func joinInts(xs []int) string {

@@ -116,3 +116,38 @@ func TestDecideWithoutBaseline(t *testing.T) {
 	assert.Equal(t, "uuidv4", v.Rejected[0].Scheme)
 	assert.Contains(t, v.Rejected[0].Reason, "x the best scheme's")
 }
+
+// TestDecideJSSafe: under js-safe the verdict ranks the JS-safe Snowflake
+// layout and the dense counters, the latter with the years they stay under
+// 2^53 at the stated rate, and rejects the 64-bit time-based schemes and a
+// dense counter too fast for a hundred years.
+func TestDecideJSSafe(t *testing.T) {
+	t.Parallel()
+	schemes, err := Select("counter,snowflake-jssafe,segment-bbolt,traceid,uuidv7")
+	require.NoError(t, err)
+	r, err := Run(Options{N: 20_000, Writers: 2, Schemes: schemes, Fills: []float64{0.9}, NoSQLite: true,
+		SpeedTime: time.Millisecond, Dir: t.TempDir(), Need: Need{JSSafe: true}})
+	require.NoError(t, err)
+	v := r.Verdict
+	ranked := map[string]string{}
+	for _, p := range v.Ranked {
+		ranked[p.Scheme] = p.Why
+	}
+	require.Contains(t, ranked, "snowflake-jssafe")
+	require.Contains(t, ranked, "segment-bbolt")
+	assert.Contains(t, ranked["segment-bbolt"], "js-safe as a dense counter: under 2^53 for 2,854 years at 100,000 IDs/s")
+	assert.NotContains(t, ranked["snowflake-jssafe"], "dense counter")
+	rejected := map[string]string{}
+	for _, x := range v.Rejected {
+		rejected[x.Scheme] = x.Reason
+	}
+	assert.Contains(t, rejected["traceid"], "IDs use up to 63 bits, need js-safe")
+	assert.Contains(t, rejected["uuidv7"], "need js-safe")
+
+	fast, err := r.Decide(Need{JSSafe: true, Rate: 10_000_000}, "")
+	require.NoError(t, err)
+	for _, x := range fast.Rejected {
+		rejected[x.Scheme] = x.Reason
+	}
+	assert.Contains(t, rejected["segment-bbolt"], "a dense counter passes 2^53 after 29 years at 10,000,000 IDs/s, need js-safe for 100")
+}

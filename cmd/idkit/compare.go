@@ -50,12 +50,13 @@ What each layout claims (bits, JS-safe, time order, lifetime, IDs per
 second per node) is computed from its constants and labelled so; every
 other figure is measured in the run. A progress bar goes to stderr.
 
-The segment allocator's rows on servers (segment-postgres, segment-mysql,
-segment-redis, redis-incr, segment-etcd, and the -fetch rows) are listed
-only when these name the servers as idkit starts: $%s,
-$%s, $%s, $%s. Each row
-works in a scratch table, database, key or key prefix of its own and
-removes it.
+The segment allocator's rows run it with its default options (the step
+adapts from 1,000); the -fixed rows hold the step at 1,000 and the -fetch
+rows reserve a block per ID. Its rows on servers (segment-postgres,
+segment-mysql, segment-redis, redis-incr, segment-etcd, and their -fixed
+and -fetch rows) are listed only when these name the servers as idkit
+starts: $%s, $%s, $%s, $%s. Each row works in a scratch table, database,
+key or key prefix of its own and removes it.
 
 Flags:
 
