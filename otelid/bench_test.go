@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -116,6 +117,42 @@ func generators(b *testing.B) []struct {
 		{"otelid", func(b *testing.B) sdktrace.IDGenerator { return newBenchIDGenerator(b) }},
 		{"sdk", sdkDefault},
 		{"mutex", func(*testing.B) sdktrace.IDGenerator { return newMutexIDGenerator() }},
+	}
+}
+
+// BenchmarkCores runs GOMAXPROCS goroutines that take b.N span IDs (and
+// root IDs) between them, each its share, with no shared counter of the
+// benchmark's own: b.RunParallel's pb.Next adds to one on every call under
+// a fixed -benchtime count, which measures the framework as much as the
+// generators. ns/op is the wall time per ID. Run it at -cpu 1,2,8 with a
+// fixed count below the per-second cap, e.g. -benchtime=2000000x.
+func BenchmarkCores(b *testing.B) {
+	ctx := context.Background()
+	for _, gen := range generators(b) {
+		for _, call := range []string{"NewSpanID", "NewIDs"} {
+			b.Run("call="+call+"/gen="+gen.name, func(b *testing.B) {
+				g := gen.new(b)
+				procs := runtime.GOMAXPROCS(0)
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for k := range procs {
+					wg.Go(func() {
+						var sid trace.SpanID
+						var tid trace.TraceID
+						for range b.N/procs + min(1, b.N%procs/(k+1)) {
+							if call == "NewSpanID" {
+								sid = g.NewSpanID(ctx, sinkTrace)
+							} else {
+								tid, sid = g.NewIDs(ctx)
+							}
+						}
+						sinkSpan, sinkTrace = sid, tid
+					})
+				}
+				wg.Wait()
+			})
+		}
 	}
 }
 

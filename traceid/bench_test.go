@@ -1,6 +1,8 @@
 package traceid
 
 import (
+	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -97,6 +99,43 @@ func BenchmarkPerCore(b *testing.B) {
 			sink = id
 		})
 	})
+}
+
+// BenchmarkCores runs GOMAXPROCS goroutines that take b.N IDs between
+// them, each its share, with no shared counter of the benchmark's own
+// (b.RunParallel's pb.Next adds to one on every call under a fixed
+// -benchtime count, which would measure the framework): ns/op is the wall
+// time per ID, so throughput on k cores is k/(ns/op at -cpu k) of one.
+// Run it at -cpu 1,2 with a fixed count below the per-second cap, such as
+// -benchtime=2000000x.
+func BenchmarkCores(b *testing.B) {
+	for _, path := range []string{"next", "percore"} {
+		b.Run("path="+path, func(b *testing.B) {
+			g := newBenchGenerator(b, Options{Node: 1})
+			next := g.Next
+			if path == "percore" {
+				next = g.PerCore().Next
+			}
+			procs := runtime.GOMAXPROCS(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for k := range procs {
+				wg.Go(func() {
+					var id ID
+					for range b.N/procs + min(1, b.N%procs/(k+1)) {
+						var err error
+						if id, err = next(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					sink = id
+				})
+			}
+			wg.Wait()
+		})
+	}
 }
 
 // BenchmarkFill reports the cost per ID: b.N is the number of IDs, taken in

@@ -346,6 +346,11 @@ func (g *Generator) checkBehind(sec uint64, coarse int64) {
 	g.noteBehind(sec, now)
 }
 
+// lags reports whether the coarse reading now is one that the precise
+// clock showed merely lagging behind it, not a clock stepped back (see
+// checkBehind).
+func (g *Generator) lags(now int64) bool { return g.lagging.Load() == now }
+
 // noteBehind records that the wall clock reads now, before second sec.
 // The caller holds g.mu.
 func (g *Generator) noteBehind(sec uint64, now int64) {
