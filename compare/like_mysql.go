@@ -254,20 +254,6 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s MODIFY %s %s NOT NULL", table, shape.key, colType)); err != nil {
 		return fail("set the key column's type", err)
 	}
-	flush := func() error {
-		if _, err := e.conn.ExecContext(ctx, "FLUSH TABLES "+table+" FOR EXPORT"); err != nil {
-			return err
-		}
-		_, err := e.conn.ExecContext(ctx, "UNLOCK TABLES")
-		return err
-	}
-	if err := flush(); err != nil {
-		return fail("flush", err)
-	}
-	before, err := e.counters(ctx)
-	if err != nil {
-		return fail("read counters", err)
-	}
 	key := "CAST(j.k AS SIGNED)"
 	if !l.bigint() {
 		key = "UNHEX(j.k)"
@@ -295,16 +281,9 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 		_, err = e.conn.ExecContext(ctx, stmt, string(doc), shape.sample)
 		return err
 	}
-	spent, err := l.batches(insert, flush)
+	x, err := e.flushedLoad(ctx, l, table, insert)
 	if err != nil {
 		return fail("load", err)
-	}
-	if err := flush(); err != nil {
-		return fail("flush", err)
-	}
-	after, err := e.counters(ctx)
-	if err != nil {
-		return fail("read counters", err)
 	}
 	if _, err := e.conn.ExecContext(ctx, "ANALYZE TABLE "+table); err != nil {
 		return fail("analyze", err)
@@ -347,13 +326,7 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 			secondary += float64(f.Bytes)
 		}
 	}
-	m["inserts_per_second"] = rate(n, spent)
-	m["pages_written"] = float64(after.pagesWritten - before.pagesWritten)
-	m["pages_written_per_1000"] = perThousand(m["pages_written"], n)
-	m["page_splits"] = float64(after.splits - before.splits)
-	m["page_splits_per_1000"] = perThousand(m["page_splits"], n)
-	m["redo_bytes"] = float64(after.lsn - before.lsn)
-	m["redo_bytes_per_insert"] = perKey(m["redo_bytes"], n)
+	x.metrics(m, n)
 	m["index_bytes_per_key"] = perKey(m["index_bytes"], n)
 	m["secondary_index_bytes"] = secondary
 	return out, nil

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -308,50 +307,18 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 		return fail("find the copy", err)
 	}
 
-	checkpoint := func() error {
-		_, err := e.conn.Exec(ctx, "CHECKPOINT")
-		return err
-	}
-	if err := checkpoint(); err != nil {
-		return fail("checkpoint before loading", err)
-	}
-	var lsnBefore int64
-	if err := e.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&lsnBefore); err != nil {
-		return fail("read the WAL position", err)
-	}
 	cols := append([]string{shape.key}, shape.columns...)
 	vals := append([]string{"u.k"}, shape.values...)
-	// r numbers the rows of the whole load from 0: $2 is the batch's first.
+	// n.r numbers the rows of the whole load from 0: $2 is the batch's
+	// first.
 	stmt := fmt.Sprintf(`EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (%s)
 		SELECT %s FROM unnest($1::%s) WITH ORDINALITY AS u(k, i)
 		CROSS JOIN LATERAL (SELECT $2::bigint + u.i - 1 AS r) n
 		JOIN %s.like_sample s ON s.idkit_row = n.r %% $3 + 1`,
 		table, strings.Join(cols, ", "), strings.Join(vals, ", "), array, e.schema)
-	var dirtied, written, records, fpi, walBytes int64
-	insert := func(lo, hi int) error {
-		var plan []byte
-		if err := e.conn.QueryRow(ctx, stmt, pgKeys(l, colType, lo, hi), lo, shape.sample).Scan(&plan); err != nil {
-			return err
-		}
-		var ex []explainBuffers
-		if err := json.Unmarshal(plan, &ex); err != nil || len(ex) != 1 {
-			return fmt.Errorf("unexpected EXPLAIN output %.200q: %v", plan, err)
-		}
-		p := ex[0].Plan
-		dirtied += p.Dirtied
-		written += p.Written
-		records += p.Records
-		fpi += p.FPI
-		walBytes += p.Bytes
-		return nil
-	}
-	spent, err := l.batches(insert, checkpoint)
+	x, err := e.explainLoad(ctx, l, stmt, func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), lo, shape.sample} })
 	if err != nil {
 		return fail("load", err)
-	}
-	var lsnAfter int64
-	if err := e.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&lsnAfter); err != nil {
-		return fail("read the WAL position", err)
 	}
 	var heapBytes int64
 	if err := e.conn.QueryRow(ctx, "SELECT pg_relation_size($1)", oid).Scan(&heapBytes); err != nil {
@@ -381,17 +348,7 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 			secondary += float64(f.Bytes)
 		}
 	}
-	m["inserts_per_second"] = rate(n, spent)
-	m["pages_dirtied"] = float64(dirtied)
-	m["pages_dirtied_per_1000"] = perThousand(float64(dirtied), n)
-	m["pages_written_by_backend"] = float64(written)
-	m["wal_records"] = float64(records)
-	m["wal_fpi"] = float64(fpi)
-	m["wal_fpi_per_1000"] = perThousand(float64(fpi), n)
-	m["wal_bytes"] = float64(walBytes)
-	m["wal_bytes_per_insert"] = perKey(float64(walBytes), n)
-	m["wal_bytes_lsn"] = float64(lsnAfter - lsnBefore)
-	m["wal_bytes_lsn_per_insert"] = perKey(m["wal_bytes_lsn"], n)
+	x.metrics(m, n)
 	m["index_bytes_per_key"] = perKey(m["index_bytes"], n)
 	m["secondary_index_bytes"] = secondary
 	m["heap_bytes"] = float64(heapBytes)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -101,6 +102,55 @@ func mysqlColumn(l dbLoad) string {
 // mysqlCounters are the server-wide counters a load reads before and after.
 type mysqlCounters struct{ pagesWritten, lsn, splits int64 }
 
+// flushed is what a load changed of the server-wide counters, and the time
+// its inserts took.
+type flushed struct {
+	before, after mysqlCounters
+	spent         time.Duration
+}
+
+// flushedLoad runs l's batches through insert with the table flushed
+// (FLUSH TABLES ... FOR EXPORT) before the load, at each of its intervals
+// and at its end, and reads the server's counters before and after.
+func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, insert func(lo, hi int) error) (flushed, error) {
+	var x flushed
+	flush := func() error {
+		if _, err := e.conn.ExecContext(ctx, "FLUSH TABLES "+table+" FOR EXPORT"); err != nil {
+			return err
+		}
+		_, err := e.conn.ExecContext(ctx, "UNLOCK TABLES")
+		return err
+	}
+	if err := flush(); err != nil {
+		return x, fmt.Errorf("flush: %w", err)
+	}
+	var err error
+	if x.before, err = e.counters(ctx); err != nil {
+		return x, fmt.Errorf("read counters: %w", err)
+	}
+	if x.spent, err = l.batches(insert, flush); err != nil {
+		return x, err
+	}
+	if err := flush(); err != nil {
+		return x, fmt.Errorf("flush: %w", err)
+	}
+	if x.after, err = e.counters(ctx); err != nil {
+		return x, fmt.Errorf("read counters: %w", err)
+	}
+	return x, nil
+}
+
+// metrics sets the figures of a load of n keys that x describes.
+func (x flushed) metrics(m map[string]float64, n int) {
+	m["inserts_per_second"] = rate(n, x.spent)
+	m["pages_written"] = float64(x.after.pagesWritten - x.before.pagesWritten)
+	m["pages_written_per_1000"] = perThousand(m["pages_written"], n)
+	m["page_splits"] = float64(x.after.splits - x.before.splits)
+	m["page_splits_per_1000"] = perThousand(m["page_splits"], n)
+	m["redo_bytes"] = float64(x.after.lsn - x.before.lsn)
+	m["redo_bytes_per_insert"] = perKey(m["redo_bytes"], n)
+}
+
 func (e *mysqlEngine) counters(ctx context.Context) (mysqlCounters, error) {
 	var c mysqlCounters
 	rows, err := e.conn.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_pages_written', 'Innodb_lsn_current')")
@@ -146,20 +196,6 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	if _, err := e.conn.ExecContext(ctx, "SET @idkit_payload = ?", l.value); err != nil {
 		return fail("set payload", err)
 	}
-	flush := func() error {
-		if _, err := e.conn.ExecContext(ctx, "FLUSH TABLES "+table+" FOR EXPORT"); err != nil {
-			return err
-		}
-		_, err := e.conn.ExecContext(ctx, "UNLOCK TABLES")
-		return err
-	}
-	if err := flush(); err != nil {
-		return fail("flush", err)
-	}
-	before, err := e.counters(ctx)
-	if err != nil {
-		return fail("read counters", err)
-	}
 	stmts := map[int]string{}
 	insert := func(lo, hi int) error {
 		q, ok := stmts[hi-lo]
@@ -178,16 +214,9 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 		_, err := e.conn.ExecContext(ctx, q, args...)
 		return err
 	}
-	spent, err := l.batches(insert, flush)
+	x, err := e.flushedLoad(ctx, l, table, insert)
 	if err != nil {
 		return fail("load", err)
-	}
-	if err := flush(); err != nil {
-		return fail("flush", err)
-	}
-	after, err := e.counters(ctx)
-	if err != nil {
-		return fail("read counters", err)
 	}
 
 	n := l.keys.N()
@@ -212,13 +241,7 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 		return fail("buffer pool pages", err)
 	}
 	m := out.Metrics
-	m["inserts_per_second"] = rate(n, spent)
-	m["pages_written"] = float64(after.pagesWritten - before.pagesWritten)
-	m["pages_written_per_1000"] = perThousand(m["pages_written"], n)
-	m["page_splits"] = float64(after.splits - before.splits)
-	m["page_splits_per_1000"] = perThousand(m["page_splits"], n)
-	m["redo_bytes"] = float64(after.lsn - before.lsn)
-	m["redo_bytes_per_insert"] = perKey(m["redo_bytes"], n)
+	x.metrics(m, n)
 	m["leaf_pages"] = float64(leafPages)
 	m["index_bytes"] = float64(sizePages * e.pageSize)
 	m["index_bytes_per_key"] = perKey(m["index_bytes"], n)

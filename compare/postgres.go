@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -87,6 +88,83 @@ func (e *postgresEngine) Close(ctx context.Context) error {
 	return nil
 }
 
+// explained is what a load's statements reported under EXPLAIN (ANALYZE,
+// BUFFERS, WAL), summed over its batches, with the time they took and the
+// server's WAL position difference over the load.
+type explained struct {
+	dirtied, written, records, fpi, walBytes int64
+	lsnBytes                                 int64
+	spent                                    time.Duration
+}
+
+// explainLoad runs l's batches through stmt, an EXPLAIN (ANALYZE, BUFFERS,
+// WAL, FORMAT JSON) of one INSERT whose arguments args gives for keys
+// lo..hi-1, with a CHECKPOINT before the load and at each of its
+// intervals, and sums what the batches reported.
+func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string, args func(lo, hi int) []any) (explained, error) {
+	var x explained
+	checkpoint := func() error {
+		_, err := e.conn.Exec(ctx, "CHECKPOINT")
+		return err
+	}
+	if err := checkpoint(); err != nil {
+		return x, fmt.Errorf("checkpoint before loading: %w", err)
+	}
+	// The server-wide LSN difference over the load counts, besides the
+	// statements' WAL, their commit records, the checkpoints' records and
+	// any other session's writes: a cross-check, never less.
+	lsn := func() (int64, error) {
+		var n int64
+		err := e.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&n)
+		return n, err
+	}
+	before, err := lsn()
+	if err != nil {
+		return x, fmt.Errorf("read the WAL position: %w", err)
+	}
+	insert := func(lo, hi int) error {
+		var plan []byte
+		if err := e.conn.QueryRow(ctx, stmt, args(lo, hi)...).Scan(&plan); err != nil {
+			return err
+		}
+		var ex []explainBuffers
+		if err := json.Unmarshal(plan, &ex); err != nil || len(ex) != 1 {
+			return fmt.Errorf("unexpected EXPLAIN output %.200q: %v", plan, err)
+		}
+		p := ex[0].Plan
+		x.dirtied += p.Dirtied
+		x.written += p.Written
+		x.records += p.Records
+		x.fpi += p.FPI
+		x.walBytes += p.Bytes
+		return nil
+	}
+	if x.spent, err = l.batches(insert, checkpoint); err != nil {
+		return x, err
+	}
+	after, err := lsn()
+	if err != nil {
+		return x, fmt.Errorf("read the WAL position: %w", err)
+	}
+	x.lsnBytes = after - before
+	return x, nil
+}
+
+// metrics sets the figures of a load of n keys that x describes.
+func (x explained) metrics(m map[string]float64, n int) {
+	m["inserts_per_second"] = rate(n, x.spent)
+	m["pages_dirtied"] = float64(x.dirtied)
+	m["pages_dirtied_per_1000"] = perThousand(float64(x.dirtied), n)
+	m["pages_written_by_backend"] = float64(x.written)
+	m["wal_records"] = float64(x.records)
+	m["wal_fpi"] = float64(x.fpi)
+	m["wal_fpi_per_1000"] = perThousand(float64(x.fpi), n)
+	m["wal_bytes"] = float64(x.walBytes)
+	m["wal_bytes_per_insert"] = perKey(float64(x.walBytes), n)
+	m["wal_bytes_lsn"] = float64(x.lsnBytes)
+	m["wal_bytes_lsn_per_insert"] = perKey(float64(x.lsnBytes), n)
+}
+
 // postgresColumn is the key column a user would choose: bigint for 64-bit
 // integers, uuid for 16-byte keys (UUIDs and ULIDs), bytea for the rest.
 func postgresColumn(l dbLoad) (colType, array string) {
@@ -129,47 +207,10 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	}
 	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
 
-	checkpoint := func() error {
-		_, err := e.conn.Exec(ctx, "CHECKPOINT")
-		return err
-	}
-	if err := checkpoint(); err != nil {
-		return fail("checkpoint before loading", err)
-	}
-	// The server-wide LSN difference over the load counts, besides the
-	// statements' WAL, their commit records, the checkpoints' records and
-	// any other session's writes: a cross-check, never less.
-	var lsnBefore int64
-	if err := e.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&lsnBefore); err != nil {
-		return fail("read the WAL position", err)
-	}
 	stmt := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (id, payload) SELECT k, $2 FROM unnest($1::%s) AS k", table, array)
-	var dirtied, written, records, fpi, walBytes int64
-	insert := func(lo, hi int) error {
-		var plan []byte
-		if err := e.conn.QueryRow(ctx, stmt, pgKeys(l, colType, lo, hi), l.value).Scan(&plan); err != nil {
-			return err
-		}
-		var ex []explainBuffers
-		if err := json.Unmarshal(plan, &ex); err != nil || len(ex) != 1 {
-			return fmt.Errorf("unexpected EXPLAIN output %.200q: %v", plan, err)
-		}
-		p := ex[0].Plan
-		dirtied += p.Dirtied
-		written += p.Written
-		records += p.Records
-		fpi += p.FPI
-		walBytes += p.Bytes
-		return nil
-	}
-	spent, err := l.batches(insert, checkpoint)
+	x, err := e.explainLoad(ctx, l, stmt, func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), l.value} })
 	if err != nil {
 		return fail("load", err)
-	}
-
-	var lsnAfter int64
-	if err := e.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&lsnAfter); err != nil {
-		return fail("read the WAL position", err)
 	}
 	n := l.keys.N()
 	var heapBytes, indexBytes, leafPages int64
@@ -183,17 +224,7 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 		return fail("pgstatindex", err)
 	}
 	m := out.Metrics
-	m["inserts_per_second"] = rate(n, spent)
-	m["pages_dirtied"] = float64(dirtied)
-	m["pages_dirtied_per_1000"] = perThousand(float64(dirtied), n)
-	m["pages_written_by_backend"] = float64(written)
-	m["wal_records"] = float64(records)
-	m["wal_fpi"] = float64(fpi)
-	m["wal_fpi_per_1000"] = perThousand(float64(fpi), n)
-	m["wal_bytes"] = float64(walBytes)
-	m["wal_bytes_per_insert"] = perKey(float64(walBytes), n)
-	m["wal_bytes_lsn"] = float64(lsnAfter - lsnBefore)
-	m["wal_bytes_lsn_per_insert"] = perKey(m["wal_bytes_lsn"], n)
+	x.metrics(m, n)
 	m["index_bytes"] = float64(indexBytes)
 	m["index_bytes_per_key"] = perKey(float64(indexBytes), n)
 	m["heap_bytes"] = float64(heapBytes)
