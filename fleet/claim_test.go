@@ -230,6 +230,8 @@ func TestClaimCutOffHolderHandsOver(t *testing.T) {
 	case <-aIssuing:
 	case err := <-aErr:
 		t.Fatalf("the first holder failed before its first ID: %v", err)
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the first holder issued no ID within %v", testwait.Bound)
 	}
 	proxy.Cut()
 

@@ -221,7 +221,9 @@ func TestKilledHolderFreesNodeAfterTTL(t *testing.T) {
 	cli := cluster.Client()
 	prefix := etcdtest.Prefix(t, cli)
 	cmd, lines, _ := child(t, "hold", cluster.Endpoint(0), prefix)
-	require.True(t, lines.Scan(), "the child claims a node")
+	scanned := make(chan bool, 1)
+	go func() { scanned <- lines.Scan() }()
+	require.True(t, testwait.Recv(t, scanned, "line of the child's claim"), "the child claims a node")
 	node, err := strconv.Atoi(strings.TrimPrefix(lines.Text(), "claimed "))
 	require.NoError(t, err, lines.Text())
 

@@ -22,13 +22,22 @@ const coreRun = 256
 // Generator.PerCore. It is safe for concurrent use.
 //
 // Next keeps the layout and meaning of a TraceId, and every guarantee of
-// Generator.Next but one: IDs are unique, and ordered by second, but a
-// goroutine's IDs increase only while it stays on one processor, since
-// each processor issues from its own run. Use Generator.Next where a
-// goroutine needs its IDs in order.
+// Generator.Next but one: IDs are unique, and a goroutine's IDs never go
+// back to an earlier second, but within a second they increase only while
+// the goroutine stays on one processor, since each processor issues from
+// its own run. Use Generator.Next where a goroutine needs its IDs in order.
 type PerCore struct {
 	g     *Generator
 	slots []coreSlot // one per processor
+	// floor is the start (Unix ns) of the latest second that a run was
+	// claimed in while the coarse clock still read an earlier one, as it
+	// may for a moment after a second's IDs ran out early. Runs of earlier
+	// seconds are over then, even while the coarse clock reads them, so
+	// that a goroutine that moves to another processor never goes back a
+	// second. It is read with every ID and written about once a second at
+	// most, on a cache line of its own.
+	floor atomic.Int64
+	_     cpu.CacheLinePad
 }
 
 // coreSlot is a processor's run, on a cache line of its own.
@@ -73,7 +82,7 @@ func procUnpin()
 func (p *PerCore) Next() (ID, error) {
 	i := procPin()
 	if i < len(p.slots) {
-		if r := p.slots[i].run.Load(); r != nil {
+		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
 			if id, ok := r.take(p.g); ok {
 				procUnpin()
 				return id, nil
@@ -88,7 +97,8 @@ func (p *PerCore) Next() (ID, error) {
 // store, hands out its first ID and leaves the rest to the processor it
 // is on by then. While the clock is behind the generator's second it
 // claims one value at a time, through the generator's checks, as Next
-// takes them.
+// takes them. A run of a second the coarse clock has not reached yet ends
+// the runs of earlier seconds (see floor).
 func (p *PerCore) refill() (ID, error) {
 	g := p.g
 	for {
@@ -101,6 +111,9 @@ func (p *PerCore) refill() (ID, error) {
 			return 0, err
 		}
 		r := &run{hi: g.id(v &^ lowHalf), start: int64(v >> 32 * nsPerSec), last: last, n: first}
+		if g.coarse.UnixNano() < r.start {
+			p.raiseFloor(r.start)
+		}
 		id, ok := r.pop(g)
 		if !ok {
 			continue // a run of counter-0 values only
@@ -111,6 +124,17 @@ func (p *PerCore) refill() (ID, error) {
 		}
 		procUnpin()
 		return id, nil
+	}
+}
+
+// raiseFloor ends the runs of seconds before the one that starts at start
+// (Unix ns).
+func (p *PerCore) raiseFloor(start int64) {
+	for {
+		f := p.floor.Load()
+		if f >= start || p.floor.CompareAndSwap(f, start) {
+			return
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/claimtest"
 )
 
@@ -153,4 +154,58 @@ func TestPerCoreClaimLost(t *testing.T) {
 	fake.Advance(time.Second) // second 2 would end after the deadline
 	_, err := p.Next()
 	require.ErrorIs(t, err, ErrNodeLost)
+}
+
+// Once a second's IDs ran out early and a processor claimed a run of the
+// next second, the runs of the second before are over, even while the
+// coarse clock still reads it: a goroutine that moves to a processor
+// still holding one never goes back a second.
+func TestPerCoreNeverGoesBackASecond(t *testing.T) {
+	t.Parallel()
+	precise, coarse := clock.NewFake(t0), clock.NewFake(t0)
+	g, err := New(Options{Node: 1, NoWait: true, Clock: lagClock{precise, coarse}})
+	require.NoError(t, err)
+	precise.Advance(time.Second)
+	coarse.Advance(time.Second)
+	p := g.PerCore()
+	first, err := p.Next()
+	require.NoError(t, err)
+	var held *run // first's run, with values left
+	for i := range p.slots {
+		if r := p.slots[i].run.Load(); r != nil {
+			held = r
+		}
+	}
+	require.NotNil(t, held, "the first ID's run is in a slot")
+	everySlot := func(r *run) {
+		for i := range p.slots {
+			p.slots[i].run.Store(r)
+		}
+	}
+
+	// Fill takes the rest of the second; then the precise clock moves on
+	// while the coarse one still reads the old second.
+	buf := make([]ID, 1<<16)
+	for {
+		if _, err := g.Fill(buf); err != nil {
+			require.ErrorIs(t, err, ErrExhausted)
+			break
+		}
+	}
+	precise.Advance(time.Second)
+	everySlot(nil)
+	id, err := p.Next()
+	require.NoError(t, err)
+	require.Equal(t, sec(first)+1, sec(id), "a run of the next second")
+
+	everySlot(held) // every processor still holds a run of the old second
+	for range 10 {
+		id, err := p.Next()
+		require.NoError(t, err)
+		require.Equal(t, sec(first)+1, sec(id), "ID %d after one of the next second", id)
+	}
+	coarse.Advance(time.Second)
+	id, err = p.Next()
+	require.NoError(t, err)
+	require.Equal(t, sec(first)+1, sec(id), "the coarse clock caught up")
 }

@@ -4,15 +4,17 @@ import (
 	"bufio"
 	"container/heap"
 	"encoding/binary"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/traceid"
 )
 
 // soakIDs returns how many IDs the soak takes per scheme: IDKIT_SOAK_IDS,
@@ -31,7 +33,7 @@ func soakIDs(t *testing.T) int {
 
 // TestSoak runs 64 goroutines on one generator per scheme, with the real
 // clock, and checks every ID for duplicates with bounded memory: each
-// goroutine's IDs increase, so each writes a sorted run to a file, and a
+// goroutine writes its IDs to a file as a sorted run (see writeRun), and a
 // k-way merge of the runs compares neighbours.
 func TestSoak(t *testing.T) {
 	const goroutines = 64
@@ -47,7 +49,7 @@ func TestSoak(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					errs <- writeRun(filepath.Join(dir, strconv.Itoa(g)), next, n/goroutines)
+					errs <- writeRun(filepath.Join(dir, strconv.Itoa(g)), scheme, next, n/goroutines)
 				}()
 			}
 			wg.Wait()
@@ -64,28 +66,49 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-// writeRun writes n IDs from next to path, failing if they do not
-// strictly increase.
-func writeRun(path string, next func() (int64, error), n int) error {
+// writeRun writes n IDs from next to path as a sorted run, failing if
+// they do not keep the order that scheme promises for one goroutine. The
+// per-core path's IDs are sorted one second at a time: a goroutine's
+// TraceIds never go back a second, so memory stays within a second's IDs.
+func writeRun(path, scheme string, next func() (int64, error), n int) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
-	var prev int64
 	var buf [8]byte
-	for range n {
+	write := func(ids ...int64) {
+		for _, id := range ids {
+			binary.BigEndian.PutUint64(buf[:], uint64(id))
+			w.Write(buf[:])
+		}
+	}
+	var prev int64
+	var second []int64 // the per-core path's IDs of the current second
+	for i := range n {
 		id, err := next()
 		if err != nil {
 			return err
 		}
-		if id <= prev {
-			return errors.New("IDs of one goroutine do not increase")
+		if i > 0 {
+			if err := inOrder(scheme, []int64{prev, id}); err != nil {
+				return err
+			}
 		}
 		prev = id
-		binary.BigEndian.PutUint64(buf[:], uint64(id))
-		w.Write(buf[:])
+		if ordered(scheme) {
+			write(id)
+			continue
+		}
+		if len(second) > 0 && traceid.ID(id).Second() != traceid.ID(second[0]).Second() {
+			slices.Sort(second)
+			write(second...)
+			second = second[:0]
+		}
+		second = append(second, id)
 	}
+	slices.Sort(second)
+	write(second...)
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -168,14 +191,48 @@ func TestMergeRunsFindsDuplicate(t *testing.T) {
 	dir := t.TempDir()
 	ids := [][]int64{{1, 5, 9}, {2, 5, 10}, {3}}
 	for i, run := range ids {
-		k := 0
-		require.NoError(t, writeRun(filepath.Join(dir, strconv.Itoa(i)), func() (int64, error) {
-			k++
-			return run[k-1], nil
-		}, len(run)))
+		require.NoError(t, writeRun(filepath.Join(dir, strconv.Itoa(i)), "traceid", from(run), len(run)))
 	}
 	count, dup, err := mergeRuns(dir, len(ids))
 	require.NoError(t, err)
 	require.Equal(t, 7, count)
 	require.Equal(t, int64(5), dup)
+
+	require.Error(t, writeRun(filepath.Join(dir, "0"), "traceid", from([]int64{1, 5, 3}), 3), "IDs of one goroutine that go back")
+}
+
+// TestWriteRunPerCore checks the checker of the per-core path: IDs out of
+// order within a second are written sorted, and a duplicate among them is
+// found; an ID of an earlier second fails.
+func TestWriteRunPerCore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	id := func(second, counter int) int64 {
+		v, err := traceid.Compose(traceid.Parts{Second: second, Node: 1, Counter: counter}, 0)
+		require.NoError(t, err)
+		return int64(v)
+	}
+	runs := [][]int64{
+		{id(7, 300), id(7, 2), id(7, 40), id(8, 9), id(8, 1)},
+		{id(7, 5), id(7, 1), id(8, 2), id(8, 9)}, // id(8, 9) twice
+	}
+	for i, run := range runs {
+		require.NoError(t, writeRun(filepath.Join(dir, strconv.Itoa(i)), "traceid-percore", from(run), len(run)))
+	}
+	count, dup, err := mergeRuns(dir, len(runs))
+	require.NoError(t, err)
+	require.Equal(t, 9, count)
+	require.Equal(t, id(8, 9), dup)
+
+	err = writeRun(filepath.Join(dir, "0"), "traceid-percore", from([]int64{id(8, 1), id(7, 2)}), 2)
+	require.ErrorContains(t, err, "back a second")
+}
+
+// from returns a next function that hands out ids in turn.
+func from(ids []int64) func() (int64, error) {
+	k := 0
+	return func() (int64, error) {
+		k++
+		return ids[k-1], nil
+	}
 }
