@@ -82,10 +82,16 @@ func procUnpin()
 func (p *PerCore) Next() (ID, error) {
 	i := procPin()
 	if i < len(p.slots) {
+		// The processor's run, if it is not over and the coarse clock is
+		// in its second, or merely lags it (a clock behind the
+		// generator's second goes through its checks for every ID).
 		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
-			if id, ok := r.take(p.g); ok {
-				procUnpin()
-				return id, nil
+			g := p.g
+			if now := g.coarse.UnixNano(); uint64(now-r.start) < nsPerSec || g.lags(now) {
+				if id, ok := r.pop(g); ok {
+					procUnpin()
+					return id, nil
+				}
 			}
 		}
 	}
@@ -136,16 +142,6 @@ func (p *PerCore) raiseFloor(start int64) {
 			return
 		}
 	}
-}
-
-// take returns the next ID of r, and false when r is used up or the coarse
-// clock has left r's second, before or after it (a clock behind the
-// generator's second goes through its checks for every ID).
-func (r *run) take(g *Generator) (ID, bool) {
-	if now := g.coarse.UnixNano(); uint64(now-r.start) >= nsPerSec && !g.lags(now) {
-		return 0, false
-	}
-	return r.pop(g)
 }
 
 // pop returns the next ID of r, skipping values whose counter is 0 (never
