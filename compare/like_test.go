@@ -69,8 +69,10 @@ func likeOptions(t *testing.T, engine, like string) Options {
 }
 
 // checkLikeReport checks what a --like run must show on engine: the
-// table's indexes today, every index of every copy, ordered keys writing
-// fewer pages than random ones, and an ordered scheme ranked first.
+// table's indexes today, every index of every copy, ordered keys making a
+// smaller primary key than random ones and, where pagesKey names a figure
+// of the load alone, writing fewer pages, and an ordered scheme ranked
+// first.
 func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string) {
 	t.Helper()
 	require.Len(t, r.Like, 1)
@@ -82,6 +84,7 @@ func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string) {
 	}
 	assert.Equal(t, 2_000, lt.Sampled)
 	pages := map[string]float64{}
+	primary := map[string]int64{} // the primary key's size
 	for _, s := range r.Schemes {
 		l, ok := s.Runs[0].engineLoad(engine)
 		require.True(t, ok, s.Name)
@@ -90,11 +93,16 @@ func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string) {
 			assert.Positive(t, ix.Bytes, "%s: %s", s.Name, ix.Name)
 			assert.Positive(t, ix.LeafDensity, "%s: %s", s.Name, ix.Name)
 		}
+		assert.Equal(t, "primary key (id)", l.Indexes[0].Name, s.Name)
+		primary[s.Name] = l.Indexes[0].Bytes
 		assert.Positive(t, l.Metrics["secondary_index_bytes"], s.Name)
 		pages[s.Name] = l.Metrics[pagesKey]
 	}
 	for _, ordered := range []string{"counter", "traceid", "uuidv7"} {
-		assert.Less(t, pages[ordered], pages["uuidv4"], "%s: %s fewer than uuidv4's", ordered, pagesKey)
+		assert.Less(t, primary[ordered], primary["uuidv4"], "%s: a primary key smaller than uuidv4's", ordered)
+		if pagesKey != "" {
+			assert.Less(t, pages[ordered], pages["uuidv4"], "%s: %s fewer than uuidv4's", ordered, pagesKey)
+		}
 	}
 	require.NotNil(t, r.Verdict)
 	require.NotEmpty(t, r.Verdict.Ranked)
@@ -257,7 +265,10 @@ func TestLikeMySQL(t *testing.T) {
 	like := `"` + database + `"."odd ""orders"" table"`
 	r, err := Run(likeOptions(t, EngineMySQL, like))
 	require.NoError(t, err)
-	checkLikeReport(t, r, EngineMySQL, "pages_written_per_1000")
+	// InnoDB's pages written are server-wide counters, which the tests of
+	// other packages move at the same time: the primary key's size is
+	// compared instead.
+	checkLikeReport(t, r, EngineMySQL, "")
 	lt := r.Like[0]
 	assert.Equal(t, "id", lt.Key)
 	assert.Equal(t, "binary(16)", lt.KeyType)

@@ -62,6 +62,9 @@ func newServer(t *testing.T, c Config) *Server {
 	t.Helper()
 	s, err := New(c)
 	require.NoError(t, err)
+	// Closes the segment allocators, whose fetches write to the launch
+	// log, before the log and its directory go.
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	return s
 }
 
