@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/idkit/idkit/internal/cores"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -132,25 +132,20 @@ func BenchmarkCores(b *testing.B) {
 		for _, call := range []string{"NewSpanID", "NewIDs"} {
 			b.Run("call="+call+"/gen="+gen.name, func(b *testing.B) {
 				g := gen.new(b)
-				procs := runtime.GOMAXPROCS(0)
 				b.ReportAllocs()
 				b.ResetTimer()
-				var wg sync.WaitGroup
-				for k := range procs {
-					wg.Go(func() {
-						var sid trace.SpanID
-						var tid trace.TraceID
-						for range b.N/procs + min(1, b.N%procs/(k+1)) {
-							if call == "NewSpanID" {
-								sid = g.NewSpanID(ctx, sinkTrace)
-							} else {
-								tid, sid = g.NewIDs(ctx)
-							}
+				cores.Split(b, func(n int) {
+					var sid trace.SpanID
+					var tid trace.TraceID
+					for range n {
+						if call == "NewSpanID" {
+							sid = g.NewSpanID(ctx, sinkTrace)
+						} else {
+							tid, sid = g.NewIDs(ctx)
 						}
-						sinkSpan, sinkTrace = sid, tid
-					})
-				}
-				wg.Wait()
+					}
+					sinkSpan, sinkTrace = sid, tid
+				})
 			})
 		}
 	}

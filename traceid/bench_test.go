@@ -1,9 +1,9 @@
 package traceid
 
 import (
-	"runtime"
-	"sync"
 	"testing"
+
+	"github.com/idkit/idkit/internal/cores"
 )
 
 // The benchmarks use the real clock. Run them with a fixed count below the
@@ -116,24 +116,19 @@ func BenchmarkCores(b *testing.B) {
 			if path == "percore" {
 				next = g.PerCore().Next
 			}
-			procs := runtime.GOMAXPROCS(0)
 			b.ReportAllocs()
 			b.ResetTimer()
-			var wg sync.WaitGroup
-			for k := range procs {
-				wg.Go(func() {
-					var id ID
-					for range b.N/procs + min(1, b.N%procs/(k+1)) {
-						var err error
-						if id, err = next(); err != nil {
-							b.Error(err)
-							return
-						}
+			cores.Split(b, func(n int) {
+				var id ID
+				for range n {
+					var err error
+					if id, err = next(); err != nil {
+						b.Error(err)
+						return
 					}
-					sink = id
-				})
-			}
-			wg.Wait()
+				}
+				sink = id
+			})
 		})
 	}
 }

@@ -53,6 +53,32 @@ func take(t *testing.T, g *Generator, n int) []ID {
 // sec returns the absolute second of id on the test's timeline.
 func sec(id ID) int64 { return id.Time(t0.Add(Period / 2)).Unix() }
 
+// keepMoving advances fake by 10 ms again and again, until the returned
+// stop is called, so that seconds change under concurrent callers.
+func keepMoving(fake *clock.Fake) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				fake.Advance(10 * time.Millisecond)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// requireDistinct fails t if ids holds an ID twice. It sorts ids.
+func requireDistinct(t *testing.T, ids []ID) {
+	t.Helper()
+	slices.Sort(ids)
+	for i := 1; i < len(ids); i++ {
+		require.NotEqual(t, ids[i-1], ids[i], "duplicate ID")
+	}
+}
+
 func requireIncreasing(t *testing.T, ids []ID) {
 	t.Helper()
 	for i := 1; i < len(ids); i++ {
@@ -113,17 +139,7 @@ func TestConcurrentNextDistinct(t *testing.T) {
 		perGoroutine = 10_000
 	}
 	g, fake := start(t, Options{Node: 3, ThreadBits: 4})
-	done := make(chan struct{})
-	go func() { // the clock keeps moving, so seconds change under the callers
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				fake.Advance(10 * time.Millisecond)
-			}
-		}
-	}()
+	stop := keepMoving(fake) // seconds change under the callers
 	results := make([][]ID, goroutines)
 	var wg sync.WaitGroup
 	for i := range goroutines {
@@ -143,17 +159,14 @@ func TestConcurrentNextDistinct(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(done)
+	stop()
 	var all []ID
 	for _, ids := range results {
 		requireIncreasing(t, ids)
 		all = append(all, ids...)
 	}
 	require.Len(t, all, goroutines*perGoroutine)
-	slices.Sort(all)
-	for i := 1; i < len(all); i++ {
-		require.NotEqual(t, all[i-1], all[i], "duplicate ID")
-	}
+	requireDistinct(t, all)
 }
 
 func TestConcurrentMixedCallersDistinct(t *testing.T) {
@@ -204,10 +217,7 @@ func TestConcurrentMixedCallersDistinct(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	slices.Sort(all)
-	for i := 1; i < len(all); i++ {
-		require.NotEqual(t, all[i-1], all[i], "duplicate ID")
-	}
+	requireDistinct(t, all)
 }
 
 // exhaust uses up every ID of the current second but the last, with Fill.

@@ -1,7 +1,6 @@
 package traceid
 
 import (
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -24,17 +23,7 @@ func TestPerCoreDistinct(t *testing.T) {
 	}
 	g, fake := start(t, Options{Node: 3, ThreadBits: 4})
 	p := g.PerCore()
-	done := make(chan struct{})
-	go func() { // the clock keeps moving, so seconds change under the callers
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				fake.Advance(10 * time.Millisecond)
-			}
-		}
-	}()
+	stop := keepMoving(fake) // seconds change under the callers
 	results := make([][]ID, goroutines)
 	var wg sync.WaitGroup
 	for i := range goroutines {
@@ -67,15 +56,12 @@ func TestPerCoreDistinct(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	close(done)
+	stop()
 	var all []ID
 	for _, ids := range results {
 		all = append(all, ids...)
 	}
-	slices.Sort(all)
-	for i := 1; i < len(all); i++ {
-		require.NotEqual(t, all[i-1], all[i], "duplicate ID")
-	}
+	requireDistinct(t, all)
 	for _, id := range all {
 		require.Equal(t, 3, id.Node())
 		p, err := Decode(id, 4)
