@@ -114,8 +114,9 @@ func (o *Options) check() error {
 type Stats struct {
 	// Blocks counts the blocks reserved, the first one included.
 	Blocks int64
-	// Step is the step of the last block reserved: the step now, which
-	// the next reservation adapts.
+	// Step is the length of the last block reserved: the step now, which
+	// the next reservation adapts. It differs from the step asked for
+	// where the store rounds steps to a unit of its own.
 	Step int64
 	// LargestStep is the largest step reserved so far, and LargestAt the
 	// block, counted from 1, that first had it.
@@ -244,6 +245,7 @@ func New(ctx context.Context, o Options) (*Allocator, error) {
 	cur.since = a.clock.Now()
 	a.latency = cur.since.Sub(now)
 	a.reserved, a.last, a.blocks = now, b.Last, 1
+	a.step = b.Len()
 	a.largest, a.largestAt = a.step, 1
 	a.cur.Store(cur)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
@@ -448,10 +450,10 @@ func (a *Allocator) reserve(f *fetch, step int64, started time.Time) {
 	} else {
 		a.blocks++
 		a.failures = 0
-		if step > a.largest {
-			a.largest, a.largestAt = step, a.blocks
+		if b.Len() > a.largest {
+			a.largest, a.largestAt = b.Len(), a.blocks
 		}
-		a.step, a.reserved, a.last, a.latency = step, started, b.Last, latency
+		a.step, a.reserved, a.last, a.latency = b.Len(), started, b.Last, latency
 		if !a.closed {
 			a.spare = newBuffer(b)
 		}

@@ -16,12 +16,14 @@ import (
 )
 
 // countingStore reserves blocks in memory and records the steps asked.
-// When fail is set, it fails the calls for which it returns an error
+// With unit set, it rounds each step down to a multiple of unit, at
+// least one, as segment/mysqlstore does. When fail is set, it fails the calls for which it returns an error
 // (the first call is 1), and when called is set, it says on it that a
 // call returns.
 type countingStore struct {
 	mu     sync.Mutex
 	last   int64
+	unit   int64
 	steps  []int64
 	fail   func(call int) error
 	called chan int
@@ -44,6 +46,9 @@ func (s *countingStore) ReserveBlock(_ context.Context, _ string, step int64) (B
 		if err := s.fail(len(s.steps)); err != nil {
 			return Block{}, err
 		}
+	}
+	if s.unit > 0 {
+		step = max(step/s.unit, 1) * s.unit
 	}
 	b := Block{First: s.last + 1, Last: s.last + step}
 	s.last = b.Last
@@ -151,6 +156,38 @@ func TestAdaptiveStep(t *testing.T) {
 		assert.Equal(t, l.want, s.calls()[i+1], "block %d, after %v", i+1, l.d)
 		assert.Equal(t, l.want, a.Stats().Step)
 	}
+}
+
+// TestStepIsTheBlockLength: with a store that rounds steps to a unit of
+// its own, the step the allocator reports and doubles is the length of
+// the blocks it got, not the step it asked for.
+func TestStepIsTheBlockLength(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	s := &countingStore{unit: 300}
+	a, err := New(context.Background(), Options{Store: s, Tag: "t", Step: 100, MinStep: 50, MaxStep: 2000, Clock: fake})
+	require.NoError(t, err)
+	defer a.Close()
+	st := a.Stats()
+	assert.Equal(t, int64(300), st.Step, "the first block is one unit, not the step of 100 asked for")
+	assert.Equal(t, int64(300), st.LargestStep)
+
+	// Busy blocks double the step from the block's length, up to the
+	// largest multiple of the unit within MaxStep.
+	for i, want := range []struct{ asked, got int64 }{{600, 600}, {1200, 1200}, {2000, 1800}, {2000, 1800}} {
+		fake.Advance(time.Minute)
+		for {
+			id, err := a.Next()
+			require.NoError(t, err)
+			if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
+				break
+			}
+		}
+		awaitFetch(t, a, s, i+2)
+		assert.Equal(t, want.asked, s.calls()[i+1], "step asked for block %d", i+1)
+		assert.Equal(t, want.got, a.Stats().Step, "step after block %d", i+1)
+	}
+	assert.Equal(t, int64(1800), a.Stats().LargestStep)
 }
 
 // TestRetryInBackground: a prefetch that fails is tried again in the

@@ -17,8 +17,11 @@
 // and a store whose Options.Unit differs refuses the table: two units on
 // one table would overlap.
 //
-// A store rounds every step to its Unit: the block says what was
-// reserved.
+// A store takes step/Unit tickets at once (at least one): the REPLACE
+// takes the first, and a second statement under the same lock writes the
+// last as the row's id, which moves AUTO_INCREMENT past the ones between.
+// The block says what was reserved, so an allocator's step is the real
+// one.
 //
 // Concurrent REPLACEs of one row can deadlock in InnoDB, and a statement
 // rolled back still uses up its AUTO_INCREMENT value, which would leave a
@@ -38,11 +41,18 @@
 // be ahead of the other, so a block from the second may lie below one
 // from the first. It is not a segment.BlockStore for that reason (an
 // Allocator requires ascending blocks); use it where only uniqueness
-// matters, as Flickr did.
+// matters, as Flickr did. A side takes one ticket per block, since its
+// tickets are not consecutive.
+//
+// A table records the increment and offset of the sessions that take its
+// tickets, beside its tag and unit, and a store with other settings
+// refuses it: a plain Store opened on one of a Pair's servers, or a Pair
+// with its servers swapped, would take the other side's tickets and hand
+// out its blocks again.
 //
 // # Durability
 //
-// Every REPLACE is a transaction of its own, committed before
+// Every statement is a transaction of its own, committed before
 // ReserveBlock returns. InnoDB makes a commit durable only with
 // innodb_flush_log_at_trx_commit = 1, so [New] refuses a server with
 // another setting unless Options.AllowLazyFlush accepts that a crash of

@@ -107,3 +107,57 @@ func TestPairBothDown(t *testing.T) {
 	assert.ErrorContains(t, err, "server A: ")
 	assert.ErrorContains(t, err, "server B: ")
 }
+
+// TestTablesRefuseOtherSettings: a table records the increment and
+// offset its tickets were taken with. A plain store on one of a Pair's
+// servers, a Pair with its servers swapped, and a Pair on a plain store's
+// table would all take tickets already handed out; each is refused,
+// naming the setting, while the same Pair opened again goes on.
+func TestTablesRefuseOtherSettings(t *testing.T) {
+	t.Parallel()
+	dsnA, _ := newDatabase(t)
+	dsnB, _ := newDatabase(t)
+	ctx := context.Background()
+	opts := mysqlstore.Options{Unit: 10}
+
+	p, err := mysqlstore.OpenPair(ctx, dsnA, dsnB, opts)
+	require.NoError(t, err)
+	seen := map[int64]bool{}
+	for range 4 {
+		b, err := p.Reserve(ctx, "orders")
+		require.NoError(t, err)
+		seen[b.First] = true
+	}
+	require.NoError(t, p.Close())
+
+	plain := open(t, dsnA, opts)
+	_, err = plain.ReserveBlock(ctx, "orders", 10)
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+	assert.ErrorContains(t, err, "increment=2 offset=1", "the error names the table's settings")
+
+	swapped, err := mysqlstore.OpenPair(ctx, dsnB, dsnA, opts)
+	require.NoError(t, err)
+	defer swapped.Close()
+	_, err = swapped.Reserve(ctx, "orders")
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+	assert.ErrorContains(t, err, "offset=2")
+
+	// A plain store's table is refused by a Pair, on either server.
+	_, err = plain.ReserveBlock(ctx, "plain", 10)
+	require.NoError(t, err)
+	_, err = open(t, dsnB, opts).ReserveBlock(ctx, "plain", 10)
+	require.NoError(t, err)
+	_, err = swapped.Reserve(ctx, "plain")
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+	assert.ErrorContains(t, err, `unit=10"`, "the error quotes the plain table's comment")
+
+	again, err := mysqlstore.OpenPair(ctx, dsnA, dsnB, opts)
+	require.NoError(t, err)
+	defer again.Close()
+	for range 4 {
+		b, err := again.Reserve(ctx, "orders")
+		require.NoError(t, err)
+		assert.False(t, seen[b.First], "block %v twice", b)
+		seen[b.First] = true
+	}
+}

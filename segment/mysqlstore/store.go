@@ -71,6 +71,11 @@ type Store struct {
 	own      bool
 	opts     Options
 	database string
+	// increment and offset are the session's auto_increment_increment and
+	// auto_increment_offset: 1 and 1 on a plain server, 2 and 1 or 2 on a
+	// side of a Pair. Tables record them, since two settings on one table
+	// hand out the same tickets.
+	increment, offset int64
 
 	mu     sync.Mutex
 	tables map[string]string // tag -> REPLACE statement, once its table is checked
@@ -80,7 +85,9 @@ var _ segment.BlockStore = (*Store)(nil)
 
 // Open connects to the server at dsn (go-sql-driver/mysql's form,
 // user:password@tcp(host:port)/database) and returns a store that closes
-// its connections on Close.
+// its connections on Close. A DSN without timeout, readTimeout or
+// writeTimeout gets DialTimeout and IOTimeout, so that no call waits
+// forever on a server that stopped answering.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
@@ -89,7 +96,25 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return openConfig(ctx, cfg, opts)
 }
 
+// Timeouts that Open gives a DSN without its own.
+const (
+	// DialTimeout bounds a connection's set-up.
+	DialTimeout = 10 * time.Second
+	// IOTimeout bounds each read and write on a connection. It is longer
+	// than the longest wait for a tag's lock.
+	IOTimeout = lockTimeout + 10*time.Second
+)
+
 func openConfig(ctx context.Context, cfg *mysql.Config, opts Options) (*Store, error) {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DialTimeout
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = IOTimeout
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = IOTimeout
+	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: %w", err)
@@ -112,7 +137,10 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	}
 	var flush int
 	var database sql.NullString
-	if err := db.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit, DATABASE()").Scan(&flush, &database); err != nil {
+	var increment, offset int64
+	if err := db.QueryRowContext(ctx,
+		"SELECT @@innodb_flush_log_at_trx_commit, DATABASE(), @@session.auto_increment_increment, @@session.auto_increment_offset").
+		Scan(&flush, &database, &increment, &offset); err != nil {
 		return nil, fmt.Errorf("mysqlstore: connect: %w", err)
 	}
 	if flush != 1 && !opts.AllowLazyFlush {
@@ -121,7 +149,7 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if !database.Valid {
 		return nil, fmt.Errorf("%w: mysqlstore: the connection has no database; name one in the DSN (user@tcp(host:3306)/DATABASE)", segment.ErrInvalid)
 	}
-	return &Store{db: db, opts: opts, database: database.String, tables: map[string]string{}}, nil
+	return &Store{db: db, opts: opts, database: database.String, increment: increment, offset: offset, tables: map[string]string{}}, nil
 }
 
 // Unit returns the number of IDs per ticket.
@@ -140,12 +168,19 @@ func (s *Store) lockName(tag string) string {
 	return "idkit_tickets:" + hex.EncodeToString(h[:16])
 }
 
+// comment returns the comment of tag's table, which records what its
+// tickets mean: the tag, the unit and, when not 1 and 1, the increment
+// and offset of the sessions that take them.
 func (s *Store) comment(tag string) string {
-	return fmt.Sprintf("idkit segment tickets: tag=%s unit=%d", tag, s.opts.Unit)
+	c := fmt.Sprintf("idkit segment tickets: tag=%s unit=%d", tag, s.opts.Unit)
+	if s.increment != 1 || s.offset != 1 {
+		c += fmt.Sprintf(" increment=%d offset=%d", s.increment, s.offset)
+	}
+	return c
 }
 
 // replace returns the REPLACE statement of tag's table, creating the
-// table if missing and checking its unit the first time.
+// table if missing and checking its comment the first time.
 func (s *Store) replace(ctx context.Context, tag string) (string, error) {
 	s.mu.Lock()
 	stmt, ok := s.tables[tag]
@@ -168,7 +203,9 @@ func (s *Store) replace(ctx context.Context, tag string) (string, error) {
 		return "", fmt.Errorf("mysqlstore: read the comment of table %s: %w", table, err)
 	}
 	if got != s.comment(tag) {
-		return "", fmt.Errorf("%w: mysqlstore: table %s says %q, want %q: it holds tickets of another unit or tag, whose blocks would overlap these",
+		return "", fmt.Errorf("%w: mysqlstore: table %s says %q, but this store would take %q: "+
+			"a table holds the tickets of one tag, unit, auto_increment_increment and auto_increment_offset "+
+			"(a side of a Pair, or a plain store), and another setting on it would hand out the same blocks twice",
 			segment.ErrInvalid, table, got, s.comment(tag))
 	}
 	stmt = "REPLACE INTO `" + table + "` (stub) VALUES (?)"
@@ -178,9 +215,12 @@ func (s *Store) replace(ctx context.Context, tag string) (string, error) {
 	return stmt, nil
 }
 
-// ReserveBlock takes the next ticket of tag and returns its block of Unit
-// IDs, whatever step asks for. tag and step are checked with
-// segment.CheckTag and segment.CheckStep.
+// ReserveBlock takes the next tickets of tag and returns their block:
+// step rounded down to a multiple of Unit, and at least one Unit. A
+// session whose auto_increment_increment is not 1 (a side of a Pair)
+// takes one ticket whatever the step, since its next tickets are not
+// consecutive. tag and step are checked with segment.CheckTag and
+// segment.CheckStep.
 func (s *Store) ReserveBlock(ctx context.Context, tag string, step int64) (segment.Block, error) {
 	if err := segment.CheckTag(tag); err != nil {
 		return segment.Block{}, fmt.Errorf("mysqlstore: %w", err)
@@ -188,41 +228,54 @@ func (s *Store) ReserveBlock(ctx context.Context, tag string, step int64) (segme
 	if err := segment.CheckStep(step); err != nil {
 		return segment.Block{}, fmt.Errorf("mysqlstore: tag %q: %w", tag, err)
 	}
-	t, err := s.ticket(ctx, tag)
+	tickets := int64(1)
+	if s.increment == 1 {
+		tickets = max(step/s.opts.Unit, 1)
+	}
+	first, last, err := s.tickets(ctx, tag, tickets)
 	if err != nil {
 		return segment.Block{}, err
 	}
-	return s.block(tag, t)
+	return s.block(tag, first, last)
 }
 
 // lockTimeout bounds the wait for a tag's lock when the context has no
 // deadline.
 const lockTimeout = 30 * time.Second
 
-// ticket takes the next ticket of tag. Concurrent REPLACEs of one row can
-// deadlock in InnoDB, and the statement rolled back still uses up its
-// AUTO_INCREMENT value, a ticket no block would ever hold; so the REPLACE
-// runs under GET_LOCK on the tag's table, which the server releases when
-// the session ends, whatever happens to the client.
-func (s *Store) ticket(ctx context.Context, tag string) (int64, error) {
+// tickets takes the next n tickets of tag and returns the first and the
+// last. Concurrent REPLACEs of one row can deadlock in InnoDB, and the
+// statement rolled back still uses up its AUTO_INCREMENT value, a ticket
+// no block would ever hold; so the REPLACE runs under GET_LOCK on the
+// tag's table, which the server releases when the session ends, whatever
+// happens to the client.
+func (s *Store) tickets(ctx context.Context, tag string, n int64) (first, last int64, err error) {
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("mysqlstore: reserve a ticket for tag %q: %w", tag, err)
+		return 0, 0, fmt.Errorf("mysqlstore: reserve a ticket for tag %q: %w", tag, err)
 	}
 	stmt, err := s.replace(ctx, tag)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	t, err := s.locked(ctx, s.lockName(tag), stmt, tag)
+	first, last, err = s.locked(ctx, s.lockName(tag), stmt, tag, n)
 	if err != nil {
-		return 0, fmt.Errorf("mysqlstore: reserve a ticket for tag %q: %w", tag, err)
+		return 0, 0, fmt.Errorf("mysqlstore: reserve a ticket for tag %q: %w", tag, err)
 	}
-	return t, nil
+	return first, last, nil
 }
 
-func (s *Store) locked(ctx context.Context, lock, stmt, tag string) (ticket int64, err error) {
+// releaseTimeout bounds the release of a tag's lock.
+const releaseTimeout = 5 * time.Second
+
+// locked takes n tickets under the tag's lock: the next one by Flickr's
+// REPLACE, which lies above every ticket ever taken, and, when n > 1, the
+// n-1 after it by writing the last of them as the row's id, which moves
+// AUTO_INCREMENT past it in the same transaction. A failure of that
+// second write leaves the first ticket taken, and returns it alone.
+func (s *Store) locked(ctx context.Context, lock, stmt, tag string, n int64) (first, last int64, err error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer conn.Close()
 	wait := lockTimeout
@@ -231,22 +284,39 @@ func (s *Store) locked(ctx context.Context, lock, stmt, tag string) (ticket int6
 	}
 	var got sql.NullInt64
 	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", lock, wait.Seconds()).Scan(&got); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if !got.Valid || got.Int64 != 1 {
-		return 0, fmt.Errorf("GET_LOCK(%q) not granted within %v", lock, wait)
+		return 0, 0, fmt.Errorf("GET_LOCK(%q) not granted within %v", lock, wait)
 	}
 	defer func() {
-		if _, rerr := conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", lock); rerr != nil {
+		rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		defer cancel()
+		if _, rerr := conn.ExecContext(rctx, "DO RELEASE_LOCK(?)", lock); rerr != nil {
 			// Drop the session, and with it the lock.
 			conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
+	first, err = exec(ctx, conn, stmt, tag)
+	if err != nil || n == 1 || first < 1 || first >= math.MaxInt64/s.opts.Unit {
+		return first, first, err // block reports a first ticket past the end
+	}
+	last = first + min(n-1, math.MaxInt64/s.opts.Unit-first)
+	if _, err := exec(ctx, conn, "REPLACE INTO `"+s.Table(tag)+"` (id, stub) VALUES (?, ?)", last, tag); err != nil {
+		return first, first, nil
+	}
+	return first, last, nil
+}
+
+// exec runs stmt, again when InnoDB rolled it back for a deadlock or a
+// lock wait timeout (nothing was reserved), and returns the id it
+// inserted.
+func exec(ctx context.Context, conn *sql.Conn, stmt string, args ...any) (int64, error) {
 	for {
-		res, err := conn.ExecContext(ctx, stmt, tag)
+		res, err := conn.ExecContext(ctx, stmt, args...)
 		var myErr *mysql.MySQLError
 		if errors.As(err, &myErr) && (myErr.Number == 1213 || myErr.Number == 1205) && ctx.Err() == nil {
-			continue // deadlock or lock wait timeout: rolled back, nothing reserved
+			continue
 		}
 		if err != nil {
 			return 0, err
@@ -255,13 +325,13 @@ func (s *Store) locked(ctx context.Context, lock, stmt, tag string) (ticket int6
 	}
 }
 
-// block returns the block of ticket t.
-func (s *Store) block(tag string, t int64) (segment.Block, error) {
+// block returns the block of tickets first through last.
+func (s *Store) block(tag string, first, last int64) (segment.Block, error) {
 	u := s.opts.Unit
-	if t < 1 || t > math.MaxInt64/u {
-		return segment.Block{}, fmt.Errorf("%w: mysqlstore: tag %q: ticket %d of %d IDs would pass 2^63-1", segment.ErrExhausted, tag, uint64(t), u)
+	if first < 1 || first > math.MaxInt64/u {
+		return segment.Block{}, fmt.Errorf("%w: mysqlstore: tag %q: ticket %d of %d IDs would pass 2^63-1", segment.ErrExhausted, tag, uint64(first), u)
 	}
-	return segment.Block{First: (t-1)*u + 1, Last: t * u}, nil
+	return segment.Block{First: (first-1)*u + 1, Last: last * u}, nil
 }
 
 // Close closes the connections if Open made them.

@@ -88,8 +88,8 @@ func TestTickets(t *testing.T) {
 		require.NoError(t, err)
 		got = append(got, b)
 	}
-	assert.Equal(t, []segment.Block{{First: 1, Last: 1000}, {First: 1001, Last: 2000}, {First: 2001, Last: 3000}}, got,
-		"every step rounds to the unit")
+	assert.Equal(t, []segment.Block{{First: 1, Last: 1000}, {First: 1001, Last: 6000}, {First: 6001, Last: 7000}}, got,
+		"a step rounds down to a multiple of the unit, and up to one unit")
 
 	// The table is Flickr's: one row, the last ticket, the stub.
 	var id int64
@@ -98,7 +98,7 @@ func TestTickets(t *testing.T) {
 	table := s.Table("orders")
 	require.NoError(t, db.QueryRow("SELECT COUNT(*), MAX(id), MAX(stub) FROM `"+table+"`").Scan(&rows, &id, &stub))
 	assert.Equal(t, 1, rows)
-	assert.Equal(t, int64(3), id)
+	assert.Equal(t, int64(7), id)
 	assert.Equal(t, "orders", stub)
 
 	// A store of another unit refuses the table; one of the same unit
@@ -110,7 +110,40 @@ func TestTickets(t *testing.T) {
 	same := open(t, dsn, mysqlstore.Options{})
 	b, err := same.ReserveBlock(ctx, "orders", 1)
 	require.NoError(t, err)
-	assert.Equal(t, segment.Block{First: 3001, Last: 4000}, b)
+	assert.Equal(t, segment.Block{First: 7001, Last: 8000}, b)
+
+	// A plain REPLACE, as another client of the table would run it, lands
+	// above every ticket taken, the ones a step skipped over included.
+	_, err = db.Exec("REPLACE INTO `"+table+"` (stub) VALUES ('orders')")
+	require.NoError(t, err)
+	require.NoError(t, db.QueryRow("SELECT id FROM `"+table+"`").Scan(&id))
+	assert.Equal(t, int64(9), id)
+	b, err = same.ReserveBlock(ctx, "orders", 2500)
+	require.NoError(t, err)
+	assert.Equal(t, segment.Block{First: 9001, Last: 11000}, b)
+}
+
+// TestStepNearTheEnd: a step of several tickets stops at the last ticket
+// whose block fits below 2^63, and the next reservation is refused.
+func TestStepNearTheEnd(t *testing.T) {
+	t.Parallel()
+	dsn, db := newDatabase(t)
+	ctx := context.Background()
+	const unit = 1 << 31
+	s := open(t, dsn, mysqlstore.Options{Unit: unit})
+	last := int64(math.MaxInt64 / unit) // the last ticket whose block fits
+	for _, start := range []int64{last - 1, last} {
+		tag := "t" + itoa(start)
+		_, err := s.ReserveBlock(ctx, tag, 1)
+		require.NoError(t, err)
+		_, err = db.Exec("ALTER TABLE `" + s.Table(tag) + "` AUTO_INCREMENT = " + itoa(start))
+		require.NoError(t, err)
+		b, err := s.ReserveBlock(ctx, tag, 2*unit) // two tickets
+		require.NoError(t, err)
+		assert.Equal(t, segment.Block{First: (start-1)*unit + 1, Last: last * unit}, b, "from ticket %d", start)
+		_, err = s.ReserveBlock(ctx, tag, 2*unit)
+		assert.ErrorIs(t, err, segment.ErrExhausted, "from ticket %d", start)
+	}
 }
 
 func TestExhausted(t *testing.T) {
