@@ -1,9 +1,10 @@
 package compare
 
 import (
-	"os"
 	"testing"
 	"time"
+
+	"github.com/idkit/idkit/internal/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,11 +14,7 @@ import (
 // test with one line saying how to enable it.
 func serverDSN(t *testing.T, env string) string {
 	t.Helper()
-	dsn := os.Getenv(env)
-	if dsn == "" {
-		t.Skipf("%s not set; set it (as .ci/run does) to run this test against a real server", env)
-	}
-	return dsn
+	return testenv.Server(t, env, "database server", "(as .ci/run does)")
 }
 
 // engineOptions returns options that run only the embedded bbolt and the

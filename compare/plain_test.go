@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/internal/testenv"
+
 	"github.com/go-sql-driver/mysql"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -40,10 +42,7 @@ func uuidKeys(t *testing.T, n int) keySet {
 // output, or skips when the client is not installed.
 func client(t *testing.T, script string, name string, args ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		t.Skipf("no %s on PATH: install the server's client to run this test", name)
-	}
+	bin := testenv.Tool(t, name, "install the server's client to run this test")
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin = strings.NewReader(script)
 	out, err := cmd.CombinedOutput()

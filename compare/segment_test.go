@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/internal/testenv"
+
 	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -86,10 +88,7 @@ func TestSegmentScratchRemoved(t *testing.T) {
 		check(t, sc, func() bool { _, err := os.Stat(sc.where); return errors.Is(err, fs.ErrNotExist) })
 	})
 	t.Run("mysql", func(t *testing.T) {
-		dsn := os.Getenv(EnvMySQLDSN)
-		if dsn == "" {
-			t.Skipf("set %s to test the MariaDB row", EnvMySQLDSN)
-		}
+		dsn := testenv.Server(t, EnvMySQLDSN, "MariaDB", "'root@tcp(127.0.0.1:3306)/test'")
 		sc, err := openMySQLScratch(dsn)
 		require.NoError(t, err)
 		cfg, err := mysql.ParseDSN(dsn)
@@ -115,10 +114,7 @@ func TestSegmentScratchRemoved(t *testing.T) {
 		})
 	})
 	t.Run("redis", func(t *testing.T) {
-		addr := os.Getenv(EnvRedisAddr)
-		if addr == "" {
-			t.Skipf("set %s to test the Redis rows", EnvRedisAddr)
-		}
+		addr := testenv.Server(t, EnvRedisAddr, "Redis", "127.0.0.1:6379")
 		s, tag, err := openRedisScratch(addr)
 		require.NoError(t, err)
 		c := redis.NewClient(&redis.Options{Addr: addr})

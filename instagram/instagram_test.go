@@ -4,9 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/idkit/idkit/internal/testenv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
@@ -24,10 +25,7 @@ const envDSN = "IDKIT_POSTGRES_DSN"
 // connection and the schema.
 func install(t *testing.T, shard int) (*pgx.Conn, string) {
 	t.Helper()
-	dsn := os.Getenv(envDSN)
-	if dsn == "" {
-		t.Skip("no PostgreSQL: set " + envDSN + "=postgres://postgres@127.0.0.1:5432/test to run")
-	}
+	dsn := testenv.Server(t, envDSN, "PostgreSQL", "postgres://postgres@127.0.0.1:5432/test")
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/internal/testenv"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -134,9 +136,7 @@ func TestCompareEngineWithoutServer(t *testing.T) {
 func TestCompareServers(t *testing.T) {
 	t.Parallel()
 	for _, env := range []string{compare.EnvPostgresDSN, compare.EnvMySQLDSN} {
-		if os.Getenv(env) == "" {
-			t.Skipf("%s not set; set it (as .ci/run does) to run compare against a real server", env)
-		}
+		testenv.Server(t, env, "database server", "(as .ci/run does)")
 	}
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := idkit("compare", "-n", "3000", "--schemes", "counter,traceid,uuidv4",

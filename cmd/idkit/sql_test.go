@@ -4,8 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
+
+	"github.com/idkit/idkit/internal/testenv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
@@ -58,10 +59,7 @@ func TestSQLUsage(t *testing.T) {
 // inspect.
 func TestSQLInstagramInstalls(t *testing.T) {
 	t.Parallel()
-	dsn := os.Getenv("IDKIT_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("no PostgreSQL: set IDKIT_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test to run")
-	}
+	dsn := testenv.Server(t, "IDKIT_POSTGRES_DSN", "PostgreSQL", "postgres://postgres@127.0.0.1:5432/test")
 	b := make([]byte, 6)
 	rand.Read(b)
 	schema := "idkit_cli_insta_" + hex.EncodeToString(b)

@@ -6,11 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/idkit/idkit/internal/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,11 +72,7 @@ func Suffix(t testing.TB) string {
 // "no Redis: set IDKIT_REDIS_ADDR=127.0.0.1:6379 to run".
 func Server(t testing.TB, env, what, example string) string {
 	t.Helper()
-	addr := os.Getenv(env)
-	if addr == "" {
-		t.Skip("no " + what + ": set " + env + "=" + example + " to run")
-	}
-	return addr
+	return testenv.Server(t, env, what, example)
 }
 
 func reserve(t *testing.T, s segment.BlockStore, tag string, step int64) segment.Block {
