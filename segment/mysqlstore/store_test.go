@@ -114,7 +114,7 @@ func TestTickets(t *testing.T) {
 
 	// A plain REPLACE, as another client of the table would run it, lands
 	// above every ticket taken, the ones a step skipped over included.
-	_, err = db.Exec("REPLACE INTO `"+table+"` (stub) VALUES ('orders')")
+	_, err = db.Exec("REPLACE INTO `" + table + "` (stub) VALUES ('orders')")
 	require.NoError(t, err)
 	require.NoError(t, db.QueryRow("SELECT id FROM `"+table+"`").Scan(&id))
 	assert.Equal(t, int64(9), id)
