@@ -72,6 +72,11 @@ const (
 	EnvStep    = "IDKIT_SEGMENT_STEP"     // Options.Step
 	EnvMinStep = "IDKIT_SEGMENT_MIN_STEP" // Options.MinStep
 	EnvMaxStep = "IDKIT_SEGMENT_MAX_STEP" // Options.MaxStep
+	// EnvProgress names a file of two big-endian uint64s that the child
+	// rewrites around every reservation: the reservations started and
+	// those returned. The page cache keeps them through a SIGKILL, so the
+	// test can tell whether a kill landed during a reservation.
+	EnvProgress = "IDKIT_SEGMENT_PROGRESS"
 )
 
 // ready is what a child prints on its standard output once it has issued
@@ -115,6 +120,13 @@ func runChild(open func() (segment.BlockStore, error)) error {
 	if o.Store, err = open(); err != nil {
 		return fmt.Errorf("open the store: %w", err)
 	}
+	if path := os.Getenv(EnvProgress); path != "" {
+		p, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		o.Store = &progressStore{BlockStore: o.Store, f: p}
+	}
 	a, err := segment.New(context.Background(), o)
 	if err != nil {
 		return err
@@ -150,6 +162,35 @@ func runChild(open func() (segment.BlockStore, error)) error {
 	return f.Close()
 }
 
+// progressStore counts the reservations of the store it wraps in a file
+// (EnvProgress) as they start and as they return.
+type progressStore struct {
+	segment.BlockStore
+	f *os.File
+
+	mu                sync.Mutex
+	started, returned uint64
+}
+
+func (p *progressStore) ReserveBlock(ctx context.Context, tag string, step int64) (segment.Block, error) {
+	p.record(1, 0)
+	defer p.record(0, 1)
+	return p.BlockStore.ReserveBlock(ctx, tag, step)
+}
+
+// record adds to the counts and writes both with one pwrite, which a kill
+// cannot cut in two.
+func (p *progressStore) record(started, returned uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.started += started
+	p.returned += returned
+	var buf [16]byte
+	binary.BigEndian.PutUint64(buf[:8], p.started)
+	binary.BigEndian.PutUint64(buf[8:], p.returned)
+	_, _ = p.f.WriteAt(buf[:], 0)
+}
+
 func envInt(name string) (int64, error) {
 	s := os.Getenv(name)
 	if s == "" {
@@ -164,8 +205,9 @@ func envInt(name string) (int64, error) {
 
 // child is one child process started by a test.
 type child struct {
-	cmd    *exec.Cmd
-	out    string        // the file of its IDs
+	cmd      *exec.Cmd
+	out      string        // the file of its IDs
+	progress string        // its EnvProgress file
 	stderr *bytes.Buffer // what it wrote on standard error
 	ready  chan struct{} // closed once it printed ready
 	done   chan struct{} // closed once it exited
@@ -175,18 +217,21 @@ type child struct {
 // start starts a child issuing count IDs (0: until killed) for tag.
 func start(t *testing.T, tag string, count int, env []string) *child {
 	t.Helper()
-	out, err := os.CreateTemp(t.TempDir(), "ids-*")
-	require.NoError(t, err)
-	require.NoError(t, out.Close())
+	dir := t.TempDir()
+	out, progress := dir+"/ids", dir+"/progress"
+	for _, name := range []string{out, progress} {
+		require.NoError(t, os.WriteFile(name, nil, 0o644))
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
 		EnvChild+"=1",
 		EnvTag+"="+tag,
 		EnvCount+"="+strconv.Itoa(count),
-		EnvOut+"="+out.Name(),
+		EnvOut+"="+out,
+		EnvProgress+"="+progress,
 	)
 	cmd.Env = append(cmd.Env, env...) // later entries win
-	c := &child{cmd: cmd, out: out.Name(), stderr: new(bytes.Buffer), ready: make(chan struct{}), done: make(chan struct{})}
+	c := &child{cmd: cmd, out: out, progress: progress, stderr: new(bytes.Buffer), ready: make(chan struct{}), done: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{w: c.stderr}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -246,6 +291,18 @@ func (c *child) ids(t *testing.T) []int64 {
 	return ids
 }
 
+// reserving reports whether the child was in the middle of a reservation
+// when it ended: one had started and not returned.
+func (c *child) reserving(t *testing.T) bool {
+	t.Helper()
+	data, err := os.ReadFile(c.progress)
+	require.NoError(t, err)
+	if len(data) < 16 {
+		return false // it ended before its first reservation
+	}
+	return binary.BigEndian.Uint64(data[:8]) > binary.BigEndian.Uint64(data[8:])
+}
+
 // Processes runs procs child processes at once, each issuing perProc IDs
 // for one new tag, and checks that each got them all, every ID positive
 // and strictly increasing within the process, and no ID in two processes.
@@ -289,8 +346,36 @@ func Processes(t *testing.T, procs, perProc int, env ...string) [][]int64 {
 // processes, and every ID of a round above every ID of the rounds before
 // (a restarted process reserves new blocks). Unless env says otherwise the
 // children use small steps (10 to 200), so that kills often land in a
-// reservation. It skips the test under -short.
+// reservation; the test fails if none did. It skips the test under
+// -short.
 func KillLoop(t *testing.T, rounds int, env ...string) {
+	t.Helper()
+	killLoop(t, rounds, nil, env)
+}
+
+// RestartLoop is KillLoop with the store's server crashed too: in each
+// round, once the children issue, restart crashes the server and starts
+// it again, returning when it answers. The test fails if no crash began
+// while a child had a reservation in flight. Children that fail while it is
+// down end on their own; the others are killed after the restart. The
+// checks are KillLoop's, so a server that loses a committed reservation
+// in its crash fails the test.
+func RestartLoop(t *testing.T, rounds int, restart func(t *testing.T), env ...string) {
+	t.Helper()
+	killLoop(t, rounds, restart, env)
+}
+
+// RestartServers skips t unless IDKIT_RESTART_SERVERS=1: a test that
+// crashes the machine's own database server must run with nothing else
+// using it, as the server-restart step of .ci/run runs it.
+func RestartServers(t *testing.T) {
+	t.Helper()
+	if os.Getenv("IDKIT_RESTART_SERVERS") != "1" {
+		t.Skip("crashes the machine's database server; set IDKIT_RESTART_SERVERS=1 to run it with nothing else using the server")
+	}
+}
+
+func killLoop(t *testing.T, rounds int, restart func(t *testing.T), env []string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs processes")
@@ -302,20 +387,27 @@ func KillLoop(t *testing.T, rounds int, env ...string) {
 	env = append([]string{EnvStep + "=10", EnvMinStep + "=10", EnvMaxStep + "=200"}, env...)
 	var all [][]int64
 	var below int64 // the highest ID of the rounds before
-	kills, issued := 0, 0
+	kills, reserving, failed, issued := 0, 0, 0, 0
+	crashes := 0 // server crashes with a reservation in flight
 	for round := range rounds {
 		children := []*child{start(t, tag, 0, env), start(t, tag, 0, env)}
-		early := r.IntN(4) == 0 // kill before the first ID, maybe in New
+		early := restart == nil && r.IntN(4) == 0 // kill before the first ID, maybe in New
 		if !early {
 			for p, c := range children {
 				select {
 				case <-c.ready:
 				case <-c.done:
 					t.Fatalf("round %d, process %d: exited before issuing: %v: %s", round, p, c.err, c.errText())
-				case <-time.After(time.Minute):
-					t.Fatalf("round %d, process %d: no ID within a minute", round, p)
+				case <-time.After(testwait.Bound):
+					t.Fatalf("round %d, process %d: no ID within %v", round, p, testwait.Bound)
 				}
 			}
+		}
+		if restart != nil {
+			if slices.ContainsFunc(children, func(c *child) bool { return c.reserving(t) }) {
+				crashes++
+			}
+			restart(t)
 		}
 		time.Sleep(time.Duration(r.IntN(30_000)) * time.Microsecond)
 		for _, c := range children {
@@ -323,12 +415,19 @@ func KillLoop(t *testing.T, rounds int, env ...string) {
 		}
 		var highest int64
 		for p, c := range children {
-			<-c.done
+			testwait.Recv(t, c.done, fmt.Sprintf("end of process %d of round %d", p, round))
 			var exit *exec.ExitError
-			if !errors.As(c.err, &exit) || exit.ExitCode() != -1 {
+			switch {
+			case errors.As(c.err, &exit) && exit.ExitCode() == -1:
+				kills++
+				if c.reserving(t) {
+					reserving++
+				}
+			case restart != nil && errors.As(c.err, &exit) && exit.ExitCode() == 1:
+				failed++ // it gave up while the server was down
+			default:
 				t.Fatalf("round %d, process %d: want killed, got %v: %s", round, p, c.err, c.errText())
 			}
-			kills++
 			ids := c.ids(t)
 			requireIncreasing(t, ids, fmt.Sprintf("round %d, process %d", round, p))
 			if len(ids) > 0 {
@@ -342,7 +441,13 @@ func KillLoop(t *testing.T, rounds int, env ...string) {
 	}
 	requireDistinct(t, all)
 	require.Positive(t, issued, "no process issued an ID before it was killed")
-	t.Logf("%d IDs in %d processes killed; the highest %d", issued, kills, below)
+	t.Logf("%d IDs in %d processes killed (%d of them during a reservation); the highest %d", issued, kills, reserving, below)
+	if restart == nil {
+		require.Positive(t, reserving, "no kill of %d landed during a reservation: the loop did not test what it is for", kills)
+	} else {
+		t.Logf("%d processes failed with the server down; %d of %d server crashes began with a reservation in flight", failed, crashes, rounds)
+		require.Positive(t, crashes, "no server crash of %d began with a reservation in flight: the loop did not test what it is for", rounds)
+	}
 }
 
 // requireIncreasing checks that ids are positive and strictly

@@ -1,7 +1,14 @@
 package segmenttest
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testwait"
 
 	"github.com/stretchr/testify/assert"
 
@@ -34,4 +41,39 @@ func TestRecorder(t *testing.T) {
 	}{{9, false}, {10, true}, {19, true}, {20, false}, {40, true}, {41, false}} {
 		assert.Equal(t, tt.want, r.holds(segment.ID(tt.id)), "ID %d", tt.id)
 	}
+}
+
+// blockingStore returns a block once release is closed.
+type blockingStore struct{ entered, release chan struct{} }
+
+func (s blockingStore) ReserveBlock(context.Context, string, int64) (segment.Block, error) {
+	s.entered <- struct{}{}
+	<-s.release
+	return segment.Block{First: 1, Last: 10}, nil
+}
+
+// TestProgress: the progress file tells a reservation in flight from
+// none, as the kill loops read it after a kill.
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "progress")
+	require.NoError(t, os.WriteFile(path, nil, 0o644))
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	c := &child{progress: path}
+	assert.False(t, c.reserving(t), "before any reservation")
+
+	s := blockingStore{entered: make(chan struct{}), release: make(chan struct{})}
+	p := &progressStore{BlockStore: s, f: f}
+	done := make(chan error)
+	go func() {
+		_, err := p.ReserveBlock(context.Background(), "t", 10)
+		done <- err
+	}()
+	testwait.Recv(t, s.entered, "the reservation to start")
+	assert.True(t, c.reserving(t), "during a reservation")
+	close(s.release)
+	require.NoError(t, testwait.Recv(t, done, "the reservation to return"))
+	assert.False(t, c.reserving(t), "after it returned")
 }

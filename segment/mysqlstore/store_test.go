@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"math"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/idkit/idkit/internal/etcdtest"
 	"github.com/idkit/idkit/internal/segmenttest"
 	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/mysqlstore"
 )
@@ -217,6 +221,27 @@ func TestProcesses(t *testing.T) {
 func TestKillLoop(t *testing.T) {
 	dsn, _ := newDatabase(t)
 	segmenttest.KillLoop(t, 15, envDSN+"="+dsn)
+}
+
+// TestServerRestart: processes issue IDs while MariaDB itself is killed
+// with SIGKILL and started again with the machine's command, five times;
+// no ID repeats and every round starts above the rounds before. It runs
+// only in the server-restart step of .ci/run.
+func TestServerRestart(t *testing.T) {
+	segmenttest.RestartServers(t)
+	dsn, db := newDatabase(t)
+	restart := func(t *testing.T) {
+		out, err := exec.Command("pidof", "mariadbd").Output()
+		require.NoError(t, err, "pidof mariadbd")
+		pid, err := strconv.Atoi(strings.Fields(string(out))[0])
+		require.NoError(t, err)
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		testwait.Until(t, func() bool { return syscall.Kill(pid, 0) != nil }, "mariadbd gone after SIGKILL")
+		out, err = exec.Command("start-stop-daemon", "--start", "--oknodo", "--background", "--exec", "/usr/sbin/mariadbd").CombinedOutput()
+		require.NoError(t, err, "start mariadbd: %s", out)
+		testwait.Until(t, func() bool { return db.Ping() == nil }, "MariaDB answering after its restart")
+	}
+	segmenttest.RestartLoop(t, 5, restart, envDSN+"="+dsn)
 }
 
 func TestOutage(t *testing.T) {

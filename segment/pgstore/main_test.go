@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/idkit/idkit/internal/etcdtest"
 	"github.com/idkit/idkit/internal/segmenttest"
 	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/pgstore"
 )
@@ -47,6 +49,26 @@ func TestProcesses(t *testing.T) {
 func TestKillLoop(t *testing.T) {
 	_, schema, _ := newSchema(t)
 	segmenttest.KillLoop(t, 15, envTable+"="+schema+".blocks")
+}
+
+// TestServerRestart: processes issue IDs while PostgreSQL itself
+// crashes (an immediate shutdown, which skips the checkpoint) and starts
+// again, five times; no ID repeats and every round starts above the
+// rounds before. It runs only in the server-restart step of .ci/run.
+func TestServerRestart(t *testing.T) {
+	segmenttest.RestartServers(t)
+	_, schema, pool := newSchema(t)
+	versions, err := os.ReadDir("/etc/postgresql")
+	require.NoError(t, err, "pg_ctlcluster's clusters")
+	require.Len(t, versions, 1, "one PostgreSQL version in /etc/postgresql")
+	restart := func(t *testing.T) {
+		out, err := exec.Command("pg_ctlcluster", "--skip-systemctl-redirect", versions[0].Name(), "main",
+			"restart", "-m", "immediate").CombinedOutput()
+		require.NoError(t, err, "pg_ctlcluster restart: %s", out)
+		pool.Reset() // its connections died with the server
+		testwait.Until(t, func() bool { return pool.Ping(context.Background()) == nil }, "PostgreSQL answering after its restart")
+	}
+	segmenttest.RestartLoop(t, 5, restart, envTable+"="+schema+".blocks")
 }
 
 // TestOutage: with the connection to the server cut, an allocator issues

@@ -204,6 +204,20 @@ func TestKillLoop(t *testing.T) {
 	segmenttest.KillLoop(t, 15, envAddr+"="+addr, envPrefix+"="+prefix)
 }
 
+// TestServerRestart: processes issue IDs while a Redis of the test's own,
+// with appendfsync always, is killed with SIGKILL and started again, five
+// times; no ID repeats and every round starts above the rounds before.
+func TestServerRestart(t *testing.T) {
+	s := startOwnServer(t, "--appendonly", "yes", "--appendfsync", "always")
+	addr := s.addr
+	restart := func(t *testing.T) {
+		s.kill()
+		s.start()
+		require.Equal(t, addr, s.addr, "the restarted server took another port; the children cannot follow it")
+	}
+	segmenttest.RestartLoop(t, 5, restart, envAddr+"="+addr, envPrefix+"=idkit_restart:")
+}
+
 func TestOutage(t *testing.T) {
 	t.Parallel()
 	addr, prefix, _ := newPrefix(t)
