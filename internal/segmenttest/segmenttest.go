@@ -208,10 +208,10 @@ type child struct {
 	cmd      *exec.Cmd
 	out      string        // the file of its IDs
 	progress string        // its EnvProgress file
-	stderr *bytes.Buffer // what it wrote on standard error
-	ready  chan struct{} // closed once it printed ready
-	done   chan struct{} // closed once it exited
-	err    error         // how it exited, set before done is closed
+	stderr   *bytes.Buffer // what it wrote on standard error
+	ready    chan struct{} // closed once it printed ready
+	done     chan struct{} // closed once it exited
+	err      error         // how it exited, set before done is closed
 }
 
 // start starts a child issuing count IDs (0: until killed) for tag.
