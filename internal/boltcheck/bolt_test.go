@@ -38,6 +38,22 @@ func boltFile(tb testing.TB, pageSize int, noFreelistSync bool, steps ...func(*b
 	return data
 }
 
+// tempFile writes data to a file, grows it to size bytes if that is
+// larger (sparsely: the hole costs no disk), and returns it open for
+// reading.
+func tempFile(tb testing.TB, data []byte, size int64) *os.File {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "check.db")
+	require.NoError(tb, os.WriteFile(path, data, 0o600))
+	if size > int64(len(data)) {
+		require.NoError(tb, os.Truncate(path, size))
+	}
+	f, err := os.Open(path)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
 // fill returns a step that puts n keys of the given value size into
 // the bucket at path (created as needed), keys prefixed with name.
 func fill(name string, n, valueSize int, path ...string) func(*bbolt.Tx) error {
@@ -199,7 +215,7 @@ type inspection struct {
 }
 
 func inspect(data []byte) inspection {
-	c := checker{data: data, all: true}
+	c := checker{r: bytes.NewReader(data), size: uint64(len(data)), all: true}
 	c.check()
 	in := inspection{findings: c.findings, safe: true}
 	for _, f := range c.findings {
@@ -236,10 +252,14 @@ func (in inspection) String() string {
 // meta returns the offset of the meta page bbolt uses, and the page size.
 func metaOf(tb testing.TB, data []byte) (off, pageSize uint64) {
 	tb.Helper()
-	ps, ok := findPageSize(data)
+	c := checker{r: bytes.NewReader(data), size: uint64(len(data))}
+	ps, ok, err := c.findPageSize()
+	require.NoError(tb, err)
 	require.True(tb, ok)
-	m0, _ := readMeta(data, 0)
-	m1, ok1 := readMeta(data, ps)
+	m0, _, err := c.readMeta(0, &c.metas[0])
+	require.NoError(tb, err)
+	m1, ok1, err := c.readMeta(ps, &c.metas[1])
+	require.NoError(tb, err)
 	if ok1 && m1.txid > m0.txid {
 		return ps, ps
 	}

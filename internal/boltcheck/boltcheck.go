@@ -11,6 +11,14 @@
 // the meta page bbolt will pick, every page reachable from it, and the
 // freelist.
 //
+// File reads those pages with ReadAt, never the file whole: a check reads
+// the pages that the meta page reaches and the freelist lists, and holds a
+// byte per page below the high water mark and the pages on one path from
+// the root, so its cost grows with the high water mark, not with the
+// file's size (a sparse tail past it costs nothing). A file whose high
+// water mark lies past MaxSize is refused with ErrTooLarge before its tree
+// is read.
+//
 // It holds to what bbolt's Tx.Check demands (each page reached once, keys
 // in order within and across pages, no page both reachable and free, none
 // below the high water mark neither) and adds precautions that Tx.Check
@@ -47,8 +55,19 @@ import (
 	"os"
 )
 
-// ErrStructure is the error that every rejection wraps.
-var ErrStructure = errors.New("bad structure")
+var (
+	// ErrStructure is the error that every rejection wraps.
+	ErrStructure = errors.New("bad structure")
+	// ErrTooLarge is the rejection of a file that needs more than
+	// MaxSize bytes checked. It wraps ErrStructure.
+	ErrTooLarge = fmt.Errorf("%w: too large", ErrStructure)
+)
+
+// MaxSize bounds the bytes a check reads: the pages below a file's high
+// water mark, where every page bbolt uses or may hand out lies. A launch
+// log holds kilobytes to megabytes; 1 GiB leaves room for any of them
+// and bounds the time and memory of a check of a damaged one.
+const MaxSize = 1 << 30
 
 // Format constants, from bbolt's internal/common (types.go, page.go,
 // meta.go, bucket.go).
@@ -74,27 +93,32 @@ const (
 	maxDepth    = 64      // deeper nesting of pages and buckets is rejected
 )
 
-// File reads the locked file f whole and checks its structure. An empty
-// file is one bbolt is about to create, and passes.
+// File checks the structure of the locked file f as Bytes does, reading
+// only the pages the check needs. An empty file is one bbolt is about to
+// create, and passes. An error reading f is returned wrapped.
 func File(f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil || fi.Size() == 0 {
 		return err
 	}
-	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	return Bytes(data)
+	return verify(f, fi.Size())
 }
 
 // Bytes checks that data is a bbolt file whose current tree and freelist
 // are consistent. The error wraps ErrStructure and names the first
 // problem found.
 func Bytes(data []byte) error {
-	c := checker{data: data}
+	return verify(bytes.NewReader(data), int64(len(data)))
+}
+
+// verify checks the file of size bytes that r reads.
+func verify(r io.ReaderAt, size int64) error {
+	c := checker{r: r, size: uint64(size)}
 	c.check()
-	if len(c.findings) > 0 {
+	switch {
+	case c.readErr != nil:
+		return c.readErr
+	case len(c.findings) > 0:
 		return c.findings[0].err
 	}
 	return nil
@@ -144,24 +168,40 @@ type span struct{ first, last uint64 }
 // reach instead of stopping at the first one (for the tests, which compare
 // its findings with bbolt's verdict).
 type checker struct {
-	data     []byte
+	r        io.ReaderAt
+	size     uint64 // bytes in the file
 	all      bool
 	findings []finding
+	readErr  error // a failed read, which ends the walk
 
 	pageSize uint64
 	pages    uint64 // whole pages in the file
 	hwm      uint64 // the meta page's high water mark
 	root     uint64 // root page of the root bucket
 	freelist uint64 // freelist page, or noFreelist
-	state    []pageState
-	path     []span // pages from the root to the page being walked
+	metas    [2][headerSize + metaSize]byte
+	state    []pageState // by page id, up to the high water mark (MaxSize with all)
+	path     []span      // pages from the root to the page being walked
+	bufs     [][]byte    // by depth, the page being walked there
 }
 
 // report records a finding and returns the error that ends the walk: the
 // finding itself unless all findings are wanted; then nil, or errStop for
 // a hazard.
 func (c *checker) report(k kind, format string, args ...any) error {
-	err := fmt.Errorf("%w: "+format, append([]any{ErrStructure}, args...)...)
+	return c.record(k, fmt.Errorf("%w: "+format, append([]any{ErrStructure}, args...)...))
+}
+
+// tooLarge records that what the file asks for takes n bytes, more than
+// MaxSize, and ends the walk.
+func (c *checker) tooLarge(n uint64, format string, args ...any) error {
+	err := fmt.Errorf("%w: "+format+", %d bytes, more than MaxSize (%d bytes)", append(append([]any{ErrTooLarge}, args...), n, MaxSize)...)
+	return c.record(hazard, err)
+}
+
+// record records finding err of kind k and returns the error that ends
+// the walk, as report does.
+func (c *checker) record(k kind, err error) error {
 	c.findings = append(c.findings, finding{k, err})
 	switch {
 	case !c.all:
@@ -181,13 +221,48 @@ func (c *checker) fail(k kind, format string, args ...any) error {
 	return errStop
 }
 
+// read fills b from offset off of the file. A failed or short read ends
+// the walk.
+func (c *checker) read(b []byte, off uint64) error {
+	n, err := c.r.ReadAt(b, int64(off))
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	c.readErr = fmt.Errorf("boltcheck: read %d bytes at offset %d: %w", len(b), off, err)
+	return errStop
+}
+
+// buf returns n bytes to read a page into at depth, keeping the bytes
+// already there: the walk holds at most one page per depth, the pages
+// from the root to the one being walked.
+func (c *checker) buf(depth int, n uint64) []byte {
+	for len(c.bufs) <= depth {
+		c.bufs = append(c.bufs, nil)
+	}
+	b := c.bufs[depth]
+	if uint64(cap(b)) < n {
+		b = append(make([]byte, 0, n), b...)
+	}
+	c.bufs[depth] = b[:n]
+	return c.bufs[depth]
+}
+
 // check runs the walk: meta page, tree, freelist, and then the pages that
 // none of them reached.
 func (c *checker) check() {
 	if err := c.meta(); err != nil {
 		return
 	}
-	c.state = make([]pageState, c.pages)
+	// Only a walk that collects every finding goes on past the high
+	// water mark; page keeps it below MaxSize.
+	n := c.hwm
+	if c.all {
+		n = min(c.pages, MaxSize/c.pageSize)
+	}
+	c.state = make([]pageState, n)
 	c.path = make([]span, 0, 8)
 	c.state[0], c.state[1] = metaPage, metaPage
 	if err := c.rootBucket(); err != nil {
@@ -199,14 +274,25 @@ func (c *checker) check() {
 	_ = c.unaccounted()
 }
 
-// readMeta decodes the meta page at off if bbolt would accept it: magic,
-// version and checksum right. Like bbolt, it does not look at the fields'
-// values here.
-func readMeta(data []byte, off uint64) (m struct{ pageSize, root, freelist, hwm, txid uint64 }, ok bool) {
-	if off+headerSize+metaSize > uint64(len(data)) {
-		return m, false
+// metaFields holds the fields of a meta page that the walk uses.
+type metaFields struct{ pageSize, root, freelist, hwm, txid uint64 }
+
+// readMeta reads the page header and meta at off into b and decodes them
+// if bbolt would accept them: magic, version and checksum right. Like
+// bbolt, it does not look at the fields' values here.
+func (c *checker) readMeta(off uint64, b *[headerSize + metaSize]byte) (m metaFields, ok bool, err error) {
+	if off+headerSize+metaSize > c.size {
+		return m, false, nil
 	}
-	b := data[off+headerSize : off+headerSize+metaSize]
+	if err := c.read(b[:], off); err != nil {
+		return m, false, err
+	}
+	m, ok = decodeMeta(b[headerSize:])
+	return m, ok, nil
+}
+
+// decodeMeta decodes the meta b if bbolt would accept it.
+func decodeMeta(b []byte) (m metaFields, ok bool) {
 	ne := binary.NativeEndian
 	h := fnv.New64a()
 	h.Write(b[:56])
@@ -225,23 +311,23 @@ func readMeta(data []byte, off uint64) (m struct{ pageSize, root, freelist, hwm,
 // from the first meta page if the file holds 4 KiB and it is valid, else
 // from the first valid meta page at 1 KiB, 2 KiB, ... 16 MiB that lies
 // more than 1 KiB before the end of the file.
-func findPageSize(data []byte) (uint64, bool) {
-	n := uint64(len(data))
-	if n >= 0x1000 {
-		if m, ok := readMeta(data, 0); ok {
-			return m.pageSize, true
+func (c *checker) findPageSize() (uint64, bool, error) {
+	b := &c.metas[0]
+	if c.size >= 0x1000 {
+		if m, ok, err := c.readMeta(0, b); ok || err != nil {
+			return m.pageSize, ok, err
 		}
 	}
 	for i := range 15 {
 		pos := uint64(1024) << i
-		if pos+1024 >= n {
+		if pos+1024 >= c.size {
 			break
 		}
-		if m, ok := readMeta(data, pos); ok {
-			return m.pageSize, true
+		if m, ok, err := c.readMeta(pos, b); ok || err != nil {
+			return m.pageSize, ok, err
 		}
 	}
-	return 0, false
+	return 0, false, nil
 }
 
 // meta picks the meta page bbolt will use (of the two at pages 0 and 1,
@@ -249,7 +335,10 @@ func findPageSize(data []byte) (uint64, bool) {
 // checks its page size and high water mark against the file, so that the
 // walk reads the tree and freelist that bbolt is about to read.
 func (c *checker) meta() error {
-	ps, ok := findPageSize(c.data)
+	ps, ok, err := c.findPageSize()
+	if err != nil {
+		return err
+	}
 	if !ok {
 		// bbolt's Open fails too, before it reads a page.
 		return c.fail(structural, "no valid meta page")
@@ -257,12 +346,18 @@ func (c *checker) meta() error {
 	if ps < minPageSize || ps > maxPageSize || ps&(ps-1) != 0 {
 		return c.fail(hazard, "page size %d, want a power of two in %d..=%d", ps, minPageSize, maxPageSize)
 	}
-	c.pageSize, c.pages = ps, uint64(len(c.data))/ps
+	c.pageSize, c.pages = ps, c.size/ps
 	if c.pages < 2 {
 		return c.fail(structural, "file holds %d pages of %d bytes, want at least 2", c.pages, ps)
 	}
-	m0, ok0 := readMeta(c.data, 0)
-	m1, ok1 := readMeta(c.data, ps)
+	m0, ok0, err := c.readMeta(0, &c.metas[0])
+	if err != nil {
+		return err
+	}
+	m1, ok1, err := c.readMeta(ps, &c.metas[1])
+	if err != nil {
+		return err
+	}
 	m := m0
 	switch {
 	case ok0 && (!ok1 || m0.txid >= m1.txid):
@@ -281,6 +376,9 @@ func (c *checker) meta() error {
 		// the end of the file, or over the meta pages.
 		return c.fail(hazard, "high water mark %d pages, file holds %d", m.hwm, c.pages)
 	}
+	if m.hwm*ps > MaxSize {
+		return c.tooLarge(m.hwm*ps, "high water mark %d pages of %d bytes", m.hwm, ps)
+	}
 	c.hwm, c.root, c.freelist = m.hwm, m.root, m.freelist
 	return c.metaHeaders()
 }
@@ -291,8 +389,7 @@ func (c *checker) meta() error {
 func (c *checker) metaHeaders() error {
 	ne := binary.NativeEndian
 	for id := range uint64(2) {
-		off := id * c.pageSize
-		got, flags := ne.Uint64(c.data[off:]), ne.Uint16(c.data[off+8:])
+		got, flags := ne.Uint64(c.metas[id][0:]), ne.Uint16(c.metas[id][8:])
 		k := structural // Tx.Check's tx.page asserts the id and one known type
 		switch {
 		case got == id && flags == metaFlag:
@@ -307,14 +404,14 @@ func (c *checker) metaHeaders() error {
 	return nil
 }
 
-// page returns the bytes of page id and its overflow, and marks them
-// reached as state. It checks that they lie in the file and below the high
-// water mark, that the page's header names it, and that no page is reached
-// twice: a page shared by two parents would be written twice, and a page
-// below itself is a cycle on which bbolt's own walk recurses forever.
-// With ok false the page is not to be read, and the walk goes on without
-// it.
-func (c *checker) page(id uint64, state pageState) (p []byte, ok bool, err error) {
+// page reads page id and its overflow into the buffer for depth, and
+// marks them reached as state. It checks that they lie in the file, below
+// the high water mark and within MaxSize, that the page's header names
+// it, and that no page is reached twice: a page shared by two parents
+// would be written twice, and a page below itself is a cycle on which
+// bbolt's own walk recurses forever. With ok false the page is not to be
+// read, and the walk goes on without it.
+func (c *checker) page(id uint64, state pageState, depth int) (p []byte, ok bool, err error) {
 	if id < 2 {
 		return nil, false, c.report(structural, "page %d is a meta page, want 2..%d", id, c.hwm)
 	}
@@ -334,13 +431,17 @@ func (c *checker) page(id uint64, state pageState) (p []byte, ok bool, err error
 		}
 	}
 	off := id * c.pageSize
+	p = c.buf(depth, c.pageSize)
+	if err := c.read(p, off); err != nil {
+		return nil, false, err
+	}
 	ne := binary.NativeEndian
-	if got := ne.Uint64(c.data[off:]); got != id {
+	if got := ne.Uint64(p); got != id {
 		if err := c.report(structural, "page %d says it is page %d", id, got); err != nil {
 			return nil, false, err
 		}
 	}
-	last := id + uint64(ne.Uint32(c.data[off+12:]))
+	last := id + uint64(ne.Uint32(p[12:]))
 	if last >= c.pages {
 		return nil, false, c.report(hazard, "page %d overflows by %d pages past the end of the file, %d pages", id, last-id, c.pages)
 	}
@@ -349,6 +450,10 @@ func (c *checker) page(id uint64, state pageState) (p []byte, ok bool, err error
 		if err := c.report(precaution, "page %d overflows by %d pages past the high water mark %d", id, last-id, c.hwm); err != nil {
 			return nil, false, err
 		}
+	}
+	if end := (last + 1) * c.pageSize; end > MaxSize {
+		// Only past the high water mark, which lies within MaxSize.
+		return nil, false, c.tooLarge(end, "page %d with %d overflow pages ends", id, last-id)
 	}
 	for q := id; q <= last; q++ {
 		if c.state[q] == unseen {
@@ -365,7 +470,13 @@ func (c *checker) page(id uint64, state pageState) (p []byte, ok bool, err error
 	for q := id + 1; q <= last; q++ {
 		c.state[q] = overflow
 	}
-	return c.data[off : (last+1)*c.pageSize], true, nil
+	if last > id {
+		p = c.buf(depth, (last+1-id)*c.pageSize)
+		if err := c.read(p[c.pageSize:], off+c.pageSize); err != nil {
+			return nil, false, err
+		}
+	}
+	return p, true, nil
 }
 
 // rootBucket checks the tree of the root bucket, whose keys are the
@@ -388,7 +499,7 @@ func (c *checker) tree(id uint64, lo, hi []byte, depth int) ([]byte, error) {
 	if depth > maxDepth {
 		return nil, c.report(hazard, "pages and buckets nested deeper than %d", maxDepth)
 	}
-	p, ok, err := c.page(id, nodePage)
+	p, ok, err := c.page(id, nodePage, depth)
 	if !ok {
 		return nil, err
 	}
@@ -574,7 +685,7 @@ func (c *checker) freelistPage() error {
 	if c.freelist == noFreelist {
 		return nil // bbolt rebuilds the freelist from the tree
 	}
-	p, ok, err := c.page(c.freelist, freelistHead)
+	p, ok, err := c.page(c.freelist, freelistHead, 0)
 	if !ok {
 		return err
 	}

@@ -3,8 +3,11 @@ package boltcheck
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -212,4 +215,109 @@ func TestRejects(t *testing.T) {
 			t.Logf("bbolt: %v", verdict)
 		})
 	}
+}
+
+// allocated returns the bytes that f allocates on the heap, counting
+// every goroutine's: its callers do not run in parallel.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestFileSparse checks that File reads only what the meta page reaches:
+// a launch log grown sparsely to 8 GiB passes, and checking it, sound or
+// with a page that claims overflow deep into the sparse tail, allocates a
+// tiny fraction of what the file holds.
+func TestFileSparse(t *testing.T) {
+	// Not parallel: allocated counts the allocations of parallel tests.
+	const size = 8 << 30
+	good := seedFiles(t)[4].data // launch log
+	l := locate(t, bytes.Clone(good))
+	huge := bytes.Clone(good)
+	binary.NativeEndian.PutUint32(huge[l.root*l.pageSize+12:], uint32(size/l.pageSize/2))
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"sound", good, ""},
+		{"overflow into the sparse tail", huge, "past the high water mark"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tempFile(t, tt.data, size)
+			var err error
+			n := allocated(func() { err = File(f) })
+			if tt.want == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, ErrStructure)
+				require.ErrorContains(t, err, tt.want)
+			}
+			assert.Less(t, n, uint64(1<<20), "bytes allocated to check a file of %d bytes", size)
+			t.Logf("%d bytes allocated", n)
+		})
+	}
+}
+
+// TestTooLarge checks that a file whose high water mark lies past MaxSize
+// is refused with an error naming the limit, and that one at MaxSize is
+// checked.
+func TestTooLarge(t *testing.T) {
+	t.Parallel()
+	good := seedFiles(t)[4].data // launch log
+	meta, ps := metaOf(t, good)
+	for _, tt := range []struct {
+		name string
+		hwm  uint64
+		want string
+	}{
+		{"at MaxSize", MaxSize / ps, "pages neither reachable nor free"},
+		{"past MaxSize", MaxSize/ps + 1, fmt.Sprintf(
+			"bad structure: too large: high water mark %d pages of %d bytes, %d bytes, more than MaxSize (1073741824 bytes)",
+			MaxSize/ps+1, ps, MaxSize+ps)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			data := bytes.Clone(good)
+			setMeta(data, meta, metaHWM, tt.hwm)
+			err := File(tempFile(t, data, int64(tt.hwm*ps)))
+			require.ErrorIs(t, err, ErrStructure)
+			assert.ErrorContains(t, err, tt.want)
+			assert.Equal(t, tt.hwm*ps > MaxSize, errors.Is(err, ErrTooLarge), "%v", err)
+		})
+	}
+
+	// Only a walk that collects every finding reads past the high water
+	// mark; it stops where a page would take it past MaxSize.
+	t.Run("overflow past MaxSize", func(t *testing.T) {
+		t.Parallel()
+		data := bytes.Clone(good)
+		l := locate(t, data)
+		binary.NativeEndian.PutUint32(data[l.root*l.pageSize+12:], uint32(MaxSize/ps))
+		c := checker{r: tempFile(t, data, 2*MaxSize), size: 2 * MaxSize, all: true}
+		c.check()
+		require.NotEmpty(t, c.findings)
+		last := c.findings[len(c.findings)-1]
+		assert.Equal(t, hazard, last.kind)
+		assert.ErrorIs(t, last.err, ErrTooLarge)
+		assert.ErrorContains(t, last.err, "more than MaxSize (1073741824 bytes)")
+	})
+}
+
+// TestFileReadError checks that File returns an error reading the file
+// as that, not as damage.
+func TestFileReadError(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "bolt.db")
+	require.NoError(t, os.WriteFile(path, seedFiles(t)[1].data, 0o600))
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	err = File(f)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrStructure)
+	assert.ErrorContains(t, err, "boltcheck: read ")
 }
