@@ -1,22 +1,27 @@
 package flake128
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+)
 
 var (
 	// ErrSyntax reports text that is neither base-62 text without leading
 	// zeros nor 32 lowercase hexadecimal digits.
-	ErrSyntax = errors.New("flake128: invalid syntax")
+	ErrSyntax = errkind.New(idkit.ErrInvalid, "flake128: invalid syntax")
 	// ErrRange reports a value that is not an ID: zero, or base-62 text
 	// above 2^128-1.
-	ErrRange = errors.New("flake128: not an ID")
+	ErrRange = errkind.New(idkit.ErrInvalid, "flake128: not an ID")
 	// ErrInvalid reports an option or part outside its allowed range; the
 	// wrapping error names it and the range.
-	ErrInvalid = errors.New("flake128: invalid")
+	ErrInvalid = errkind.New(idkit.ErrInvalid, "flake128: invalid")
 	// ErrClockBackwards reports that IDs have run further ahead of the
 	// wall clock than Options.MaxLead and the clock would not catch up
 	// within Options.MaxWait.
 	ErrClockBackwards = errors.New("flake128: clock moved backwards beyond tolerance")
 	// ErrStore reports that the high-water store failed, so no ID past the
 	// leased milliseconds can be issued safely.
-	ErrStore = errors.New("flake128: high-water store failed")
+	ErrStore = errkind.New(idkit.ErrUnavailable, "flake128: high-water store failed")
 )

@@ -1,20 +1,25 @@
 package fleet
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+)
 
 // Errors of this package. Every error it returns wraps one of these (or,
 // for the launch log, one of launchlog's, so that callers test both
 // backends alike) and says what was asked of etcd.
 var (
 	// ErrInvalid: an option or argument out of its range.
-	ErrInvalid = errors.New("fleet: invalid argument")
+	ErrInvalid = errkind.New(idkit.ErrInvalid, "fleet: invalid argument")
 	// ErrUnavailable: etcd did not answer within the timeout (no quorum,
 	// no reachable endpoint, or a cancelled context).
-	ErrUnavailable = errors.New("fleet: etcd unavailable")
+	ErrUnavailable = errkind.New(idkit.ErrUnavailable, "fleet: etcd unavailable")
 	// ErrNoFreeNode: every node number of the range is claimed.
-	ErrNoFreeNode = errors.New("fleet: no free node")
+	ErrNoFreeNode = errkind.New(idkit.ErrExhausted, "fleet: no free node")
 	// ErrNodeLost: the claim passed its local deadline, or etcd revoked it.
-	ErrNodeLost = errors.New("fleet: node claim lost")
+	ErrNodeLost = errkind.New(idkit.ErrNodeLost, "fleet: node claim lost")
 	// ErrClockSkew: this host's clock is further from the live holders'
 	// than the bound allows.
 	ErrClockSkew = errors.New("fleet: clock skew")

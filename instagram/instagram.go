@@ -34,11 +34,12 @@
 package instagram
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 	"github.com/idkit/idkit/snowflake"
 )
 
@@ -51,7 +52,7 @@ const (
 
 // ErrInvalid reports options outside their range; the message names the
 // field and the range.
-var ErrInvalid = errors.New("instagram: invalid option")
+var ErrInvalid = errkind.New(idkit.ErrInvalid, "instagram: invalid option")
 
 // Options choose where the function goes and which shard it stamps.
 type Options struct {

@@ -1,26 +1,31 @@
 package launchlog
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+)
 
 var (
 	// ErrLaunchesExhausted reports that the log already holds launch 99999,
 	// the last launch id.
-	ErrLaunchesExhausted = errors.New("launchlog: launch ids exhausted (1..=99999 all used)")
+	ErrLaunchesExhausted = errkind.New(idkit.ErrExhausted, "launchlog: launch ids exhausted (1..=99999 all used)")
 	// ErrGeneratorsExhausted reports that a launch has handed out generator
 	// id 99999, the last one.
-	ErrGeneratorsExhausted = errors.New("launchlog: generator ids exhausted for the launch (0..=99999 all used)")
+	ErrGeneratorsExhausted = errkind.New(idkit.ErrExhausted, "launchlog: generator ids exhausted for the launch (0..=99999 all used)")
 	// ErrNoLaunch reports a launch that is not in the log.
 	ErrNoLaunch = errors.New("launchlog: no such launch")
 	// ErrInvalid reports an argument or option outside its allowed range.
-	ErrInvalid = errors.New("launchlog: invalid")
+	ErrInvalid = errkind.New(idkit.ErrInvalid, "launchlog: invalid")
 	// ErrLocked reports that another process held the file past the lock
 	// timeout. Errors with it also wrap bbolt's ErrTimeout.
-	ErrLocked = errors.New("launchlog: file locked by another process")
+	ErrLocked = errkind.New(idkit.ErrUnavailable, "launchlog: file locked by another process")
 	// ErrCorrupt reports a file that is not a valid launch log: not a bbolt
 	// file, damaged, or holding records this package did not write.
 	ErrCorrupt = errors.New("launchlog: corrupt file")
 	// ErrOpen reports a file that cannot be opened: its directory is missing
 	// or the path is not writable. Errors with it also wrap the os error,
 	// such as fs.ErrNotExist or fs.ErrPermission.
-	ErrOpen = errors.New("launchlog: cannot open file")
+	ErrOpen = errkind.New(idkit.ErrUnavailable, "launchlog: cannot open file")
 )

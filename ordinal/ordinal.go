@@ -32,11 +32,13 @@
 package ordinal
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 )
 
 // EnvPodIndex is the environment variable Ordinal reads first.
@@ -44,7 +46,7 @@ const EnvPodIndex = "POD_INDEX"
 
 // ErrInvalid reports an ordinal that cannot be read or does not fit the
 // node range.
-var ErrInvalid = errors.New("ordinal: invalid")
+var ErrInvalid = errkind.New(idkit.ErrInvalid, "ordinal: invalid")
 
 // Ordinal returns this pod's ordinal: POD_INDEX if set, else the suffix of
 // the hostname.

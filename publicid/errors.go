@@ -1,13 +1,18 @@
 package publicid
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+)
 
 var (
 	// ErrSyntax reports text that is not a public ID: the wrong length or
 	// a character outside the alphabet.
-	ErrSyntax = errors.New("publicid: invalid syntax")
+	ErrSyntax = errkind.New(idkit.ErrInvalid, "publicid: invalid syntax")
 	// ErrRange reports a number outside the codec's domain.
-	ErrRange = errors.New("publicid: out of range")
+	ErrRange = errkind.New(idkit.ErrInvalid, "publicid: out of range")
 	// ErrUnknownKey reports a public ID whose key id is not among the
 	// codec's keys: made under another key, or not a public ID of this
 	// service.
@@ -18,5 +23,5 @@ var (
 	ErrUnknownConstruction = errors.New("publicid: unknown construction")
 	// ErrInvalid reports a key or option outside its allowed range; the
 	// wrapping error names it and the range.
-	ErrInvalid = errors.New("publicid: invalid")
+	ErrInvalid = errkind.New(idkit.ErrInvalid, "publicid: invalid")
 )

@@ -169,7 +169,7 @@ func (s *Server) decimalIDScheme(o decimalid.Options) (*scheme, error) {
 		o.Source = s.store
 	}
 	if o.Source == nil {
-		return nil, errors.New("serve: DecimalID needs a Source of generator ids, or Config.Store")
+		return nil, fmt.Errorf("%w: DecimalID needs a Source of generator ids, or Config.Store", ErrInvalid)
 	}
 	g, err := decimalid.New(o)
 	if err != nil {
@@ -240,7 +240,7 @@ func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
 		}
 	}
 	if o.Store == nil {
-		return nil, fmt.Errorf("serve: segment tag %q needs a Store of blocks, or a Config.Store that reserves them", o.Tag)
+		return nil, fmt.Errorf("%w: segment tag %q needs a Store of blocks, or a Config.Store that reserves them", ErrInvalid, o.Tag)
 	}
 	a, err := segment.New(context.Background(), o)
 	if err != nil {

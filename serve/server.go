@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"log/slog"
@@ -122,7 +121,7 @@ func New(c Config) (*Server, error) {
 		c.MaxN = DefaultMaxN
 	}
 	if c.MaxN < 1 || c.MaxN > maxMaxN {
-		return nil, fmt.Errorf("serve: Config.MaxN %d out of range, want 1 to %d", c.MaxN, maxMaxN)
+		return nil, fmt.Errorf("%w: Config.MaxN %d out of range, want 1 to %d", ErrInvalid, c.MaxN, maxMaxN)
 	}
 	for _, d := range []struct {
 		name string
@@ -137,14 +136,14 @@ func New(c Config) (*Server, error) {
 		{"ProbeTimeout", &c.ProbeTimeout, 2 * time.Second},
 	} {
 		if *d.v < 0 {
-			return nil, fmt.Errorf("serve: Config.%s %v is negative, want 0 (the default, %v) or more", d.name, *d.v, d.def)
+			return nil, fmt.Errorf("%w: Config.%s %v is negative, want 0 (the default, %v) or more", ErrInvalid, d.name, *d.v, d.def)
 		}
 		if *d.v == 0 {
 			*d.v = d.def
 		}
 	}
 	if c.MaxHeaderBytes < 0 {
-		return nil, fmt.Errorf("serve: Config.MaxHeaderBytes %d is negative, want 0 (the default, 8192) or more", c.MaxHeaderBytes)
+		return nil, fmt.Errorf("%w: Config.MaxHeaderBytes %d is negative, want 0 (the default, 8192) or more", ErrInvalid, c.MaxHeaderBytes)
 	}
 	if c.MaxHeaderBytes == 0 {
 		c.MaxHeaderBytes = 8 << 10
@@ -181,12 +180,12 @@ func New(c Config) (*Server, error) {
 		list = append(list, sc)
 	}
 	if len(list) == 0 {
-		return nil, errors.New("serve: Config names no scheme to serve, want at least one of TraceID, Snowflake, DecimalID, ObjectID, Segments")
+		return nil, fmt.Errorf("%w: Config names no scheme to serve, want at least one of TraceID, Snowflake, DecimalID, ObjectID, Segments", ErrInvalid)
 	}
 	for _, sc := range list {
 		if s.schemes[sc.name] != nil {
 			s.closeSegments()
-			return nil, fmt.Errorf("serve: %s is served twice", sc.name)
+			return nil, fmt.Errorf("%w: %s is served twice", ErrInvalid, sc.name)
 		}
 		s.add(sc)
 	}

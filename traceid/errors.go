@@ -1,23 +1,26 @@
 package traceid
 
-import "errors"
+import (
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+)
 
 var (
 	// ErrSyntax reports text that is not the canonical decimal form of a
 	// TraceId.
-	ErrSyntax = errors.New("traceid: invalid syntax")
+	ErrSyntax = errkind.New(idkit.ErrInvalid, "traceid: invalid syntax")
 	// ErrRange reports a number that is not a TraceId (see ID).
-	ErrRange = errors.New("traceid: not an ID")
+	ErrRange = errkind.New(idkit.ErrInvalid, "traceid: not an ID")
 	// ErrInvalid reports a field or option outside its allowed range.
-	ErrInvalid = errors.New("traceid: invalid")
+	ErrInvalid = errkind.New(idkit.ErrInvalid, "traceid: invalid")
 	// ErrExhausted reports that no ID can be issued until the clock reaches
 	// the next second: the second's counters ran out (with Options.NoWait),
 	// or a new generator has not yet reached a fresh second.
-	ErrExhausted = errors.New("traceid: counter exhausted for this second")
+	ErrExhausted = errkind.New(idkit.ErrExhausted, "traceid: counter exhausted for this second")
 	// ErrStore reports that the high-water store failed, so no ID past the
 	// leased seconds can be issued safely.
-	ErrStore = errors.New("traceid: high-water store failed")
+	ErrStore = errkind.New(idkit.ErrUnavailable, "traceid: high-water store failed")
 	// ErrNodeLost reports that the generator's node claim is lost (see
 	// Options.Claim): it issues no more IDs.
-	ErrNodeLost = errors.New("traceid: node claim lost")
+	ErrNodeLost = errkind.New(idkit.ErrNodeLost, "traceid: node claim lost")
 )

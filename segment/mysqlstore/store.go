@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 	"github.com/idkit/idkit/segment"
 )
 
@@ -27,7 +29,7 @@ const (
 // ErrNotDurable reports a server whose commits may be lost in a crash.
 // Bad options and arguments wrap segment.ErrInvalid, and a tag whose IDs
 // ran out segment.ErrExhausted.
-var ErrNotDurable = errors.New("mysqlstore: commits are not durable")
+var ErrNotDurable = errkind.New(idkit.ErrNotDurable, "mysqlstore: commits are not durable")
 
 // Options configure a Store.
 type Options struct {

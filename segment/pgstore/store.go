@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 	"github.com/idkit/idkit/segment"
 )
 
@@ -20,7 +22,7 @@ const DefaultTable = "idkit_segment"
 // ErrNotDurable reports a session whose commits may be lost in a crash.
 // Bad options and arguments wrap segment.ErrInvalid, and a tag whose IDs
 // ran out segment.ErrExhausted.
-var ErrNotDurable = errors.New("pgstore: commits are not durable")
+var ErrNotDurable = errkind.New(idkit.ErrNotDurable, "pgstore: commits are not durable")
 
 // Options configure a Store.
 type Options struct {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 	"github.com/idkit/idkit/segment"
 )
 
@@ -21,7 +24,7 @@ const MaxPrefixLen = 256
 // ErrNotDurable reports a server that may lose its counters on a restart
 // (see the package documentation). Bad options and arguments wrap
 // segment.ErrInvalid, and a tag whose IDs ran out segment.ErrExhausted.
-var ErrNotDurable = errors.New("redisstore: counters are not durable")
+var ErrNotDurable = errkind.New(idkit.ErrNotDurable, "redisstore: counters are not durable")
 
 // Options configure a Store.
 type Options struct {
@@ -37,7 +40,7 @@ type Options struct {
 // A Store reserves blocks with INCRBY. It is safe for concurrent use, and
 // any number of processes and hosts may share the server.
 type Store struct {
-	client *redis.Client
+	client redis.UniversalClient
 	own    bool
 	prefix string
 }
@@ -67,8 +70,11 @@ func Open(ctx context.Context, addr string, opts Options) (*Store, error) {
 }
 
 // New returns a store on client after checking the server's persistence
-// (see the package documentation). Close leaves the client open.
-func New(ctx context.Context, client *redis.Client, opts Options) (*Store, error) {
+// (see the package documentation). Close leaves the client open. client
+// may be any of go-redis's clients: a plain, Sentinel (failover) or
+// Cluster client. On a cluster the check reads the node that answers
+// CONFIG GET, so every node must run with the same persistence.
+func New(ctx context.Context, client redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
@@ -76,7 +82,7 @@ func New(ctx context.Context, client *redis.Client, opts Options) (*Store, error
 		return nil, fmt.Errorf("%w: redisstore: Prefix is %d bytes, want up to %d", segment.ErrInvalid, len(opts.Prefix), MaxPrefixLen)
 	}
 	if err := client.Ping(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("redisstore: connect to %s: %w", client.Options().Addr, err)
+		return nil, fmt.Errorf("redisstore: connect to %s: %w", addrOf(client), err)
 	}
 	if !opts.AllowVolatile {
 		if err := checkDurable(ctx, client); err != nil {
@@ -88,7 +94,7 @@ func New(ctx context.Context, client *redis.Client, opts Options) (*Store, error
 
 // checkDurable returns an error wrapping ErrNotDurable unless the server
 // fsyncs every write to its append-only file before replying.
-func checkDurable(ctx context.Context, client *redis.Client) error {
+func checkDurable(ctx context.Context, client redis.UniversalClient) error {
 	got := map[string]string{}
 	for _, name := range []string{"appendonly", "appendfsync"} {
 		m, err := client.ConfigGet(ctx, name).Result()
@@ -102,6 +108,18 @@ func checkDurable(ctx context.Context, client *redis.Client) error {
 			ErrNotDurable, orNone(got["appendonly"]), orNone(got["appendfsync"]))
 	}
 	return nil
+}
+
+// addrOf returns the addresses client connects to, for errors.
+func addrOf(client redis.UniversalClient) string {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().Addr
+	case *redis.ClusterClient:
+		return strings.Join(c.Options().Addrs, ",")
+	default:
+		return "the server"
+	}
 }
 
 func orNone(s string) string {
@@ -136,7 +154,7 @@ func (s *Store) incr(ctx context.Context, tag string, n int64) (int64, error) {
 	}
 	v, err := s.client.IncrBy(ctx, s.Key(tag), n).Result()
 	switch {
-	case err != nil && strings.Contains(err.Error(), "overflow"):
+	case err != nil && s.wouldOverflow(ctx, tag, n, err):
 		return 0, fmt.Errorf("%w: redisstore: tag %q: %d more would pass 2^63-1", segment.ErrExhausted, tag, n)
 	case err != nil:
 		return 0, fmt.Errorf("redisstore: INCRBY %s %d: %w", s.Key(tag), n, err)
@@ -145,6 +163,19 @@ func (s *Store) incr(ctx context.Context, tag string, n int64) (int64, error) {
 		return 0, fmt.Errorf("redisstore: INCRBY %s %d returned %d, below 1 after the increment: the key was changed by something else", s.Key(tag), n, v)
 	}
 	return v, nil
+}
+
+// wouldOverflow reports whether err, an error of INCRBY key n, is the
+// server's refusal to pass 2^63-1: a reply of the server (not of the
+// network) while the key holds more than 2^63-1-n. It reads the counter
+// rather than the error's text, which Redis does not promise to keep.
+func (s *Store) wouldOverflow(ctx context.Context, tag string, n int64, err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) || errors.Is(err, redis.Nil) {
+		return false
+	}
+	v, gerr := s.client.Get(ctx, s.Key(tag)).Int64()
+	return gerr == nil && v > math.MaxInt64-n
 }
 
 // Close closes the connection if Open made it.

@@ -129,13 +129,19 @@ func TestCounter(t *testing.T) {
 	assert.ErrorIs(t, err, segment.ErrInvalid)
 }
 
+// TestExhausted: a tag at 2^63-1 is exhausted, told apart from other
+// errors of the server by the counter's value. The store runs on a
+// UniversalClient, as a Cluster or Sentinel client would pass it.
 func TestExhausted(t *testing.T) {
 	t.Parallel()
 	addr, prefix, client := newPrefix(t)
 	ctx := context.Background()
-	s := open(t, addr, prefix)
+	uc := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{addr}})
+	t.Cleanup(func() { uc.Close() })
+	s, err := redisstore.New(ctx, uc, redisstore.Options{Prefix: prefix, AllowVolatile: true})
+	require.NoError(t, err)
 	require.NoError(t, client.Set(ctx, prefix+"t", int64(math.MaxInt64-10), 0).Err())
-	_, err := s.ReserveBlock(ctx, "t", 11)
+	_, err = s.ReserveBlock(ctx, "t", 11)
 	assert.ErrorIs(t, err, segment.ErrExhausted)
 	b, err := s.ReserveBlock(ctx, "t", 10)
 	require.NoError(t, err)
@@ -149,6 +155,7 @@ func TestExhausted(t *testing.T) {
 	require.NoError(t, client.Set(ctx, prefix+"u", "x", 0).Err())
 	_, err = s.ReserveBlock(ctx, "u", 1)
 	assert.ErrorContains(t, err, "redisstore: INCRBY "+prefix+"u 1: ")
+	assert.NotErrorIs(t, err, segment.ErrExhausted, "a refusal of the server other than overflow")
 	require.NoError(t, client.Set(ctx, prefix+"v", -50, 0).Err())
 	_, err = s.ReserveBlock(ctx, "v", 10)
 	assert.ErrorContains(t, err, "below 1")

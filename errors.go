@@ -1,0 +1,40 @@
+// Package idkit holds what every idkit package shares: the kinds of error
+// its generators and stores return.
+//
+// Each package keeps sentinels of its own, whose messages name the package
+// (traceid.ErrStore, segment.ErrUnavailable, ...), and each of those is of
+// one kind below, so that a caller holding IDs of several schemes tests
+// one error:
+//
+//	if errors.Is(err, idkit.ErrUnavailable) { // traceid.ErrStore, segment.ErrUnavailable, fleet.ErrUnavailable, ...
+//		// retry later: no ID was issued
+//	}
+//
+// The package sentinels stay: errors.Is(err, traceid.ErrStore) holds as
+// before.
+package idkit
+
+import "errors"
+
+// The kinds of error. Every package sentinel of an ID package, store or
+// the service is one of these kinds, or of none where it is particular to
+// its package (a parse error of a key file, a clock skew).
+var (
+	// ErrInvalid: an option, argument or text outside what is allowed.
+	// The error names what was wrong and the allowed range.
+	ErrInvalid = errors.New("idkit: invalid")
+	// ErrUnavailable: the store a generator needs did not answer, or
+	// failed, so no ID could be issued safely. Trying again later may
+	// succeed.
+	ErrUnavailable = errors.New("idkit: store unavailable")
+	// ErrNotDurable: a store whose writes could be lost in a crash, which
+	// could hand out IDs again; refused unless the caller accepts that.
+	ErrNotDurable = errors.New("idkit: store not durable")
+	// ErrExhausted: the IDs of a unit ran out (a second's counters, a
+	// tag's 2^63-1, a launch's generator ids); some recover as time
+	// passes, others never do, as each sentinel says.
+	ErrExhausted = errors.New("idkit: exhausted")
+	// ErrNodeLost: the generator's node claim is lost, so it issues no
+	// more IDs; a new claim is needed.
+	ErrNodeLost = errors.New("idkit: node claim lost")
+)
