@@ -214,6 +214,8 @@ type inspection struct {
 	safe bool
 }
 
+// inspect walks data as File walks a file, reading each page into a
+// buffer (Bytes slices data instead), and collects every finding.
 func inspect(data []byte) inspection {
 	c := checker{r: bytes.NewReader(data), size: uint64(len(data)), all: true}
 	c.check()

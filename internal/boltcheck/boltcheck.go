@@ -101,19 +101,21 @@ func File(f *os.File) error {
 	if err != nil || fi.Size() == 0 {
 		return err
 	}
-	return verify(f, fi.Size())
+	c := checker{r: f, size: uint64(fi.Size())}
+	return c.verdict()
 }
 
 // Bytes checks that data is a bbolt file whose current tree and freelist
 // are consistent. The error wraps ErrStructure and names the first
 // problem found.
 func Bytes(data []byte) error {
-	return verify(bytes.NewReader(data), int64(len(data)))
+	c := checker{data: data, size: uint64(len(data))}
+	return c.verdict()
 }
 
-// verify checks the file of size bytes that r reads.
-func verify(r io.ReaderAt, size int64) error {
-	c := checker{r: r, size: uint64(size)}
+// verdict checks the file and returns the first finding, or the error
+// that ended the walk.
+func (c *checker) verdict() error {
 	c.check()
 	switch {
 	case c.readErr != nil:
@@ -168,8 +170,9 @@ type span struct{ first, last uint64 }
 // reach instead of stopping at the first one (for the tests, which compare
 // its findings with bbolt's verdict).
 type checker struct {
-	r        io.ReaderAt
-	size     uint64 // bytes in the file
+	r        io.ReaderAt // the file, or
+	data     []byte      // the file in memory
+	size     uint64      // bytes in the file
 	all      bool
 	findings []finding
 	readErr  error // a failed read, which ends the walk
@@ -221,9 +224,13 @@ func (c *checker) fail(k kind, format string, args ...any) error {
 	return errStop
 }
 
-// read fills b from offset off of the file. A failed or short read ends
-// the walk.
+// read fills b from offset off of the file, where off+len(b) <= size. A
+// failed or short read ends the walk.
 func (c *checker) read(b []byte, off uint64) error {
+	if c.data != nil {
+		copy(b, c.data[off:])
+		return nil
+	}
 	n, err := c.r.ReadAt(b, int64(off))
 	if n == len(b) {
 		return nil
@@ -233,6 +240,17 @@ func (c *checker) read(b []byte, off uint64) error {
 	}
 	c.readErr = fmt.Errorf("boltcheck: read %d bytes at offset %d: %w", len(b), off, err)
 	return errStop
+}
+
+// load returns the n bytes at off, the page walked at depth, of which the
+// first have are already in its buffer: read into the buffer, or a slice
+// of the file in memory.
+func (c *checker) load(depth int, off, n, have uint64) ([]byte, error) {
+	if c.data != nil {
+		return c.data[off : off+n], nil
+	}
+	b := c.buf(depth, n)
+	return b, c.read(b[have:], off+have)
 }
 
 // buf returns n bytes to read a page into at depth, keeping the bytes
@@ -404,7 +422,7 @@ func (c *checker) metaHeaders() error {
 	return nil
 }
 
-// page reads page id and its overflow into the buffer for depth, and
+// page loads page id and its overflow as the page walked at depth, and
 // marks them reached as state. It checks that they lie in the file, below
 // the high water mark and within MaxSize, that the page's header names
 // it, and that no page is reached twice: a page shared by two parents
@@ -431,8 +449,7 @@ func (c *checker) page(id uint64, state pageState, depth int) (p []byte, ok bool
 		}
 	}
 	off := id * c.pageSize
-	p = c.buf(depth, c.pageSize)
-	if err := c.read(p, off); err != nil {
+	if p, err = c.load(depth, off, c.pageSize, 0); err != nil {
 		return nil, false, err
 	}
 	ne := binary.NativeEndian
@@ -471,8 +488,7 @@ func (c *checker) page(id uint64, state pageState, depth int) (p []byte, ok bool
 		c.state[q] = overflow
 	}
 	if last > id {
-		p = c.buf(depth, (last+1-id)*c.pageSize)
-		if err := c.read(p[c.pageSize:], off+c.pageSize); err != nil {
+		if p, err = c.load(depth, off, (last+1-id)*c.pageSize, c.pageSize); err != nil {
 			return nil, false, err
 		}
 	}
