@@ -209,6 +209,15 @@ func MACWorker(name string) (uint64, error) {
 // Worker returns the generator's worker.
 func (g *Generator) Worker() uint64 { return g.worker }
 
+// Close waits for the background renewal of the generator's lease in its
+// store, if one runs, and starts no more. A generator without a store has
+// nothing to close. After Close, Next goes on in the milliseconds already
+// leased, then fails with ErrStore. It always returns nil.
+func (g *Generator) Close() error {
+	g.lease.Close()
+	return nil
+}
+
 // StoreKey returns the key of the generator's mark in its store.
 func (g *Generator) StoreKey() string { return g.key }
 
@@ -268,16 +277,21 @@ func (g *Generator) slow(v uint64) (ID, error) {
 					ErrClockBackwards, msTime(ms), time.Duration(ms-now)*time.Millisecond, msTime(now),
 					time.Duration(g.lead)*time.Millisecond, wait, g.maxWait)
 			}
+			g.mu.Unlock() // no lock held across a sleep
 			g.clk.Sleep(wait)
+			g.mu.Lock()
 			continue
 		}
 		if !g.lease.Allows(ms) {
-			if err := g.lease.Extend(ms); err != nil {
+			g.mu.Unlock() // nor across a store call
+			err := g.lease.Extend(ms)
+			g.mu.Lock()
+			if err != nil {
 				return ID{}, fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
 			}
-		} else {
-			g.lease.ExtendSoon(ms)
+			continue // look again: the clock and the state may have moved
 		}
+		g.lease.ExtendSoon(ms)
 		if off := v >> 16; off > g.approved.Load() {
 			g.approved.Store(off)
 		}

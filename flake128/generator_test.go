@@ -85,6 +85,8 @@ func TestExhaustedMillisecondRunsAheadThenWaits(t *testing.T) {
 	done := make(chan ID)
 	go func() { id, _ := g.Next(); done <- id }()
 	testwait.Sleepers(t, fake, 1) // its sequence ran out; t0+2 ms is beyond MaxLead: Next waits for the clock
+	require.True(t, g.mu.TryLock(), "the mutex is held across the sleep")
+	g.mu.Unlock()
 	select {
 	case <-done:
 		t.Fatal("Next issued an ID beyond MaxLead")
@@ -94,6 +96,23 @@ func TestExhaustedMillisecondRunsAheadThenWaits(t *testing.T) {
 	id := testwait.Recv(t, done, "ID once the clock moved")
 	assert.Equal(t, ms+1, id.Milliseconds(), "the next millisecond, ahead of the clock by MaxLead")
 	assert.Equal(t, uint16(0), id.Sequence())
+}
+
+// TestNoLockAcrossTheStore: while the store is slow to take the lease,
+// the generator's mutex is free, and Close waits for nothing once the
+// write is done.
+func TestNoLockAcrossTheStore(t *testing.T) {
+	t.Parallel()
+	store := memstore.NewGated(4)
+	g, _, _ := newTest(t, Options{Store: store})
+	done := make(chan error)
+	go func() { _, err := g.Next(); done <- err }()
+	testwait.Recv(t, store.Entered, "the lease's write")
+	require.True(t, g.mu.TryLock(), "the mutex is held across the store call")
+	g.mu.Unlock()
+	close(store.Release)
+	require.NoError(t, testwait.Recv(t, done, "Next once the store answered"))
+	require.NoError(t, g.Close())
 }
 
 func TestClockBehindBeyondMaxWait(t *testing.T) {

@@ -386,6 +386,15 @@ func (g *Generator) Node() map[string]int64 {
 	return m
 }
 
+// Close waits for the background renewal of the generator's lease in its
+// store, if one runs, and starts no more. A generator without a store has
+// nothing to close. After Close, Next goes on in the ticks already leased,
+// then fails with ErrStore. It always returns nil.
+func (g *Generator) Close() error {
+	g.lease.Close()
+	return nil
+}
+
 // Stats returns the generator's counts of events.
 func (g *Generator) Stats() Stats {
 	return Stats{
@@ -620,7 +629,9 @@ func (g *Generator) tolerance() string {
 // only if the claim holds until t ends, or until now if that is later,
 // plus clock.CoarseLag for the fast path's coarse clock: checked before
 // and again after the store call, which may have kept it waiting. The
-// caller holds g.mu.
+// caller holds g.mu, which install releases during the store call; if
+// another caller installed t or a later tick meanwhile, install leaves
+// the state to it.
 func (g *Generator) install(t uint64, now, coarse int64) error {
 	if t > g.maxTick {
 		return fmt.Errorf("%w: layout %s expired at %v", ErrExpired, g.layout.label(), g.layout.Expires())
@@ -629,12 +640,17 @@ func (g *Generator) install(t uint64, now, coarse int64) error {
 		return err
 	}
 	if !g.lease.Allows(t) {
+		g.mu.Unlock()
 		err := g.lease.Extend(t)
+		g.mu.Lock()
 		if ferr := g.fenceTick(t); ferr != nil { // the store may have kept it waiting
 			return ferr
 		}
 		if err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
+		}
+		if g.state.Load()>>g.shift >= t {
+			return nil
 		}
 	}
 	var seq uint64
@@ -661,9 +677,12 @@ func (g *Generator) clamp(tick uint64) {
 
 // sleep waits d on the generator's clock. On the system clock it spins on
 // the precise clock, yielding the processor between readings, for waits of
-// at most spinBelow. The caller holds g.mu.
+// at most spinBelow. The caller holds g.mu, which sleep releases
+// meanwhile; the caller looks at the state again after it.
 func (g *Generator) sleep(d time.Duration) {
 	g.waits.Add(1)
+	g.mu.Unlock()
+	defer g.mu.Lock()
 	if !g.spin {
 		g.clk.Sleep(d)
 		return

@@ -134,9 +134,30 @@ func nextAfterWait(t *testing.T, g *Generator, fake *clock.Fake, move func()) (I
 	t.Helper()
 	ch := nextAsync(g)
 	waitSleeping(t, fake, ch)
+	require.True(t, g.mu.TryLock(), "the mutex is held across the sleep")
+	g.mu.Unlock()
 	move()
 	r := testwait.Recv(t, ch, "Next's result once the clock moved")
 	return r.id, r.err
+}
+
+// TestNoLockAcrossTheStore: while the store is slow to lease the next
+// tick, the generator's mutex is free; the ID comes once it answered.
+func TestNoLockAcrossTheStore(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(t0)
+	store := memstore.NewGated(4)
+	g, err := New(Options{Layout: small(), Node: map[string]int64{"node": 7}, Store: store, Clock: fake})
+	require.NoError(t, err)
+	fake.Advance(time.Millisecond)
+	ch := nextAsync(g)
+	testwait.Recv(t, store.Entered, "the lease's write")
+	require.True(t, g.mu.TryLock(), "the mutex is held across the store call")
+	g.mu.Unlock()
+	close(store.Release)
+	r := testwait.Recv(t, ch, "Next once the store answered")
+	require.NoError(t, r.err)
+	require.NoError(t, g.Close())
 }
 
 // drive calls g.Next and moves fake on by step whenever Next sleeps, until

@@ -208,6 +208,15 @@ func (g *Generator) Node() int { return g.node }
 // ThreadBits returns T, the number of low bits that name a thread.
 func (g *Generator) ThreadBits() int { return g.threadBits }
 
+// Close waits for the background renewal of the generator's lease in its
+// store, if one runs, and starts no more. A generator without a store has
+// nothing to close. After Close, Next goes on in the seconds already
+// leased, then fails with ErrStore. It always returns nil.
+func (g *Generator) Close() error {
+	g.lease.Close()
+	return nil
+}
+
 // Stats returns the generator's counts of events.
 func (g *Generator) Stats() Stats {
 	return Stats{
@@ -405,20 +414,25 @@ func (g *Generator) nextSecond(sec uint64) error {
 			return fmt.Errorf("%w: next second in %v", ErrExhausted, wait)
 		}
 		g.waits.Add(1)
+		g.mu.Unlock() // others may wait, or move on, meanwhile
 		g.clock.Sleep(min(wait, time.Second))
+		g.mu.Lock()
 	}
 }
 
 // advance moves the generator to second next, which the clock has reached,
 // leasing it in the store first if needed. It checks the claim before, and
 // again after the store call, which may have kept it waiting. The caller
-// holds g.mu.
+// holds g.mu, which advance releases during the store call: the state only
+// ever moves forward, so another caller moving it meanwhile is harmless.
 func (g *Generator) advance(next uint64) error {
 	if err := g.fence(next); err != nil {
 		return err
 	}
 	if !g.lease.Allows(next) {
+		g.mu.Unlock()
 		err := g.lease.Extend(next)
+		g.mu.Lock()
 		if ferr := g.fence(next); ferr != nil {
 			return ferr
 		}

@@ -294,8 +294,29 @@ func TestFreshGeneratorWaitsForFreshSecond(t *testing.T) {
 	got := make(chan ID)
 	go func() { got <- next(t, g) }()
 	testwait.Sleepers(t, fake, 1)
+	require.True(t, g.mu.TryLock(), "the mutex is held across the sleep")
+	g.mu.Unlock()
 	fake.Advance(time.Second)
 	assert.Equal(t, t0.Unix()+1, sec(testwait.Recv(t, got, "the ID")))
+}
+
+// TestNoLockAcrossTheStore: while the store is slow to lease the next
+// second, the generator's mutex is free; the ID comes once it answered.
+func TestNoLockAcrossTheStore(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(t0)
+	store := memstore.NewGated(4)
+	g, err := New(Options{Clock: fake, Store: store})
+	require.NoError(t, err)
+	fake.Advance(time.Second)
+	got := make(chan ID)
+	go func() { got <- next(t, g) }()
+	testwait.Recv(t, store.Entered, "the lease's write")
+	require.True(t, g.mu.TryLock(), "the mutex is held across the store call")
+	g.mu.Unlock()
+	close(store.Release)
+	assert.Equal(t, t0.Unix()+1, sec(testwait.Recv(t, got, "the ID once the store answered")))
+	require.NoError(t, g.Close())
 }
 
 func TestClockSteppedBack(t *testing.T) {

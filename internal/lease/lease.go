@@ -9,13 +9,23 @@
 // lease of several units at a time, in the background once the current
 // unit is in the second half of the lease, so that moving on rarely waits
 // for the store.
+//
+// One write at a time goes to the store: a caller that needs the lease
+// extended while a write is in flight waits for that write instead of
+// sending its own, and nobody holds a lock of the generator while the
+// store works. Close waits for a background renewal and starts no more.
 package lease
 
 import (
+	"errors"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// ErrClosed reports an extension asked of a closed lease.
+var ErrClosed = errors.New("lease closed")
 
 // Store persists, per key, a time that only ever moves forward; the ID
 // packages' HighWaterStore.
@@ -42,6 +52,17 @@ type Lease struct {
 	limit    atomic.Uint64 // units below limit may be issued
 	renewing atomic.Bool   // a background renewal is running
 	failed   func(error)   // told of a failed background renewal
+	wg       sync.WaitGroup
+
+	mu       sync.Mutex // guards the fields below
+	inflight *write     // the store write in flight, if any
+	closed   bool
+}
+
+// write is one store write, which callers that need it wait for.
+type write struct {
+	done chan struct{}
+	err  error // set before done is closed
 }
 
 // New returns a lease on key in store, moving the mark ahead units beyond
@@ -75,12 +96,53 @@ func (l *Lease) Allows(u uint64) bool { return u < l.limit.Load() }
 
 // Extend moves the mark to cover unit u and the lease beyond it, and waits
 // until the store has it. It fails if the store fails, or keeps a mark that
-// does not cover u.
+// does not cover u, and with ErrClosed after Close. It writes nothing if
+// the lease covers u already; while a write is in flight it waits for that
+// one, and writes again only if that one did not cover u.
 //
 // The limit rises to the end asked for at most, even when the store keeps a
 // later mark: a later mark was written by someone else (another run
 // configured with the same key), and the units it covers are theirs.
-func (l *Lease) Extend(u uint64) error {
+func (l *Lease) Extend(u uint64) error { return l.extendUntil(u, u) }
+
+// extendUntil is Extend(u) for a caller that needs unit need covered: u
+// itself, or for a renewal the lease's last unit.
+func (l *Lease) extendUntil(u, need uint64) error {
+	for {
+		if l.Allows(need) {
+			return nil // a write since the caller looked covers it
+		}
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return ErrClosed
+		}
+		if w := l.inflight; w != nil {
+			l.mu.Unlock()
+			<-w.done
+			if l.Allows(need) {
+				return nil
+			}
+			if w.err != nil {
+				return w.err
+			}
+			continue
+		}
+		w := &write{done: make(chan struct{})}
+		l.inflight = w
+		l.mu.Unlock()
+
+		w.err = l.extend(u)
+		l.mu.Lock()
+		l.inflight = nil
+		l.mu.Unlock()
+		close(w.done)
+		return w.err
+	}
+}
+
+// extend writes the mark covering u and the lease beyond it.
+func (l *Lease) extend(u uint64) error {
 	end := u + 1 + l.ahead
 	mark, err := l.store.AdvanceHighWater(l.key, l.units.Mark(end))
 	if err != nil {
@@ -94,17 +156,35 @@ func (l *Lease) Extend(u uint64) error {
 }
 
 // ExtendSoon starts a background Extend when unit u is in the second half
-// of the lease, unless one is running.
+// of the lease, unless one is running or the lease is closed.
 func (l *Lease) ExtendSoon(u uint64) {
 	if l.store == nil || l.limit.Load()-u > (l.ahead+1)/2 || !l.renewing.CompareAndSwap(false, true) {
 		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		l.renewing.Store(false)
+		return
+	}
+	l.wg.Add(1)
 	go func() {
+		defer l.wg.Done()
 		defer l.renewing.Store(false)
-		if err := l.Extend(u); err != nil && l.failed != nil {
+		if err := l.extendUntil(u, u+l.ahead); err != nil && l.failed != nil && !errors.Is(err, ErrClosed) {
 			l.failed(err)
 		}
 	}()
+}
+
+// Close starts no more store writes and waits for the background renewal,
+// if one runs. The units leased stay allowed; later extensions fail with
+// ErrClosed.
+func (l *Lease) Close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.wg.Wait()
 }
 
 // Idle reports whether no background renewal is running.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idkit/idkit/internal/lease"
 	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // seconds are units of one second whose marks are the end's start.
@@ -100,4 +101,59 @@ func TestExtendTakesNoOtherWritersMark(t *testing.T) {
 	require.NoError(t, l.Extend(100))
 	assert.True(t, l.Allows(104), "covered by the mark asked for")
 	assert.False(t, l.Allows(105), "the other writer's units are not this lease's")
+}
+
+// TestOneWriteAtATime: callers that need the lease while a write is in
+// flight wait for that write instead of sending their own.
+func TestOneWriteAtATime(t *testing.T) {
+	t.Parallel()
+	store := memstore.NewGated(8)
+	l := lease.New(store, "k", 4, seconds, nil)
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { errs <- l.Extend(100) }()
+	}
+	testwait.Recv(t, store.Entered, "the first write")
+	close(store.Release)
+	for range 3 {
+		require.NoError(t, testwait.Recv(t, errs, "an Extend to return"))
+	}
+	assert.Equal(t, 1, store.Calls(), "three callers, one write")
+	assert.Empty(t, store.Entered, "no second write began")
+	assert.True(t, l.Allows(104))
+}
+
+// TestCloseWaitsForTheRenewal: Close returns only once the background
+// renewal in flight has ended, and the lease writes nothing after it.
+func TestCloseWaitsForTheRenewal(t *testing.T) {
+	t.Parallel()
+	store := memstore.NewGated(8)
+	l := lease.New(store, "k", 4, seconds, nil)
+	close(store.Release)
+	require.NoError(t, l.Extend(100))
+	<-store.Entered
+	store.Release = make(chan struct{})
+	l.ExtendSoon(103)
+	testwait.Recv(t, store.Entered, "the background renewal's write")
+
+	closed := make(chan struct{})
+	go func() {
+		l.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the renewal was in flight")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(store.Release)
+	testwait.Recv(t, closed, "Close once the renewal ended")
+	assert.True(t, l.Idle())
+	assert.True(t, l.Allows(107), "the renewal's units stay allowed")
+
+	calls := store.Calls()
+	require.ErrorIs(t, l.Extend(200), lease.ErrClosed)
+	l.ExtendSoon(106)
+	assert.True(t, l.Idle(), "no renewal after Close")
+	assert.Equal(t, calls, store.Calls())
 }

@@ -59,3 +59,25 @@ func (s *Store) Calls() int {
 	defer s.mu.Unlock()
 	return s.calls
 }
+
+// Gated is a Store whose AdvanceHighWater waits for the test: each call
+// sends on Entered once it began, then waits until Release is closed. It
+// shows what a generator does while its store is slow. Make it with
+// NewGated.
+type Gated struct {
+	Store
+	Entered chan struct{}
+	Release chan struct{}
+}
+
+// NewGated returns a Gated store with room on Entered for n calls.
+func NewGated(n int) *Gated {
+	return &Gated{Entered: make(chan struct{}, n), Release: make(chan struct{})}
+}
+
+// AdvanceHighWater waits for Release, then moves the mark as Store does.
+func (g *Gated) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+	g.Entered <- struct{}{}
+	<-g.Release
+	return g.Store.AdvanceHighWater(key, t)
+}
