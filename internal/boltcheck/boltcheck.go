@@ -431,7 +431,9 @@ func (c *checker) metaHeaders() error {
 // read, and the walk goes on without it.
 func (c *checker) page(id uint64, state pageState, depth int) (p []byte, ok bool, err error) {
 	if id < 2 {
-		return nil, false, c.report(structural, "page %d is a meta page, want 2..%d", id, c.hwm)
+		// bbolt would read the meta page as this page, and follow
+		// whatever its bytes say.
+		return nil, false, c.report(hazard, "page %d is a meta page, want 2..%d", id, c.hwm)
 	}
 	if id >= c.pages {
 		return nil, false, c.report(hazard, "page %d beyond the end of the file, %d pages", id, c.pages)

@@ -156,6 +156,10 @@ func TestRejects(t *testing.T) {
 			ne.PutUint64(l.data[l.buckets["big"]:], l.root)
 			return l.data
 		}, "reached again below itself", hazard},
+		{"bucket on a meta page", func(l layout) []byte {
+			ne.PutUint64(l.data[l.buckets["big"]:], 1)
+			return l.data
+		}, "page 1 is a meta page", hazard},
 		{"two buckets on one page", func(l layout) []byte {
 			copy(l.data[l.buckets["outer"]:], l.data[l.buckets["big"]:][:8])
 			return l.data
