@@ -48,10 +48,12 @@
 // # Damage
 //
 // bbolt trusts its file: on a damaged page it may panic, fault, loop, or
-// commit garbage. So before each transaction the log reads the file whole
-// and checks the structure bbolt is about to use (meta page, every page
+// commit garbage. So before each transaction the log reads and checks the
+// structure bbolt is about to use, page by page (meta page, every page
 // reachable from it, the freelist; package internal/boltcheck, held to
-// bbolt's own Tx.Check by a fuzz test), and inside the transaction it checks
+// bbolt's own Tx.Check by a fuzz test), in memory bounded by the pages
+// read, and refuses with ErrCorrupt a file whose data below its high
+// water mark exceeds 1 GiB (boltcheck.MaxSize); and inside the transaction it checks
 // its own records: the CRC of every generator counter, mark and block, the
 // digest of each bucket (a lost record changes it), that no launch lies
 // beyond the last launch id, and that the file holds no unknown bucket. A
@@ -61,8 +63,8 @@
 //
 // # Caveats
 //
-// Each operation costs an open, a read of the whole file and, for writes,
-// an fsync: a fraction of a millisecond to milliseconds. The log is meant
+// Each operation costs an open, a read of the pages in use and, for
+// writes, an fsync: a fraction of a millisecond to milliseconds. The log is meant
 // for rare events: a launch, a generator's start, a lease renewal.
 //
 // Lock waits poll (every few milliseconds on Unix, where the log locks the

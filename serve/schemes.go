@@ -113,6 +113,7 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.closers = append(s.closers, g.Close)
 	bits := g.ThreadBits()
 	sc := &scheme{name: "traceid", issue: issueDecimal(g.Fill), stats: func() genStats {
 		st := g.Stats()
@@ -147,6 +148,7 @@ func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.closers = append(s.closers, g.Close)
 	layout := g.Layout()
 	sc := &scheme{name: "snowflake", issue: issueDecimal(g.Fill), stats: func() genStats {
 		st := g.Stats()
@@ -246,7 +248,7 @@ func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.segments = append(s.segments, a)
+	s.closers = append(s.closers, a.Close)
 	tag := a.Tag()
 	fill := func(ids []segment.ID) (int, error) { return len(ids), a.Fill(ids) }
 	return &scheme{name: "segment/" + tag, issue: issueDecimal(fill), stats: func() genStats {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
@@ -109,7 +110,9 @@ type Server struct {
 	health   *health
 	draining atomic.Bool
 
-	segments []*segment.Allocator // closed by Shutdown
+	closers   []func() error // of the generators and allocators, run once by Shutdown
+	closeOnce sync.Once
+	closeErr  error
 
 	mu   sync.Mutex
 	http *http.Server // set by Serve
@@ -165,6 +168,7 @@ func New(c Config) (*Server, error) {
 	} {
 		sc, err := build()
 		if err != nil {
+			s.close()
 			return nil, err
 		}
 		if sc != nil {
@@ -174,17 +178,18 @@ func New(c Config) (*Server, error) {
 	for _, o := range c.Segments {
 		sc, err := s.segmentScheme(o)
 		if err != nil {
-			s.closeSegments()
+			s.close()
 			return nil, err
 		}
 		list = append(list, sc)
 	}
 	if len(list) == 0 {
+		s.close()
 		return nil, fmt.Errorf("%w: Config names no scheme to serve, want at least one of TraceID, Snowflake, DecimalID, ObjectID, Segments", ErrInvalid)
 	}
 	for _, sc := range list {
 		if s.schemes[sc.name] != nil {
-			s.closeSegments()
+			s.close()
 			return nil, fmt.Errorf("%w: %s is served twice", ErrInvalid, sc.name)
 		}
 		s.add(sc)
@@ -256,8 +261,10 @@ func (s *Server) Serve(l net.Listener) error {
 // Shutdown stops the server gracefully: /healthz reports 503 from now on,
 // Serve stops accepting connections, and Shutdown waits for the requests
 // in flight to finish, or for ctx to end (then it returns ctx's error and
-// the remaining connections stay open until the caller exits). It then
-// closes the segment allocators, whose unused IDs are lost.
+// the remaining connections stay open until the caller exits). Either way
+// it then closes the generators and segment allocators, whose unused IDs
+// are lost: a request still running gets an error. It may be called more
+// than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.draining.Store(true)
@@ -267,16 +274,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if hs != nil {
 		err = hs.Shutdown(ctx)
 	}
-	if err == nil {
-		s.closeSegments()
-	}
-	return err
+	return errors.Join(err, s.close())
 }
 
-func (s *Server) closeSegments() {
-	for _, a := range s.segments {
-		a.Close()
-	}
+// close closes what New opened, once, and returns what closing it
+// returned.
+func (s *Server) close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		for _, c := range s.closers {
+			errs = append(errs, c())
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
 }
 
 // routes builds the request multiplexer. Every pattern has a twin without

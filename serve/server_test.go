@@ -568,6 +568,40 @@ func TestShutdown(t *testing.T) {
 	assert.ErrorIs(t, s.Serve(ln), http.ErrServerClosed, "Serve after Shutdown")
 }
 
+// TestShutdownPastItsDeadline: a Shutdown whose context ends with a
+// request still in flight returns the context's error, and closes the
+// generators and allocators all the same.
+func TestShutdownPastItsDeadline(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	s, err := New(Config{TraceID: &traceid.Options{Node: 1}, Store: newLog(t), Clock: clk,
+		Segments: []segment.Options{{Tag: "t"}}})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go s.Serve(ln)
+	inFlight := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/v1/traceid?n=3")
+		if err == nil {
+			resp.Body.Close()
+		}
+		inFlight <- err
+	}()
+	testwait.Sleepers(t, clk, 1) // the request waits for the next second
+
+	expired, cancel := context.WithTimeout(context.Background(), -1)
+	defer cancel()
+	assert.ErrorIs(t, s.Shutdown(expired), context.DeadlineExceeded)
+	resp := get(t, s, "/v1/segment/t")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "the segment allocator is closed")
+	body, _ := io.ReadAll(resp.Body)
+	assert.Contains(t, string(body), "closed")
+	clk.Advance(time.Second)
+	testwait.Recv(t, inFlight, "the request in flight to end")
+	assert.NoError(t, s.Shutdown(context.Background()), "a second Shutdown has nothing left to close")
+}
+
 // TestTimeouts checks that a client that never finishes its headers is cut
 // off after ReadHeaderTimeout, and that oversized headers are refused.
 // ReadTimeout is an hour, so that only ReadHeaderTimeout can cut the

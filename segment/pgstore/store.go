@@ -173,9 +173,11 @@ func (s *Store) advance(ctx context.Context, tag string, step int64) (int64, err
 	return last, err
 }
 
-// Close closes the connections if Open made them.
-func (s *Store) Close() {
+// Close closes the connections if Open made them. It returns nil, as
+// every store's Close returns an error: pgxpool's Close reports none.
+func (s *Store) Close() error {
 	if s.own {
 		s.pool.Close()
 	}
+	return nil
 }

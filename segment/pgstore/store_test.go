@@ -46,7 +46,7 @@ func open(t testing.TB, dsn, table string) *pgstore.Store {
 	t.Helper()
 	s, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Table: table})
 	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
