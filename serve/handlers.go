@@ -68,8 +68,11 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme) int {
 	if !asText {
 		b = append(b, `{"ids":[`...)
 	}
-	b, err = sc.issue(b, n, asText)
+	b, err = sc.issue(r.Context(), b, n, asText)
 	*bp = b
+	if err != nil && r.Context().Err() != nil {
+		return statusClientGone // nobody to answer
+	}
 	if err != nil {
 		if s.cfg.Logger != nil {
 			s.cfg.Logger.Warn("serve: cannot issue IDs", "scheme", sc.name, "err", err)
@@ -95,6 +98,10 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme) int {
 	}
 	return http.StatusOK
 }
+
+// statusClientGone is the status counted for a request whose client went
+// away before its IDs were issued, as nginx counts it: nothing is written.
+const statusClientGone = 499
 
 // count reads n from a request's query: 1 if absent.
 func (s *Server) count(rawQuery string) (int, error) {

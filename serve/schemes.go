@@ -32,7 +32,7 @@ type scheme struct {
 	name string
 	// issue appends the text of n new IDs to dst: for JSON each quoted and
 	// followed by a comma, for text each followed by a newline.
-	issue func(dst []byte, n int, asText bool) ([]byte, error)
+	issue func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error)
 	// inspect explains one ID. Its error is an *httpError, or else one that
 	// says the text is not an ID of the scheme (400).
 	inspect func(id string, q url.Values) (*explain.Report, error)
@@ -68,16 +68,20 @@ func (e *httpError) Error() string { return e.msg }
 
 // issueDecimal returns the issue function of a scheme whose IDs are int64s
 // written in decimal, taken from fill a run at a time into a buffer kept
-// between requests.
-func issueDecimal[T ~int64](fill func([]T) (int, error)) func(dst []byte, n int, asText bool) ([]byte, error) {
+// between requests. It stops between runs once ctx ends (the client has
+// gone), so that nobody takes IDs for a request no one will read.
+func issueDecimal[T ~int64](fill func([]T) (int, error)) func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
 	// The buffer is pooled rather than on the stack, where it would escape
 	// through the call of fill.
 	pool := &sync.Pool{New: func() any { return new([run]T) }}
-	return func(dst []byte, n int, asText bool) ([]byte, error) {
+	return func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
 		buf := pool.Get().(*[run]T)
 		defer pool.Put(buf)
 		var w digits
 		for n > 0 {
+			if err := ctx.Err(); err != nil {
+				return dst, err
+			}
 			k := min(n, run)
 			if _, err := fill(buf[:k]); err != nil {
 				return dst, err
@@ -208,7 +212,7 @@ func (s *Server) objectIDScheme(o objectid.Options) (*scheme, error) {
 		return nil, err
 	}
 	sc := &scheme{name: "objectid"}
-	sc.issue = func(dst []byte, n int, asText bool) ([]byte, error) {
+	sc.issue = func(_ context.Context, dst []byte, n int, asText bool) ([]byte, error) { // never waits
 		var buf [run / 2]objectid.ID
 		var h oidHex
 		for n > 0 {

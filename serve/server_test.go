@@ -602,6 +602,22 @@ func TestShutdownPastItsDeadline(t *testing.T) {
 	assert.NoError(t, s.Shutdown(context.Background()), "a second Shutdown has nothing left to close")
 }
 
+// TestClientGone: a request whose client has gone takes no IDs; the next
+// request gets the first ID of the block.
+func TestClientGone(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, Config{Store: newLog(t), Segments: []segment.Options{{Tag: "t"}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/segment/t?n=1000", nil))
+	assert.Empty(t, rec.Body.String(), "nothing written for a client that has gone")
+	resp := get(t, s, "/v1/segment/t", "Accept", "text/plain")
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "1\n", string(body), "the gone client's request took no IDs")
+}
+
 // TestTimeouts checks that a client that never finishes its headers is cut
 // off after ReadHeaderTimeout, and that oversized headers are refused.
 // ReadTimeout is an hour, so that only ReadHeaderTimeout can cut the
