@@ -37,7 +37,7 @@ func NewIDGenerator(g *traceid.Generator, o Options) (*IDGenerator, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: NewIDGenerator needs a *traceid.Generator, got nil", ErrNil)
 	}
-	return &IDGenerator{src: newSource(g, o.Logger)}, nil
+	return &IDGenerator{src: newSource(g, o.Logger, false)}, nil
 }
 
 // NewIDs returns the IDs of a new root span: a trace ID whose high 8 bytes

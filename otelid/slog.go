@@ -27,14 +27,17 @@ type HandlerOptions struct {
 // handler it wraps is.
 //
 // Each record takes a new ID from the traceid.Generator in Handle, on its
-// per-core path (traceid.PerCore), so that logging on every core at once
-// does not contend on the generator: IDs are unique and ordered by second,
-// and the records of one goroutine get increasing IDs while it stays on
-// one processor. A record that Enabled filters out takes none. The attribute is a decimal string (a number with
-// HandlerOptions.Number), added after the record's own attributes, and
-// always at the top level: groups opened
-// by WithGroup hold the record's attributes but not the stamp. A record's
-// own attribute with the same key is left alone.
+// per-core path (traceid.PerCore.TryNext), so that logging on every core
+// at once does not contend on the generator, and a log call never waits:
+// where the generator would wait for the next second or for its store,
+// the record gets a fallback stamp, as when the generator fails. IDs are
+// unique and ordered by second, and the records of one goroutine get
+// increasing IDs while it stays on one processor. A record that Enabled
+// filters out takes none. The attribute is a decimal string (a number
+// with HandlerOptions.Number), added after the record's own attributes,
+// and always at the top level: groups opened by WithGroup hold the
+// record's attributes but not the stamp. A record's own attribute with
+// the same key is left alone.
 type Handler struct {
 	next     slog.Handler // the wrapped handler, with the attrs given before any group
 	src      *source
@@ -64,7 +67,7 @@ func NewHandler(next slog.Handler, g *traceid.Generator, o HandlerOptions) (*Han
 	if o.Key == "" {
 		o.Key = "id"
 	}
-	return &Handler{next: next, src: newSource(g, nil), key: o.Key, errorKey: o.Key + "_error", number: o.Number}, nil
+	return &Handler{next: next, src: newSource(g, nil, true), key: o.Key, errorKey: o.Key + "_error", number: o.Number}, nil
 }
 
 // Enabled reports whether the wrapped handler handles records at level.

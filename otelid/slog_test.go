@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -204,6 +206,44 @@ func TestHandlerFallback(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, after, "log_id_error")
 	assert.Equal(t, Stats{Fallbacks: 1}, h.Stats())
+}
+
+// TestHandlerNeverWaits: a generator that waits for the next second
+// (without NoWait) or for its store makes a log call fall back at once,
+// never wait; the record after the store answered gets a TraceId.
+func TestHandlerNeverWaits(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(t0)
+	store := memstore.NewGated(4)
+	g, err := traceid.New(traceid.Options{Node: 5, Clock: fake, Store: store})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	h, err := NewHandler(slog.NewJSONHandler(&out, nil), g, HandlerOptions{Key: "log_id"})
+	require.NoError(t, err)
+	log := slog.New(h)
+
+	log.Info("fresh") // the generator's first second has not begun
+	fake.Advance(time.Second)
+	log.Info("store") // the next second is not leased yet
+	testwait.Recv(t, store.Entered, "the lease's renewal in the background")
+	records := decodeLines(t, out.Bytes())
+	require.Len(t, records, 2, "both records logged without waiting")
+	for _, r := range records {
+		_, err := traceid.Parse(r["log_id"].(string))
+		assert.ErrorIs(t, err, traceid.ErrRange, "%v: a fallback", r["msg"])
+		assert.Contains(t, r["log_id_error"], "exhausted", "%v", r["msg"])
+	}
+	assert.Contains(t, records[1]["log_id_error"], "renewing in the background")
+	assert.Zero(t, fake.Sleepers(), "nothing sleeps on the clock")
+
+	close(store.Release)
+	require.NoError(t, g.Close()) // waits for the renewal to land
+	log.Info("leased")
+	records = decodeLines(t, out.Bytes())
+	require.Len(t, records, 3)
+	_, err = traceid.Parse(records[2]["log_id"].(string))
+	assert.NoError(t, err, "a TraceId once the second is leased")
+	assert.Equal(t, Stats{Fallbacks: 2}, h.Stats())
 }
 
 func TestHandlerDisabledTakesNoID(t *testing.T) {

@@ -25,6 +25,7 @@ const fallbackBit = 1 << 63
 type source struct {
 	g         *traceid.Generator
 	ids       *traceid.PerCore
+	never     bool // never wait: take IDs with TryNext
 	log       *slog.Logger
 	failing   atomic.Bool // the last value was a fallback
 	fallbacks atomic.Uint64
@@ -33,7 +34,13 @@ type source struct {
 // next returns a TraceId as a uint64, or a fallback value and the error that
 // forced it.
 func (s *source) next() (uint64, error) {
-	id, err := s.ids.Next()
+	var id traceid.ID
+	var err error
+	if s.never {
+		id, err = s.ids.TryNext()
+	} else {
+		id, err = s.ids.Next()
+	}
 	if err == nil {
 		if s.failing.Load() {
 			s.recovered()
@@ -57,7 +64,9 @@ func (s *source) recovered() {
 
 func (s *source) stats() Stats { return Stats{Fallbacks: s.fallbacks.Load()} }
 
-// newSource returns a source of g's IDs, logging to log if not nil.
-func newSource(g *traceid.Generator, log *slog.Logger) *source {
-	return &source{g: g, ids: g.PerCore(), log: log}
+// newSource returns a source of g's IDs, logging to log if not nil. A
+// source that must never wait takes a fallback where the generator would
+// wait for the clock or its store.
+func newSource(g *traceid.Generator, log *slog.Logger, never bool) *source {
+	return &source{g: g, ids: g.PerCore(), log: log, never: never}
 }

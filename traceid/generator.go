@@ -233,7 +233,7 @@ func (g *Generator) Next() (ID, error) {
 	for {
 		st := g.state.Load()
 		if now := g.coarse.UnixNano(); outside(now, st) {
-			if err := g.sync(st, now); err != nil {
+			if err := g.sync(st, now, true); err != nil {
 				return 0, err
 			}
 		}
@@ -244,7 +244,7 @@ func (g *Generator) Next() (ID, error) {
 			}
 			continue // counter 0 of a thread: never issued
 		}
-		if err := g.nextSecond(v >> 32); err != nil {
+		if err := g.nextSecond(v>>32, true); err != nil {
 			return 0, err
 		}
 	}
@@ -256,7 +256,7 @@ func (g *Generator) Next() (ID, error) {
 func (g *Generator) Fill(dst []ID) (int, error) {
 	n := 0
 	for n < len(dst) {
-		v, first, last, err := g.claimRun(uint64(min(len(dst)-n, maxClaim)))
+		v, first, last, err := g.claimRun(uint64(min(len(dst)-n, maxClaim)), true)
 		if err != nil {
 			return n, err
 		}
@@ -275,12 +275,14 @@ func (g *Generator) Fill(dst []ID) (int, error) {
 // claimRun claims a run of up to want consecutive low values of the
 // current second with one atomic add: the values first to last (those with
 // a counter of 0 are not IDs) of second v>>32, where v is the state word
-// after the add. Like Next it moves on to a new second, or waits for one.
-func (g *Generator) claimRun(want uint64) (v, first, last uint64, err error) {
+// after the add. Like Next it moves on to a new second, or waits for one;
+// unless wait is set, it fails with ErrExhausted where it would wait for
+// the clock or the store (see PerCore.TryNext).
+func (g *Generator) claimRun(want uint64, wait bool) (v, first, last uint64, err error) {
 	for {
 		st := g.state.Load()
 		if now := g.coarse.UnixNano(); outside(now, st) {
-			if err := g.sync(st, now); err != nil {
+			if err := g.sync(st, now, wait); err != nil {
 				return 0, 0, 0, err
 			}
 		}
@@ -289,7 +291,7 @@ func (g *Generator) claimRun(want uint64) (v, first, last uint64, err error) {
 		if first <= maxLow {
 			return v, first, last, nil
 		}
-		if err := g.nextSecond(v >> 32); err != nil {
+		if err := g.nextSecond(v>>32, wait); err != nil {
 			return 0, 0, 0, err
 		}
 	}
@@ -307,8 +309,9 @@ func outside(now int64, st uint64) bool {
 }
 
 // sync handles a coarse time outside the logical second of state st: a new
-// second begins, or the wall clock is behind.
-func (g *Generator) sync(st uint64, now int64) error {
+// second begins, or the wall clock is behind. Unless wait is set, it never
+// waits for the store (see advance).
+func (g *Generator) sync(st uint64, now int64, wait bool) error {
 	sec := st >> 32
 	if now < int64(sec*nsPerSec) {
 		// With a claim, every ID while the clock is behind checks it.
@@ -327,7 +330,7 @@ func (g *Generator) sync(st uint64, now int64) error {
 	if !g.lease.Allows(next) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		return g.advance(next)
+		return g.advance(next, wait)
 	}
 	if g.behind.Load() {
 		g.mu.Lock()
@@ -383,8 +386,9 @@ func (g *Generator) caughtUp(sec uint64) {
 
 // nextSecond is the slow path for a caller that found no ID left in second
 // sec: it waits until the precise clock reaches a later second and moves
-// the generator there, or fails with ErrExhausted under Options.NoWait.
-func (g *Generator) nextSecond(sec uint64) error {
+// the generator there, or fails with ErrExhausted under Options.NoWait or
+// unless wait is set.
+func (g *Generator) nextSecond(sec uint64, wait bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
@@ -404,18 +408,18 @@ func (g *Generator) nextSecond(sec uint64) error {
 		}
 		now := g.clock.Now().UnixNano()
 		if now >= int64((sec+1)*nsPerSec) {
-			return g.advance(uint64(now) / nsPerSec)
+			return g.advance(uint64(now)/nsPerSec, wait)
 		}
 		if now < int64(sec*nsPerSec) {
 			g.noteBehind(sec, now)
 		}
-		wait := time.Duration(int64((sec+1)*nsPerSec) - now)
-		if g.noWait {
-			return fmt.Errorf("%w: next second in %v", ErrExhausted, wait)
+		until := time.Duration(int64((sec+1)*nsPerSec) - now)
+		if g.noWait || !wait {
+			return fmt.Errorf("%w: next second in %v", ErrExhausted, until)
 		}
 		g.waits.Add(1)
 		g.mu.Unlock() // others may wait, or move on, meanwhile
-		g.clock.Sleep(min(wait, time.Second))
+		g.clock.Sleep(min(until, time.Second))
 		g.mu.Lock()
 	}
 }
@@ -425,9 +429,15 @@ func (g *Generator) nextSecond(sec uint64) error {
 // again after the store call, which may have kept it waiting. The caller
 // holds g.mu, which advance releases during the store call: the state only
 // ever moves forward, so another caller moving it meanwhile is harmless.
-func (g *Generator) advance(next uint64) error {
+// Unless wait is set, it makes no store call: it starts the lease's
+// renewal in the background and fails with ErrExhausted.
+func (g *Generator) advance(next uint64, wait bool) error {
 	if err := g.fence(next); err != nil {
 		return err
+	}
+	if !g.lease.Allows(next) && !wait {
+		g.lease.Renew(next)
+		return fmt.Errorf("%w: second %d is not leased in the store yet; renewing in the background", ErrExhausted, next)
 	}
 	if !g.lease.Allows(next) {
 		g.mu.Unlock()

@@ -96,23 +96,44 @@ func (p *PerCore) Next() (ID, error) {
 		}
 	}
 	procUnpin()
-	return p.refill()
+	return p.refill(true)
+}
+
+// TryNext is Next for callers that must never wait, such as a log
+// handler: where Next would wait for the next second or for the store to
+// lease it, TryNext fails at once with ErrExhausted (and starts the
+// lease's renewal in the background). It is Next's fast path otherwise.
+func (p *PerCore) TryNext() (ID, error) {
+	i := procPin()
+	if i < len(p.slots) {
+		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
+			g := p.g
+			if now := g.coarse.UnixNano(); uint64(now-r.start) < nsPerSec || g.lags(now) {
+				if id, ok := r.pop(g); ok {
+					procUnpin()
+					return id, nil
+				}
+			}
+		}
+	}
+	procUnpin()
+	return p.refill(false)
 }
 
 // refill claims a new run, unpinned since the claim may wait or call the
-// store, hands out its first ID and leaves the rest to the processor it
-// is on by then. While the clock is behind the generator's second it
+// store (unless wait is false), hands out its first ID and leaves the rest
+// to the processor it is on by then. While the clock is behind the generator's second it
 // claims one value at a time, through the generator's checks, as Next
 // takes them. A run of a second the coarse clock has not reached yet ends
 // the runs of earlier seconds (see floor).
-func (p *PerCore) refill() (ID, error) {
+func (p *PerCore) refill(wait bool) (ID, error) {
 	g := p.g
 	for {
 		want := uint64(coreRun)
 		if now := g.coarse.UnixNano(); now < int64(g.state.Load()>>32*nsPerSec) && !g.lags(now) {
 			want = 1
 		}
-		v, first, last, err := g.claimRun(want)
+		v, first, last, err := g.claimRun(want, wait)
 		if err != nil {
 			return 0, err
 		}

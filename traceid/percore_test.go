@@ -10,6 +10,8 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/claimtest"
+	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // Many goroutines on a PerCore, with Next and Fill callers beside them and
@@ -194,4 +196,32 @@ func TestPerCoreNeverGoesBackASecond(t *testing.T) {
 	id, err = p.Next()
 	require.NoError(t, err)
 	require.Equal(t, sec(first)+1, sec(id), "the coarse clock caught up")
+}
+
+// TestTryNextNeverWaits: where Next would wait for the next second or for
+// the store to lease it, TryNext fails at once with ErrExhausted, and the
+// lease's renewal goes on in the background.
+func TestTryNextNeverWaits(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(t0)
+	store := memstore.NewGated(4)
+	g, err := New(Options{Node: 3, Clock: fake, Store: store})
+	require.NoError(t, err)
+	p := g.PerCore()
+
+	_, err = p.TryNext()
+	require.ErrorIs(t, err, ErrExhausted, "the generator's first second has not begun")
+	assert.Zero(t, fake.Sleepers())
+
+	fake.Advance(time.Second)
+	_, err = p.TryNext()
+	require.ErrorIs(t, err, ErrExhausted, "the second is not leased yet")
+	assert.ErrorContains(t, err, "renewing in the background")
+	testwait.Recv(t, store.Entered, "the renewal's write")
+	close(store.Release)
+	require.NoError(t, g.Close()) // waits for the renewal
+	id, err := p.TryNext()
+	require.NoError(t, err)
+	assert.Equal(t, t0.Unix()+1, sec(id))
+	assert.Equal(t, 3, id.Node())
 }

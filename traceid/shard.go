@@ -46,7 +46,7 @@ func (s *Shard) claim() error {
 	for {
 		st := g.state.Load()
 		if now := g.coarse.UnixNano(); outside(now, st) {
-			if err := g.sync(st, now); err != nil {
+			if err := g.sync(st, now, true); err != nil {
 				return err
 			}
 			st = g.state.Load()
@@ -55,7 +55,7 @@ func (s *Shard) claim() error {
 		first := (st&lowHalf + g.chunk - 1) / g.chunk * g.chunk
 		last := first + g.chunk - 1
 		if last > maxLow {
-			if err := g.nextSecond(st >> 32); err != nil {
+			if err := g.nextSecond(st>>32, true); err != nil {
 				return err
 			}
 			continue

@@ -158,7 +158,17 @@ func (l *Lease) extend(u uint64) error {
 // ExtendSoon starts a background Extend when unit u is in the second half
 // of the lease, unless one is running or the lease is closed.
 func (l *Lease) ExtendSoon(u uint64) {
-	if l.store == nil || l.limit.Load()-u > (l.ahead+1)/2 || !l.renewing.CompareAndSwap(false, true) {
+	if l.store == nil || l.limit.Load()-u > (l.ahead+1)/2 {
+		return
+	}
+	l.Renew(u)
+}
+
+// Renew starts a background Extend covering unit u and the lease beyond
+// it, unless one is running or the lease is closed: for a caller that
+// must not wait for the store.
+func (l *Lease) Renew(u uint64) {
+	if l.store == nil || !l.renewing.CompareAndSwap(false, true) {
 		return
 	}
 	l.mu.Lock()
