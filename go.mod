@@ -22,6 +22,7 @@ require (
 	go.mongodb.org/mongo-driver/v2 v2.8.2
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
+	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 	golang.org/x/sys v0.49.0
 	google.golang.org/grpc v1.83.2

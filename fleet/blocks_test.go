@@ -12,10 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/leakcheck"
 	"github.com/idkit/idkit/internal/segmenttest"
 	"github.com/idkit/idkit/internal/storetest"
 	"github.com/idkit/idkit/launchlog"
@@ -38,7 +40,7 @@ func TestMain(m *testing.M) {
 		}
 		return fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: os.Getenv(envBlocksPrefix), Timeout: 20 * time.Second})
 	})
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(leakcheck.Etcd(m), leakcheck.Options()...)
 }
 
 var _ segment.BlockStore = (*fleet.Log)(nil)

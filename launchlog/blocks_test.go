@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
+	"go.uber.org/goleak"
 
+	"github.com/idkit/idkit/internal/leakcheck"
 	"github.com/idkit/idkit/internal/segmenttest"
 	"github.com/idkit/idkit/internal/storetest"
 	"github.com/idkit/idkit/launchlog"
@@ -24,7 +26,7 @@ func TestMain(m *testing.M) {
 	segmenttest.Child(func() (segment.BlockStore, error) {
 		return launchlog.New(launchlog.Options{Path: os.Getenv(envBlocks), Timeout: 30 * time.Second})
 	})
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
 
 var _ segment.BlockStore = (*launchlog.Log)(nil)

@@ -15,8 +15,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/leakcheck"
 	"github.com/idkit/idkit/internal/testwait"
 )
 
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 		c := &console{stdout: os.Stdout, stderr: os.Stderr, clock: clock.Offset(clock.System(), d)}
 		os.Exit(c.run(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(leakcheck.Etcd(m), leakcheck.Options()...)
 }
 
 // TestNewCrashRestart runs "idkit new traceid|snowflake --node 7 --log FILE

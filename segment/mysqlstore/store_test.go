@@ -15,8 +15,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/leakcheck"
 	"github.com/idkit/idkit/internal/segmenttest"
 	"github.com/idkit/idkit/internal/storetest"
 	"github.com/idkit/idkit/internal/testwait"
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 	segmenttest.Child(func() (segment.BlockStore, error) {
 		return mysqlstore.Open(context.Background(), os.Getenv(envDSN), mysqlstore.Options{Unit: 100})
 	})
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
 
 // server returns the DSN of the test server, or skips.

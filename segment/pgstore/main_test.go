@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/leakcheck"
 	"github.com/idkit/idkit/internal/segmenttest"
 	"github.com/idkit/idkit/internal/storetest"
 	"github.com/idkit/idkit/internal/testwait"
@@ -25,7 +27,7 @@ func TestMain(m *testing.M) {
 	segmenttest.Child(func() (segment.BlockStore, error) {
 		return pgstore.Open(context.Background(), os.Getenv(envDSN), pgstore.Options{Table: os.Getenv(envTable)})
 	})
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
 
 func TestConformance(t *testing.T) {

@@ -11,8 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/leakcheck"
 	"github.com/idkit/idkit/internal/segmenttest"
 	"github.com/idkit/idkit/internal/storetest"
 	"github.com/idkit/idkit/segment"
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 		return redisstore.Open(context.Background(), os.Getenv(envAddr),
 			redisstore.Options{Prefix: os.Getenv(envPrefix), AllowVolatile: true})
 	})
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
 
 // newPrefix returns a key prefix of the test's own, whose keys are deleted

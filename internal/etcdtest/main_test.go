@@ -1,0 +1,15 @@
+package etcdtest
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/idkit/idkit/internal/leakcheck"
+)
+
+// TestMain fails the package's tests if they leave goroutines running
+// once the etcd members they started have let go of their connections.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(leakcheck.Etcd(m), leakcheck.Options()...)
+}
