@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"time"
@@ -88,7 +89,7 @@ var decimalidScheme = Scheme{
 // standing in for the launch log.
 type fixedGenerator int
 
-func (g fixedGenerator) NextGenerator(int) (int, error) { return int(g), nil }
+func (g fixedGenerator) NextGenerator(context.Context, int) (int, error) { return int(g), nil }
 
 // twitterScheme is our snowflake package with the Twitter preset, and
 // jsSafeScheme with the preset whose IDs fit a JavaScript number.

@@ -1,6 +1,7 @@
 package decimalid_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -11,7 +12,7 @@ import (
 // 93, ... but, unlike the log, does not persist them.
 type counter struct{ next int }
 
-func (c *counter) NextGenerator(launch int) (int, error) {
+func (c *counter) NextGenerator(ctx context.Context, launch int) (int, error) {
 	c.next++
 	return c.next + 91, nil
 }

@@ -1,20 +1,21 @@
 package decimalid
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/idkit/idkit/store"
 )
 
 // GeneratorSource hands out generator ids for a launch: every call returns
 // an id in 0 to 99999 that no earlier call for that launch returned, anywhere
 // in the system, and persists that fact before it returns. launchlog.Log
 // implements it.
-type GeneratorSource interface {
-	NextGenerator(launch int) (int, error)
-}
+type GeneratorSource = store.Generators
 
 // Options configure a Generator.
 type Options struct {
@@ -178,7 +179,7 @@ func (g *Generator) roll(gen uint64) error {
 
 // fetch asks the source for a generator id other than current.
 func (g *Generator) fetch(current int) (uint64, error) {
-	gen, err := g.source.NextGenerator(int(g.launch))
+	gen, err := g.source.NextGenerator(context.Background(), int(g.launch))
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("%w: launch %d: %w", ErrSource, g.launch, err)

@@ -1,6 +1,7 @@
 package decimalid
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,7 +23,7 @@ type source struct {
 	repeat   bool // hand out the same id every time
 }
 
-func (s *source) NextGenerator(launch int) (int, error) {
+func (s *source) NextGenerator(ctx context.Context, launch int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/lease"
+	"github.com/idkit/idkit/store"
 )
 
 // HighWaterStore persists, per key, a time that only ever moves forward.
@@ -20,14 +21,7 @@ import (
 // a millisecond an earlier run may have issued IDs in, even if the clock
 // was stepped back while the process was down. launchlog.Log and
 // fleet.Log implement it.
-type HighWaterStore interface {
-	// HighWater returns the mark stored for key, or the zero time if there
-	// is none.
-	HighWater(key string) (time.Time, error)
-	// AdvanceHighWater moves the mark for key to t unless it is already
-	// later, durably, and returns the mark now stored.
-	AdvanceHighWater(key string, t time.Time) (time.Time, error)
-}
+type HighWaterStore = store.HighWater
 
 // Options configure a Generator. Options{} is a generator whose worker is
 // the MAC address of the host's first network interface, on the system

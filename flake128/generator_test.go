@@ -1,6 +1,7 @@
 package flake128
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -142,7 +143,7 @@ func TestRestartAfterClockSteppedBack(t *testing.T) {
 		fake.Advance(3 * time.Millisecond)
 		last = next(t, g)
 	}
-	mark, err := store.HighWater("flake128/000000000009")
+	mark, err := store.HighWater(context.Background(), "flake128/000000000009")
 	require.NoError(t, err)
 	assert.True(t, mark.After(last.Time()), "the mark %v covers the last ID's millisecond %v", mark, last.Time())
 

@@ -47,7 +47,7 @@ func (l *Log) ReserveBlock(ctx context.Context, tag string, step int64) (segment
 	seen := l.blocks[tag] // absent: guess that the tag is new; a wrong guess costs a round trip
 	l.mu.Unlock()
 	var block segment.Block
-	err := l.run(op, func(actx context.Context) error {
+	err := l.run(ctx, op, func(actx context.Context) error {
 		// The caller's ctx ends the attempt too.
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%w: %s under %s: %w", ErrUnavailable, op, l.prefix, err)

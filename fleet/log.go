@@ -159,7 +159,7 @@ func (l *Log) launchesRange() (string, string) {
 // launchlog.ErrLaunchesExhausted.
 func (l *Log) Begin(info launchlog.Info) (launchlog.Launch, error) {
 	var launch launchlog.Launch
-	err := l.run("Begin", func(ctx context.Context) error {
+	err := l.run(context.Background(), "Begin", func(ctx context.Context) error {
 		last, lastMod, err := l.readLast(ctx)
 		if err != nil {
 			return err
@@ -220,7 +220,7 @@ func (l *Log) Get(id int) (launchlog.Launch, error) {
 		return launchlog.Launch{}, logInvalidf("launch id = %d, want 1 to %d", id, launchlog.MaxLaunch)
 	}
 	var launch launchlog.Launch
-	err := l.run(fmt.Sprintf("Get(%d)", id), func(ctx context.Context) error {
+	err := l.run(context.Background(), fmt.Sprintf("Get(%d)", id), func(ctx context.Context) error {
 		resp, err := l.cli.Txn(ctx).Then(clientv3.OpGet(l.lastKey()), clientv3.OpGet(l.launchKey(id))).Commit()
 		if err != nil {
 			return clientError{err}
@@ -243,7 +243,7 @@ func (l *Log) Get(id int) (launchlog.Launch, error) {
 // launchlog.ErrNoLaunch if there is none.
 func (l *Log) Current() (launchlog.Launch, error) {
 	var launch launchlog.Launch
-	err := l.run("Current", func(ctx context.Context) error {
+	err := l.run(context.Background(), "Current", func(ctx context.Context) error {
 		last, _, err := l.readLast(ctx)
 		if err != nil {
 			return err
@@ -260,7 +260,7 @@ func (l *Log) Current() (launchlog.Launch, error) {
 // List returns all launches, oldest first.
 func (l *Log) List() ([]launchlog.Launch, error) {
 	var launches []launchlog.Launch
-	err := l.run("List", func(ctx context.Context) error {
+	err := l.run(context.Background(), "List", func(ctx context.Context) error {
 		from, to := l.launchesRange()
 		resp, err := l.cli.Txn(ctx).Then(
 			clientv3.OpGet(l.lastKey()),
@@ -359,7 +359,7 @@ func (l *Log) decodeLaunch(kv *mvccpb.KeyValue, id, last int) (launchlog.Launch,
 // launch is 0 to 99999. As with launchlog, it need not have been recorded
 // by Begin (launch ids may come from deployment configuration), and 0 is
 // the test launch.
-func (l *Log) NextGenerator(launch int) (int, error) {
+func (l *Log) NextGenerator(ctx context.Context, launch int) (int, error) {
 	if launch < 0 || launch > launchlog.MaxLaunch {
 		return 0, logInvalidf("launch = %d, want 0 to %d", launch, launchlog.MaxLaunch)
 	}
@@ -368,7 +368,7 @@ func (l *Log) NextGenerator(launch int) (int, error) {
 	seen := l.generators[launch] // absent: guess that the counter is new
 	l.mu.Unlock()
 	var got int
-	err := l.run(fmt.Sprintf("NextGenerator(%d)", launch), func(ctx context.Context) error {
+	err := l.run(ctx, fmt.Sprintf("NextGenerator(%d)", launch), func(ctx context.Context) error {
 		if seen.next > launchlog.MaxGenerator {
 			return fmt.Errorf("%w: launch %d under %s", launchlog.ErrGeneratorsExhausted, launch, l.prefix)
 		}
@@ -420,12 +420,12 @@ func (l *Log) parseCounter(launch int, kv *mvccpb.KeyValue) (counterState, error
 
 // HighWater returns the mark stored for key, in UTC, or the zero time if
 // there is none.
-func (l *Log) HighWater(key string) (time.Time, error) {
+func (l *Log) HighWater(ctx context.Context, key string) (time.Time, error) {
 	if err := checkMarkKey(key); err != nil {
 		return time.Time{}, err
 	}
 	var mark time.Time
-	err := l.run("HighWater", func(ctx context.Context) error {
+	err := l.run(ctx, "HighWater", func(ctx context.Context) error {
 		seen, err := l.readMark(ctx, key)
 		if err == nil && seen.mod != 0 {
 			mark = time.Unix(0, seen.n).UTC()
@@ -439,7 +439,7 @@ func (l *Log) HighWater(key string) (time.Time, error) {
 // past t, and returns the mark now stored, in UTC. A mark never moves
 // backwards. t is a time representable in Unix nanoseconds (years 1678 to
 // 2262); the zero t moves nothing and returns the stored mark.
-func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+func (l *Log) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	n, err := checkMark(key, t)
 	if err != nil {
 		return time.Time{}, err
@@ -449,7 +449,7 @@ func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 	seen, known := l.marks[key] // unknown: guess that the mark is new
 	l.mu.Unlock()
 	var mark time.Time
-	err = l.run("AdvanceHighWater", func(ctx context.Context) error {
+	err = l.run(ctx, "AdvanceHighWater", func(ctx context.Context) error {
 		// Only a fresh read may say that nothing needs to move: the
 		// mark returned must be the one stored now.
 		if t.IsZero() || (known && seen.mod != 0 && seen.n >= n) {
@@ -556,12 +556,19 @@ func checkMarkKey(key string) error {
 
 // run runs attempt under the log's timeout with retry; op names the
 // operation in errors.
-func (l *Log) run(op string, attempt func(ctx context.Context) error) error {
+func (l *Log) run(ctx context.Context, op string, attempt func(ctx context.Context) error) error {
 	what := op + " under " + l.prefix
 	if err := l.cli.Ctx().Err(); err != nil {
 		return fmt.Errorf("%w: %s: client closed: %w", ErrUnavailable, what, err)
 	}
-	return retry(l.cli.Ctx(), l.timeout, what, attempt)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
+	}
+	// The caller's ctx and the client's both end the operation.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(l.cli.Ctx(), cancel)()
+	return retry(ctx, l.timeout, what, attempt)
 }
 
 // logError is an error of the log that wraps several sentinels.

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -12,8 +13,8 @@ import (
 
 // benchStore is what the benchmarks call on either backend.
 type benchStore interface {
-	NextGenerator(launch int) (int, error)
-	AdvanceHighWater(key string, t time.Time) (time.Time, error)
+	NextGenerator(ctx context.Context, launch int) (int, error)
+	AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error)
 }
 
 // benchBackends returns the bbolt launch log on a file in a temporary
@@ -55,14 +56,14 @@ func (c coldLog) forget() {
 	c.mu.Unlock()
 }
 
-func (c coldLog) NextGenerator(launch int) (int, error) {
+func (c coldLog) NextGenerator(ctx context.Context, launch int) (int, error) {
 	c.forget()
-	return c.Log.NextGenerator(launch)
+	return c.Log.NextGenerator(context.Background(), launch)
 }
 
-func (c coldLog) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+func (c coldLog) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	c.forget()
-	return c.Log.AdvanceHighWater(key, t)
+	return c.Log.AdvanceHighWater(context.Background(), key, t)
 }
 
 // BenchmarkLogNextGenerator measures one NextGenerator call, from one
@@ -74,7 +75,7 @@ func BenchmarkLogNextGenerator(b *testing.B) {
 			s := bk.open(b)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := s.NextGenerator(1); err != nil {
+				if _, err := s.NextGenerator(context.Background(), 1); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -84,7 +85,7 @@ func BenchmarkLogNextGenerator(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := s.NextGenerator(1); err != nil {
+					if _, err := s.NextGenerator(context.Background(), 1); err != nil {
 						b.Error(err)
 						return
 					}
@@ -105,7 +106,7 @@ func BenchmarkLogAdvanceHighWater(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				at = at.Add(time.Second)
-				if _, err := s.AdvanceHighWater("traceid/node/1", at); err != nil {
+				if _, err := s.AdvanceHighWater(context.Background(), "traceid/node/1", at); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -117,7 +118,7 @@ func BenchmarkLogAdvanceHighWater(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					at := epoch.Add(time.Duration(n.Add(1)) * time.Second)
-					if _, err := s.AdvanceHighWater("traceid/node/1", at); err != nil {
+					if _, err := s.AdvanceHighWater(context.Background(), "traceid/node/1", at); err != nil {
 						b.Error(err)
 						return
 					}

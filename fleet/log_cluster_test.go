@@ -73,7 +73,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 		wg.Go(func() {
 			l := logs[w%len(logs)]
 			for running() {
-				v, err := l.NextGenerator(1)
+				v, err := l.NextGenerator(context.Background(), 1)
 				if err != nil {
 					if fail(fmt.Errorf("NextGenerator, worker %d: %w", w, err)) {
 						return
@@ -107,7 +107,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 		at := logEpoch
 		for i := 0; running(); i++ {
 			at = at.Add(time.Second)
-			got, err := logs[i%2].AdvanceHighWater("k", at)
+			got, err := logs[i%2].AdvanceHighWater(context.Background(), "k", at)
 			if err == nil && got.Before(at) {
 				err = fmt.Errorf("advance to %v returned %v", at, got)
 			}

@@ -116,14 +116,14 @@ func TestLogKeyLayout(t *testing.T) {
 	_, err := l.Begin(launchlog.Info{Ticket: "REL-1", By: "ann", Note: "n"})
 	require.NoError(t, err)
 	for range 3 {
-		_, err = l.NextGenerator(12)
+		_, err = l.NextGenerator(context.Background(), 12)
 		require.NoError(t, err)
 	}
-	_, err = l.NextGenerator(0)
+	_, err = l.NextGenerator(context.Background(), 0)
 	require.NoError(t, err)
-	_, err = l.AdvanceHighWater("traceid/node/7", logEpoch)
+	_, err = l.AdvanceHighWater(context.Background(), "traceid/node/7", logEpoch)
 	require.NoError(t, err)
-	_, err = l.AdvanceHighWater("old", time.Date(1900, 1, 2, 3, 4, 5, 6, time.UTC))
+	_, err = l.AdvanceHighWater(context.Background(), "old", time.Date(1900, 1, 2, 3, 4, 5, 6, time.UTC))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
 		"launches/last":            "1",
@@ -164,20 +164,20 @@ func TestLogNextGeneratorExhausted(t *testing.T) {
 	l := newTestLog(t, c.Client(), nil)
 	put(t, l, l.generatorKey(7), "99999")
 
-	got, err := l.NextGenerator(7)
+	got, err := l.NextGenerator(context.Background(), 7)
 	require.NoError(t, err)
 	assert.Equal(t, launchlog.MaxGenerator, got)
 	for range 2 {
-		_, err = l.NextGenerator(7)
+		_, err = l.NextGenerator(context.Background(), 7)
 		assert.ErrorIs(t, err, launchlog.ErrGeneratorsExhausted)
 		assert.ErrorContains(t, err, "launch 7")
 	}
 	// Another handle, which has seen nothing, reads the same from etcd.
 	l2, err := NewLog(LogOptions{Client: l.cli, Prefix: l.prefix})
 	require.NoError(t, err)
-	_, err = l2.NextGenerator(7)
+	_, err = l2.NextGenerator(context.Background(), 7)
 	assert.ErrorIs(t, err, launchlog.ErrGeneratorsExhausted)
-	got, err = l.NextGenerator(8)
+	got, err = l.NextGenerator(context.Background(), 8)
 	require.NoError(t, err, "other launches are not affected")
 	assert.Equal(t, 0, got)
 	assert.Equal(t, "100000", dump(t, l)["generators/00007"])
@@ -256,13 +256,16 @@ func TestLogCorrupt(t *testing.T) {
 			}
 			before := dump(t, l)
 			ops := map[string]func() error{
-				"Begin":            func() error { _, err := l.Begin(launchlog.Info{}); return err },
-				"Current":          func() error { _, err := l.Current(); return err },
-				"Get":              func() error { _, err := l.Get(1); return err },
-				"List":             func() error { _, err := l.List(); return err },
-				"NextGenerator":    func() error { _, err := l.NextGenerator(1); return err },
-				"HighWater":        func() error { _, err := l.HighWater("k"); return err },
-				"AdvanceHighWater": func() error { _, err := l.AdvanceHighWater("k", logEpoch.Add(time.Hour)); return err },
+				"Begin":         func() error { _, err := l.Begin(launchlog.Info{}); return err },
+				"Current":       func() error { _, err := l.Current(); return err },
+				"Get":           func() error { _, err := l.Get(1); return err },
+				"List":          func() error { _, err := l.List(); return err },
+				"NextGenerator": func() error { _, err := l.NextGenerator(context.Background(), 1); return err },
+				"HighWater":     func() error { _, err := l.HighWater(context.Background(), "k"); return err },
+				"AdvanceHighWater": func() error {
+					_, err := l.AdvanceHighWater(context.Background(), "k", logEpoch.Add(time.Hour))
+					return err
+				},
 			}
 			for _, name := range tt.ops {
 				for range 2 { // a second call must not trust what the first one saw
@@ -291,7 +294,7 @@ func TestLogUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	_, err = warm.Begin(launchlog.Info{})
 	require.NoError(t, err)
-	_, err = warm.NextGenerator(1)
+	_, err = warm.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	l, err := NewLog(LogOptions{Client: cli, Prefix: prefix, Timeout: timeout})
 	require.NoError(t, err)
@@ -313,7 +316,7 @@ func TestLogUnavailable(t *testing.T) {
 		_, err := l.Current()
 		return err == nil
 	}, "the log answering again once the proxy is restored")
-	got, err := warm.NextGenerator(1)
+	got, err := warm.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, got, 1, "a value lost in the cut is never handed out")
 }
@@ -325,9 +328,9 @@ func logOps(l *Log) map[string]func() error {
 		"Current":          func() error { _, err := l.Current(); return err },
 		"Get":              func() error { _, err := l.Get(1); return err },
 		"List":             func() error { _, err := l.List(); return err },
-		"NextGenerator":    func() error { _, err := l.NextGenerator(1); return err },
-		"HighWater":        func() error { _, err := l.HighWater("k"); return err },
-		"AdvanceHighWater": func() error { _, err := l.AdvanceHighWater("k", logEpoch); return err },
+		"NextGenerator":    func() error { _, err := l.NextGenerator(context.Background(), 1); return err },
+		"HighWater":        func() error { _, err := l.HighWater(context.Background(), "k"); return err },
+		"AdvanceHighWater": func() error { _, err := l.AdvanceHighWater(context.Background(), "k", logEpoch); return err },
 	}
 }
 

@@ -12,13 +12,13 @@ import (
 // none, as [Log.HighWater] does. It reads while the claim holds, so after
 // every earlier holder's lease ended: the mark covers everything they
 // could issue. It fails with ErrNodeLost once the claim is lost.
-func (c *Claim) HighWater(key string) (time.Time, error) {
+func (c *Claim) HighWater(ctx context.Context, key string) (time.Time, error) {
 	if err := checkMarkKey(key); err != nil {
 		return time.Time{}, err
 	}
 	c.markMu.Lock()
 	defer c.markMu.Unlock()
-	seen, err := c.readMark(key)
+	seen, err := c.readMark(ctx, key)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -41,7 +41,7 @@ func (c *Claim) HighWater(key string) (time.Time, error) {
 //
 // A write whose answer was lost (etcd did not answer) and that was applied
 // anyway is recognised on retry by its value.
-func (c *Claim) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+func (c *Claim) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	n, err := checkMark(key, t)
 	if err != nil {
 		return time.Time{}, err
@@ -51,7 +51,7 @@ func (c *Claim) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 	seen, known := c.own[key]
 	delete(c.own, key) // known again once this call has succeeded
 	if !known {
-		if seen, err = c.readMark(key); err != nil {
+		if seen, err = c.readMark(ctx, key); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -59,7 +59,7 @@ func (c *Claim) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 	v := time.Unix(0, n).UTC().Format(markLayout)
 	put := !t.IsZero() && (seen.mod == 0 || seen.n < n)
 	sent := false // a write was sent whose answer was lost
-	err = c.marks.run("AdvanceHighWater", func(ctx context.Context) error {
+	err = c.marks.run(ctx, "AdvanceHighWater", func(ctx context.Context) error {
 		if err := c.Check(c.clock.Now()); err != nil {
 			return err
 		}
@@ -104,9 +104,9 @@ func (c *Claim) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 
 // readMark reads the mark for key, fenced: only while etcd holds the node
 // under this claim's lease. The caller holds c.markMu.
-func (c *Claim) readMark(key string) (markState, error) {
+func (c *Claim) readMark(ctx context.Context, key string) (markState, error) {
 	var seen markState
-	err := c.marks.run("HighWater", func(ctx context.Context) error {
+	err := c.marks.run(ctx, "HighWater", func(ctx context.Context) error {
 		if err := c.Check(c.clock.Now()); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package launchlog
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func BenchmarkNextGenerator(b *testing.B) {
 	l := newLog(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := l.NextGenerator(1); err != nil {
+		if _, err := l.NextGenerator(context.Background(), 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -26,7 +27,7 @@ func BenchmarkAdvanceHighWater(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		at = at.Add(time.Second)
-		if _, err := l.AdvanceHighWater("traceid/node/1", at); err != nil {
+		if _, err := l.AdvanceHighWater(context.Background(), "traceid/node/1", at); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -34,12 +35,12 @@ func BenchmarkAdvanceHighWater(b *testing.B) {
 
 func BenchmarkHighWater(b *testing.B) {
 	l := newLog(b)
-	if _, err := l.AdvanceHighWater("traceid/node/1", epoch); err != nil {
+	if _, err := l.AdvanceHighWater(context.Background(), "traceid/node/1", epoch); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := l.HighWater("traceid/node/1"); err != nil {
+		if _, err := l.HighWater(context.Background(), "traceid/node/1"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -68,7 +69,7 @@ func BenchmarkNextGeneratorBigLog(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := l.NextGenerator(1); err != nil {
+				if _, err := l.NextGenerator(context.Background(), 1); err != nil {
 					b.Fatal(err)
 				}
 			}

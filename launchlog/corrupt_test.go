@@ -2,6 +2,7 @@ package launchlog
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -27,9 +28,9 @@ func filledLog(t *testing.T) string {
 		require.NoError(t, err)
 	}
 	for i := range 5 {
-		_, err := l.NextGenerator(i)
+		_, err := l.NextGenerator(context.Background(), i)
 		require.NoError(t, err)
-		_, err = l.AdvanceHighWater(fmt.Sprintf("key-%d", i), epoch)
+		_, err = l.AdvanceHighWater(context.Background(), fmt.Sprintf("key-%d", i), epoch)
 		require.NoError(t, err)
 	}
 	return l.path
@@ -49,7 +50,7 @@ func filePageSize(t *testing.T, data []byte) int {
 func newPageSize(t *testing.T) int {
 	t.Helper()
 	l := newLog(t)
-	_, err := l.NextGenerator(1)
+	_, err := l.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	data, err := os.ReadFile(l.path)
 	require.NoError(t, err)
@@ -190,10 +191,10 @@ func checkNoReuse(t *testing.T, path string) {
 	l, err := New(Options{Path: path, Timeout: 300 * time.Millisecond})
 	require.NoError(t, err)
 	for i := range 5 {
-		if g, err := l.NextGenerator(i); err == nil {
+		if g, err := l.NextGenerator(context.Background(), i); err == nil {
 			assert.Positive(t, g, "launch %d reissued generator %d", i, g)
 		}
-		if m, err := l.HighWater(fmt.Sprintf("key-%d", i)); err == nil {
+		if m, err := l.HighWater(context.Background(), fmt.Sprintf("key-%d", i)); err == nil {
 			assert.False(t, m.Before(epoch), "mark key-%d went back to %v", i, m)
 		}
 	}
@@ -230,13 +231,13 @@ func TestCorruptRecords(t *testing.T) {
 		}
 	}
 	nextGenerator := func(launch int) func(l *Log) error {
-		return func(l *Log) error { _, err := l.NextGenerator(launch); return err }
+		return func(l *Log) error { _, err := l.NextGenerator(context.Background(), launch); return err }
 	}
 	highWater := func(key string) func(l *Log) error {
-		return func(l *Log) error { _, err := l.HighWater(key); return err }
+		return func(l *Log) error { _, err := l.HighWater(context.Background(), key); return err }
 	}
 	advance := func(key string) func(l *Log) error {
-		return func(l *Log) error { _, err := l.AdvanceHighWater(key, epoch); return err }
+		return func(l *Log) error { _, err := l.AdvanceHighWater(context.Background(), key, epoch); return err }
 	}
 	tests := []struct {
 		name  string

@@ -1,6 +1,7 @@
 package launchlog_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -63,7 +64,7 @@ func ExampleLog_AdvanceHighWater() {
 
 	t := time.Date(2025, 11, 21, 9, 30, 0, 0, time.UTC)
 	for _, to := range []time.Time{t, t.Add(-time.Hour), t.Add(time.Second)} {
-		mark, err := log.AdvanceHighWater("traceid/node/7", to)
+		mark, err := log.AdvanceHighWater(context.Background(), "traceid/node/7", to)
 		if err != nil {
 			panic(err)
 		}

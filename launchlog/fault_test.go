@@ -3,6 +3,7 @@
 package launchlog
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -29,7 +30,7 @@ func TestFaultRecovered(t *testing.T) {
 	defer func() { _ = syscall.Munmap(mem) }()
 
 	l := newLog(t)
-	_, err = l.NextGenerator(1) // create the file, so that view opens it
+	_, err = l.NextGenerator(context.Background(), 1) // create the file, so that view opens it
 	require.NoError(t, err)
 	var b byte
 	err = l.view(func(*bbolt.Tx) error {

@@ -1,6 +1,7 @@
 package launchlog
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -19,9 +20,12 @@ import (
 // Counters live in the "generators" bucket: the 4-byte big-endian launch id
 // maps to the next generator id (4 bytes big-endian) and a CRC-32C of key
 // and id (4 bytes); the bucket's sequence is the XOR of the CRCs.
-func (l *Log) NextGenerator(launch int) (int, error) {
+func (l *Log) NextGenerator(ctx context.Context, launch int) (int, error) {
 	if err := checkLaunch("launch", launch, 0); err != nil {
 		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("launchlog: NextGenerator(%d) in %s: %w", launch, l.path, err)
 	}
 	var next uint32
 	err := l.update(func(tx *bbolt.Tx) error {
@@ -41,6 +45,9 @@ func (l *Log) NextGenerator(launch int) (int, error) {
 			return fmt.Errorf("%w: launch %d in %s", ErrGeneratorsExhausted, launch, l.path)
 		case next > MaxGenerator:
 			return fmt.Errorf("%w: %s: generator counter of launch %d is %d, want 0..=%d", ErrCorrupt, l.path, launch, next, MaxGenerator+1)
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("launchlog: NextGenerator(%d) in %s: %w", launch, l.path, err)
 		}
 		return putSealed(b, key, binary.BigEndian.AppendUint32(nil, next+1))
 	})

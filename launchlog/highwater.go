@@ -1,6 +1,7 @@
 package launchlog
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -14,9 +15,12 @@ import (
 // Marks live in the "highwater" bucket: the key maps to the mark in Unix
 // nanoseconds (8 bytes big-endian) and a CRC-32C of key and mark (4
 // bytes); the bucket's sequence is the XOR of the CRCs.
-func (l *Log) HighWater(key string) (time.Time, error) {
+func (l *Log) HighWater(ctx context.Context, key string) (time.Time, error) {
 	if err := checkKey(key); err != nil {
 		return time.Time{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, fmt.Errorf("launchlog: HighWater(%q) in %s: %w", key, l.path, err)
 	}
 	var mark time.Time
 	err := l.view(func(tx *bbolt.Tx) error {
@@ -31,13 +35,16 @@ func (l *Log) HighWater(key string) (time.Time, error) {
 // past t, durably, and returns the mark now stored, in UTC. A mark never
 // moves backwards. t is a time representable in Unix nanoseconds (years
 // 1678 to 2262); the zero t moves nothing and returns the stored mark.
-func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+func (l *Log) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	if err := checkKey(key); err != nil {
 		return time.Time{}, err
 	}
 	n := t.UnixNano()
 	if !t.IsZero() && !time.Unix(0, n).Equal(t) {
 		return time.Time{}, fmt.Errorf("%w: high-water time %v, want a time from 1678 to 2262 (Unix nanoseconds)", ErrInvalid, t)
+	}
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, fmt.Errorf("launchlog: AdvanceHighWater(%q) in %s: %w", key, l.path, err)
 	}
 	var mark time.Time
 	err := l.update(func(tx *bbolt.Tx) error {
@@ -50,6 +57,11 @@ func (l *Log) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 		}
 		if t.IsZero() || (!mark.IsZero() && mark.UnixNano() >= n) {
 			return nil
+		}
+		// The lock may have taken a while: a caller that gave up by now
+		// gets nothing, and the transaction rolls back.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("launchlog: AdvanceHighWater(%q) in %s: %w", key, l.path, err)
 		}
 		mark = time.Unix(0, n).UTC()
 		return putSealed(b, []byte(key), binary.BigEndian.AppendUint64(nil, uint64(n)))

@@ -1,6 +1,7 @@
 package launchlog
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,8 +14,8 @@ import (
 
 // store is the contract both launchlog and memstore keep.
 type store interface {
-	HighWater(key string) (time.Time, error)
-	AdvanceHighWater(key string, t time.Time) (time.Time, error)
+	HighWater(ctx context.Context, key string) (time.Time, error)
+	AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error)
 }
 
 func TestHighWater(t *testing.T) {
@@ -54,18 +55,18 @@ func TestHighWater(t *testing.T) {
 			s, again := open(t)
 			for _, st := range steps {
 				if !st.to.IsZero() || name == "launchlog" {
-					got, err := s.AdvanceHighWater(st.key, st.to)
+					got, err := s.AdvanceHighWater(context.Background(), st.key, st.to)
 					require.NoError(t, err, st.name)
 					assert.True(t, st.want.Equal(got), "%s: advance returned %v, want %v", st.name, got, st.want)
 				}
-				got, err := s.HighWater(st.key)
+				got, err := s.HighWater(context.Background(), st.key)
 				require.NoError(t, err, st.name)
 				assert.True(t, st.want.Equal(got), "%s: mark %v, want %v", st.name, got, st.want)
 			}
 			// The marks survive a reopen.
 			s = again()
 			for key, want := range map[string]time.Time{"a": t0.Add(time.Second + 1), "b": t0.Add(-time.Hour), "z": {}} {
-				got, err := s.HighWater(key)
+				got, err := s.HighWater(context.Background(), key)
 				require.NoError(t, err)
 				assert.True(t, want.Equal(got), "after reopen %q = %v, want %v", key, got, want)
 			}
@@ -77,10 +78,10 @@ func TestHighWaterUTC(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
 	at := epoch.In(time.FixedZone("X", -7200))
-	got, err := l.AdvanceHighWater("k", at)
+	got, err := l.AdvanceHighWater(context.Background(), "k", at)
 	require.NoError(t, err)
 	assert.Equal(t, epoch, got)
-	got, err = l.HighWater("k")
+	got, err = l.HighWater(context.Background(), "k")
 	require.NoError(t, err)
 	assert.Equal(t, epoch, got)
 }
@@ -102,16 +103,16 @@ func TestHighWaterInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := l.AdvanceHighWater(tt.key, tt.t)
+			_, err := l.AdvanceHighWater(context.Background(), tt.key, tt.t)
 			assert.ErrorIs(t, err, ErrInvalid)
 			assert.ErrorContains(t, err, tt.want)
 			if tt.key != "k" {
-				_, err = l.HighWater(tt.key)
+				_, err = l.HighWater(context.Background(), tt.key)
 				assert.ErrorIs(t, err, ErrInvalid)
 			}
 		})
 	}
-	got, err := l.HighWater("k")
+	got, err := l.HighWater(context.Background(), "k")
 	require.NoError(t, err)
 	assert.True(t, got.IsZero(), "rejected times leave no mark")
 }
@@ -133,7 +134,7 @@ func TestHighWaterConcurrent(t *testing.T) {
 				h = l2
 			}
 			at := epoch.Add(time.Duration((w*7)%writers) * time.Second)
-			got, err := h.AdvanceHighWater("k", at)
+			got, err := h.AdvanceHighWater(context.Background(), "k", at)
 			if err == nil && got.Before(at) {
 				err = assert.AnError
 			}
@@ -143,7 +144,7 @@ func TestHighWaterConcurrent(t *testing.T) {
 	for range writers {
 		require.NoError(t, <-errs)
 	}
-	got, err := l.HighWater("k")
+	got, err := l.HighWater(context.Background(), "k")
 	require.NoError(t, err)
 	assert.Equal(t, epoch.Add((writers-1)*time.Second), got)
 }

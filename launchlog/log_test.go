@@ -73,7 +73,7 @@ func TestNewFileMode(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "launch.db")
 		l, err := New(Options{Path: path, Mode: mode})
 		require.NoError(t, err)
-		_, err = l.NextGenerator(1)
+		_, err = l.NextGenerator(context.Background(), 1)
 		require.NoError(t, err)
 		fi, err := os.Stat(path)
 		require.NoError(t, err)
@@ -191,17 +191,17 @@ func TestNextGenerator(t *testing.T) {
 		{1, 0}, {1, 1}, {2, 0}, {1, 2}, {0, 0}, {MaxLaunch, 0}, {2, 1}, {0, 1},
 	}
 	for _, s := range steps {
-		got, err := l.NextGenerator(s.launch)
+		got, err := l.NextGenerator(context.Background(), s.launch)
 		require.NoError(t, err)
 		assert.Equal(t, s.want, got, "launch %d", s.launch)
 	}
 	// Another handle continues where this one stopped.
-	got, err := reopen(t, l).NextGenerator(1)
+	got, err := reopen(t, l).NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	assert.Equal(t, 3, got)
 
 	for _, launch := range []int{-1, MaxLaunch + 1} {
-		_, err := l.NextGenerator(launch)
+		_, err := l.NextGenerator(context.Background(), launch)
 		assert.ErrorIs(t, err, ErrInvalid, "launch %d", launch)
 		assert.ErrorContains(t, err, "want 0..=99999")
 	}
@@ -211,15 +211,15 @@ func TestNextGeneratorExhausted(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
 	setGenerator(t, l, 7, []byte{0, 1, 0x86, 0x9f}) // 99_999
-	got, err := l.NextGenerator(7)
+	got, err := l.NextGenerator(context.Background(), 7)
 	require.NoError(t, err)
 	assert.Equal(t, MaxGenerator, got)
 	for range 2 {
-		_, err = l.NextGenerator(7)
+		_, err = l.NextGenerator(context.Background(), 7)
 		assert.ErrorIs(t, err, ErrGeneratorsExhausted)
 		assert.ErrorContains(t, err, "launch 7")
 	}
-	got, err = l.NextGenerator(8)
+	got, err = l.NextGenerator(context.Background(), 8)
 	require.NoError(t, err, "other launches are not affected")
 	assert.Equal(t, 0, got)
 }
@@ -278,7 +278,7 @@ func TestUnwritable(t *testing.T) {
 	roFile := filepath.Join(dir, "ro.db")
 	l, err := New(Options{Path: roFile})
 	require.NoError(t, err)
-	_, err = l.NextGenerator(1)
+	_, err = l.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(roFile, 0o400))
 
@@ -299,7 +299,7 @@ func TestUnwritable(t *testing.T) {
 			}
 			l, err := New(Options{Path: tt.path})
 			require.NoError(t, err)
-			_, err = l.NextGenerator(1)
+			_, err = l.NextGenerator(context.Background(), 1)
 			assert.ErrorIs(t, err, ErrOpen)
 			assert.ErrorIs(t, err, fs.ErrPermission)
 			assert.ErrorContains(t, err, tt.path)
@@ -331,13 +331,13 @@ type op struct {
 func ops(l *Log) []op {
 	return []op{
 		{"Begin", true, func() error { _, err := l.Begin(Info{}); return err }},
-		{"NextGenerator", true, func() error { _, err := l.NextGenerator(1); return err }},
-		{"AdvanceHighWater", true, func() error { _, err := l.AdvanceHighWater("k", epoch); return err }},
+		{"NextGenerator", true, func() error { _, err := l.NextGenerator(context.Background(), 1); return err }},
+		{"AdvanceHighWater", true, func() error { _, err := l.AdvanceHighWater(context.Background(), "k", epoch); return err }},
 		{"ReserveBlock", true, func() error { _, err := l.ReserveBlock(context.Background(), "k", 10); return err }},
 		{"Current", false, func() error { _, err := l.Current(); return err }},
 		{"Get", false, func() error { _, err := l.Get(1); return err }},
 		{"List", false, func() error { _, err := l.List(); return err }},
-		{"HighWater", false, func() error { _, err := l.HighWater("k"); return err }},
+		{"HighWater", false, func() error { _, err := l.HighWater(context.Background(), "k"); return err }},
 	}
 }
 
@@ -357,7 +357,7 @@ func TestInProcessTurns(t *testing.T) {
 				h = l2
 			}
 			for range calls {
-				v, err := h.NextGenerator(3)
+				v, err := h.NextGenerator(context.Background(), 3)
 				if err != nil {
 					errs <- err
 					return
@@ -389,7 +389,7 @@ func TestGateTimeout(t *testing.T) {
 	require.NoError(t, err)
 	l.gate <- struct{}{} // another operation of this process holds the turn
 	defer func() { <-l.gate }()
-	_, err = l.NextGenerator(1)
+	_, err = l.NextGenerator(context.Background(), 1)
 	assert.ErrorIs(t, err, ErrLocked)
 	assert.ErrorIs(t, err, berrors.ErrTimeout)
 }
@@ -397,7 +397,7 @@ func TestGateTimeout(t *testing.T) {
 func TestPanicRecovered(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
-	_, err := l.NextGenerator(1)
+	_, err := l.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	for _, write := range []bool{true, false} {
 		err := l.run(write, func(*bbolt.Tx) error { panic("damaged page") })
@@ -407,7 +407,7 @@ func TestPanicRecovered(t *testing.T) {
 	// The file was closed and unlocked: another handle works at once.
 	l2, err := New(Options{Path: l.path, Timeout: 50 * time.Millisecond})
 	require.NoError(t, err)
-	got, err := l2.NextGenerator(1)
+	got, err := l2.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	assert.Equal(t, 1, got)
 }

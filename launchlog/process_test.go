@@ -2,6 +2,7 @@ package launchlog
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -43,7 +44,7 @@ func TestHelperProcess(t *testing.T) {
 			fail(err)
 		}
 		for i := 0; mode == "loop" || i < n; i++ {
-			g, err := l.NextGenerator(1)
+			g, err := l.NextGenerator(context.Background(), 1)
 			if err != nil {
 				fail(err)
 			}
@@ -69,7 +70,7 @@ func TestHelperProcess(t *testing.T) {
 		if err != nil {
 			fail(err)
 		}
-		mark, err := l.HighWater("k")
+		mark, err := l.HighWater(context.Background(), "k")
 		if err != nil {
 			fail(err)
 		}
@@ -77,7 +78,7 @@ func TestHelperProcess(t *testing.T) {
 			mark = time.UnixMicro(1)
 		}
 		for {
-			if mark, err = l.AdvanceHighWater("k", mark.Add(time.Microsecond)); err != nil {
+			if mark, err = l.AdvanceHighWater(context.Background(), "k", mark.Add(time.Microsecond)); err != nil {
 				fail(err)
 			}
 			fmt.Println(mark.UnixMicro())
@@ -182,7 +183,7 @@ func TestNextGeneratorProcesses(t *testing.T) {
 
 	l, err := New(Options{Path: path})
 	require.NoError(t, err)
-	next, err := l.NextGenerator(1)
+	next, err := l.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	assert.Equal(t, procs*calls, next)
 }
@@ -203,13 +204,13 @@ func TestKilledMidWrite(t *testing.T) {
 		// out next; every value handed out must be below it.
 		next func(l *Log) (int, error)
 	}{
-		{"loop", func(l *Log) (int, error) { return l.NextGenerator(1) }},
+		{"loop", func(l *Log) (int, error) { return l.NextGenerator(context.Background(), 1) }},
 		{"begin-loop", func(l *Log) (int, error) {
 			launch, err := l.Begin(Info{})
 			return launch.ID, err
 		}},
 		{"advance-loop", func(l *Log) (int, error) {
-			mark, err := l.HighWater("k")
+			mark, err := l.HighWater(context.Background(), "k")
 			return int(mark.UnixMicro()) + 1, err
 		}},
 	} {
@@ -336,7 +337,7 @@ func TestLockedByProcess(t *testing.T) {
 	// Once the other process lets go, the same handle works.
 	require.NoError(t, stdin.Close())
 	require.NoError(t, cmd.Wait())
-	got, err := l.NextGenerator(1)
+	got, err := l.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	assert.Equal(t, 0, got)
 }

@@ -1,6 +1,7 @@
 package launchlog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -24,9 +25,9 @@ func TestVerifyBigLog(t *testing.T) {
 	for i := range 60 {
 		_, err := l.Begin(Info{Ticket: fmt.Sprint("REL-", i), Note: strings.Repeat("n", i*300)})
 		require.NoError(t, err)
-		_, err = l.NextGenerator(i % 7)
+		_, err = l.NextGenerator(context.Background(), i%7)
 		require.NoError(t, err)
-		_, err = l.AdvanceHighWater(fmt.Sprint("key-", i%5), epoch)
+		_, err = l.AdvanceHighWater(context.Background(), fmt.Sprint("key-", i%5), epoch)
 		require.NoError(t, err)
 	}
 	// Many more records in one transaction each, as Begin, NextGenerator
@@ -76,7 +77,7 @@ func TestVerifyBigLog(t *testing.T) {
 	list, err := l.List()
 	require.NoError(t, err)
 	assert.Len(t, list, 60+bulk+1) // and the one Begin of ops
-	got, err := l.NextGenerator(60 + bulk)
+	got, err := l.NextGenerator(context.Background(), 60+bulk)
 	require.NoError(t, err)
 	assert.Equal(t, 1, got)
 }

@@ -237,7 +237,8 @@ func TestHandlerNeverWaits(t *testing.T) {
 	assert.Zero(t, fake.Sleepers(), "nothing sleeps on the clock")
 
 	close(store.Release)
-	require.NoError(t, g.Close()) // waits for the renewal to land
+	p := g.PerCore()
+	testwait.Until(t, func() bool { _, err := p.TryNext(); return err == nil }, "the renewal to land")
 	log.Info("leased")
 	records = decodeLines(t, out.Bytes())
 	require.Len(t, records, 3)

@@ -42,7 +42,10 @@ func benchConfig(b *testing.B) Config {
 // counterSource hands out generator ids from memory.
 type counterSource struct{ next int }
 
-func (c *counterSource) NextGenerator(int) (int, error) { c.next++; return c.next, nil }
+func (c *counterSource) NextGenerator(context.Context, int) (int, error) {
+	c.next++
+	return c.next, nil
+}
 
 // BenchmarkHandler measures one request through ServeHTTP, without the
 // network: ns/op is per request, ns/ID per ID.

@@ -22,20 +22,20 @@ func (c *countingStore) count(op string, err error) {
 	}
 }
 
-func (c *countingStore) HighWater(key string) (time.Time, error) {
-	t, err := c.Store.HighWater(key)
+func (c *countingStore) HighWater(ctx context.Context, key string) (time.Time, error) {
+	t, err := c.Store.HighWater(ctx, key)
 	c.count("highwater", err)
 	return t, err
 }
 
-func (c *countingStore) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
-	t, err := c.Store.AdvanceHighWater(key, t)
+func (c *countingStore) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+	t, err := c.Store.AdvanceHighWater(ctx, key, t)
 	c.count("advance", err)
 	return t, err
 }
 
-func (c *countingStore) NextGenerator(launch int) (int, error) {
-	g, err := c.Store.NextGenerator(launch)
+func (c *countingStore) NextGenerator(ctx context.Context, launch int) (int, error) {
+	g, err := c.Store.NextGenerator(ctx, launch)
 	c.count("generator", err)
 	return g, err
 }
@@ -130,7 +130,9 @@ var errNoAnswer = errors.New("no answer")
 
 // run probes the store once.
 func (h *health) run(done chan struct{}) {
-	_, err := h.s.store.Store.HighWater(probeKey)
+	ctx, cancel := context.WithTimeout(context.Background(), h.s.cfg.ProbeTimeout)
+	defer cancel()
+	_, err := h.s.store.Store.HighWater(ctx, probeKey)
 	h.s.store.count("probe", err)
 	h.mu.Lock()
 	h.last, h.probed, h.done = err, h.s.clk.Now(), nil

@@ -22,6 +22,7 @@ import (
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -31,9 +32,8 @@ import (
 // Get(id int) (launchlog.Launch, error), as both do, inspecting a DecimalId
 // shows its launch's record.
 type Store interface {
-	HighWater(key string) (time.Time, error)
-	AdvanceHighWater(key string, t time.Time) (time.Time, error)
-	NextGenerator(launch int) (int, error)
+	store.HighWater
+	store.Generators
 }
 
 // launchGetter is the optional part of a Store that reads a launch record.

@@ -377,7 +377,7 @@ type flakyStore struct {
 
 var errDown = errors.New("store down")
 
-func (f *flakyStore) HighWater(key string) (time.Time, error) {
+func (f *flakyStore) HighWater(ctx context.Context, key string) (time.Time, error) {
 	f.reads.Add(1)
 	if f.block != nil {
 		<-f.block
@@ -385,14 +385,14 @@ func (f *flakyStore) HighWater(key string) (time.Time, error) {
 	if f.fail.Load() {
 		return time.Time{}, errDown
 	}
-	return f.Log.HighWater(key)
+	return f.Log.HighWater(context.Background(), key)
 }
 
-func (f *flakyStore) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+func (f *flakyStore) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	if f.fail.Load() {
 		return time.Time{}, errDown
 	}
-	return f.Log.AdvanceHighWater(key, t)
+	return f.Log.AdvanceHighWater(context.Background(), key, t)
 }
 
 func getHealth(t *testing.T, h http.Handler) (int, healthReport) {

@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestClaimKeepsTheMarks(t *testing.T) {
 	claim := &claimtest.Claim{Number: 5, Deadline: t0.Add(time.Hour)}
 	g, fake := start(t, Options{Layout: small(), Claim: claim})
 	next(t, g)
-	mark, err := claim.Marks.HighWater("snowflake/small/node=5")
+	mark, err := claim.Marks.HighWater(context.Background(), "snowflake/small/node=5")
 	require.NoError(t, err)
 	assert.True(t, mark.After(fake.Now()), "the mark covers the tick issued in")
 

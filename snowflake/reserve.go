@@ -2,6 +2,7 @@ package snowflake
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -52,7 +53,7 @@ const reserveMaxWait = 5 * time.Second
 // Calls for one node must not overlap in time, as Generators for one node
 // must not run at the same time: the store offers no compare-and-swap.
 // Reserve ignores o.Lease and o.MaxLead.
-func Reserve(o Options, dst []ID) error {
+func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if o.Store == nil && o.Claim == nil {
 		return fmt.Errorf("%w: Options.Store and Options.Claim are nil, want one: Reserve keeps the last issued ID in the store, or in the claim", ErrInvalid)
 	}
@@ -91,11 +92,11 @@ func Reserve(o Options, dst []ID) error {
 		return fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), l.Expires(), now.UTC())
 	}
 	clockTick, _ := l.tickOf(now)
-	last, err := store.HighWater(lastKey)
+	last, err := store.HighWater(ctx, lastKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, lastKey, err)
 	}
-	mark, err := store.HighWater(o.StoreKey)
+	mark, err := store.HighWater(ctx, o.StoreKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, o.StoreKey, err)
 	}
@@ -142,12 +143,12 @@ func Reserve(o Options, dst []ID) error {
 	}
 	end := l.tickTime(tick + 1)
 	if mark.Before(end) {
-		if _, err := store.AdvanceHighWater(o.StoreKey, end); err != nil {
+		if _, err := store.AdvanceHighWater(ctx, o.StoreKey, end); err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, o.StoreKey, err)
 		}
 	}
 	pos := r.encode(tick, seq-1, dst[len(dst)-1])
-	got, err := store.AdvanceHighWater(lastKey, pos)
+	got, err := store.AdvanceHighWater(ctx, lastKey, pos)
 	if err != nil {
 		return fmt.Errorf("%w: advance %q: %w", ErrStore, lastKey, err)
 	}

@@ -1,6 +1,7 @@
 package snowflake_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ var reserveT0 = time.Date(2026, 6, 1, 12, 0, 0, 300_000_000, time.UTC)
 func reserveIDs(t *testing.T, o snowflake.Options, n int) []snowflake.ID {
 	t.Helper()
 	ids := make([]snowflake.ID, n)
-	require.NoError(t, snowflake.Reserve(o, ids))
+	require.NoError(t, snowflake.Reserve(context.Background(), o, ids))
 	return ids
 }
 
@@ -112,7 +113,7 @@ func TestReserveAndGenerator(t *testing.T) {
 	}, "the generator's first ID")
 	assert.Greater(t, gid, ids[9])
 
-	mark, err := store.HighWater("snowflake/twitter/datacenter=0,worker=1")
+	mark, err := store.HighWater(context.Background(), "snowflake/twitter/datacenter=0,worker=1")
 	require.NoError(t, err)
 	require.True(t, mark.After(f.Now()), "the lease is ahead of the clock")
 	more := reserveIDs(t, o, 3)
@@ -129,12 +130,12 @@ func TestReserveExhausted(t *testing.T) {
 
 	e := o
 	e.ExhaustPolicy = snowflake.ExhaustError
-	require.ErrorIs(t, snowflake.Reserve(e, make([]snowflake.ID, 10)), snowflake.ErrExhausted)
+	require.ErrorIs(t, snowflake.Reserve(context.Background(), e, make([]snowflake.ID, 10)), snowflake.ErrExhausted)
 
 	done := make(chan []snowflake.ID)
 	go func() {
 		more := make([]snowflake.ID, 10)
-		assert.NoError(t, snowflake.Reserve(o, more))
+		assert.NoError(t, snowflake.Reserve(context.Background(), o, more))
 		done <- more
 	}()
 	testwait.Sleepers(t, f, 1)
@@ -145,7 +146,7 @@ func TestReserveExhausted(t *testing.T) {
 
 	f.Advance(-time.Minute)
 	reserveIDs(t, o, 4096-4)
-	err := snowflake.Reserve(o, make([]snowflake.ID, 1))
+	err := snowflake.Reserve(context.Background(), o, make([]snowflake.ID, 1))
 	require.ErrorIs(t, err, snowflake.ErrExhausted)
 	assert.Contains(t, err.Error(), "at most 5s")
 }
@@ -162,7 +163,7 @@ func TestReserveErrors(t *testing.T) {
 
 func reserveErr(o snowflake.Options) ([]snowflake.ID, error) {
 	ids := make([]snowflake.ID, 1)
-	return ids, snowflake.Reserve(o, ids)
+	return ids, snowflake.Reserve(context.Background(), o, ids)
 }
 
 // TestReserveClaim checks that a claim supplies the node and that a lost
@@ -179,12 +180,12 @@ func TestReserveClaim(t *testing.T) {
 
 	lost := &claimtest.Claim{Number: 33}
 	o.Claim = lost
-	err = snowflake.Reserve(o, make([]snowflake.ID, 1))
+	err = snowflake.Reserve(context.Background(), o, make([]snowflake.ID, 1))
 	require.ErrorIs(t, err, snowflake.ErrNodeLost)
 	assert.Zero(t, lost.Marks.Calls(), "nothing read or written")
 
 	o.Store = &memstore.Store{}
-	err = snowflake.Reserve(o, make([]snowflake.ID, 1))
+	err = snowflake.Reserve(context.Background(), o, make([]snowflake.ID, 1))
 	require.ErrorIs(t, err, snowflake.ErrInvalid)
 	assert.Contains(t, err.Error(), "Options.Store and Options.Claim are both set")
 }

@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"runtime"
@@ -23,7 +24,7 @@ func settle(g *Generator) {
 
 func mark(t *testing.T, s *memstore.Store, key string) time.Time {
 	t.Helper()
-	m, err := s.HighWater(key)
+	m, err := s.HighWater(context.Background(), key)
 	require.NoError(t, err)
 	return m
 }
@@ -174,7 +175,7 @@ func TestStoreErrors(t *testing.T) {
 
 	// A mark beyond the layout's lifetime leaves no tick to start in.
 	store.Fail(nil)
-	_, err = store.AdvanceHighWater("k", t0.AddDate(100, 0, 0))
+	_, err = store.AdvanceHighWater(context.Background(), "k", t0.AddDate(100, 0, 0))
 	require.NoError(t, err)
 	_, err = New(Options{Clock: clock.NewFake(t0), Store: store, StoreKey: "k"})
 	require.ErrorIs(t, err, ErrExpired)
@@ -183,8 +184,8 @@ func TestStoreErrors(t *testing.T) {
 // keptStore is a broken store that never moves its mark.
 type keptStore struct{ memstore.Store }
 
-func (s *keptStore) AdvanceHighWater(key string, _ time.Time) (time.Time, error) {
-	return s.HighWater(key)
+func (s *keptStore) AdvanceHighWater(ctx context.Context, key string, _ time.Time) (time.Time, error) {
+	return s.HighWater(context.Background(), key)
 }
 
 func TestStoreThatDoesNotAdvance(t *testing.T) {

@@ -1,6 +1,7 @@
 package traceid
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -90,15 +91,15 @@ func TestClaimKeepsTheMarks(t *testing.T) {
 	first := &claimtest.Claim{Number: 4, Deadline: t0.Add(time.Hour)}
 	g, fake := start(t, Options{Claim: first, Lease: 5 * time.Second})
 	last := next(t, g)
-	mark, err := first.Marks.HighWater("traceid/node/4")
+	mark, err := first.Marks.HighWater(context.Background(), "traceid/node/4")
 	require.NoError(t, err)
 	assert.False(t, mark.Before(t0.Add(time.Second)), "the mark covers the second issued in")
 
 	first.Revoke()
 	second := &claimtest.Claim{Number: 4, Deadline: t0.Add(time.Hour)}
-	mark, err = first.Marks.HighWater("traceid/node/4")
+	mark, err = first.Marks.HighWater(context.Background(), "traceid/node/4")
 	require.NoError(t, err)
-	_, err = second.Marks.AdvanceHighWater("traceid/node/4", mark)
+	_, err = second.Marks.AdvanceHighWater(context.Background(), "traceid/node/4", mark)
 	require.NoError(t, err)
 	h, err := New(Options{Claim: second, Clock: fake})
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package traceid
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"slices"
@@ -510,7 +511,7 @@ func TestStoreLeaseRenewal(t *testing.T) {
 		fake.Advance(time.Second)
 	}
 	testwait.Until(t, g.lease.Idle, "the background lease renewal to end")
-	mark, err := store.HighWater("traceid/node/0")
+	mark, err := store.HighWater(context.Background(), "traceid/node/0")
 	require.NoError(t, err)
 	lastSec := fake.Now().Unix() - 1
 	assert.GreaterOrEqual(t, mark.Unix(), lastSec, "the mark covers every second issued")
@@ -595,7 +596,7 @@ func TestWaitingForMarkIsNotBackward(t *testing.T) {
 	t.Parallel()
 	store := &memstore.Store{}
 	fake := clock.NewFake(t0)
-	_, err := store.AdvanceHighWater("traceid/node/0", t0.Add(3*time.Second))
+	_, err := store.AdvanceHighWater(context.Background(), "traceid/node/0", t0.Add(3*time.Second))
 	require.NoError(t, err)
 	g, err := New(Options{Clock: fake, Store: store})
 	require.NoError(t, err)

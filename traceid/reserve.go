@@ -1,6 +1,7 @@
 package traceid
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -50,7 +51,7 @@ const reserveMaxWait = 5 * time.Second
 // Calls for one node must not overlap in time, as Generators for one node
 // must not run at the same time: the store offers no compare-and-swap.
 // Reserve ignores o.Lease.
-func Reserve(o Options, dst []ID) error {
+func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if o.Store == nil && o.Claim == nil {
 		return fmt.Errorf("%w: Options.Store and Options.Claim are nil, want one: Reserve keeps the last issued ID in the store, or in the claim", ErrInvalid)
 	}
@@ -72,11 +73,11 @@ func Reserve(o Options, dst []ID) error {
 	if err != nil {
 		return err
 	}
-	last, err := store.HighWater(r.lastKey)
+	last, err := store.HighWater(ctx, r.lastKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, r.lastKey, err)
 	}
-	mark, err := store.HighWater(o.StoreKey)
+	mark, err := store.HighWater(ctx, o.StoreKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, o.StoreKey, err)
 	}
@@ -112,12 +113,12 @@ func Reserve(o Options, dst []ID) error {
 		return err
 	}
 	if mark.Unix() < sec || mark.IsZero() {
-		if _, err := store.AdvanceHighWater(o.StoreKey, time.Unix(sec, 0)); err != nil {
+		if _, err := store.AdvanceHighWater(ctx, o.StoreKey, time.Unix(sec, 0)); err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, o.StoreKey, err)
 		}
 	}
 	pos := time.Unix(sec, low)
-	got, err := store.AdvanceHighWater(r.lastKey, pos)
+	got, err := store.AdvanceHighWater(ctx, r.lastKey, pos)
 	if err != nil {
 		return fmt.Errorf("%w: advance %q: %w", ErrStore, r.lastKey, err)
 	}

@@ -1,6 +1,7 @@
 package traceid_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ var reserveT0 = time.Date(2026, 6, 1, 12, 0, 0, 300_000_000, time.UTC)
 func reserve(t *testing.T, o traceid.Options, n int) []traceid.ID {
 	t.Helper()
 	ids := make([]traceid.ID, n)
-	require.NoError(t, traceid.Reserve(o, ids))
+	require.NoError(t, traceid.Reserve(context.Background(), o, ids))
 	return ids
 }
 
@@ -48,7 +49,7 @@ func TestReserveContinues(t *testing.T) {
 		assert.Equal(t, int(reserveT0.Unix()%(1<<25)), ids[0].Second(), "the current second")
 	}
 	assert.Equal(t, traceid.ID(int64(reserveT0.Unix()%(1<<25))<<38|7<<22|30), prev, "counters 1 to 30")
-	mark, err := store.HighWater("traceid/node/7/last")
+	mark, err := store.HighWater(context.Background(), "traceid/node/7/last")
 	require.NoError(t, err)
 	assert.Equal(t, time.Unix(reserveT0.Unix(), 30).UTC(), mark.UTC())
 
@@ -99,7 +100,7 @@ func TestReserveThenGenerator(t *testing.T) {
 
 	// The generator's lease mark is ahead of the clock: Reserve starts
 	// after it at once, without waiting.
-	mark, err := store.HighWater("traceid/node/7")
+	mark, err := store.HighWater(context.Background(), "traceid/node/7")
 	require.NoError(t, err)
 	require.Greater(t, mark.Unix(), f.Now().Unix())
 	more := reserve(t, o, 3)
@@ -120,13 +121,13 @@ func TestReserveExhausted(t *testing.T) {
 
 	no := o
 	no.NoWait = true
-	err := traceid.Reserve(no, make([]traceid.ID, 5))
+	err := traceid.Reserve(context.Background(), no, make([]traceid.ID, 5))
 	require.ErrorIs(t, err, traceid.ErrExhausted)
 
 	done := make(chan []traceid.ID)
 	go func() {
 		more := make([]traceid.ID, 5)
-		assert.NoError(t, traceid.Reserve(o, more))
+		assert.NoError(t, traceid.Reserve(context.Background(), o, more))
 		done <- more
 	}()
 	testwait.Sleepers(t, f, 1)
@@ -139,7 +140,7 @@ func TestReserveExhausted(t *testing.T) {
 	// Fill the next second with the clock stepped back 10 s: no wait.
 	f.Advance(-10 * time.Second)
 	reserve(t, o, perSecond-3)
-	err = traceid.Reserve(o, make([]traceid.ID, 1))
+	err = traceid.Reserve(context.Background(), o, make([]traceid.ID, 1))
 	require.ErrorIs(t, err, traceid.ErrExhausted)
 	assert.Contains(t, err.Error(), "at most 5s")
 }
@@ -161,14 +162,14 @@ func TestReserveErrors(t *testing.T) {
 		{"claim and store", traceid.Options{Claim: &claimtest.Claim{Number: 9}, Store: &memstore.Store{}}, traceid.ErrInvalid, "Options.Store and Options.Claim are both set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := traceid.Reserve(tt.o, make([]traceid.ID, 1))
+			err := traceid.Reserve(context.Background(), tt.o, make([]traceid.ID, 1))
 			require.ErrorIs(t, err, tt.want)
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
 	store := &memstore.Store{}
 	store.Fail(errors.New("disk full"))
-	err := traceid.Reserve(traceid.Options{Store: store, Clock: f}, make([]traceid.ID, 1))
+	err := traceid.Reserve(context.Background(), traceid.Options{Store: store, Clock: f}, make([]traceid.ID, 1))
 	require.ErrorIs(t, err, traceid.ErrStore)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"errors"
 	"flag"
@@ -162,7 +163,7 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 			o.Store = l
 		}
 		if o.Store != nil || o.Claim != nil {
-			return reserved(fs, func(ids []traceid.ID) error { return traceid.Reserve(o, ids) }), nil
+			return reserved(fs, func(ids []traceid.ID) error { return traceid.Reserve(context.Background(), o, ids) }), nil
 		}
 		g, err := traceid.New(o)
 		if err != nil {
@@ -283,7 +284,7 @@ func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 			if o.Claim == nil { // a claim keeps the node's marks, fenced by it
 				o.Store = l
 			}
-			return reserved(fs, func(ids []snowflake.ID) error { return snowflake.Reserve(o, ids) }), nil
+			return reserved(fs, func(ids []snowflake.ID) error { return snowflake.Reserve(context.Background(), o, ids) }), nil
 		}
 		g, err := snowflake.New(o)
 		if err != nil {

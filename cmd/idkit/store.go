@@ -14,6 +14,7 @@ import (
 
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/launchlog"
+	idstore "github.com/idkit/idkit/store"
 )
 
 // store is a launch log: the bbolt file (--log) or etcd (--etcd). Both
@@ -23,9 +24,8 @@ type store interface {
 	Get(id int) (launchlog.Launch, error)
 	Current() (launchlog.Launch, error)
 	List() ([]launchlog.Launch, error)
-	NextGenerator(launch int) (int, error)
-	HighWater(key string) (time.Time, error)
-	AdvanceHighWater(key string, t time.Time) (time.Time, error)
+	idstore.HighWater
+	idstore.Generators
 }
 
 // etcdTimeout bounds each request to etcd from the command line.

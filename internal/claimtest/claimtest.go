@@ -5,6 +5,7 @@
 package claimtest
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -52,17 +53,17 @@ func (c *Claim) Revoke() { c.revoked.Store(true) }
 func (c *Claim) Checks() int64 { return c.checks.Load() }
 
 // HighWater returns the mark for key, or ErrLost once the claim is lost.
-func (c *Claim) HighWater(key string) (time.Time, error) {
+func (c *Claim) HighWater(ctx context.Context, key string) (time.Time, error) {
 	if c.revoked.Load() {
 		return time.Time{}, ErrLost
 	}
-	return c.Marks.HighWater(key)
+	return c.Marks.HighWater(ctx, key)
 }
 
 // AdvanceHighWater moves the mark for key, fenced by the claim: once the
 // claim is lost it fails with ErrLost and moves nothing. A function set by
 // During runs first, as if the write took that long.
-func (c *Claim) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+func (c *Claim) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	c.mu.Lock()
 	during := c.during
 	c.mu.Unlock()
@@ -72,7 +73,7 @@ func (c *Claim) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
 	if c.revoked.Load() {
 		return time.Time{}, ErrLost
 	}
-	return c.Marks.AdvanceHighWater(key, t)
+	return c.Marks.AdvanceHighWater(ctx, key, t)
 }
 
 // During makes every later mark write call f first, for a test to move its

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/idkit/idkit/clock"
@@ -105,7 +106,7 @@ func newNext(scheme string, log *launchlog.Log, launch int, c clock.Clock) (func
 // memSource hands out generator ids from memory, for runs without a log.
 type memSource struct{ next int }
 
-func (s *memSource) NextGenerator(int) (int, error) {
+func (s *memSource) NextGenerator(context.Context, int) (int, error) {
 	s.next++
 	return s.next - 1, nil
 }

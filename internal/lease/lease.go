@@ -17,11 +17,14 @@
 package lease
 
 import (
+	"context"
 	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/idkit/idkit/store"
 )
 
 // ErrClosed reports an extension asked of a closed lease.
@@ -29,10 +32,7 @@ var ErrClosed = errors.New("lease closed")
 
 // Store persists, per key, a time that only ever moves forward; the ID
 // packages' HighWaterStore.
-type Store interface {
-	HighWater(key string) (time.Time, error)
-	AdvanceHighWater(key string, t time.Time) (time.Time, error)
-}
+type Store = store.HighWater
 
 // Units translates between a generator's units and marks.
 type Units struct {
@@ -53,6 +53,8 @@ type Lease struct {
 	renewing atomic.Bool   // a background renewal is running
 	failed   func(error)   // told of a failed background renewal
 	wg       sync.WaitGroup
+	ctx      context.Context // of every store call; Close cancels it
+	cancel   context.CancelFunc
 
 	mu       sync.Mutex // guards the fields below
 	inflight *write     // the store write in flight, if any
@@ -71,6 +73,7 @@ type write struct {
 // renewal.
 func New(store Store, key string, ahead uint64, units Units, failed func(error)) *Lease {
 	l := &Lease{store: store, key: key, ahead: ahead, units: units, failed: failed}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if store == nil {
 		l.limit.Store(math.MaxUint64)
 	}
@@ -84,7 +87,7 @@ func (l *Lease) Start() (uint64, error) {
 	if l.store == nil {
 		return 0, nil
 	}
-	mark, err := l.store.HighWater(l.key)
+	mark, err := l.store.HighWater(l.ctx, l.key)
 	if err != nil {
 		return 0, err
 	}
@@ -144,7 +147,7 @@ func (l *Lease) extendUntil(u, need uint64) error {
 // extend writes the mark covering u and the lease beyond it.
 func (l *Lease) extend(u uint64) error {
 	end := u + 1 + l.ahead
-	mark, err := l.store.AdvanceHighWater(l.key, l.units.Mark(end))
+	mark, err := l.store.AdvanceHighWater(l.ctx, l.key, l.units.Mark(end))
 	if err != nil {
 		return err
 	}
@@ -187,13 +190,14 @@ func (l *Lease) Renew(u uint64) {
 	}()
 }
 
-// Close starts no more store writes and waits for the background renewal,
-// if one runs. The units leased stay allowed; later extensions fail with
-// ErrClosed.
+// Close starts no more store writes, cancels the context of the one in
+// flight, if any, and waits for the background renewal. The units leased
+// stay allowed; later extensions fail with ErrClosed.
 func (l *Lease) Close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+	l.cancel()
 	l.wg.Wait()
 }
 

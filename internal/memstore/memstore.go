@@ -3,12 +3,14 @@
 package memstore
 
 import (
+	"context"
 	"sync"
 	"time"
 )
 
-// Store keeps high-water marks in memory. Err, when set, is returned by
-// every call, to test how generators handle a failing store. The zero Store
+// Store keeps high-water marks in memory. A call whose context has ended
+// returns its error. Err, when set, is returned by every call, to test how
+// generators handle a failing store. The zero Store
 // is ready to use and safe for concurrent use.
 type Store struct {
 	mu    sync.Mutex
@@ -18,10 +20,13 @@ type Store struct {
 }
 
 // HighWater returns the mark for key, or the zero time.
-func (s *Store) HighWater(key string) (time.Time, error) {
+func (s *Store) HighWater(ctx context.Context, key string) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
 	if s.err != nil {
 		return time.Time{}, s.err
 	}
@@ -30,10 +35,13 @@ func (s *Store) HighWater(key string) (time.Time, error) {
 
 // AdvanceHighWater moves the mark for key forward to t and returns the mark
 // now stored; it never moves a mark backwards.
-func (s *Store) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+func (s *Store) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
 	if s.err != nil {
 		return time.Time{}, s.err
 	}
@@ -75,9 +83,14 @@ func NewGated(n int) *Gated {
 	return &Gated{Entered: make(chan struct{}, n), Release: make(chan struct{})}
 }
 
-// AdvanceHighWater waits for Release, then moves the mark as Store does.
-func (g *Gated) AdvanceHighWater(key string, t time.Time) (time.Time, error) {
+// AdvanceHighWater waits for Release, then moves the mark as Store does,
+// or returns ctx's error if ctx ends first.
+func (g *Gated) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	g.Entered <- struct{}{}
-	<-g.Release
-	return g.Store.AdvanceHighWater(key, t)
+	select {
+	case <-g.Release:
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+	return g.Store.AdvanceHighWater(ctx, key, t)
 }

@@ -7,6 +7,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 // Store is the launch log contract: launches, generator ids per launch,
@@ -27,9 +29,8 @@ type Store interface {
 	Get(id int) (launchlog.Launch, error)
 	Current() (launchlog.Launch, error)
 	List() ([]launchlog.Launch, error)
-	NextGenerator(launch int) (int, error)
-	HighWater(key string) (time.Time, error)
-	AdvanceHighWater(key string, t time.Time) (time.Time, error)
+	store.HighWater
+	store.Generators
 }
 
 // Open returns a new, empty store whose Begin reads clk, and a function
@@ -55,6 +56,37 @@ func LaunchLog(t *testing.T, open Open) {
 	t.Run("ConcurrentNextGenerator", func(t *testing.T) { t.Parallel(); testConcurrentNextGenerator(t, open) })
 	t.Run("ConcurrentBegin", func(t *testing.T) { t.Parallel(); testConcurrentBegin(t, open) })
 	t.Run("ConcurrentAdvanceHighWater", func(t *testing.T) { t.Parallel(); testConcurrentAdvanceHighWater(t, open) })
+	t.Run("ContextEnded", func(t *testing.T) { t.Parallel(); testContextEnded(t, open) })
+}
+
+// testContextEnded: a call whose context has ended returns the context's
+// error, wrapped, and changes nothing.
+func testContextEnded(t *testing.T, open Open) {
+	s, _ := open(t, clock.NewFake(epoch))
+	ctx := context.Background()
+	_, err := s.AdvanceHighWater(ctx, "k", epoch)
+	require.NoError(t, err)
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	expired, cancel := context.WithTimeout(ctx, -1)
+	defer cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		want error
+	}{{canceled, context.Canceled}, {expired, context.DeadlineExceeded}} {
+		_, err = s.AdvanceHighWater(c.ctx, "k", epoch.Add(time.Hour))
+		assert.ErrorIs(t, err, c.want, "AdvanceHighWater")
+		_, err = s.HighWater(c.ctx, "k")
+		assert.ErrorIs(t, err, c.want, "HighWater")
+		_, err = s.NextGenerator(c.ctx, 1)
+		assert.ErrorIs(t, err, c.want, "NextGenerator")
+	}
+	mark, err := s.HighWater(ctx, "k")
+	require.NoError(t, err)
+	assert.True(t, mark.Equal(epoch), "the mark moved to %v by a call whose context had ended", mark)
+	g, err := s.NextGenerator(ctx, 1)
+	require.NoError(t, err)
+	assert.Zero(t, g, "a call whose context had ended took generator id 0")
 }
 
 func testLaunches(t *testing.T, open Open) {
@@ -147,13 +179,13 @@ func testLaunchInvalid(t *testing.T, open Open) {
 		assert.ErrorContains(t, err, "99999", "Get(%d) names the range", id)
 	}
 	for _, launch := range []int{-1, launchlog.MaxLaunch + 1} {
-		_, err := s.NextGenerator(launch)
+		_, err := s.NextGenerator(context.Background(), launch)
 		assert.ErrorIs(t, err, launchlog.ErrInvalid, "NextGenerator(%d)", launch)
 		assert.ErrorContains(t, err, fmt.Sprint(launch), "NextGenerator(%d) names the launch", launch)
 		assert.ErrorContains(t, err, "99999", "NextGenerator(%d) names the range", launch)
 	}
 	// Nothing was handed out by the refused calls.
-	got, err := s.NextGenerator(launchlog.MaxLaunch)
+	got, err := s.NextGenerator(context.Background(), launchlog.MaxLaunch)
 	require.NoError(t, err)
 	assert.Equal(t, 0, got)
 	_, err = s.Current()
@@ -169,27 +201,27 @@ func testNextGenerator(t *testing.T, open Open) {
 		{1, 0}, {1, 1}, {2, 0}, {1, 2}, {0, 0}, {launchlog.MaxLaunch, 0}, {2, 1}, {0, 1}, {1, 3},
 	}
 	for _, st := range steps {
-		got, err := s.NextGenerator(st.launch)
+		got, err := s.NextGenerator(context.Background(), st.launch)
 		require.NoError(t, err)
 		assert.Equal(t, st.want, got, "launch %d", st.launch)
 	}
 	// Another handle continues where this one stopped, and this one after
 	// it.
 	s2 := again(t)
-	got, err := s2.NextGenerator(1)
+	got, err := s2.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	assert.Equal(t, 4, got)
-	got, err = s.NextGenerator(1)
+	got, err = s.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	assert.Equal(t, 5, got)
-	got, err = s2.NextGenerator(3)
+	got, err = s2.NextGenerator(context.Background(), 3)
 	require.NoError(t, err)
 	assert.Equal(t, 0, got)
 
 	// Counters are independent of launches.
 	_, err = s.Begin(launchlog.Info{})
 	require.NoError(t, err)
-	got, err = s.NextGenerator(2)
+	got, err = s.NextGenerator(context.Background(), 2)
 	require.NoError(t, err)
 	assert.Equal(t, 2, got)
 }
@@ -221,13 +253,13 @@ func testHighWater(t *testing.T, open Open) {
 		{"a key that extends another", "a/b", t0.Add(-time.Minute), t0.Add(-time.Minute)},
 	}
 	for _, st := range steps {
-		got, err := s.AdvanceHighWater(st.key, st.to)
+		got, err := s.AdvanceHighWater(context.Background(), st.key, st.to)
 		require.NoError(t, err, st.name)
 		assert.True(t, st.want.Equal(got), "%s: advance returned %v, want %v", st.name, got, st.want)
 		if !got.IsZero() {
 			assert.Equal(t, time.UTC, got.Location(), st.name)
 		}
-		got, err = s.HighWater(st.key)
+		got, err = s.HighWater(context.Background(), st.key)
 		require.NoError(t, err, st.name)
 		assert.True(t, st.want.Equal(got), "%s: mark %v, want %v", st.name, got, st.want)
 		if !got.IsZero() {
@@ -241,21 +273,21 @@ func testHighWater(t *testing.T, open Open) {
 	for key, want := range map[string]time.Time{
 		"a": t0.Add(time.Second + 1), "b": t0.Add(-time.Hour), "c": old, "a/b": t0.Add(-time.Minute), "z": {},
 	} {
-		got, err := s2.HighWater(key)
+		got, err := s2.HighWater(context.Background(), key)
 		require.NoError(t, err)
 		assert.True(t, want.Equal(got), "other handle: %q = %v, want %v", key, got, want)
 	}
-	got, err := s2.AdvanceHighWater("a", t0)
+	got, err := s2.AdvanceHighWater(context.Background(), "a", t0)
 	require.NoError(t, err)
 	assert.True(t, t0.Add(time.Second+1).Equal(got), "other handle moved a mark back to %v", got)
-	got, err = s2.AdvanceHighWater("a", t0.Add(time.Minute))
+	got, err = s2.AdvanceHighWater(context.Background(), "a", t0.Add(time.Minute))
 	require.NoError(t, err)
 	assert.True(t, t0.Add(time.Minute).Equal(got))
 	// This handle may have seen "a" before; it must not trust that.
-	got, err = s.AdvanceHighWater("a", t0.Add(2*time.Second))
+	got, err = s.AdvanceHighWater(context.Background(), "a", t0.Add(2*time.Second))
 	require.NoError(t, err)
 	assert.True(t, t0.Add(time.Minute).Equal(got), "advance behind the mark returned %v, want the stored mark", got)
-	got, err = s.AdvanceHighWater("a", time.Time{})
+	got, err = s.AdvanceHighWater(context.Background(), "a", time.Time{})
 	require.NoError(t, err)
 	assert.True(t, t0.Add(time.Minute).Equal(got))
 }
@@ -275,26 +307,26 @@ func testHighWaterInvalid(t *testing.T, open Open) {
 		{"after 2262", "k", time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), []string{"2300", "1678 to 2262"}},
 	}
 	for _, tt := range tests {
-		_, err := s.AdvanceHighWater(tt.key, tt.t)
+		_, err := s.AdvanceHighWater(context.Background(), tt.key, tt.t)
 		assert.ErrorIs(t, err, launchlog.ErrInvalid, tt.name)
 		for _, w := range tt.want {
 			assert.ErrorContains(t, err, w, tt.name)
 		}
 		if tt.key != "k" {
-			_, err = s.HighWater(tt.key)
+			_, err = s.HighWater(context.Background(), tt.key)
 			assert.ErrorIs(t, err, launchlog.ErrInvalid, tt.name)
 		}
 	}
-	got, err := s.HighWater("k")
+	got, err := s.HighWater(context.Background(), "k")
 	require.NoError(t, err)
 	assert.True(t, got.IsZero(), "rejected times leave no mark")
 
 	// The longest key is valid.
 	long := strings.Repeat("k", maxKey)
-	got, err = s.AdvanceHighWater(long, epoch)
+	got, err = s.AdvanceHighWater(context.Background(), long, epoch)
 	require.NoError(t, err)
 	assert.True(t, epoch.Equal(got))
-	got, err = s.HighWater(long)
+	got, err = s.HighWater(context.Background(), long)
 	require.NoError(t, err)
 	assert.True(t, epoch.Equal(got))
 }
@@ -324,7 +356,7 @@ func testConcurrentNextGenerator(t *testing.T, open Open) {
 			h := hs[w%len(hs)]
 			launch := 7 + w%2
 			for range calls {
-				v, err := h.NextGenerator(launch)
+				v, err := h.NextGenerator(context.Background(), launch)
 				if err != nil {
 					errs <- fmt.Errorf("worker %d: %w", w, err)
 					return
@@ -417,7 +449,7 @@ func testConcurrentAdvanceHighWater(t *testing.T, open Open) {
 			h := hs[w%len(hs)]
 			for r := range rounds {
 				at := epoch.Add(time.Duration(r*writers+(w*7)%writers) * time.Second)
-				got, err := h.AdvanceHighWater("k", at)
+				got, err := h.AdvanceHighWater(context.Background(), "k", at)
 				if err == nil && got.Before(at) {
 					err = fmt.Errorf("advance to %v returned %v", at, got)
 				}
@@ -435,7 +467,7 @@ func testConcurrentAdvanceHighWater(t *testing.T, open Open) {
 	}
 	want := epoch.Add((rounds*writers - 1) * time.Second)
 	for i, h := range hs {
-		got, err := h.HighWater("k")
+		got, err := h.HighWater(context.Background(), "k")
 		require.NoError(t, err)
 		assert.True(t, want.Equal(got), "handle %d: mark %v, want %v", i, got, want)
 	}
