@@ -229,6 +229,19 @@ func (g *Generator) Next() (ID, error) {
 	return g.slow(v)
 }
 
+// Fill fills dst with new IDs, increasing, one Next each, and returns
+// len(dst), or fewer with the error that stopped it (see Next).
+func (g *Generator) Fill(dst []ID) (int, error) {
+	for i := range dst {
+		id, err := g.Next()
+		if err != nil {
+			return i, err
+		}
+		dst[i] = id
+	}
+	return len(dst), nil
+}
+
 // now reads the precise clock in milliseconds.
 func (g *Generator) now() (uint64, error) {
 	t := g.clk.Now()

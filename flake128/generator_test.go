@@ -116,6 +116,29 @@ func TestNoLockAcrossTheStore(t *testing.T) {
 	require.NoError(t, g.Close())
 }
 
+// TestFill: Fill gives increasing IDs, as many as dst holds, continuing
+// Next; on error it returns how many it gave.
+func TestFill(t *testing.T) {
+	t.Parallel()
+	g, fake, store := newTest(t, Options{})
+	prev := next(t, g)
+	dst := make([]ID, 1000)
+	n, err := g.Fill(dst)
+	require.NoError(t, err)
+	require.Equal(t, len(dst), n)
+	for _, id := range dst {
+		require.Equal(t, 1, id.Compare(prev))
+		prev = id
+	}
+	// Past the leased milliseconds with the store down, Fill stops with
+	// the error and the count it reached.
+	store.Fail(errors.New("down"))
+	fake.Advance(time.Hour)
+	n, err = g.Fill(dst)
+	require.ErrorIs(t, err, ErrStore)
+	assert.Zero(t, n)
+}
+
 func TestClockBehindBeyondMaxWait(t *testing.T) {
 	t.Parallel()
 	g, fake, _ := newTest(t, Options{MaxLead: time.Millisecond, MaxWait: 100 * time.Millisecond})

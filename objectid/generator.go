@@ -90,9 +90,11 @@ func (g *Generator) Next() ID {
 const fillRun = 256
 
 // Fill fills dst with new IDs in increasing order, claiming runs of up to
-// 256 counter values with one atomic add each. Like Next, it cannot fail:
-// it waits for the next second when the counter runs out.
-func (g *Generator) Fill(dst []ID) {
+// 256 counter values with one atomic add each, and returns len(dst). Like
+// Next, it cannot fail: it waits for the next second when the counter runs
+// out. The error, always nil, gives it the shape of every generator's
+// Fill.
+func (g *Generator) Fill(dst []ID) (int, error) {
 	for n := 0; n < len(dst); {
 		w := g.window.Load()
 		k := uint32(min(len(dst)-n, fillRun))
@@ -115,6 +117,7 @@ func (g *Generator) Fill(dst []ID) {
 			}
 		}
 	}
+	return len(dst), nil
 }
 
 // slow moves the window to a new second, starting it at counter value c,

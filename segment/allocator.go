@@ -287,9 +287,10 @@ func (a *Allocator) next(b *buffer, v int64) (ID, error) {
 }
 
 // Fill fills dst with IDs, increasing, at the cost of one atomic add per
-// block it takes them from. On error the IDs already issued stay at the
-// start of dst and the rest of dst is zero.
-func (a *Allocator) Fill(dst []ID) error {
+// block it takes them from, and returns len(dst). On error it returns how
+// many IDs it issued, at the start of dst, and the rest of dst is zero.
+func (a *Allocator) Fill(dst []ID) (int, error) {
+	total := len(dst)
 	for len(dst) > 0 {
 		b := a.cur.Load()
 		n := int64(len(dst))
@@ -307,10 +308,10 @@ func (a *Allocator) Fill(dst []ID) error {
 		}
 		if err := a.refill(b); err != nil {
 			clear(dst)
-			return err
+			return total - len(dst), err
 		}
 	}
-	return nil
+	return total, nil
 }
 
 // prefetch starts reserving the next block unless it is reserved or on

@@ -95,10 +95,12 @@ func TestPrefetchAtTenPercent(t *testing.T) {
 	require.NoError(t, err)
 	defer a2.Close()
 	awaitFetch(t, a, s, 4) // a's reservation at ID 111, if it has not ended
-	require.NoError(t, a2.Fill(make([]ID, 5)))
+	_, err = a2.Fill(make([]ID, 5))
+	require.NoError(t, err)
 	require.Nil(t, a2.inflightFetch())
 	require.Len(t, s.calls(), 4)
-	require.NoError(t, a2.Fill(make([]ID, 50)))
+	_, err = a2.Fill(make([]ID, 50))
+	require.NoError(t, err)
 	awaitFetch(t, a2, s, 5)
 }
 

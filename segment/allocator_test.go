@@ -52,7 +52,9 @@ func TestFillDense(t *testing.T) {
 	// Sizes below, at and across block ends, and far beyond one block.
 	for _, n := range []int{0, 1, 3, 7, 6, 8, 15, 100, 2, 1} {
 		dst := make([]segment.ID, n)
-		require.NoError(t, a.Fill(dst))
+		got, err := a.Fill(dst)
+		require.NoError(t, err)
+		require.Equal(t, n, got)
 		for i, got := range dst {
 			require.Equal(t, want, got, "Fill(%d)[%d]", n, i)
 			want++
@@ -86,7 +88,7 @@ func TestConcurrent(t *testing.T) {
 					got[w] = append(got[w], id)
 					continue
 				}
-				if !assert.NoError(t, a.Fill(buf)) {
+				if _, err := a.Fill(buf); !assert.NoError(t, err) {
 					return
 				}
 				got[w] = append(got[w], buf...)
@@ -154,8 +156,9 @@ func TestStoreDown(t *testing.T) {
 	assert.ErrorContains(t, err, `tag "order"`)
 	assert.ErrorContains(t, err, "no route to host")
 	dst := make([]segment.ID, 3)
-	err = a.Fill(dst)
+	n, err := a.Fill(dst)
 	assert.ErrorIs(t, err, down, "Fill fails alike")
+	assert.Zero(t, n)
 	assert.Equal(t, make([]segment.ID, 3), dst, "Fill leaves no ID it did not issue")
 
 	s.set(func(m *memStore) { m.fail = nil })
@@ -173,8 +176,9 @@ func TestFillPartialOnError(t *testing.T) {
 	a := newAllocator(t, s, segment.Options{Step: 10, MinStep: 10, MaxStep: 10})
 	s.set(func(m *memStore) { m.fail = errors.New("down") }) // the prefetch fails
 	dst := make([]segment.ID, 25)
-	err := a.Fill(dst)
+	n, err := a.Fill(dst)
 	require.ErrorIs(t, err, segment.ErrUnavailable)
+	assert.Equal(t, 10, n, "the IDs issued before the error")
 	// Only the first block's IDs can have been issued: the prefetch failed.
 	for i, id := range dst {
 		if i < 10 {
@@ -269,7 +273,8 @@ func TestClose(t *testing.T) {
 	require.NoError(t, a.Close(), "cancels the reservation in flight and waits for it")
 	_, err := a.Next()
 	assert.ErrorIs(t, err, segment.ErrClosed)
-	assert.ErrorIs(t, a.Fill(make([]segment.ID, 1)), segment.ErrClosed)
+	_, err = a.Fill(make([]segment.ID, 1))
+	assert.ErrorIs(t, err, segment.ErrClosed)
 	assert.NoError(t, a.Close())
 	assert.Zero(t, a.Stats().Current)
 }
@@ -344,7 +349,7 @@ func TestAllocs(t *testing.T) {
 		if _, err := a.Next(); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Fill(buf); err != nil {
+		if _, err := a.Fill(buf); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -373,7 +378,8 @@ func TestNextFillProperty(t *testing.T) {
 				continue
 			}
 			dst := make([]segment.ID, r.IntN(3*int(maxStep)))
-			require.NoError(t, a.Fill(dst))
+			_, err := a.Fill(dst)
+			require.NoError(t, err)
 			for _, id := range dst {
 				require.Equal(t, want, id, "round %d: steps %d..%d from %d", round, minStep, maxStep, step)
 				want++

@@ -45,7 +45,7 @@ func BenchmarkNext(b *testing.B) {
 		a := benchAllocator(b, newMemStore(), segment.Options{})
 		buf := make([]segment.ID, 64)
 		for i := 0; i < b.N; i += len(buf) {
-			if err := a.Fill(buf); err != nil {
+			if _, err := a.Fill(buf); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -33,7 +33,7 @@ func Example() {
 	a, _ := orders.Next()
 	b, _ := orders.Next()
 	batch := make([]segment.ID, 3)
-	if err := orders.Fill(batch); err != nil {
+	if _, err := orders.Fill(batch); err != nil {
 		panic(err)
 	}
 	fmt.Println(a, b, batch)

@@ -217,7 +217,7 @@ func (s *Server) objectIDScheme(o objectid.Options) (*scheme, error) {
 		var h oidHex
 		for n > 0 {
 			k := min(n, len(buf))
-			g.Fill(buf[:k])
+			g.Fill(buf[:k]) // never fails
 			dst = grow(dst, k*(24+3))
 			for i := range buf[:k] {
 				h.next((*[12]byte)(&buf[i]))
@@ -254,7 +254,7 @@ func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
 	}
 	s.closers = append(s.closers, a.Close)
 	tag := a.Tag()
-	fill := func(ids []segment.ID) (int, error) { return len(ids), a.Fill(ids) }
+	fill := a.Fill
 	return &scheme{name: "segment/" + tag, issue: issueDecimal(fill), stats: func() genStats {
 		return genStats{Waits: uint64(a.Stats().Waits)}
 	}, inspect: func(text string, q url.Values) (*explain.Report, error) {
