@@ -14,7 +14,8 @@ var (
 	// ErrInvalid: an option or argument out of its range.
 	ErrInvalid = errkind.New(idkit.ErrInvalid, "fleet: invalid argument")
 	// ErrUnavailable: etcd did not answer within the timeout (no quorum,
-	// no reachable endpoint, or a cancelled context).
+	// no reachable endpoint, or a cancelled context), or refused the
+	// request (the error says "etcd refused the request").
 	ErrUnavailable = errkind.New(idkit.ErrUnavailable, "fleet: etcd unavailable")
 	// ErrNoFreeNode: every node number of the range is claimed.
 	ErrNoFreeNode = errkind.New(idkit.ErrExhausted, "fleet: no free node")

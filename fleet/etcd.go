@@ -97,13 +97,15 @@ type clientError struct{ err error }
 func (e clientError) Error() string { return e.err.Error() }
 func (e clientError) Unwrap() error { return e.err }
 
-// etcdError wraps an error of the etcd client: ErrUnavailable when etcd
-// did not answer (see unanswered), with what was being done in front.
+// etcdError wraps an error of the etcd client in ErrUnavailable, with what
+// was being done in front: etcd did not answer (see unanswered), or
+// refused the request (too large, not permitted, ...), which retrying
+// would not change.
 func etcdError(what string, err error) error {
 	if unanswered(err) {
 		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
 	}
-	return fmt.Errorf("fleet: %s: %w", what, err)
+	return fmt.Errorf("%w: %s: etcd refused the request: %w", ErrUnavailable, what, err)
 }
 
 // unanswered reports whether err means that no member could serve the

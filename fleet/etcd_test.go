@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,7 +53,8 @@ func TestUnanswered(t *testing.T) {
 			assert.Equal(t, c.unanswered, unanswered(err), "unanswered(%v)", err)
 			assert.Equal(t, c.cancelled, cancelled(err), "cancelled(%v)", err)
 			wrapped := etcdError("claim node 7", err)
-			assert.Equal(t, c.unanswered, errors.Is(wrapped, ErrUnavailable), "etcdError(%v) = %v", err, wrapped)
+			assert.ErrorIs(t, wrapped, ErrUnavailable, "etcdError(%v) = %v", err, wrapped)
+			assert.Equal(t, !c.unanswered, strings.Contains(wrapped.Error(), "etcd refused the request"), "etcdError(%v) = %v", err, wrapped)
 			assert.ErrorIs(t, wrapped, c.err)
 			assert.Contains(t, wrapped.Error(), "claim node 7: ")
 		}
