@@ -33,7 +33,7 @@ type mysqlEngine struct {
 func openMySQL(ctx context.Context, dsn string) (*mysqlEngine, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("compare: mysql: DSN %q: %w", dsn, err)
+		return nil, fmt.Errorf("compare: mysql: the DSN does not parse (it may hold a password, so it is not repeated here): %w", err)
 	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {

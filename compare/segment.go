@@ -351,7 +351,7 @@ func openMySQLScratch(dsn string) (scratchStore, error) {
 	ctx := context.Background()
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return scratchStore{}, fmt.Errorf("mysql: DSN %q: %w", dsn, err)
+		return scratchStore{}, fmt.Errorf("mysql: the DSN does not parse (it may hold a password, so it is not repeated here): %w", err)
 	}
 	cfg.DBName = ""
 	conn, err := mysql.NewConnector(cfg)

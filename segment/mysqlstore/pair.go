@@ -35,7 +35,7 @@ func OpenPair(ctx context.Context, dsnA, dsnB string, opts Options) (*Pair, erro
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
 			p.Close()
-			return nil, fmt.Errorf("%w: mysqlstore: DSN %q: %w", segment.ErrInvalid, dsn, err)
+			return nil, fmt.Errorf("%w: mysqlstore: pair server %c: the DSN does not parse (it may hold a password, so it is not repeated here): %w", segment.ErrInvalid, 'A'+i, err)
 		}
 		if cfg.Params == nil {
 			cfg.Params = map[string]string{}

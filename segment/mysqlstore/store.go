@@ -93,7 +93,7 @@ var _ segment.BlockStore = (*Store)(nil)
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: mysqlstore: DSN %q: %w", segment.ErrInvalid, dsn, err)
+		return nil, fmt.Errorf("%w: mysqlstore: the DSN does not parse (it may hold a password, so it is not repeated here): %w", segment.ErrInvalid, err)
 	}
 	return openConfig(ctx, cfg, opts)
 }

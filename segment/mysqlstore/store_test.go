@@ -188,9 +188,16 @@ func TestInvalidOptions(t *testing.T) {
 		assert.ErrorIs(t, err, segment.ErrInvalid)
 		assert.ErrorContains(t, err, tt.want)
 	}
-	_, err := mysqlstore.Open(ctx, "not a dsn", mysqlstore.Options{})
+	// A DSN that does not parse is not repeated: it may hold a password.
+	const bad = "app:s3cret@tcp(127.0.0.1:3306)" // no "/database"
+	_, err := mysqlstore.Open(ctx, bad, mysqlstore.Options{})
 	assert.ErrorIs(t, err, segment.ErrInvalid)
-	assert.ErrorContains(t, err, `DSN "not a dsn"`)
+	assert.ErrorContains(t, err, "the DSN does not parse")
+	assert.NotContains(t, err.Error(), "s3cret")
+	_, err = mysqlstore.OpenPair(ctx, bad, "root@tcp(127.0.0.1:1)/x", mysqlstore.Options{})
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+	assert.ErrorContains(t, err, "pair server A: the DSN does not parse")
+	assert.NotContains(t, err.Error(), "s3cret")
 }
 
 // TestNoDatabase: a DSN without a database is refused at open, naming

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -54,7 +55,11 @@ func Open(ctx context.Context, addr string, opts Options) (*Store, error) {
 	if strings.Contains(addr, "://") {
 		var err error
 		if ro, err = redis.ParseURL(addr); err != nil {
-			return nil, fmt.Errorf("%w: redisstore: address %q: %w", segment.ErrInvalid, addr, err)
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // url.Error repeats the URL, password and all
+			}
+			return nil, fmt.Errorf("%w: redisstore: the URL does not parse (it may hold a password, so it is not repeated here): %w", segment.ErrInvalid, err)
 		}
 	} else {
 		ro = &redis.Options{Addr: addr}

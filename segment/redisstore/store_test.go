@@ -199,6 +199,12 @@ func TestUnreachable(t *testing.T) {
 	defer cancel()
 	_, err := redisstore.Open(ctx, "127.0.0.1:1", redisstore.Options{AllowVolatile: true})
 	assert.ErrorContains(t, err, "redisstore: connect to 127.0.0.1:1: ")
+
+	// A URL that does not parse is not repeated: it may hold a password.
+	_, err = redisstore.Open(ctx, "redis://app:s3cret@127.0.0.1:notaport/0", redisstore.Options{AllowVolatile: true})
+	assert.ErrorIs(t, err, segment.ErrInvalid)
+	assert.ErrorContains(t, err, "the URL does not parse")
+	assert.NotContains(t, err.Error(), "s3cret")
 }
 
 // TestProcesses and TestKillLoop run alone, not in parallel: their
