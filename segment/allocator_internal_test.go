@@ -115,6 +115,19 @@ func awaitFetch(t *testing.T, a *Allocator, s *countingStore, n int) {
 	require.Len(t, s.calls(), n, "reservations")
 }
 
+// issueToPrefetch issues IDs up to the one that starts the reservation of
+// the next block.
+func issueToPrefetch(t *testing.T, a *Allocator) {
+	t.Helper()
+	for {
+		id, err := a.Next()
+		require.NoError(t, err)
+		if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
+			return
+		}
+	}
+}
+
 // TestAdaptiveStep drives Leaf's rule with a fake clock: a block that
 // lasts under 15 minutes doubles the step, one that lasts over 30 halves
 // it, one in between keeps it, within MinStep and MaxStep.
@@ -145,15 +158,7 @@ func TestAdaptiveStep(t *testing.T) {
 	}
 	for i, l := range lasted {
 		fake.Advance(l.d)
-		// Issue up to the ID that starts the next reservation, and wait
-		// for it.
-		for {
-			id, err := a.Next()
-			require.NoError(t, err)
-			if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
-				break
-			}
-		}
+		issueToPrefetch(t, a)
 		awaitFetch(t, a, s, i+2)
 		assert.Equal(t, l.want, s.calls()[i+1], "block %d, after %v", i+1, l.d)
 		assert.Equal(t, l.want, a.Stats().Step)
@@ -178,13 +183,7 @@ func TestStepIsTheBlockLength(t *testing.T) {
 	// largest multiple of the unit within MaxStep.
 	for i, want := range []struct{ asked, got int64 }{{600, 600}, {1200, 1200}, {2000, 1800}, {2000, 1800}} {
 		fake.Advance(time.Minute)
-		for {
-			id, err := a.Next()
-			require.NoError(t, err)
-			if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
-				break
-			}
-		}
+		issueToPrefetch(t, a)
 		awaitFetch(t, a, s, i+2)
 		assert.Equal(t, want.asked, s.calls()[i+1], "step asked for block %d", i+1)
 		assert.Equal(t, want.got, a.Stats().Step, "step after block %d", i+1)
