@@ -26,6 +26,10 @@ func Options(extra ...goleak.Option) []goleak.Option {
 		// idleTicks refreshes after the last read, about a second later:
 		// longer than goleak waits.
 		goleak.IgnoreAnyFunction("github.com/idkit/idkit/clock.(*coarseSource).tick"),
+		// etcd's own: a peer's version request that reached a member as it
+		// stopped can wait forever on the closed backend's lock, inside
+		// etcd's peer HTTP server (seen once in four runs of fleet's tests).
+		goleak.IgnoreAnyFunction("go.etcd.io/etcd/server/v3/etcdserver/api/etcdhttp.newPeerHandler.versionHandler.func1"),
 	}, extra...)
 }
 
