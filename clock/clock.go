@@ -26,6 +26,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,31 @@ type Clock interface {
 	Now() time.Time
 	// Sleep pauses the calling goroutine for d on this clock.
 	Sleep(d time.Duration)
+}
+
+// ContextSleeper is a Clock whose sleep ends early when a context ends, as
+// the system clock's and Fake's do.
+type ContextSleeper interface {
+	Clock
+	// SleepContext pauses the calling goroutine for d on this clock, or
+	// until ctx ends, whichever comes first. It returns ctx's error if
+	// ctx ended first.
+	SleepContext(ctx context.Context, d time.Duration) error
+}
+
+// SleepContext sleeps for d on c, or until ctx ends, and returns ctx's
+// error if it ended first: the sleep of a generator's call that takes a
+// context. A clock that is not a ContextSleeper sleeps the whole of d
+// before the call looks at ctx again.
+func SleepContext(ctx context.Context, c Clock, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if cs, ok := c.(ContextSleeper); ok {
+		return cs.SleepContext(ctx, d)
+	}
+	c.Sleep(d)
+	return ctx.Err()
 }
 
 // Coarser is a Clock with a coarse view of its own.
@@ -80,6 +106,17 @@ func (systemClock) Now() time.Time        { return time.Now() }
 func (systemClock) Coarse() Coarse        { return Coarse{src: systemSource} }
 func (systemClock) Sleep(d time.Duration) { time.Sleep(d) }
 
+func (systemClock) SleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Offset returns a clock that reads d later than c (earlier if d is
 // negative). It models a host whose clock is set wrong, for example one
 // stepped back between two runs of a program.
@@ -91,6 +128,10 @@ type offsetClock struct {
 }
 
 func (o offsetClock) Now() time.Time { return o.Clock.Now().Add(o.d) }
+
+func (o offsetClock) SleepContext(ctx context.Context, d time.Duration) error {
+	return SleepContext(ctx, o.Clock, d)
+}
 
 func (o offsetClock) Coarse() Coarse {
 	c := CoarseOf(o.Clock)

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -52,6 +53,51 @@ func TestFakeSleepWakesAtDeadline(t *testing.T) {
 	testwait.Recv(t, done, "return from Sleep at its deadline")
 	assert.Equal(t, 0, f.Sleepers())
 }
+
+func TestSleepContextEndsWithTheContext(t *testing.T) {
+	t.Parallel()
+	clocks := map[string]Clock{
+		"fake":   NewFake(t0),
+		"system": System(),
+		"offset": Offset(NewFake(t0), time.Hour),
+	}
+	for name, c := range clocks {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- SleepContext(ctx, c, time.Hour) }()
+			if f, ok := c.(*Fake); ok {
+				testwait.Sleepers(t, f, 1)
+			}
+			cancel()
+			err := testwait.Recv(t, done, "return from SleepContext once its context ended")
+			assert.ErrorIs(t, err, context.Canceled)
+		})
+	}
+}
+
+func TestSleepContextSleepsTheWholeWayOnAPlainClock(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- SleepContext(ctx, plainClock{f}, time.Second) }()
+	testwait.Sleepers(t, f, 1)
+	f.Advance(time.Second)
+	assert.NoError(t, testwait.Recv(t, done, "return from SleepContext at its deadline"))
+
+	cancel()
+	assert.ErrorIs(t, SleepContext(ctx, plainClock{f}, time.Second), context.Canceled, "an ended context sleeps no more")
+	assert.Equal(t, 0, f.Sleepers())
+}
+
+// plainClock is a Clock with only Now and Sleep.
+type plainClock struct{ f *Fake }
+
+func (p plainClock) Now() time.Time        { return p.f.Now() }
+func (p plainClock) Sleep(d time.Duration) { p.f.Sleep(d) }
 
 func TestFakeSleepNonPositive(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -37,17 +38,31 @@ func (f *Fake) Coarse() Coarse { return Coarse{src: &f.src} }
 
 // Sleep blocks until the fake time reaches Now()+d, however long that takes
 // on the wall clock. A step backwards postpones the wake-up accordingly.
-func (f *Fake) Sleep(d time.Duration) {
+func (f *Fake) Sleep(d time.Duration) { _ = f.SleepContext(context.Background(), d) }
+
+// SleepContext is Sleep that also ends when ctx does, returning ctx's
+// error.
+func (f *Fake) SleepContext(ctx context.Context, d time.Duration) error {
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.changed.Broadcast()
+	})
+	defer stop()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	deadline := f.now.Add(d)
 	f.sleepers++
 	f.changed.Broadcast()
-	for f.now.Before(deadline) {
+	for f.now.Before(deadline) && ctx.Err() == nil {
 		f.changed.Wait()
 	}
 	f.sleepers--
 	f.changed.Broadcast()
+	if f.now.Before(deadline) {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // Set moves the clock to t, which may be earlier than the current time.

@@ -24,10 +24,7 @@ var flake128Scheme = Scheme{
 			if err != nil {
 				return nil, fmt.Errorf("compare: flake128 writer %d: %w", k, err)
 			}
-			return genFunc(func(dst []byte) ([]byte, error) {
-				id, err := g.Next()
-				return append(dst, id[:]...), err
-			}), nil
+			return ours[flake128.ID]{g, func(dst []byte, id flake128.ID) []byte { return append(dst, id[:]...) }}, nil
 		})
 	},
 	Design: func() Design {

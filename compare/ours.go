@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/snowflake"
@@ -20,6 +21,24 @@ func init() {
 	register(traceidScheme, decimalidScheme, twitterScheme, jsSafeScheme, objectidScheme)
 }
 
+// ours is an idkit generator as a compare Generator: key appends an ID's
+// key bytes, and Close closes the generator with the row.
+type ours[ID any] struct {
+	g   idkit.Generator[ID]
+	key func(dst []byte, id ID) []byte
+}
+
+func (o ours[ID]) Next(dst []byte) ([]byte, error) {
+	id, err := o.g.Next()
+	return o.key(dst, id), err
+}
+
+func (o ours[ID]) Close() error { return o.g.Close() }
+
+// int64Key is the key of an int64 ID: big-endian, so that byte order is
+// numeric order for the IDs' nonnegative values.
+func int64Key[ID ~int64](dst []byte, id ID) []byte { return appendUint64(dst, uint64(id)) }
+
 var traceidScheme = Scheme{
 	Name:    "traceid",
 	Kind:    Ours,
@@ -32,10 +51,7 @@ var traceidScheme = Scheme{
 			if err != nil {
 				return nil, fmt.Errorf("compare: traceid writer %d: %w", k, err)
 			}
-			return genFunc(func(dst []byte) ([]byte, error) {
-				id, err := g.Next()
-				return appendUint64(dst, uint64(id)), err
-			}), nil
+			return ours[traceid.ID]{g, int64Key[traceid.ID]}, nil
 		})
 	},
 	Design: func() Design {
@@ -69,10 +85,7 @@ var decimalidScheme = Scheme{
 			if err != nil {
 				return nil, fmt.Errorf("compare: decimalid writer %d: %w", k, err)
 			}
-			return genFunc(func(dst []byte) ([]byte, error) {
-				id, err := g.Next()
-				return appendUint64(dst, uint64(id)), err
-			}), nil
+			return ours[decimalid.ID]{g, int64Key[decimalid.ID]}, nil
 		})
 	},
 	Design: func() Design {
@@ -115,10 +128,7 @@ func snowflakeScheme(name string, layout func() snowflake.Layout, summary string
 				if err != nil {
 					return nil, fmt.Errorf("compare: %s writer %d: %w", name, k, err)
 				}
-				return genFunc(func(dst []byte) ([]byte, error) {
-					id, err := g.Next()
-					return appendUint64(dst, uint64(id)), err
-				}), nil
+				return ours[snowflake.ID]{g, int64Key[snowflake.ID]}, nil
 			})
 		},
 		Design: func() Design {
@@ -150,10 +160,7 @@ var objectidScheme = Scheme{
 	New: func(writers int) ([]Generator, error) {
 		return each(writers, func(int) (Generator, error) {
 			g, _ := objectid.New(objectid.Options{}) // never fails
-			return genFunc(func(dst []byte) ([]byte, error) {
-				id := g.Next()
-				return append(dst, id[:]...), nil
-			}), nil
+			return ours[objectid.ID]{g, func(dst []byte, id objectid.ID) []byte { return append(dst, id[:]...) }}, nil
 		})
 	},
 	Design: func() Design {

@@ -164,13 +164,14 @@ func segmentSchemes(name, store, module string, open func() (scratchStore, error
 // allocators, for the report.
 type stepNote struct {
 	mu     sync.Mutex
-	writer segment.Stats // of writer 0
+	blocks uint64        // reserved by writer 0
+	writer segment.State // of writer 0
 }
 
-func (n *stepNote) set(st segment.Stats) {
+func (n *stepNote) set(a *segment.Allocator) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.writer = st
+	n.blocks, n.writer = a.Stats().StoreWrites, a.State()
 }
 
 // String says how many blocks the adaptive step took to reach its largest
@@ -179,10 +180,10 @@ func (n *stepNote) String() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	st := n.writer
-	if st.Blocks == 0 {
+	if n.blocks == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the adaptive step reached its largest, %s, at block %d of %d (writer 0)", thousands(st.LargestStep), st.LargestAt, st.Blocks)
+	return fmt.Sprintf("the adaptive step reached its largest, %s, at block %d of %d (writer 0)", thousands(st.LargestStep), st.LargestAt, n.blocks)
 }
 
 // fetchScheme times one block reservation per ID; its locality keys are
@@ -230,14 +231,11 @@ func allocators(name string, open func() (scratchStore, error), o segment.Option
 				return nil, fmt.Errorf("compare: %s writer %d: %w", name, k, err)
 			}
 			all = append(all, a)
-			return genFunc(func(dst []byte) ([]byte, error) {
-				id, err := a.Next()
-				return appendUint64(dst, uint64(id)), err
-			}), nil
+			return ours[segment.ID]{a, int64Key[segment.ID]}, nil // closed below, with the store
 		})
 		return closing(gens, err, func() error {
 			if note != nil && len(all) > 0 {
-				note.set(all[0].Stats())
+				note.set(all[0])
 			}
 			var errs []error
 			for _, a := range all {

@@ -2,12 +2,14 @@ package decimalid
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/store"
 )
 
@@ -54,8 +56,27 @@ type Generator struct {
 
 	launch uint64
 	source GeneratorSource
-	mu     sync.Mutex // serialises fetching a generator id
+	ctx    context.Context // of every source call; Close cancels it
+	cancel context.CancelFunc
+
+	mu       sync.Mutex // guards inflight, never held across a source call
+	inflight *fetchCall // the source call in flight, if any
+
+	exhausted, writes, failures atomic.Uint64
 }
+
+// fetchCall is one source call, which the callers that need a new
+// generator id wait for.
+type fetchCall struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// Stats counts the events a Generator has met since it was created: the
+// shape every idkit generator shares. A decimalid Generator counts
+// Exhausted (generator ids whose counters ran out), StoreWrites (generator
+// ids taken from the source) and StoreErrors (source calls that failed).
+type Stats = idkit.Stats
 
 const (
 	counterBits = 40
@@ -86,7 +107,8 @@ func New(o Options) (*Generator, error) {
 		return nil, fmt.Errorf("%w: Options.StartCounter = %d, want 1 to %d (or 0 for 1)", ErrInvalid, o.StartCounter, MaxCounter)
 	}
 	g := &Generator{launch: uint64(o.Launch), source: o.Source}
-	gen, err := g.fetch(-1)
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	gen, err := g.fetch(context.Background(), -1)
 	if err != nil {
 		return nil, err
 	}
@@ -97,21 +119,38 @@ func New(o Options) (*Generator, error) {
 // Launch returns the generator's launch id.
 func (g *Generator) Launch() int { return int(g.launch) }
 
+// Stats returns the generator's counts of events.
+func (g *Generator) Stats() Stats {
+	return Stats{Exhausted: g.exhausted.Load(), StoreWrites: g.writes.Load(), StoreErrors: g.failures.Load()}
+}
+
+// Close cancels the source call in flight, if any. The generator goes on
+// issuing the counters of the generator id it holds, then fails with
+// ErrSource. It always returns nil.
+func (g *Generator) Close() error {
+	g.cancel()
+	return nil
+}
+
 // Next returns a new ID. IDs from one goroutine increase until the
 // generator takes a new generator id. It fails only when the source fails
 // (ErrSource); then it issues nothing until a later call reaches the
 // source successfully.
-func (g *Generator) Next() (ID, error) {
+func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
+
+// NextContext is Next, whose wait for the source, when the counters of a
+// generator id run out, ends early with ctx's error when ctx ends.
+func (g *Generator) NextContext(ctx context.Context) (ID, error) {
 	s := g.state.Add(1)
 	if c := s & counterMask; c <= MaxCounter {
 		return ID(c*counterUnit + s>>counterBits*generatorUnit + g.launch), nil
 	}
-	return g.nextSlow(s)
+	return g.nextSlow(ctx, s)
 }
 
-func (g *Generator) nextSlow(s uint64) (ID, error) {
+func (g *Generator) nextSlow(ctx context.Context, s uint64) (ID, error) {
 	for {
-		if err := g.roll(s >> counterBits); err != nil {
+		if err := g.roll(ctx, s>>counterBits); err != nil {
 			return 0, err
 		}
 		s = g.state.Add(1)
@@ -125,7 +164,11 @@ func (g *Generator) nextSlow(s uint64) (ID, error) {
 // with one atomic add. IDs in dst increase until the generator takes a new
 // generator id. It returns len(dst), or fewer with the error that stopped
 // it (see Next).
-func (g *Generator) Fill(dst []ID) (int, error) {
+func (g *Generator) Fill(dst []ID) (int, error) { return g.FillContext(context.Background(), dst) }
+
+// FillContext is Fill, whose wait for the source ends early when ctx ends:
+// it then returns the IDs filled so far and ctx's error.
+func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 	n := 0
 	for n < len(dst) {
 		want := uint64(min(len(dst)-n, maxClaim))
@@ -143,7 +186,7 @@ func (g *Generator) Fill(dst []ID) (int, error) {
 				continue
 			}
 		}
-		if err := g.roll(gen); err != nil {
+		if err := g.roll(ctx, gen); err != nil {
 			return n, err
 		}
 	}
@@ -152,41 +195,76 @@ func (g *Generator) Fill(dst []ID) (int, error) {
 
 // roll is the slow path for a caller that found the counters of generator
 // id gen used up: it installs a fresh generator id from the source, unless
-// another caller already did.
-func (g *Generator) roll(gen uint64) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// another caller already did. One source call runs at a time; the callers
+// that arrive meanwhile wait for it, or for their ctx to end.
+func (g *Generator) roll(ctx context.Context, gen uint64) error {
 	for {
-		s := g.state.Load()
-		if s>>counterBits != gen {
+		g.mu.Lock()
+		if g.state.Load()>>counterBits != gen {
+			g.mu.Unlock()
 			return nil // another caller moved on
 		}
-		if s&counterMask == MaxCounter || g.state.CompareAndSwap(s, gen<<counterBits|MaxCounter) {
-			break // still used up, and the headroom restored
+		if f := g.inflight; f != nil {
+			g.mu.Unlock()
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if f.err != nil && g.state.Load()>>counterBits == gen && !(isContextErr(f.err) && ctx.Err() == nil && g.ctx.Err() == nil) {
+				return f.err
+			}
+			continue // moved on, or the caller that fetched gave up: try again
 		}
-	}
-	next, err := g.fetch(int(gen))
-	if err != nil {
+		for {
+			s := g.state.Load()
+			if s&counterMask == MaxCounter || g.state.CompareAndSwap(s, gen<<counterBits|MaxCounter) {
+				break // the headroom restored
+			}
+		}
+		f := &fetchCall{done: make(chan struct{})}
+		g.inflight = f
+		g.mu.Unlock()
+
+		next, err := g.fetch(ctx, int(gen))
+		if err == nil {
+			g.state.Store(next << counterBits)
+			g.exhausted.Add(1)
+		}
+		g.mu.Lock()
+		g.inflight = nil
+		g.mu.Unlock()
+		f.err = err
+		close(f.done)
 		return err
-	}
-	for {
-		s := g.state.Load()
-		if g.state.CompareAndSwap(s, next<<counterBits) {
-			return nil
-		}
 	}
 }
 
-// fetch asks the source for a generator id other than current.
-func (g *Generator) fetch(current int) (uint64, error) {
-	gen, err := g.source.NextGenerator(context.Background(), int(g.launch))
+// isContextErr reports whether err is a context's.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// fetch asks the source, under ctx and the generator's own context, for a
+// generator id other than current.
+func (g *Generator) fetch(ctx context.Context, current int) (uint64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if g.ctx != nil {
+		defer context.AfterFunc(g.ctx, cancel)()
+	}
+	gen, err := g.source.NextGenerator(ctx, int(g.launch))
 	switch {
 	case err != nil:
+		g.failures.Add(1)
 		return 0, fmt.Errorf("%w: launch %d: %w", ErrSource, g.launch, err)
 	case gen < 0 || gen > MaxGenerator:
+		g.failures.Add(1)
 		return 0, fmt.Errorf("%w: launch %d: got generator id %d, want 0 to %d", ErrSource, g.launch, gen, MaxGenerator)
 	case gen == current:
+		g.failures.Add(1)
 		return 0, fmt.Errorf("%w: launch %d: got generator id %d again", ErrSource, g.launch, gen)
 	}
+	g.writes.Add(1)
 	return uint64(gen), nil
 }

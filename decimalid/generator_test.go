@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // source is a GeneratorSource for tests: it hands out next, next+1, ...
@@ -21,9 +23,22 @@ type source struct {
 	calls    int
 	launches []int
 	repeat   bool // hand out the same id every time
+
+	// entered, when set, is sent on once a call began; the call then
+	// waits until gate is closed or its ctx ends.
+	entered chan struct{}
+	gate    chan struct{}
 }
 
 func (s *source) NextGenerator(ctx context.Context, launch int) (int, error) {
+	if s.entered != nil {
+		s.entered <- struct{}{}
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
@@ -362,4 +377,60 @@ func checkShardedMonotonic(t *testing.T, got [][]ID) {
 		}
 		assert.True(t, slices.IsSortedFunc(ids, func(a, b ID) int { return a.Generator() - b.Generator() }), "goroutine %d", w)
 	}
+}
+
+// While the source is slow, one call is in flight: a second caller waits
+// for it without holding the mutex, a caller whose context ends returns
+// its error, and Close cancels the call.
+func TestSlowSource(t *testing.T) {
+	t.Parallel()
+	src := &source{next: 1}
+	g, err := New(Options{Launch: 7, Source: src, StartCounter: MaxCounter})
+	require.NoError(t, err)
+	_, err = g.Next() // the last counter of generator id 1
+	require.NoError(t, err)
+	src.entered, src.gate = make(chan struct{}, 4), make(chan struct{})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() {
+		_, err := g.NextContext(ctx)
+		gone <- err
+	}()
+	testwait.Recv(t, src.entered, "the source called")
+	waiter := make(chan error, 1)
+	go func() {
+		n, err := g.FillContext(context.Background(), make([]ID, 3))
+		if err == nil && n != 3 {
+			err = fmt.Errorf("filled %d of 3", n)
+		}
+		waiter <- err
+	}()
+	require.True(t, g.mu.TryLock(), "the mutex is held across the source call")
+	g.mu.Unlock()
+
+	cancel()
+	assert.ErrorIs(t, testwait.Recv(t, gone, "NextContext's return once its context ended"), context.Canceled)
+	testwait.Recv(t, src.entered, "the waiter calling the source itself once the first caller gave up")
+	close(src.gate)
+	assert.NoError(t, testwait.Recv(t, waiter, "FillContext's return"))
+	assert.Equal(t, Stats{Exhausted: 1, StoreWrites: 2, StoreErrors: 1}, g.Stats())
+
+	// Close cancels a call in flight.
+	g2, err := New(Options{Launch: 7, Source: &source{next: 5}, StartCounter: MaxCounter})
+	require.NoError(t, err)
+	_, err = g2.Next()
+	require.NoError(t, err)
+	src2 := g2.source.(*source)
+	src2.entered, src2.gate = make(chan struct{}, 1), make(chan struct{})
+	closed := make(chan error, 1)
+	go func() {
+		_, err := g2.Next()
+		closed <- err
+	}()
+	testwait.Recv(t, src2.entered, "the source called")
+	require.NoError(t, g2.Close())
+	err = testwait.Recv(t, closed, "Next's return once the generator closed")
+	assert.ErrorIs(t, err, ErrSource)
+	assert.ErrorIs(t, err, context.Canceled)
 }

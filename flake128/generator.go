@@ -2,6 +2,7 @@ package flake128
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/lease"
 	"github.com/idkit/idkit/store"
@@ -84,9 +86,24 @@ type Generator struct {
 	key     string
 	lease   *lease.Lease
 
+	waits, rejected atomic.Uint64
+
 	mu      sync.Mutex // serialises the slow path; guards the fields below
 	high    uint64     // the latest clock reading, ms
 	started bool       // an ID has been issued
+}
+
+// Stats counts the events a Generator has met since it was created: the
+// shape every idkit generator shares. A flake128 Generator counts Waits
+// (for the clock to catch up with the IDs' millisecond), Rejected (calls
+// refused with ErrClockBackwards) and its lease's StoreWrites and
+// StoreErrors.
+type Stats = idkit.Stats
+
+// Stats returns the generator's counts of events.
+func (g *Generator) Stats() Stats {
+	writes, failures := g.lease.Counts()
+	return Stats{Waits: g.waits.Load(), Rejected: g.rejected.Load(), StoreWrites: writes, StoreErrors: failures}
 }
 
 // New returns a Generator for o. It reads the clock and, with a Store, the
@@ -219,21 +236,29 @@ func (g *Generator) StoreKey() string { return g.key }
 // fails with ErrClockBackwards when the clock is further behind the IDs
 // than MaxLead and MaxWait allow, and with ErrStore when the lease cannot
 // be extended.
-func (g *Generator) Next() (ID, error) {
+func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
+
+// NextContext is Next under ctx, which bounds its waits: for the clock to
+// catch up and for the store. A call whose ctx ends returns ctx's error.
+func (g *Generator) NextContext(ctx context.Context) (ID, error) {
 	v := g.state.Add(1)
 	off := v >> 16
 	ms := g.base + off
 	if off <= g.approved.Load() && ms >= uint64(g.coarse.UnixNano())/uint64(time.Millisecond) && g.lease.Allows(ms) {
 		return compose(ms, g.low|v&MaxSequence), nil
 	}
-	return g.slow(v)
+	return g.slow(ctx, v)
 }
 
 // Fill fills dst with new IDs, increasing, one Next each, and returns
 // len(dst), or fewer with the error that stopped it (see Next).
-func (g *Generator) Fill(dst []ID) (int, error) {
+func (g *Generator) Fill(dst []ID) (int, error) { return g.FillContext(context.Background(), dst) }
+
+// FillContext is Fill under ctx, which bounds its waits as NextContext's.
+// A call whose ctx ends returns the IDs filled so far and ctx's error.
+func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 	for i := range dst {
-		id, err := g.Next()
+		id, err := g.NextContext(ctx)
 		if err != nil {
 			return i, err
 		}
@@ -256,7 +281,7 @@ func (g *Generator) now() (uint64, error) {
 // clock has moved to a later millisecond (start it at sequence 0), v is
 // in a millisecond not yet cleared (check the lead and the lease), or the
 // lease needs extending.
-func (g *Generator) slow(v uint64) (ID, error) {
+func (g *Generator) slow(ctx context.Context, v uint64) (ID, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
@@ -280,19 +305,27 @@ func (g *Generator) slow(v uint64) (ID, error) {
 		if ms > g.high+g.lead {
 			wait := time.Duration(ms-g.lead-now) * time.Millisecond
 			if g.started && wait > g.maxWait {
+				g.rejected.Add(1)
 				return ID{}, fmt.Errorf("%w: IDs are at %v, %v ahead of the clock (%v), more than MaxLead %v, and the clock would take %v to catch up, more than MaxWait %v",
 					ErrClockBackwards, msTime(ms), time.Duration(ms-now)*time.Millisecond, msTime(now),
 					time.Duration(g.lead)*time.Millisecond, wait, g.maxWait)
 			}
+			g.waits.Add(1)
 			g.mu.Unlock() // no lock held across a sleep
-			g.clk.Sleep(wait)
+			err := clock.SleepContext(ctx, g.clk, wait)
 			g.mu.Lock()
+			if err != nil {
+				return ID{}, err
+			}
 			continue
 		}
 		if !g.lease.Allows(ms) {
 			g.mu.Unlock() // nor across a store call
-			err := g.lease.Extend(ms)
+			err := g.lease.Extend(ctx, ms)
 			g.mu.Lock()
+			if err != nil && ctx.Err() != nil {
+				return ID{}, ctx.Err() // the caller gave up, not the store
+			}
 			if err != nil {
 				return ID{}, fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
 			}

@@ -116,6 +116,34 @@ func TestNoLockAcrossTheStore(t *testing.T) {
 	require.NoError(t, g.Close())
 }
 
+// TestContextEndsTheWait: NextContext's and FillContext's wait for the
+// store ends with their context, with its error rather than ErrStore.
+func TestContextEndsTheWait(t *testing.T) {
+	t.Parallel()
+	store := memstore.NewGated(4)
+	g, _, _ := newTest(t, Options{Store: store})
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	go func() { _, err := g.NextContext(ctx); errs <- err }()
+	go func() {
+		n, err := g.FillContext(ctx, make([]ID, 3))
+		assert.Zero(t, n)
+		errs <- err
+	}()
+	testwait.Recv(t, store.Entered, "the lease's write")
+	cancel()
+	for range 2 {
+		err := testwait.Recv(t, errs, "the return once the context ended")
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.NotErrorIs(t, err, ErrStore, "the caller gave up, not the store")
+	}
+	close(store.Release)
+	_, err := g.Next()
+	require.NoError(t, err, "the next caller leases the millisecond")
+	assert.Equal(t, uint64(1), g.Stats().StoreWrites)
+	require.NoError(t, g.Close())
+}
+
 // TestFill: Fill gives increasing IDs, as many as dst holds, continuing
 // Next; on error it returns how many it gave.
 func TestFill(t *testing.T) {

@@ -17,7 +17,7 @@ func BenchmarkNew(b *testing.B) {
 		g := newGenerator(Options{})
 		b.ReportAllocs()
 		for b.Loop() {
-			sink = g.Next()
+			sink, _ = g.Next()
 		}
 	})
 	b.Run("generator/parallel", func(b *testing.B) {
@@ -26,7 +26,7 @@ func BenchmarkNew(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			var id ID
 			for pb.Next() {
-				id = g.Next()
+				id, _ = g.Next()
 			}
 			_ = id
 		})

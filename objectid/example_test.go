@@ -22,7 +22,10 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	id := g.Next()
+	id, err := g.Next()
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println(id.Timestamp())
 	// Output: 2026-11-21 12:00:00 +0000 UTC
 }

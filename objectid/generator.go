@@ -1,6 +1,7 @@
 package objectid
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 )
 
@@ -39,13 +41,23 @@ type Generator struct {
 	clk     clock.Clock
 	process [ProcessLen]byte
 
-	mu sync.Mutex // serialises the slow path
+	mu    sync.Mutex // serialises moving the window, never held across a sleep
+	waits atomic.Uint64
 }
+
+// Stats counts the events a Generator has met since it was created: the
+// shape every idkit generator shares. An objectid Generator counts Waits,
+// the calls that waited for the next second because a second's 2^24
+// counter values ran out.
+type Stats = idkit.Stats
 
 var std = newGenerator(Options{})
 
 // NewID returns a new ID from the package's Generator, on the system clock.
-func NewID() ID { return std.Next() }
+func NewID() ID {
+	id, _ := std.Next() // never fails without a context
+	return id
+}
 
 // New returns a Generator with fresh random process bytes and counter
 // start. Every Options value is valid today; the error is there for the
@@ -74,17 +86,29 @@ func (g *Generator) Process() [ProcessLen]byte { return g.process }
 // next counter value. The second never moves backwards: if the wall clock
 // steps back, IDs keep the last second until the clock catches up. A
 // generator issues at most 2^24 IDs a second, as the counter's three bytes
-// allow, and waits for the next second beyond that.
-func (g *Generator) Next() ID {
+// allow, and waits for the next second beyond that. Its error is always
+// nil; it is there for the shape every idkit generator shares.
+func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
+
+// NextContext is Next, whose wait for the next second ends early with
+// ctx's error when ctx ends.
+func (g *Generator) NextContext(ctx context.Context) (ID, error) {
 	w := g.window.Load()
 	c := g.counter.Add(1)
 	sec := uint32(w >> 32)
 	now := uint32(uint64(g.coarse.UnixNano()) / uint64(time.Second))
 	if int32(now-sec) <= 0 && c-uint32(w) <= MaxCounter {
-		return compose(sec, &g.process, c)
+		return compose(sec, &g.process, c), nil
 	}
-	return g.slow(c)
+	return g.slow(ctx, c)
 }
+
+// Stats returns the generator's counts of events.
+func (g *Generator) Stats() Stats { return Stats{Waits: g.waits.Load()} }
+
+// Close does nothing: a Generator starts no goroutine and holds nothing.
+// It is there for the shape every idkit generator shares.
+func (g *Generator) Close() error { return nil }
 
 // fillRun is the most counter values one Fill claim takes.
 const fillRun = 256
@@ -94,7 +118,11 @@ const fillRun = 256
 // Next, it cannot fail: it waits for the next second when the counter runs
 // out. The error, always nil, gives it the shape of every generator's
 // Fill.
-func (g *Generator) Fill(dst []ID) (int, error) {
+func (g *Generator) Fill(dst []ID) (int, error) { return g.FillContext(context.Background(), dst) }
+
+// FillContext is Fill, whose wait for the next second ends early when ctx
+// ends: it then returns the IDs filled so far and ctx's error.
+func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 	for n := 0; n < len(dst); {
 		w := g.window.Load()
 		k := uint32(min(len(dst)-n, fillRun))
@@ -103,7 +131,11 @@ func (g *Generator) Fill(dst []ID) (int, error) {
 		sec, base := uint32(w>>32), uint32(w)
 		now := uint32(uint64(g.coarse.UnixNano()) / uint64(time.Second))
 		if int32(now-sec) > 0 || first-base > MaxCounter || last-base > MaxCounter {
-			dst[n] = g.slow(first) // the rest of the run is lost: a gap, never a repeat
+			id, err := g.slow(ctx, first) // the rest of the run is lost: a gap, never a repeat
+			if err != nil {
+				return n, err
+			}
+			dst[n] = id
 			n++
 			continue
 		}
@@ -122,27 +154,41 @@ func (g *Generator) Fill(dst []ID) (int, error) {
 
 // slow moves the window to a new second, starting it at counter value c,
 // or waits for one when the current second's counters are used up. Seconds
-// compare as serial numbers, so the 32-bit second may wrap (in 2106).
-func (g *Generator) slow(c uint32) ID {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// compare as serial numbers, so the 32-bit second may wrap (in 2106). The
+// mutex is released for the wait.
+func (g *Generator) slow(ctx context.Context, c uint32) (ID, error) {
 	for {
-		w := g.window.Load()
-		sec, base := uint32(w>>32), uint32(w)
-		now := g.clk.Now()
-		if s := uint32(now.Unix()); int32(s-sec) > 0 {
-			g.window.Store(uint64(s)<<32 | uint64(c))
-			return compose(s, &g.process, c)
+		id, ok, wait := g.move(c)
+		if ok {
+			return id, nil
 		}
-		if c-base <= MaxCounter {
-			return compose(sec, &g.process, c)
+		g.waits.Add(1)
+		if err := clock.SleepContext(ctx, g.clk, wait); err != nil {
+			return ID{}, err
 		}
-		// c may predate the window; only a fresh value past it too means
-		// the second is used up.
-		if c = g.counter.Add(1); c-base <= MaxCounter {
-			return compose(sec, &g.process, c)
-		}
-		g.clk.Sleep(time.Unix(now.Unix()+1, 0).Sub(now))
 		c = g.counter.Add(1)
 	}
+}
+
+// move is one try of slow under the mutex: it returns the ID of counter
+// value c, or of a fresh value, or how long to wait for the next second.
+func (g *Generator) move(c uint32) (id ID, ok bool, wait time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w := g.window.Load()
+	sec, base := uint32(w>>32), uint32(w)
+	now := g.clk.Now()
+	if s := uint32(now.Unix()); int32(s-sec) > 0 {
+		g.window.Store(uint64(s)<<32 | uint64(c))
+		return compose(s, &g.process, c), true, 0
+	}
+	if c-base <= MaxCounter {
+		return compose(sec, &g.process, c), true, 0
+	}
+	// c may predate the window; only a fresh value past it too means
+	// the second is used up.
+	if c = g.counter.Add(1); c-base <= MaxCounter {
+		return compose(sec, &g.process, c), true, 0
+	}
+	return ID{}, false, time.Unix(now.Unix()+1, 0).Sub(now)
 }

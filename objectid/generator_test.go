@@ -1,6 +1,7 @@
 package objectid
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"testing"
@@ -14,6 +15,13 @@ import (
 )
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// next is g.Next, which never fails without a context.
+func next(t testing.TB, g *Generator) ID {
+	id, err := g.Next()
+	require.NoError(t, err)
+	return id
+}
 
 func newFake(t *testing.T) (*Generator, *clock.Fake) {
 	t.Helper()
@@ -30,15 +38,15 @@ func setCounter(g *Generator, c uint32) {
 func TestNextLayout(t *testing.T) {
 	t.Parallel()
 	g, fake := newFake(t)
-	a := g.Next()
-	b := g.Next()
+	a := next(t, g)
+	b := next(t, g)
 	assert.Equal(t, t0, a.Timestamp())
 	assert.Equal(t, g.Process(), a.Process())
 	assert.Equal(t, g.Process(), b.Process())
 	assert.Equal(t, (a.Counter()+1)&MaxCounter, b.Counter(), "the counter counts up by one")
 
 	fake.Advance(1500 * time.Millisecond)
-	c := g.Next()
+	c := next(t, g)
 	assert.Equal(t, t0.Add(time.Second), c.Timestamp())
 	assert.Equal(t, (b.Counter()+1)&MaxCounter, c.Counter(), "the counter does not restart with the second")
 
@@ -52,7 +60,7 @@ func TestCounterWrapsAt2To24(t *testing.T) {
 	setCounter(g, MaxCounter-1)
 	var counters []uint32
 	for range 4 {
-		counters = append(counters, g.Next().Counter())
+		counters = append(counters, next(t, g).Counter())
 	}
 	assert.Equal(t, []uint32{MaxCounter - 1, MaxCounter, 0, 1}, counters)
 }
@@ -66,13 +74,13 @@ func TestSecondRunsOutAndWaits(t *testing.T) {
 	start := uint32(0xabcdef)
 	setCounter(g, start)
 	g.counter.Store(start + MaxCounter - 2) // as if 2^24-2 IDs had been issued
-	last := []ID{g.Next(), g.Next()}
+	last := []ID{next(t, g), next(t, g)}
 	assert.Equal(t, (start+MaxCounter-1)&MaxCounter, last[0].Counter())
 	assert.Equal(t, (start+MaxCounter)&MaxCounter, last[1].Counter())
 	assert.Equal(t, t0, last[1].Timestamp())
 
 	done := make(chan ID)
-	go func() { done <- g.Next() }()
+	go func() { done <- next(t, g) }()
 	testwait.Sleepers(t, fake, 1)
 	select {
 	case id := <-done:
@@ -83,6 +91,40 @@ func TestSecondRunsOutAndWaits(t *testing.T) {
 	id := testwait.Recv(t, done, "ID in the next second")
 	assert.Equal(t, t0.Add(time.Second), id.Timestamp())
 	assert.NotEqual(t, last[0], id)
+}
+
+// The wait for the next second holds no lock, counts in Stats and ends
+// with the caller's context.
+func TestWaitEndsWithTheContext(t *testing.T) {
+	t.Parallel()
+	g, fake := newFake(t)
+	start := uint32(0x123456)
+	setCounter(g, start)
+	g.counter.Store(start + MaxCounter) // the second is used up
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go func() {
+		_, err := g.NextContext(ctx)
+		done <- err
+	}()
+	go func() {
+		n, err := g.FillContext(ctx, make([]ID, 10))
+		assert.Zero(t, n, "FillContext filled IDs in a used-up second")
+		done <- err
+	}()
+	testwait.Sleepers(t, fake, 2)
+	require.True(t, g.mu.TryLock(), "the mutex is held across the sleep")
+	g.mu.Unlock()
+	cancel()
+	for range 2 {
+		assert.ErrorIs(t, testwait.Recv(t, done, "return once the context ended"), context.Canceled)
+	}
+	assert.Equal(t, Stats{Waits: 2}, g.Stats())
+
+	fake.Advance(time.Second)
+	assert.Equal(t, t0.Add(time.Second), next(t, g).Timestamp(), "the next second serves again")
+	assert.NoError(t, g.Close())
 }
 
 // Fill takes the same counter values Next would, and waits like Next when
@@ -120,13 +162,13 @@ func TestClockStepBackKeepsTheSecond(t *testing.T) {
 	t.Parallel()
 	g, fake := newFake(t)
 	fake.Advance(2 * time.Second)
-	a := g.Next()
+	a := next(t, g)
 	fake.Advance(-90 * time.Second)
-	b := g.Next()
+	b := next(t, g)
 	assert.Equal(t, t0.Add(2*time.Second), b.Timestamp())
 	assert.NotEqual(t, a, b)
 	fake.Advance(93 * time.Second)
-	c := g.Next()
+	c := next(t, g)
 	assert.Equal(t, t0.Add(5*time.Second), c.Timestamp())
 }
 
@@ -151,7 +193,7 @@ func TestConcurrentNext(t *testing.T) {
 					j += len(batch) - 1
 					continue
 				}
-				results[i] = append(results[i], g.Next())
+				results[i] = append(results[i], next(t, g))
 				if i == 0 && j%500 == 0 {
 					fake.Advance(time.Second)
 				}

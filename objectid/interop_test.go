@@ -3,6 +3,7 @@ package objectid_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -20,7 +21,10 @@ func TestDriverInterop(t *testing.T) {
 	t.Parallel()
 	g, err := objectid.New(objectid.Options{Clock: clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))})
 	require.NoError(t, err)
-	ours := []objectid.ID{g.Next(), g.Next(), objectid.NewID(), objectid.MustParse("507f1f77bcf86cd799439011")}
+	a, errA := g.Next()
+	b, errB := g.Next()
+	require.NoError(t, errors.Join(errA, errB))
+	ours := []objectid.ID{a, b, objectid.NewID(), objectid.MustParse("507f1f77bcf86cd799439011")}
 	theirs := []bson.ObjectID{bson.NewObjectID(), bson.NewObjectIDFromTimestamp(time.Unix(1<<32-1, 0))}
 
 	for _, id := range ours {

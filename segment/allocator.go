@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 )
 
@@ -110,10 +111,15 @@ func (o *Options) check() error {
 	return nil
 }
 
-// Stats describes an Allocator's work since it was created.
-type Stats struct {
-	// Blocks counts the blocks reserved, the first one included.
-	Blocks int64
+// Stats counts the events an Allocator has met since it was created: the
+// shape every idkit generator shares. An Allocator counts Waits (calls of
+// Next and Fill that waited for a block because both buffers were used
+// up), StoreWrites (blocks reserved, the first one included) and
+// StoreErrors (reservations that failed). State tells the rest.
+type Stats = idkit.Stats
+
+// State describes an Allocator's blocks and steps.
+type State struct {
 	// Step is the length of the last block reserved: the step now, which
 	// the next reservation adapts. It differs from the step asked for
 	// where the store rounds steps to a unit of its own.
@@ -121,11 +127,6 @@ type Stats struct {
 	// LargestStep is the largest step reserved so far, and LargestAt the
 	// block, counted from 1, that first had it.
 	LargestStep, LargestAt int64
-	// Waits counts the calls of Next and Fill that waited for a block
-	// because both buffers were used up.
-	Waits int64
-	// FetchErrors counts the reservations that failed.
-	FetchErrors int64
 	// LastFetch is how long the last successful reservation took.
 	LastFetch time.Duration
 	// Current is the block IDs come from now, and Left how many of its IDs
@@ -197,11 +198,11 @@ type Allocator struct {
 	step        int64     // the step of the last reservation
 	reserved    time.Time // when the last reservation started
 	last        int64     // the last ID of the newest block
-	blocks      int64
+	blocks      uint64
 	largest     int64 // the largest step reserved, first in block largestAt
 	largestAt   int64
-	waits       int64
-	fetchErrors int64
+	waits       uint64
+	fetchErrors uint64
 	latency     time.Duration
 	failures    int           // reservations failed in a row
 	retry       *time.Timer   // the next background retry; nil if none
@@ -259,18 +260,22 @@ func (a *Allocator) Tag() string { return a.tag }
 // are used up, and then fails with an error wrapping ErrUnavailable and
 // the store's error if the store does not reserve a block within
 // Options.Timeout. After Close it fails with ErrClosed.
-func (a *Allocator) Next() (ID, error) {
+func (a *Allocator) Next() (ID, error) { return a.NextContext(context.Background()) }
+
+// NextContext is Next, whose wait for a block ends early when ctx ends,
+// with ctx's error. The reservation goes on for later calls.
+func (a *Allocator) NextContext(ctx context.Context) (ID, error) {
 	b := a.cur.Load()
 	v := b.next.Add(1)
 	if uint64(v-b.first) < b.n && v != b.trigger {
 		return ID(v), nil
 	}
-	return a.next(b, v)
+	return a.next(ctx, b, v)
 }
 
 // next is Next's slow path: v, claimed from b, starts the next
 // reservation or is past b's end.
-func (a *Allocator) next(b *buffer, v int64) (ID, error) {
+func (a *Allocator) next(ctx context.Context, b *buffer, v int64) (ID, error) {
 	for {
 		if uint64(v-b.first) < b.n {
 			if v == b.trigger {
@@ -278,7 +283,7 @@ func (a *Allocator) next(b *buffer, v int64) (ID, error) {
 			}
 			return ID(v), nil
 		}
-		if err := a.refill(b); err != nil {
+		if err := a.refill(ctx, b); err != nil {
 			return 0, err
 		}
 		b = a.cur.Load()
@@ -289,7 +294,12 @@ func (a *Allocator) next(b *buffer, v int64) (ID, error) {
 // Fill fills dst with IDs, increasing, at the cost of one atomic add per
 // block it takes them from, and returns len(dst). On error it returns how
 // many IDs it issued, at the start of dst, and the rest of dst is zero.
-func (a *Allocator) Fill(dst []ID) (int, error) {
+func (a *Allocator) Fill(dst []ID) (int, error) { return a.FillContext(context.Background(), dst) }
+
+// FillContext is Fill, whose wait for a block ends early when ctx ends:
+// it then returns the IDs filled so far and ctx's error. The reservation
+// goes on for later calls.
+func (a *Allocator) FillContext(ctx context.Context, dst []ID) (int, error) {
 	total := len(dst)
 	for len(dst) > 0 {
 		b := a.cur.Load()
@@ -306,7 +316,7 @@ func (a *Allocator) Fill(dst []ID) (int, error) {
 			dst = dst[k:]
 			continue
 		}
-		if err := a.refill(b); err != nil {
+		if err := a.refill(ctx, b); err != nil {
 			clear(dst)
 			return total - len(dst), err
 		}
@@ -326,7 +336,7 @@ func (a *Allocator) prefetch() {
 
 // refill makes a block other than b current, reserving one and waiting
 // for it if there is none. It returns nil once the caller may try again.
-func (a *Allocator) refill(b *buffer) error {
+func (a *Allocator) refill(ctx context.Context, b *buffer) error {
 	a.mu.Lock()
 	waited := false
 	for {
@@ -353,7 +363,7 @@ func (a *Allocator) refill(b *buffer) error {
 			waited = true
 		}
 		a.mu.Unlock()
-		err := a.wait(f)
+		err := a.wait(ctx, f)
 		a.mu.Lock()
 		if a.closed {
 			continue // Close cancelled the reservation
@@ -367,8 +377,9 @@ func (a *Allocator) refill(b *buffer) error {
 
 // wait waits for f to end and returns its error. A store that ignores
 // the end of its context's deadline is given half the timeout more, after
-// which the caller gives up on it.
-func (a *Allocator) wait(f *fetch) error {
+// which the caller gives up on it. A caller whose ctx ends gives up at
+// once, with ctx's error.
+func (a *Allocator) wait(ctx context.Context, f *fetch) error {
 	d := a.timeout
 	if d < math.MaxInt64/2 {
 		d += d / 2
@@ -378,6 +389,8 @@ func (a *Allocator) wait(f *fetch) error {
 	select {
 	case <-f.done:
 		return f.err
+	case <-ctx.Done():
+		return ctx.Err()
 	case <-t.C:
 		return fmt.Errorf("%w: tag %q: %T.ReserveBlock: no answer within %v: %w",
 			ErrUnavailable, a.tag, a.store, a.timeout, context.DeadlineExceeded)
@@ -452,7 +465,7 @@ func (a *Allocator) reserve(f *fetch, step int64, started time.Time) {
 		a.blocks++
 		a.failures = 0
 		if b.Len() > a.largest {
-			a.largest, a.largestAt = b.Len(), a.blocks
+			a.largest, a.largestAt = b.Len(), int64(a.blocks)
 		}
 		a.step, a.reserved, a.last, a.latency = b.Len(), started, b.Last, latency
 		if !a.closed {
@@ -479,17 +492,21 @@ func (a *Allocator) storeError(err error) error {
 	return fmt.Errorf("%w: tag %q: %T.ReserveBlock: %w", ErrUnavailable, a.tag, a.store, err)
 }
 
-// Stats returns the allocator's counters.
+// Stats returns the allocator's counts of events.
 func (a *Allocator) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := Stats{
-		Blocks:      a.blocks,
+	return Stats{Waits: a.waits, StoreWrites: a.blocks, StoreErrors: a.fetchErrors}
+}
+
+// State returns the allocator's blocks and steps now.
+func (a *Allocator) State() State {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := State{
 		Step:        a.step,
 		LargestStep: a.largest,
 		LargestAt:   a.largestAt,
-		Waits:       a.waits,
-		FetchErrors: a.fetchErrors,
 		LastFetch:   a.latency,
 		Ready:       a.spare != nil,
 	}

@@ -80,7 +80,7 @@ func TestPrefetchAtTenPercent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ID(11), id)
 	awaitFetch(t, a, s, 2)
-	st := a.Stats()
+	st := a.State()
 	assert.True(t, st.Ready)
 	assert.Equal(t, Block{First: 101, Last: 200}, func() Block { a.mu.Lock(); defer a.mu.Unlock(); return a.spare.block }())
 	for want := ID(12); want <= 200; want++ {
@@ -122,7 +122,7 @@ func issueToPrefetch(t *testing.T, a *Allocator) {
 	for {
 		id, err := a.Next()
 		require.NoError(t, err)
-		if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
+		if cur := a.State().Current; int64(id) == cur.First+cur.Len()/10 {
 			return
 		}
 	}
@@ -161,7 +161,7 @@ func TestAdaptiveStep(t *testing.T) {
 		issueToPrefetch(t, a)
 		awaitFetch(t, a, s, i+2)
 		assert.Equal(t, l.want, s.calls()[i+1], "block %d, after %v", i+1, l.d)
-		assert.Equal(t, l.want, a.Stats().Step)
+		assert.Equal(t, l.want, a.State().Step)
 	}
 }
 
@@ -175,7 +175,7 @@ func TestStepIsTheBlockLength(t *testing.T) {
 	a, err := New(context.Background(), Options{Store: s, Tag: "t", Step: 100, MinStep: 50, MaxStep: 2000, Clock: fake})
 	require.NoError(t, err)
 	defer a.Close()
-	st := a.Stats()
+	st := a.State()
 	assert.Equal(t, int64(300), st.Step, "the first block is one unit, not the step of 100 asked for")
 	assert.Equal(t, int64(300), st.LargestStep)
 
@@ -186,9 +186,9 @@ func TestStepIsTheBlockLength(t *testing.T) {
 		issueToPrefetch(t, a)
 		awaitFetch(t, a, s, i+2)
 		assert.Equal(t, want.asked, s.calls()[i+1], "step asked for block %d", i+1)
-		assert.Equal(t, want.got, a.Stats().Step, "step after block %d", i+1)
+		assert.Equal(t, want.got, a.State().Step, "step after block %d", i+1)
 	}
-	assert.Equal(t, int64(1800), a.Stats().LargestStep)
+	assert.Equal(t, int64(1800), a.State().LargestStep)
 }
 
 // TestRetryInBackground: a prefetch that fails is tried again in the
@@ -219,9 +219,9 @@ func TestRetryInBackground(t *testing.T) {
 		require.Equal(t, want, testwait.Recv(t, s.called, "reservation or retry"))
 	}
 	awaitFetch(t, a, s, 4)
-	st := a.Stats()
+	st := a.State()
 	assert.True(t, st.Ready)
-	assert.Equal(t, int64(2), st.FetchErrors)
+	assert.Equal(t, uint64(2), a.Stats().StoreErrors)
 	for want := ID(12); want <= 200; want++ {
 		id, err := a.Next()
 		require.NoError(t, err)
@@ -291,7 +291,7 @@ func TestStepKeepsUpWithABurst(t *testing.T) {
 	a, err := New(context.Background(), Options{Store: s, Tag: "t", Clock: fake})
 	require.NoError(t, err)
 	defer a.Close()
-	assert.Equal(t, time.Millisecond, a.Stats().LastFetch)
+	assert.Equal(t, time.Millisecond, a.State().LastFetch)
 
 	// take issues IDs 100 ns apart until the one that starts the next
 	// reservation, and waits for that reservation.
@@ -302,13 +302,13 @@ func TestStepKeepsUpWithABurst(t *testing.T) {
 			fake.Advance(100 * time.Nanosecond)
 			id, err := a.Next()
 			require.NoError(t, err)
-			if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
+			if cur := a.State().Current; int64(id) == cur.First+cur.Len()/10 {
 				break
 			}
 		}
 		awaitFetch(t, a, &s.countingStore, calls+1)
 		// Use up the rest of the block, as the burst goes on.
-		for left := a.Stats().Left; left > 0; left-- {
+		for left := a.State().Left; left > 0; left-- {
 			fake.Advance(100 * time.Nanosecond)
 			_, err := a.Next()
 			require.NoError(t, err)
@@ -319,7 +319,7 @@ func TestStepKeepsUpWithABurst(t *testing.T) {
 	take()
 	assert.Equal(t, int64(200_000), s.calls()[2], "then Leaf's rule doubles it, as under 15 minutes a block")
 	assert.Zero(t, a.Stats().Waits, "no caller waited for a block")
-	st := a.Stats()
+	st := a.State()
 	assert.Equal(t, [2]int64{200_000, 3}, [2]int64{st.LargestStep, st.LargestAt}, "the largest step, first in block 3")
 
 	// The burst ends: a block that lasted two hours halves the step.
@@ -327,7 +327,7 @@ func TestStepKeepsUpWithABurst(t *testing.T) {
 	for {
 		id, err := a.Next()
 		require.NoError(t, err)
-		if cur := a.Stats().Current; int64(id) == cur.First+cur.Len()/10 {
+		if cur := a.State().Current; int64(id) == cur.First+cur.Len()/10 {
 			break
 		}
 	}

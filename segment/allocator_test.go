@@ -39,9 +39,9 @@ func TestNextDense(t *testing.T) {
 		require.Equal(t, want, got)
 	}
 	st := a.Stats()
-	assert.GreaterOrEqual(t, st.Blocks, int64(100))
-	assert.Equal(t, int64(10), st.Step)
-	assert.Zero(t, st.FetchErrors)
+	assert.GreaterOrEqual(t, st.StoreWrites, uint64(100))
+	assert.Equal(t, int64(10), a.State().Step)
+	assert.Zero(t, st.StoreErrors)
 }
 
 func TestFillDense(t *testing.T) {
@@ -166,8 +166,8 @@ func TestStoreDown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, id, last)
 	st := a.Stats()
-	assert.GreaterOrEqual(t, st.FetchErrors, int64(2))
-	assert.GreaterOrEqual(t, st.Waits, int64(2))
+	assert.GreaterOrEqual(t, st.StoreErrors, uint64(2))
+	assert.GreaterOrEqual(t, st.Waits, uint64(2))
 }
 
 func TestFillPartialOnError(t *testing.T) {
@@ -276,7 +276,7 @@ func TestClose(t *testing.T) {
 	_, err = a.Fill(make([]segment.ID, 1))
 	assert.ErrorIs(t, err, segment.ErrClosed)
 	assert.NoError(t, a.Close())
-	assert.Zero(t, a.Stats().Current)
+	assert.Zero(t, a.State().Current)
 }
 
 func TestCloseWakesWaiters(t *testing.T) {
@@ -296,6 +296,42 @@ func TestCloseWakesWaiters(t *testing.T) {
 	testwait.Until(t, func() bool { return a.Stats().Waits > 0 }, "waiting for the store")
 	require.NoError(t, a.Close())
 	assert.ErrorIs(t, testwait.Recv(t, errs, "return from the waiting Next"), segment.ErrClosed)
+}
+
+// A caller whose context ends stops waiting for a block, with the
+// context's error; the reservation goes on and serves the next caller.
+func TestContextEndsTheWait(t *testing.T) {
+	t.Parallel()
+	s := newMemStore()
+	a := newAllocator(t, s, segment.Options{Step: 2, MinStep: 2, MaxStep: 2, Timeout: time.Minute})
+	gate := make(chan struct{})
+	s.set(func(m *memStore) { m.gate = gate })
+	for range 2 {
+		_, err := a.Next()
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	go func() {
+		_, err := a.NextContext(ctx)
+		errs <- err
+	}()
+	go func() {
+		n, err := a.FillContext(ctx, make([]segment.ID, 3))
+		assert.Zero(t, n)
+		errs <- err
+	}()
+	testwait.Until(t, func() bool { return a.Stats().Waits >= 2 }, "two callers waiting for the store")
+	cancel()
+	for range 2 {
+		err := testwait.Recv(t, errs, "the return once the context ended")
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.NotErrorIs(t, err, segment.ErrUnavailable)
+	}
+	close(gate)
+	id, err := a.Next()
+	require.NoError(t, err)
+	assert.Equal(t, segment.ID(3), id, "the block reserved meanwhile serves the next caller")
 }
 
 func TestOptionsInvalid(t *testing.T) {
@@ -337,7 +373,7 @@ func TestOptionsDefaults(t *testing.T) {
 	} {
 		s := newMemStore()
 		a := newAllocator(t, s, segment.Options{Step: tt.step, MinStep: tt.min, MaxStep: tt.max})
-		assert.Equal(t, segment.Block{First: 1, Last: tt.wantFirst}, a.Stats().Current)
+		assert.Equal(t, segment.Block{First: 1, Last: tt.wantFirst}, a.State().Current)
 	}
 }
 

@@ -117,7 +117,7 @@ func BenchmarkLatency(b *testing.B) {
 			}
 			b.ReportMetric(pn[1]/pa[1], "p99-ratio")
 			b.ReportMetric(float64(a.Stats().Waits), "waits")
-			b.ReportMetric(float64(a.Stats().Blocks), "blocks")
+			b.ReportMetric(float64(a.Stats().StoreWrites), "blocks")
 		})
 	}
 }

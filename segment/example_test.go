@@ -37,7 +37,7 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(a, b, batch)
-	fmt.Println(orders.Stats().Current)
+	fmt.Println(orders.State().Current)
 	// Output:
 	// 1 2 [3 4 5]
 	// {1 1000}

@@ -27,11 +27,11 @@ func (d *discard) Header() http.Header         { return d.h }
 func (d *discard) Write(b []byte) (int, error) { d.n += len(b); return len(b), nil }
 func (d *discard) WriteHeader(int)             {}
 
-// benchConfig serves every scheme, decimalid with generator ids from
+// benchOptions serves every scheme, decimalid with generator ids from
 // memory.
-func benchConfig(b *testing.B) Config {
+func benchOptions(b *testing.B) Options {
 	b.Helper()
-	return Config{
+	return Options{
 		TraceID:   &traceid.Options{Node: 7},
 		Snowflake: &snowflake.Options{Node: map[string]int64{"datacenter": 1, "worker": 3}},
 		DecimalID: &decimalid.Options{Launch: 1, Source: &counterSource{}},
@@ -50,7 +50,7 @@ func (c *counterSource) NextGenerator(context.Context, int) (int, error) {
 // BenchmarkHandler measures one request through ServeHTTP, without the
 // network: ns/op is per request, ns/ID per ID.
 func BenchmarkHandler(b *testing.B) {
-	s, err := New(benchConfig(b))
+	s, err := New(benchOptions(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func BenchmarkLoopback(b *testing.B) {
 		n    int
 	}{{"traceid", 1}, {"decimalid", 1}, {"decimalid", 1000}, {"traceid", 1000}} {
 		b.Run(tc.name+"/n="+strconv.Itoa(tc.n), func(b *testing.B) {
-			s, err := New(benchConfig(b))
+			s, err := New(benchOptions(b))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,7 +4,7 @@
 //
 // # Endpoints
 //
-//	GET /v1/{scheme}?n=N     N new IDs (default 1, at most Config.MaxN):
+//	GET /v1/{scheme}?n=N     N new IDs (default 1, at most Options.MaxN):
 //	                         {"ids":["...","..."]}, or one ID a line for
 //	                         Accept: text/plain
 //	GET /v1/{scheme}/{id}    the parts of an ID, as "idkit inspect --json"
@@ -26,16 +26,23 @@
 //
 // # Schemes
 //
-// Config names the generators to serve by their options: traceid and
+// Options names the generators to serve by their options: traceid and
 // snowflake (a fixed node, or a fleet.Claim), decimalid (a launch and a
 // generator-id source), objectid, and segment allocators, one per tag.
-// New builds them. With Config.Store (launchlog.Log or fleet.Log) traceid
-// and snowflake keep high-water marks there, decimalid takes its generator
-// ids from it and segment reserves its blocks there, so that a restarted
-// server never repeats an ID, whether it stopped cleanly or was killed.
-// A restarted traceid or snowflake generator waits, on its first request,
-// until the clock has passed the marks the previous run left (about the
-// lease, a second by default).
+// New builds them. With Options.Store (launchlog.Log or fleet.Log) traceid
+// and snowflake keep high-water marks there and decimalid takes its
+// generator ids from it; Options.Blocks reserves the segment blocks (the
+// same launch log, or a PostgreSQL, MariaDB or Redis store), so that a
+// restarted server never repeats an ID, whether it stopped cleanly or was
+// killed; Options.Launches adds a launch's record to a DecimalId's
+// inspection. A restarted traceid or snowflake generator waits, on its
+// first request, until the clock has passed the marks the previous run
+// left (about the lease, a second by default).
+//
+// Every generator is an idkit.Generator: the server takes IDs with
+// FillContext under the request's context, so a request whose client has
+// gone stops taking IDs, even while it waits for the clock or the store,
+// and Shutdown closes every generator it built.
 //
 // # Metrics
 //

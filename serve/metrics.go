@@ -116,7 +116,7 @@ var (
 	waitsDesc = prometheus.NewDesc("idkit_waits_total",
 		"Times a request waited for the next second or tick, or for the clock to pass the stored high-water mark.", []string{"scheme"}, nil)
 	exhaustedDesc = prometheus.NewDesc("idkit_exhausted_total",
-		"Seconds or ticks whose IDs ran out.", []string{"scheme"}, nil)
+		"Seconds, ticks or decimalid generator ids whose IDs ran out.", []string{"scheme"}, nil)
 )
 
 // statsCollector reads the generators' Stats at each scrape.
@@ -131,15 +131,14 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, name := range c.s.names {
 		sc := c.s.schemes[name]
-		if sc.stats == nil {
-			continue
-		}
 		st := sc.stats()
 		ch <- prometheus.MustNewConstMetric(waitsDesc, prometheus.CounterValue, float64(st.Waits), name)
 		if strings.HasPrefix(name, "segment/") {
 			continue // no clock, no tick
 		}
-		ch <- prometheus.MustNewConstMetric(clockBackwardDesc, prometheus.CounterValue, float64(st.ClockBackward), name)
 		ch <- prometheus.MustNewConstMetric(exhaustedDesc, prometheus.CounterValue, float64(st.Exhausted), name)
+		if name == "traceid" || name == "snowflake" { // the schemes that watch the clock for steps back
+			ch <- prometheus.MustNewConstMetric(clockBackwardDesc, prometheus.CounterValue, float64(st.ClockBackward), name)
+		}
 	}
 }

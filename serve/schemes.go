@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/internal/explain"
@@ -36,8 +37,8 @@ type scheme struct {
 	// inspect explains one ID. Its error is an *httpError, or else one that
 	// says the text is not an ID of the scheme (400).
 	inspect func(id string, q url.Values) (*explain.Report, error)
-	// stats returns the generator's counts of events; nil if it has none.
-	stats func() genStats
+	// stats returns the generator's counts of events.
+	stats func() idkit.Stats
 	// claim is the generator's node claim; nil for a fixed node.
 	claim nodeClaim
 
@@ -45,11 +46,6 @@ type scheme struct {
 	idsLatency       prometheus.Observer
 	inspectLatency   prometheus.Observer
 	idsOK, inspectOK prometheus.Counter
-}
-
-// genStats are the events a time-based generator counts.
-type genStats struct {
-	ClockBackward, Waits, Exhausted uint64
 }
 
 // nodeClaim is a fleet.Claim as the generators take it.
@@ -67,10 +63,11 @@ type httpError struct {
 func (e *httpError) Error() string { return e.msg }
 
 // issueDecimal returns the issue function of a scheme whose IDs are int64s
-// written in decimal, taken from fill a run at a time into a buffer kept
-// between requests. It stops between runs once ctx ends (the client has
-// gone), so that nobody takes IDs for a request no one will read.
-func issueDecimal[T ~int64](fill func([]T) (int, error)) func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
+// written in decimal, taken from g a run at a time into a buffer kept
+// between requests. It stops once ctx ends (the client has gone): between
+// runs, and during a run's wait for the clock or the store, so that nobody
+// takes IDs for a request no one will read.
+func issueDecimal[T ~int64](g idkit.Generator[T]) func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
 	// The buffer is pooled rather than on the stack, where it would escape
 	// through the call of fill.
 	pool := &sync.Pool{New: func() any { return new([run]T) }}
@@ -83,7 +80,7 @@ func issueDecimal[T ~int64](fill func([]T) (int, error)) func(ctx context.Contex
 				return dst, err
 			}
 			k := min(n, run)
-			if _, err := fill(buf[:k]); err != nil {
+			if _, err := g.FillContext(ctx, buf[:k]); err != nil {
 				return dst, err
 			}
 			dst = grow(dst, k*(maxDecimal+3)+len(w.text))
@@ -119,10 +116,7 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 	}
 	s.closers = append(s.closers, g.Close)
 	bits := g.ThreadBits()
-	sc := &scheme{name: "traceid", issue: issueDecimal(g.Fill), stats: func() genStats {
-		st := g.Stats()
-		return genStats{st.ClockBackward, st.Waits, st.Exhausted}
-	}}
+	sc := &scheme{name: "traceid", issue: issueDecimal(g), stats: g.Stats}
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
@@ -154,10 +148,7 @@ func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
 	}
 	s.closers = append(s.closers, g.Close)
 	layout := g.Layout()
-	sc := &scheme{name: "snowflake", issue: issueDecimal(g.Fill), stats: func() genStats {
-		st := g.Stats()
-		return genStats{st.ClockBackward, st.Waits, st.Exhausted}
-	}}
+	sc := &scheme{name: "snowflake", issue: issueDecimal(g), stats: g.Stats}
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
@@ -175,27 +166,28 @@ func (s *Server) decimalIDScheme(o decimalid.Options) (*scheme, error) {
 		o.Source = s.store
 	}
 	if o.Source == nil {
-		return nil, fmt.Errorf("%w: DecimalID needs a Source of generator ids, or Config.Store", ErrInvalid)
+		return nil, fmt.Errorf("%w: DecimalID needs a Source of generator ids, or Options.Store", ErrInvalid)
 	}
 	g, err := decimalid.New(o)
 	if err != nil {
 		return nil, err
 	}
+	s.closers = append(s.closers, g.Close)
 	var lookup explain.LaunchLookup
-	if launches, ok := s.cfg.Store.(launchGetter); ok && s.store != nil {
+	if launches := s.cfg.Launches; launches != nil {
 		lookup = func(id decimalid.ID) (launchlog.Launch, error) {
 			l, err := launches.Get(id.Launch())
 			switch {
 			case errors.Is(err, launchlog.ErrNoLaunch):
 				return l, &httpError{http.StatusNotFound, fmt.Sprintf("launch %d of %s is not in the launch log", id.Launch(), id)}
 			case err != nil:
-				s.store.count("launch", err)
+				s.m.storeErrors.WithLabelValues("launch").Inc()
 				return l, &httpError{http.StatusServiceUnavailable, "reading launch " + strconv.Itoa(id.Launch()) + ": " + err.Error()}
 			}
 			return l, nil
 		}
 	}
-	return &scheme{name: "decimalid", issue: issueDecimal(g.Fill), inspect: func(text string, q url.Values) (*explain.Report, error) {
+	return &scheme{name: "decimalid", issue: issueDecimal(g), stats: g.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err
 		}
@@ -211,13 +203,16 @@ func (s *Server) objectIDScheme(o objectid.Options) (*scheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &scheme{name: "objectid"}
-	sc.issue = func(_ context.Context, dst []byte, n int, asText bool) ([]byte, error) { // never waits
+	s.closers = append(s.closers, g.Close)
+	sc := &scheme{name: "objectid", stats: g.Stats}
+	sc.issue = func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
 		var buf [run / 2]objectid.ID
 		var h oidHex
 		for n > 0 {
 			k := min(n, len(buf))
-			g.Fill(buf[:k]) // never fails
+			if _, err := g.FillContext(ctx, buf[:k]); err != nil { // the wait for the next second ends with ctx
+				return dst, err
+			}
 			dst = grow(dst, k*(24+3))
 			for i := range buf[:k] {
 				h.next((*[12]byte)(&buf[i]))
@@ -240,13 +235,11 @@ func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
 	if o.Clock == nil {
 		o.Clock = s.clk
 	}
-	if o.Store == nil && s.store != nil {
-		if bs, ok := s.cfg.Store.(segment.BlockStore); ok {
-			o.Store = &countingBlocks{bs, s.m.storeErrors}
-		}
+	if o.Store == nil && s.cfg.Blocks != nil {
+		o.Store = &countingBlocks{s.cfg.Blocks, s.m.storeErrors}
 	}
 	if o.Store == nil {
-		return nil, fmt.Errorf("%w: segment tag %q needs a Store of blocks, or a Config.Store that reserves them", ErrInvalid, o.Tag)
+		return nil, fmt.Errorf("%w: segment tag %q needs a Store of blocks, or Options.Blocks", ErrInvalid, o.Tag)
 	}
 	a, err := segment.New(context.Background(), o)
 	if err != nil {
@@ -254,10 +247,7 @@ func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
 	}
 	s.closers = append(s.closers, a.Close)
 	tag := a.Tag()
-	fill := a.Fill
-	return &scheme{name: "segment/" + tag, issue: issueDecimal(fill), stats: func() genStats {
-		return genStats{Waits: uint64(a.Stats().Waits)}
-	}, inspect: func(text string, q url.Values) (*explain.Report, error) {
+	return &scheme{name: "segment/" + tag, issue: issueDecimal(a), stats: a.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err
 		}

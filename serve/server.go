@@ -28,22 +28,22 @@ import (
 
 // Store is what the server keeps in a launch log: the high-water marks of
 // traceid and snowflake and decimalid's generator ids. launchlog.Log (a
-// bbolt file) and fleet.Log (etcd) implement it. If the store also has
-// Get(id int) (launchlog.Launch, error), as both do, inspecting a DecimalId
-// shows its launch's record.
+// bbolt file) and fleet.Log (etcd) implement it, and Launches and
+// segment.BlockStore as well.
 type Store interface {
 	store.HighWater
 	store.Generators
 }
 
-// launchGetter is the optional part of a Store that reads a launch record.
-type launchGetter interface {
+// Launches reads the record of a launch from the launch log, for
+// inspecting a DecimalId. launchlog.Log and fleet.Log implement it.
+type Launches interface {
 	Get(id int) (launchlog.Launch, error)
 }
 
-// Config configures a Server. A nil scheme option means that scheme is not
+// Options configures a Server. A nil scheme option means that scheme is not
 // served; at least one must be set.
-type Config struct {
+type Options struct {
 	// TraceID, Snowflake, DecimalID and ObjectID are the options of the
 	// generators to serve. Where a field is zero, New fills it in: Clock
 	// from Clock, Store (or decimalid's Source) from Store, Logger from
@@ -54,9 +54,8 @@ type Config struct {
 	DecimalID *decimalid.Options
 	ObjectID  *objectid.Options
 	// Segments are segment allocators to serve, one per tag, at
-	// /v1/segment/{tag}. Where a Store is nil, New uses Config.Store if
-	// it reserves blocks (launchlog.Log and fleet.Log do), counting its
-	// errors; a nil Clock means Clock.
+	// /v1/segment/{tag}. Where a Store is nil, New uses Blocks, counting
+	// its errors; a nil Clock means Clock.
 	Segments []segment.Options
 
 	// Store keeps high-water marks and generator ids; see Store. The
@@ -65,6 +64,15 @@ type Config struct {
 	// tick they start in, which is safe only while the clock is not
 	// stepped back between runs, and decimalid needs a Source of its own.
 	Store Store
+	// Blocks reserves the blocks of the Segments that have no Store of
+	// their own: usually the same launch log as Store, or a
+	// segment/pgstore, mysqlstore or redisstore Store. Nil means each
+	// segment needs its own.
+	Blocks segment.BlockStore
+	// Launches, when set, adds the launch's record to the inspection of a
+	// DecimalId: usually the same launch log as Store. Nil means the
+	// inspection shows the ID's fields only.
+	Launches Launches
 
 	// MaxN is the most IDs one request may ask for, 1 to 1,000,000. Zero
 	// means 10,000.
@@ -89,24 +97,24 @@ type Config struct {
 	ProbeInterval, ProbeTimeout time.Duration
 }
 
-// DefaultMaxN is the default of Config.MaxN.
+// DefaultMaxN is the default of Options.MaxN.
 const DefaultMaxN = 10_000
 
-// maxMaxN bounds Config.MaxN: a request's response stays below about 30 MB.
+// maxMaxN bounds Options.MaxN: a request's response stays below about 30 MB.
 const maxMaxN = 1_000_000
 
 // Server issues and explains IDs over HTTP. It is an http.Handler; Serve
 // runs it in an http.Server with the configured timeouts, and Shutdown
 // stops that gracefully. A Server is safe for concurrent use.
 type Server struct {
-	cfg      Config
+	cfg      Options
 	clk      clock.Clock
 	mux      *http.ServeMux
 	schemes  map[string]*scheme
-	names    []string // scheme names in the order of Config
+	names    []string // scheme names in the order of Options
 	reg      *prometheus.Registry
 	m        *metrics
-	store    *countingStore // nil without Config.Store
+	store    *countingStore // nil without Options.Store
 	health   *health
 	draining atomic.Bool
 
@@ -119,12 +127,12 @@ type Server struct {
 }
 
 // New builds the generators that c names and returns a Server for them.
-func New(c Config) (*Server, error) {
+func New(c Options) (*Server, error) {
 	if c.MaxN == 0 {
 		c.MaxN = DefaultMaxN
 	}
 	if c.MaxN < 1 || c.MaxN > maxMaxN {
-		return nil, fmt.Errorf("%w: Config.MaxN %d out of range, want 1 to %d", ErrInvalid, c.MaxN, maxMaxN)
+		return nil, fmt.Errorf("%w: Options.MaxN %d out of range, want 1 to %d", ErrInvalid, c.MaxN, maxMaxN)
 	}
 	for _, d := range []struct {
 		name string
@@ -139,14 +147,14 @@ func New(c Config) (*Server, error) {
 		{"ProbeTimeout", &c.ProbeTimeout, 2 * time.Second},
 	} {
 		if *d.v < 0 {
-			return nil, fmt.Errorf("%w: Config.%s %v is negative, want 0 (the default, %v) or more", ErrInvalid, d.name, *d.v, d.def)
+			return nil, fmt.Errorf("%w: Options.%s %v is negative, want 0 (the default, %v) or more", ErrInvalid, d.name, *d.v, d.def)
 		}
 		if *d.v == 0 {
 			*d.v = d.def
 		}
 	}
 	if c.MaxHeaderBytes < 0 {
-		return nil, fmt.Errorf("%w: Config.MaxHeaderBytes %d is negative, want 0 (the default, 8192) or more", ErrInvalid, c.MaxHeaderBytes)
+		return nil, fmt.Errorf("%w: Options.MaxHeaderBytes %d is negative, want 0 (the default, 8192) or more", ErrInvalid, c.MaxHeaderBytes)
 	}
 	if c.MaxHeaderBytes == 0 {
 		c.MaxHeaderBytes = 8 << 10
@@ -185,7 +193,7 @@ func New(c Config) (*Server, error) {
 	}
 	if len(list) == 0 {
 		s.close()
-		return nil, fmt.Errorf("%w: Config names no scheme to serve, want at least one of TraceID, Snowflake, DecimalID, ObjectID, Segments", ErrInvalid)
+		return nil, fmt.Errorf("%w: Options names no scheme to serve, want at least one of TraceID, Snowflake, DecimalID, ObjectID, Segments", ErrInvalid)
 	}
 	for _, sc := range list {
 		if s.schemes[sc.name] != nil {

@@ -44,12 +44,16 @@ func newLog(t *testing.T) *launchlog.Log {
 	return l
 }
 
-// allSchemes returns a Config serving every scheme on the system clock
-// with a launch log.
-func allSchemes(t *testing.T) Config {
+// allSchemes returns Options serving every scheme on the system clock
+// with a launch log, which also reserves the segment blocks and reads
+// launches.
+func allSchemes(t *testing.T) Options {
 	t.Helper()
-	return Config{
-		Store:     newLog(t),
+	l := newLog(t)
+	return Options{
+		Store:     l,
+		Blocks:    l,
+		Launches:  l,
 		TraceID:   &traceid.Options{Node: 7},
 		Snowflake: &snowflake.Options{Node: map[string]int64{"datacenter": 1, "worker": 3}},
 		DecimalID: &decimalid.Options{Launch: 1},
@@ -58,7 +62,7 @@ func allSchemes(t *testing.T) Config {
 	}
 }
 
-func newServer(t *testing.T, c Config) *Server {
+func newServer(t *testing.T, c Options) *Server {
 	t.Helper()
 	s, err := New(c)
 	require.NoError(t, err)
@@ -325,23 +329,24 @@ func TestInspect(t *testing.T) {
 	assert.Equal(t, json.Number("77"), v["counter"])
 }
 
-func TestConfigErrors(t *testing.T) {
+func TestOptionsErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		c    Config
+		c    Options
 		want string
 	}{
-		{Config{}, "names no scheme"},
-		{Config{ObjectID: &objectid.Options{}, MaxN: -1}, "Config.MaxN -1 out of range, want 1 to 1000000"},
-		{Config{ObjectID: &objectid.Options{}, MaxN: 2_000_000}, "Config.MaxN 2000000 out of range"},
-		{Config{ObjectID: &objectid.Options{}, WriteTimeout: -time.Second}, "Config.WriteTimeout -1s is negative"},
-		{Config{ObjectID: &objectid.Options{}, MaxHeaderBytes: -1}, "Config.MaxHeaderBytes -1 is negative"},
-		{Config{DecimalID: &decimalid.Options{Launch: 1}}, "DecimalID needs a Source"},
-		{Config{Segments: []segment.Options{{Tag: "order"}}}, `segment tag "order" needs a Store of blocks`},
-		{Config{Store: newLog(t), Segments: []segment.Options{{Tag: "bad tag"}}}, "segment"},
-		{Config{Store: newLog(t), Segments: []segment.Options{{Tag: "a"}, {Tag: "a"}}}, "segment/a is served twice"},
-		{Config{TraceID: &traceid.Options{Node: 70_000}}, "traceid"},
-		{Config{Snowflake: &snowflake.Options{Node: map[string]int64{"worker": 99}}}, "snowflake"},
+		{Options{}, "names no scheme"},
+		{Options{ObjectID: &objectid.Options{}, MaxN: -1}, "Options.MaxN -1 out of range, want 1 to 1000000"},
+		{Options{ObjectID: &objectid.Options{}, MaxN: 2_000_000}, "Options.MaxN 2000000 out of range"},
+		{Options{ObjectID: &objectid.Options{}, WriteTimeout: -time.Second}, "Options.WriteTimeout -1s is negative"},
+		{Options{ObjectID: &objectid.Options{}, MaxHeaderBytes: -1}, "Options.MaxHeaderBytes -1 is negative"},
+		{Options{DecimalID: &decimalid.Options{Launch: 1}}, "DecimalID needs a Source"},
+		{Options{Segments: []segment.Options{{Tag: "order"}}}, `segment tag "order" needs a Store of blocks`},
+		{Options{Store: newLog(t), Segments: []segment.Options{{Tag: "a"}}}, `segment tag "a" needs a Store of blocks, or Options.Blocks`},
+		{Options{Blocks: newLog(t), Segments: []segment.Options{{Tag: "bad tag"}}}, "segment"},
+		{Options{Blocks: newLog(t), Segments: []segment.Options{{Tag: "a"}, {Tag: "a"}}}, "segment/a is served twice"},
+		{Options{TraceID: &traceid.Options{Node: 70_000}}, "traceid"},
+		{Options{Snowflake: &snowflake.Options{Node: map[string]int64{"worker": 99}}}, "snowflake"},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.c)
@@ -408,7 +413,7 @@ func TestHealth(t *testing.T) {
 	clk := clock.NewFake(start)
 	store := &flakyStore{Log: newLog(t)}
 	tc, sc := &claim{node: 7}, &claim{node: 35}
-	s := newServer(t, Config{
+	s := newServer(t, Options{
 		Store:     store,
 		Clock:     clk,
 		TraceID:   &traceid.Options{Claim: tc},
@@ -457,7 +462,7 @@ func TestHealthStoreHangs(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
 	store := &flakyStore{Log: newLog(t)}
-	s := newServer(t, Config{Store: store, Clock: clk, ObjectID: &objectid.Options{}, ProbeTimeout: 50 * time.Millisecond})
+	s := newServer(t, Options{Store: store, Clock: clk, ObjectID: &objectid.Options{}, ProbeTimeout: 50 * time.Millisecond})
 	store.block = make(chan struct{})
 	status, rep := getHealth(t, s)
 	assert.Equal(t, http.StatusServiceUnavailable, status)
@@ -473,7 +478,7 @@ func TestHealthStoreHangs(t *testing.T) {
 func TestGeneratorFailure(t *testing.T) {
 	t.Parallel()
 	tc := &claim{node: 3}
-	s := newServer(t, Config{TraceID: &traceid.Options{Claim: tc, NoWait: true}, Clock: clock.NewFake(start)})
+	s := newServer(t, Options{TraceID: &traceid.Options{Claim: tc, NoWait: true}, Clock: clock.NewFake(start)})
 	// A new generator without a store issues nothing in its first second.
 	resp := get(t, s, "/v1/traceid")
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
@@ -485,7 +490,7 @@ func TestNodeLost(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
 	tc := &claim{node: 3}
-	s := newServer(t, Config{TraceID: &traceid.Options{Claim: tc}, Clock: clk})
+	s := newServer(t, Options{TraceID: &traceid.Options{Claim: tc}, Clock: clk})
 	clk.Advance(time.Second)
 	require.Equal(t, http.StatusOK, get(t, s, "/v1/traceid").StatusCode)
 	tc.lost.Store(true)
@@ -498,7 +503,7 @@ func TestNodeLost(t *testing.T) {
 func TestClockBackwardMetric(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
-	s := newServer(t, Config{TraceID: &traceid.Options{Node: 1}, Clock: clk})
+	s := newServer(t, Options{TraceID: &traceid.Options{Node: 1}, Clock: clk})
 	clk.Advance(2 * time.Second)
 	require.Equal(t, http.StatusOK, get(t, s, "/v1/traceid").StatusCode)
 	clk.Advance(-1500 * time.Millisecond)
@@ -513,7 +518,7 @@ func TestClockBackwardMetric(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
-	s := newServer(t, Config{TraceID: &traceid.Options{Node: 1}, Clock: clk})
+	s := newServer(t, Options{TraceID: &traceid.Options{Node: 1}, Clock: clk})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)
@@ -574,7 +579,8 @@ func TestShutdown(t *testing.T) {
 func TestShutdownPastItsDeadline(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
-	s, err := New(Config{TraceID: &traceid.Options{Node: 1}, Store: newLog(t), Clock: clk,
+	l := newLog(t)
+	s, err := New(Options{TraceID: &traceid.Options{Node: 1}, Store: l, Blocks: l, Clock: clk,
 		Segments: []segment.Options{{Tag: "t"}}})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -606,7 +612,7 @@ func TestShutdownPastItsDeadline(t *testing.T) {
 // request gets the first ID of the block.
 func TestClientGone(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, Config{Store: newLog(t), Segments: []segment.Options{{Tag: "t"}}})
+	s := newServer(t, Options{Blocks: newLog(t), Segments: []segment.Options{{Tag: "t"}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
@@ -618,6 +624,28 @@ func TestClientGone(t *testing.T) {
 	assert.Equal(t, "1\n", string(body), "the gone client's request took no IDs")
 }
 
+// TestClientGoneDuringAWait: a request waiting for the next second ends
+// when its client goes; the generator serves the next request.
+func TestClientGoneDuringAWait(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	s := newServer(t, Options{TraceID: &traceid.Options{Node: 1}, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	rec := httptest.NewRecorder()
+	go func() {
+		defer close(done)
+		s.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/traceid?n=3", nil))
+	}()
+	testwait.Sleepers(t, clk, 1) // a fresh generator waits for a fresh second
+	cancel()
+	testwait.Recv(t, done, "the request's end once its client went")
+	assert.Empty(t, rec.Body.String(), "nothing written for a client that has gone")
+	clk.Advance(time.Second)
+	resp := get(t, s, "/v1/traceid?n=3")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
 // TestTimeouts checks that a client that never finishes its headers is cut
 // off after ReadHeaderTimeout, and that oversized headers are refused.
 // ReadTimeout is an hour, so that only ReadHeaderTimeout can cut the
@@ -625,7 +653,7 @@ func TestClientGone(t *testing.T) {
 func TestTimeouts(t *testing.T) {
 	t.Parallel()
 	const readHeaderTimeout = 100 * time.Millisecond
-	s := newServer(t, Config{ObjectID: &objectid.Options{}, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: time.Hour, MaxHeaderBytes: 1024})
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: time.Hour, MaxHeaderBytes: 1024})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go s.Serve(ln)

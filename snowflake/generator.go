@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/lease"
 )
@@ -86,24 +87,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Stats counts the events a Generator has met since it was created.
-type Stats struct {
-	// ClockBackward counts the times the wall clock was found stepped back
-	// to an earlier tick than it had read before (the name traceid's Stats
-	// uses for the same event).
-	ClockBackward uint64
-	// Waits counts the times a caller slept: for the next tick, for the
-	// clock to catch up, or for a new generator's first tick.
-	Waits uint64
-	// Borrowed counts the ticks taken ahead of the clock under
-	// ExhaustBorrow.
-	Borrowed uint64
-	// Rejected counts the calls refused by a policy, with
-	// ErrClockBackwards or ErrExhausted.
-	Rejected uint64
-	// Exhausted counts the ticks whose sequence ran out.
-	Exhausted uint64
-}
+// Stats counts the events a Generator has met since it was created: the
+// shape every idkit generator shares. A snowflake Generator counts
+// ClockBackward (the wall clock found stepped back to an earlier tick than
+// it had read), Waits (sleeps for the next tick, for the clock to catch up
+// or for a new generator's first tick), Borrowed (ticks taken ahead of the
+// clock under ExhaustBorrow), Rejected (calls refused by a policy, with
+// ErrClockBackwards or ErrExhausted), Exhausted (ticks whose sequence ran
+// out) and its lease's StoreWrites and StoreErrors.
+type Stats = idkit.Stats
 
 // Generator issues Snowflake IDs for one node. It is safe for concurrent
 // use.
@@ -397,12 +389,15 @@ func (g *Generator) Close() error {
 
 // Stats returns the generator's counts of events.
 func (g *Generator) Stats() Stats {
+	writes, failures := g.lease.Counts()
 	return Stats{
 		ClockBackward: g.backward.Load(),
 		Waits:         g.waits.Load(),
 		Borrowed:      g.borrowed.Load(),
 		Rejected:      g.rejected.Load(),
 		Exhausted:     g.exhausted.Load(),
+		StoreWrites:   writes,
+		StoreErrors:   failures,
 	}
 }
 
@@ -415,16 +410,21 @@ func (g *Generator) Stats() Stats {
 // An ID's timestamp may lag the wall clock by about a millisecond (the
 // coarse clock's resolution), and runs ahead of it while the generator
 // continues on or borrows a tick.
-func (g *Generator) Next() (ID, error) {
+func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
+
+// NextContext is Next under ctx, which bounds its waits: for the next
+// tick, for the clock to catch up, and for the store. A call whose ctx
+// ends returns ctx's error.
+func (g *Generator) NextContext(ctx context.Context) (ID, error) {
 	st := g.state.Load()
 	now := g.coarse.UnixNano()
 	if now >= g.epoch+int64(st>>g.shift+1)*g.unit || now < g.okFrom.Load() {
-		return g.slow(now)
+		return g.slow(ctx, now)
 	}
 	if v := g.take(); v&g.seqMask <= g.maxSeq {
 		return g.id(v), nil
 	}
-	return g.slow(now)
+	return g.slow(ctx, now)
 }
 
 // fillRun is the most sequence numbers one Fill claim takes with one
@@ -436,13 +436,17 @@ const fillRun = 256
 // Fill fills dst with new IDs in increasing order, claiming runs of up to
 // 256 with one atomic add each. It returns len(dst), or fewer with the
 // error that stopped it (see Next).
-func (g *Generator) Fill(dst []ID) (int, error) {
+func (g *Generator) Fill(dst []ID) (int, error) { return g.FillContext(context.Background(), dst) }
+
+// FillContext is Fill under ctx, which bounds its waits as NextContext's.
+// A call whose ctx ends returns the IDs filled so far and ctx's error.
+func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 	n := 0
 	for n < len(dst) {
 		st := g.state.Load()
 		now := g.coarse.UnixNano()
 		if g.useCAS || now >= g.epoch+int64(st>>g.shift+1)*g.unit || now < g.okFrom.Load() {
-			id, err := g.Next()
+			id, err := g.NextContext(ctx)
 			if err != nil {
 				return n, err
 			}
@@ -454,7 +458,7 @@ func (g *Generator) Fill(dst []ID) (int, error) {
 		v := g.state.Add(want) - want
 		first := v & g.seqMask
 		if first > g.maxSeq {
-			id, err := g.slow(now)
+			id, err := g.slow(ctx, now)
 			if err != nil {
 				return n, err
 			}
@@ -504,7 +508,7 @@ func (g *Generator) tickStart(t uint64) int64 { return g.epoch + int64(t)*g.unit
 // slow is Next's slow path: it brings the logical tick up to date with the
 // precise clock under the policies and claims an ID under the mutex.
 // coarse is the coarse reading that sent the caller here.
-func (g *Generator) slow(coarse int64) (ID, error) {
+func (g *Generator) slow(ctx context.Context, coarse int64) (ID, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for first := true; ; first = false {
@@ -519,7 +523,7 @@ func (g *Generator) slow(coarse int64) (ID, error) {
 			return 0, err
 		}
 		now := precise.UnixNano()
-		again, err := g.checkClock(now)
+		again, err := g.checkClock(ctx, now)
 		if err != nil {
 			return 0, err
 		}
@@ -531,14 +535,16 @@ func (g *Generator) slow(coarse int64) (ID, error) {
 		switch {
 		case cur < g.startTick && t < int64(g.startFrom):
 			// A new generator: wait for its first tick whatever the policy.
-			g.sleep(time.Duration(g.tickStart(g.startFrom) - now))
+			if err := g.sleep(ctx, time.Duration(g.tickStart(g.startFrom)-now)); err != nil {
+				return 0, err
+			}
 			continue
 		case cur < g.startTick:
-			if err := g.install(max(uint64(t), g.startTick), now, coarse); err != nil {
+			if err := g.install(ctx, max(uint64(t), g.startTick), now, coarse); err != nil {
 				return 0, err
 			}
 		case t > int64(cur):
-			if err := g.install(uint64(t), now, coarse); err != nil {
+			if err := g.install(ctx, uint64(t), now, coarse); err != nil {
 				return 0, err
 			}
 		case min(coarse, now) < g.okFrom.Load() && (g.claim == nil || !g.behind):
@@ -565,14 +571,18 @@ func (g *Generator) slow(coarse int64) (ID, error) {
 			return 0, fmt.Errorf("%w: tick %d issued all %d IDs; the next begins in %v",
 				ErrExhausted, tick, g.maxSeq+1, time.Duration(g.tickStart(tick+1)-now))
 		case g.exhaust == ExhaustBorrow && tick+1 <= clockTick+g.leadTicks:
-			if err := g.install(tick+1, now, coarse); err != nil {
+			if err := g.install(ctx, tick+1, now, coarse); err != nil {
 				return 0, err
 			}
 			g.borrowed.Add(1)
 		case g.exhaust == ExhaustBorrow:
-			g.sleep(time.Duration(g.tickStart(tick+1-g.leadTicks) - now))
+			if err := g.sleep(ctx, time.Duration(g.tickStart(tick+1-g.leadTicks)-now)); err != nil {
+				return 0, err
+			}
 		default:
-			g.sleep(time.Duration(g.tickStart(tick+1) - now))
+			if err := g.sleep(ctx, time.Duration(g.tickStart(tick+1)-now)); err != nil {
+				return 0, err
+			}
 		}
 	}
 }
@@ -581,7 +591,7 @@ func (g *Generator) slow(coarse int64) (ID, error) {
 // reading so far. When the clock has stepped back to an earlier tick it
 // applies the ClockPolicy: it fails, sleeps and reports again = true, or
 // lets the caller continue on the logical tick. The caller holds g.mu.
-func (g *Generator) checkClock(now int64) (again bool, err error) {
+func (g *Generator) checkClock(ctx context.Context, now int64) (again bool, err error) {
 	if g.tickOf(now) >= g.tickOf(g.high) {
 		g.high = max(g.high, now)
 		if g.behind {
@@ -601,7 +611,9 @@ func (g *Generator) checkClock(now int64) (again bool, err error) {
 	switch {
 	case g.policy == ClockWait && drift <= g.maxWait,
 		g.policy == ClockHybrid && drift < g.maxWait:
-		g.sleep(time.Duration(g.tickStart(uint64(g.tickOf(g.high))) - now))
+		if err := g.sleep(ctx, time.Duration(g.tickStart(uint64(g.tickOf(g.high)))-now)); err != nil {
+			return false, err
+		}
 		return true, nil
 	case g.policy == ClockContinue && drift <= g.maxContinue,
 		g.policy == ClockHybrid && drift < g.maxContinue:
@@ -632,7 +644,7 @@ func (g *Generator) tolerance() string {
 // caller holds g.mu, which install releases during the store call; if
 // another caller installed t or a later tick meanwhile, install leaves
 // the state to it.
-func (g *Generator) install(t uint64, now, coarse int64) error {
+func (g *Generator) install(ctx context.Context, t uint64, now, coarse int64) error {
 	if t > g.maxTick {
 		return fmt.Errorf("%w: layout %s expired at %v", ErrExpired, g.layout.label(), g.layout.Expires())
 	}
@@ -641,10 +653,13 @@ func (g *Generator) install(t uint64, now, coarse int64) error {
 	}
 	if !g.lease.Allows(t) {
 		g.mu.Unlock()
-		err := g.lease.Extend(t)
+		err := g.lease.Extend(ctx, t)
 		g.mu.Lock()
 		if ferr := g.fenceTick(t); ferr != nil { // the store may have kept it waiting
 			return ferr
+		}
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err() // the caller gave up, not the store
 		}
 		if err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
@@ -675,26 +690,30 @@ func (g *Generator) clamp(tick uint64) {
 	}
 }
 
-// sleep waits d on the generator's clock. On the system clock it spins on
-// the precise clock, yielding the processor between readings, for waits of
-// at most spinBelow. The caller holds g.mu, which sleep releases
-// meanwhile; the caller looks at the state again after it.
-func (g *Generator) sleep(d time.Duration) {
+// sleep waits d on the generator's clock, or until ctx ends, and returns
+// ctx's error if it ended first. On the system clock it spins on the
+// precise clock, yielding the processor between readings, for waits of at
+// most spinBelow. The caller holds g.mu, which sleep releases meanwhile;
+// the caller looks at the state again after it.
+func (g *Generator) sleep(ctx context.Context, d time.Duration) error {
 	g.waits.Add(1)
 	g.mu.Unlock()
 	defer g.mu.Lock()
 	if !g.spin {
-		g.clk.Sleep(d)
-		return
+		return clock.SleepContext(ctx, g.clk, d)
 	}
 	deadline := g.clk.Now().Add(d)
 	for {
 		r := deadline.Sub(g.clk.Now())
 		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
 		case r <= 0:
-			return
+			return nil
 		case r > spinBelow:
-			g.clk.Sleep(r)
+			if err := clock.SleepContext(ctx, g.clk, r); err != nil {
+				return err
+			}
 		default:
 			runtime.Gosched()
 		}

@@ -160,6 +160,54 @@ func TestNoLockAcrossTheStore(t *testing.T) {
 	require.NoError(t, g.Close())
 }
 
+// NextContext's and FillContext's waits, for the store and for the next
+// tick, end with their context, with its error rather than ErrStore.
+func TestContextEndsTheWait(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(t0)
+	store := memstore.NewGated(4)
+	g, err := New(Options{Layout: small(), Node: map[string]int64{"node": 7}, Store: store, Clock: fake})
+	require.NoError(t, err)
+	fake.Advance(time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	go func() {
+		_, err := g.NextContext(ctx)
+		errs <- err
+	}()
+	testwait.Recv(t, store.Entered, "the lease's write")
+	cancel()
+	err = testwait.Recv(t, errs, "NextContext's return once its context ended")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, ErrStore, "the caller gave up, not the store")
+	close(store.Release)
+	_, err = g.Next()
+	require.NoError(t, err, "the next caller leases the tick")
+	require.NoError(t, g.Close())
+
+	g, fake = start(t, Options{Layout: small()})
+	take(t, g, 4) // the tick's sequence used up
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() {
+		_, err := g.NextContext(ctx)
+		errs <- err
+	}()
+	go func() {
+		n, err := g.FillContext(ctx, make([]ID, 5))
+		assert.Zero(t, n, "IDs of an exhausted tick")
+		errs <- err
+	}()
+	testwait.Sleepers(t, fake, 2)
+	cancel()
+	for range 2 {
+		assert.ErrorIs(t, testwait.Recv(t, errs, "the return once the context ended"), context.Canceled)
+	}
+	fake.Advance(time.Millisecond)
+	_, err = g.Next()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), g.Stats().Waits)
+}
+
 // drive calls g.Next and moves fake on by step whenever Next sleeps, until
 // Next returns, or fails after testwait.Bound.
 func drive(g *Generator, fake *clock.Fake, step time.Duration) (ID, error) {
@@ -337,14 +385,14 @@ func TestExhaustBorrowTakesTicksAheadUpToTheLead(t *testing.T) {
 	for i, id := range ids {
 		assert.Equal(t, time.Duration(1+i/4)*time.Millisecond, tick(t, g, id))
 	}
-	assert.Equal(t, Stats{Borrowed: 3, Exhausted: 3}, g.Stats())
+	assert.Equal(t, Stats{Borrowed: 3, Exhausted: 3, StoreWrites: 1}, g.Stats())
 	// Tick 5 ms would be 4 ms ahead: wait until the clock is at 2 ms.
 	id, err := nextAfterWait(t, g, fake, func() { fake.Advance(time.Millisecond) })
 	require.NoError(t, err)
 	ids = append(ids, id)
 	assert.Equal(t, 5*time.Millisecond, tick(t, g, id))
 	requireIncreasing(t, ids)
-	assert.Equal(t, Stats{Waits: 1, Borrowed: 4, Exhausted: 4}, g.Stats())
+	assert.Equal(t, Stats{Waits: 1, Borrowed: 4, Exhausted: 4, StoreWrites: 1}, g.Stats())
 }
 
 func TestExhaustErrorFails(t *testing.T) {

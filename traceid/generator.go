@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/lease"
 )
@@ -56,17 +57,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Stats counts the events a Generator has met since it was created.
-type Stats struct {
-	// ClockBackward counts the times the wall clock was found behind the
-	// second the generator issues under, that is, stepped back across a
-	// second boundary.
-	ClockBackward uint64
-	// Waits counts the times a caller waited for the next second.
-	Waits uint64
-	// Exhausted counts the seconds whose IDs ran out.
-	Exhausted uint64
-}
+// Stats counts the events a Generator has met since it was created: the
+// shape every idkit generator shares. A traceid Generator counts Waits
+// (for the next second), ClockBackward (the wall clock found behind the
+// second it issues in), Exhausted (seconds whose IDs ran out) and its
+// lease's StoreWrites and StoreErrors.
+type Stats = idkit.Stats
 
 // Generator issues TraceIds for one node. It is safe for concurrent use.
 //
@@ -219,21 +215,29 @@ func (g *Generator) Close() error {
 
 // Stats returns the generator's counts of events.
 func (g *Generator) Stats() Stats {
+	writes, failures := g.lease.Counts()
 	return Stats{
 		ClockBackward: g.backward.Load(),
 		Waits:         g.waits.Load(),
 		Exhausted:     g.exhausted.Load(),
+		StoreWrites:   writes,
+		StoreErrors:   failures,
 	}
 }
 
 // Next returns a new ID. IDs from one goroutine strictly increase within a
 // Period. It waits when the current second's IDs have run out (see
-// Options.NoWait) and fails only with ErrExhausted or ErrStore.
-func (g *Generator) Next() (ID, error) {
+// Options.NoWait) and fails only with ErrExhausted or ErrStore (or
+// ErrNodeLost, on a claim).
+func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
+
+// NextContext is Next under ctx, which bounds its waits: for the next
+// second and for the store. A call whose ctx ends returns ctx's error.
+func (g *Generator) NextContext(ctx context.Context) (ID, error) {
 	for {
 		st := g.state.Load()
 		if now := g.coarse.UnixNano(); outside(now, st) {
-			if err := g.sync(st, now, true); err != nil {
+			if err := g.sync(ctx, st, now, true); err != nil {
 				return 0, err
 			}
 		}
@@ -244,7 +248,7 @@ func (g *Generator) Next() (ID, error) {
 			}
 			continue // counter 0 of a thread: never issued
 		}
-		if err := g.nextSecond(v>>32, true); err != nil {
+		if err := g.nextSecond(ctx, v>>32, true); err != nil {
 			return 0, err
 		}
 	}
@@ -253,10 +257,14 @@ func (g *Generator) Next() (ID, error) {
 // Fill fills dst with new IDs, claiming each run of up to 65,536 IDs with
 // one atomic add. IDs in dst increase. It returns len(dst), or fewer with
 // the error that stopped it (see Next).
-func (g *Generator) Fill(dst []ID) (int, error) {
+func (g *Generator) Fill(dst []ID) (int, error) { return g.FillContext(context.Background(), dst) }
+
+// FillContext is Fill under ctx, which bounds its waits as NextContext's.
+// A call whose ctx ends returns the IDs filled so far and ctx's error.
+func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 	n := 0
 	for n < len(dst) {
-		v, first, last, err := g.claimRun(uint64(min(len(dst)-n, maxClaim)), true)
+		v, first, last, err := g.claimRun(ctx, uint64(min(len(dst)-n, maxClaim)), true)
 		if err != nil {
 			return n, err
 		}
@@ -278,11 +286,11 @@ func (g *Generator) Fill(dst []ID) (int, error) {
 // after the add. Like Next it moves on to a new second, or waits for one;
 // unless wait is set, it fails with ErrExhausted where it would wait for
 // the clock or the store (see PerCore.TryNext).
-func (g *Generator) claimRun(want uint64, wait bool) (v, first, last uint64, err error) {
+func (g *Generator) claimRun(ctx context.Context, want uint64, wait bool) (v, first, last uint64, err error) {
 	for {
 		st := g.state.Load()
 		if now := g.coarse.UnixNano(); outside(now, st) {
-			if err := g.sync(st, now, wait); err != nil {
+			if err := g.sync(ctx, st, now, wait); err != nil {
 				return 0, 0, 0, err
 			}
 		}
@@ -291,7 +299,7 @@ func (g *Generator) claimRun(want uint64, wait bool) (v, first, last uint64, err
 		if first <= maxLow {
 			return v, first, last, nil
 		}
-		if err := g.nextSecond(v>>32, wait); err != nil {
+		if err := g.nextSecond(ctx, v>>32, wait); err != nil {
 			return 0, 0, 0, err
 		}
 	}
@@ -311,7 +319,7 @@ func outside(now int64, st uint64) bool {
 // sync handles a coarse time outside the logical second of state st: a new
 // second begins, or the wall clock is behind. Unless wait is set, it never
 // waits for the store (see advance).
-func (g *Generator) sync(st uint64, now int64, wait bool) error {
+func (g *Generator) sync(ctx context.Context, st uint64, now int64, wait bool) error {
 	sec := st >> 32
 	if now < int64(sec*nsPerSec) {
 		// With a claim, every ID while the clock is behind checks it.
@@ -330,7 +338,7 @@ func (g *Generator) sync(st uint64, now int64, wait bool) error {
 	if !g.lease.Allows(next) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		return g.advance(next, wait)
+		return g.advance(ctx, next, wait)
 	}
 	if g.behind.Load() {
 		g.mu.Lock()
@@ -388,7 +396,7 @@ func (g *Generator) caughtUp(sec uint64) {
 // sec: it waits until the precise clock reaches a later second and moves
 // the generator there, or fails with ErrExhausted under Options.NoWait or
 // unless wait is set.
-func (g *Generator) nextSecond(sec uint64, wait bool) error {
+func (g *Generator) nextSecond(ctx context.Context, sec uint64, wait bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
@@ -408,7 +416,7 @@ func (g *Generator) nextSecond(sec uint64, wait bool) error {
 		}
 		now := g.clock.Now().UnixNano()
 		if now >= int64((sec+1)*nsPerSec) {
-			return g.advance(uint64(now)/nsPerSec, wait)
+			return g.advance(ctx, uint64(now)/nsPerSec, wait)
 		}
 		if now < int64(sec*nsPerSec) {
 			g.noteBehind(sec, now)
@@ -419,8 +427,11 @@ func (g *Generator) nextSecond(sec uint64, wait bool) error {
 		}
 		g.waits.Add(1)
 		g.mu.Unlock() // others may wait, or move on, meanwhile
-		g.clock.Sleep(min(until, time.Second))
+		err := clock.SleepContext(ctx, g.clock, min(until, time.Second))
 		g.mu.Lock()
+		if err != nil {
+			return err
+		}
 	}
 }
 
@@ -431,7 +442,7 @@ func (g *Generator) nextSecond(sec uint64, wait bool) error {
 // ever moves forward, so another caller moving it meanwhile is harmless.
 // Unless wait is set, it makes no store call: it starts the lease's
 // renewal in the background and fails with ErrExhausted.
-func (g *Generator) advance(next uint64, wait bool) error {
+func (g *Generator) advance(ctx context.Context, next uint64, wait bool) error {
 	if err := g.fence(next); err != nil {
 		return err
 	}
@@ -441,10 +452,13 @@ func (g *Generator) advance(next uint64, wait bool) error {
 	}
 	if !g.lease.Allows(next) {
 		g.mu.Unlock()
-		err := g.lease.Extend(next)
+		err := g.lease.Extend(ctx, next)
 		g.mu.Lock()
 		if ferr := g.fence(next); ferr != nil {
 			return ferr
+		}
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err() // the caller gave up, not the store
 		}
 		if err != nil {
 			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)

@@ -320,6 +320,54 @@ func TestNoLockAcrossTheStore(t *testing.T) {
 	require.NoError(t, g.Close())
 }
 
+// NextContext's and FillContext's waits, for the store and for the next
+// second, end with their context, with its error rather than ErrStore; the
+// generator serves the next caller as before.
+func TestContextEndsTheWait(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(t0)
+	store := memstore.NewGated(4)
+	g, err := New(Options{Clock: fake, Store: store})
+	require.NoError(t, err)
+	fake.Advance(time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	go func() {
+		_, err := g.NextContext(ctx)
+		errs <- err
+	}()
+	testwait.Recv(t, store.Entered, "the lease's write")
+	cancel()
+	err = testwait.Recv(t, errs, "NextContext's return once its context ended")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, ErrStore, "the caller gave up, not the store")
+	close(store.Release)
+	assert.Equal(t, t0.Unix()+1, sec(next(t, g)), "the next caller leases the second")
+	require.NoError(t, g.Close())
+
+	g, fake = start(t, Options{})
+	exhaust(t, g, 0)
+	last := next(t, g)
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() {
+		_, err := g.NextContext(ctx)
+		errs <- err
+	}()
+	go func() {
+		n, err := g.FillContext(ctx, make([]ID, 5))
+		assert.Zero(t, n, "IDs of an exhausted second")
+		errs <- err
+	}()
+	testwait.Sleepers(t, fake, 2)
+	cancel()
+	for range 2 {
+		assert.ErrorIs(t, testwait.Recv(t, errs, "the return once the context ended"), context.Canceled)
+	}
+	fake.Advance(time.Second)
+	assert.Equal(t, sec(last)+1, sec(next(t, g)))
+	assert.Equal(t, uint64(2), g.Stats().Waits)
+}
+
 func TestClockSteppedBack(t *testing.T) {
 	t.Parallel()
 	for _, step := range []time.Duration{time.Millisecond, time.Second, 10 * time.Second, time.Hour} {

@@ -1,6 +1,7 @@
 package traceid
 
 import (
+	"context"
 	"runtime"
 	"sync/atomic"
 	_ "unsafe" // for go:linkname
@@ -133,7 +134,7 @@ func (p *PerCore) refill(wait bool) (ID, error) {
 		if now := g.coarse.UnixNano(); now < int64(g.state.Load()>>32*nsPerSec) && !g.lags(now) {
 			want = 1
 		}
-		v, first, last, err := g.claimRun(want, wait)
+		v, first, last, err := g.claimRun(context.Background(), want, wait)
 		if err != nil {
 			return 0, err
 		}

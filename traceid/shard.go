@@ -1,5 +1,7 @@
 package traceid
 
+import "context"
+
 import "github.com/idkit/idkit/clock"
 
 // Shard issues IDs from chunks it claims from its Generator: one thread
@@ -46,7 +48,7 @@ func (s *Shard) claim() error {
 	for {
 		st := g.state.Load()
 		if now := g.coarse.UnixNano(); outside(now, st) {
-			if err := g.sync(st, now, true); err != nil {
+			if err := g.sync(context.Background(), st, now, true); err != nil {
 				return err
 			}
 			st = g.state.Load()
@@ -55,7 +57,7 @@ func (s *Shard) claim() error {
 		first := (st&lowHalf + g.chunk - 1) / g.chunk * g.chunk
 		last := first + g.chunk - 1
 		if last > maxLow {
-			if err := g.nextSecond(st>>32, true); err != nil {
+			if err := g.nextSecond(context.Background(), st>>32, true); err != nil {
 				return err
 			}
 			continue

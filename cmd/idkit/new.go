@@ -460,7 +460,10 @@ func newObjectID(c *console, fs *flag.FlagSet) func() (func() (string, error), e
 		if err != nil {
 			return nil, err
 		}
-		return func() (string, error) { return g.Next().String(), nil }, nil
+		return func() (string, error) {
+			id, err := g.Next()
+			return id.String(), err
+		}, nil
 	}
 }
 

@@ -178,11 +178,13 @@ func runServe(c *console, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := serve.Config{
-		Store:  l,
-		MaxN:   *maxN,
-		Clock:  c.clock,
-		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	cfg := serve.Options{
+		Store:    l,
+		Blocks:   l,
+		Launches: l,
+		MaxN:     *maxN,
+		Clock:    c.clock,
+		Logger:   slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if want["traceid"] {
 		o := traceid.Options{Node: int(*node), ThreadBits: *threadBits}

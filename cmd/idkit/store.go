@@ -14,6 +14,7 @@ import (
 
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/segment"
 	idstore "github.com/idkit/idkit/store"
 )
 
@@ -26,6 +27,7 @@ type store interface {
 	List() ([]launchlog.Launch, error)
 	idstore.HighWater
 	idstore.Generators
+	segment.BlockStore
 }
 
 // etcdTimeout bounds each request to etcd from the command line.

@@ -51,6 +51,8 @@ type Lease struct {
 	units    Units
 	limit    atomic.Uint64 // units below limit may be issued
 	renewing atomic.Bool   // a background renewal is running
+	writes   atomic.Uint64 // successful store writes
+	failures atomic.Uint64 // failed store calls
 	failed   func(error)   // told of a failed background renewal
 	wg       sync.WaitGroup
 	ctx      context.Context // of every store call; Close cancels it
@@ -63,8 +65,9 @@ type Lease struct {
 
 // write is one store write, which callers that need it wait for.
 type write struct {
-	done chan struct{}
-	err  error // set before done is closed
+	done      chan struct{}
+	err       error // set before done is closed
+	abandoned bool  // it failed because its caller's ctx ended
 }
 
 // New returns a lease on key in store, moving the mark ahead units beyond
@@ -89,6 +92,7 @@ func (l *Lease) Start() (uint64, error) {
 	}
 	mark, err := l.store.HighWater(l.ctx, l.key)
 	if err != nil {
+		l.failures.Add(1)
 		return 0, err
 	}
 	return l.end(mark), nil
@@ -103,17 +107,24 @@ func (l *Lease) Allows(u uint64) bool { return u < l.limit.Load() }
 // the lease covers u already; while a write is in flight it waits for that
 // one, and writes again only if that one did not cover u.
 //
+// ctx bounds the caller's wait and its own write, which also ends when the
+// lease closes. A caller whose ctx ends returns ctx's error; a write it
+// shared with others then fails for them too, and they write again.
+//
 // The limit rises to the end asked for at most, even when the store keeps a
 // later mark: a later mark was written by someone else (another run
 // configured with the same key), and the units it covers are theirs.
-func (l *Lease) Extend(u uint64) error { return l.extendUntil(u, u) }
+func (l *Lease) Extend(ctx context.Context, u uint64) error { return l.extendUntil(ctx, u, u) }
 
 // extendUntil is Extend(u) for a caller that needs unit need covered: u
 // itself, or for a renewal the lease's last unit.
-func (l *Lease) extendUntil(u, need uint64) error {
+func (l *Lease) extendUntil(ctx context.Context, u, need uint64) error {
 	for {
 		if l.Allows(need) {
 			return nil // a write since the caller looked covers it
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		l.mu.Lock()
 		if l.closed {
@@ -122,11 +133,15 @@ func (l *Lease) extendUntil(u, need uint64) error {
 		}
 		if w := l.inflight; w != nil {
 			l.mu.Unlock()
-			<-w.done
+			select {
+			case <-w.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 			if l.Allows(need) {
 				return nil
 			}
-			if w.err != nil {
+			if w.err != nil && !w.abandoned {
 				return w.err
 			}
 			continue
@@ -135,7 +150,8 @@ func (l *Lease) extendUntil(u, need uint64) error {
 		l.inflight = w
 		l.mu.Unlock()
 
-		w.err = l.extend(u)
+		w.err = l.extend(ctx, u)
+		w.abandoned = w.err != nil && ctx.Err() != nil
 		l.mu.Lock()
 		l.inflight = nil
 		l.mu.Unlock()
@@ -144,13 +160,19 @@ func (l *Lease) extendUntil(u, need uint64) error {
 	}
 }
 
-// extend writes the mark covering u and the lease beyond it.
-func (l *Lease) extend(u uint64) error {
+// extend writes the mark covering u and the lease beyond it, under ctx and
+// the lease's own context.
+func (l *Lease) extend(ctx context.Context, u uint64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(l.ctx, cancel)()
 	end := u + 1 + l.ahead
-	mark, err := l.store.AdvanceHighWater(l.ctx, l.key, l.units.Mark(end))
+	mark, err := l.store.AdvanceHighWater(ctx, l.key, l.units.Mark(end))
 	if err != nil {
+		l.failures.Add(1)
 		return err
 	}
+	l.writes.Add(1)
 	l.raise(min(l.end(mark), end))
 	if !l.Allows(u) {
 		return &ShortError{Kept: mark, Want: l.units.Mark(end)}
@@ -184,7 +206,7 @@ func (l *Lease) Renew(u uint64) {
 	go func() {
 		defer l.wg.Done()
 		defer l.renewing.Store(false)
-		if err := l.extendUntil(u, u+l.ahead); err != nil && l.failed != nil && !errors.Is(err, ErrClosed) {
+		if err := l.extendUntil(context.Background(), u, u+l.ahead); err != nil && l.failed != nil && !errors.Is(err, ErrClosed) {
 			l.failed(err)
 		}
 	}()
@@ -200,6 +222,10 @@ func (l *Lease) Close() {
 	l.cancel()
 	l.wg.Wait()
 }
+
+// Counts returns how many store writes succeeded and how many store calls
+// failed.
+func (l *Lease) Counts() (writes, failures uint64) { return l.writes.Load(), l.failures.Load() }
 
 // Idle reports whether no background renewal is running.
 func (l *Lease) Idle() bool { return !l.renewing.Load() }

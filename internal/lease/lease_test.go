@@ -40,7 +40,7 @@ func TestStartAfterTheStoredMark(t *testing.T) {
 	assert.Zero(t, first, "no mark: start anywhere")
 	assert.False(t, l.Allows(0), "nothing is leased before Extend")
 
-	require.NoError(t, l.Extend(100))
+	require.NoError(t, l.Extend(context.Background(), 100))
 	assert.True(t, l.Allows(100))
 	assert.True(t, l.Allows(104), "the lease runs ahead of the unit")
 	assert.False(t, l.Allows(105))
@@ -52,7 +52,7 @@ func TestStartAfterTheStoredMark(t *testing.T) {
 func TestExtendSoonOnlyInTheSecondHalf(t *testing.T) {
 	store := &memstore.Store{}
 	l := lease.New(store, "k", 4, seconds, nil)
-	require.NoError(t, l.Extend(100)) // leased below 105
+	require.NoError(t, l.Extend(context.Background(), 100)) // leased below 105
 	calls := store.Calls()
 	l.ExtendSoon(101) // 4 left of 4: first half
 	assert.True(t, l.Idle())
@@ -71,7 +71,7 @@ func TestExtendFails(t *testing.T) {
 	l := lease.New(store, "k", 4, seconds, func(err error) { failed = append(failed, err) })
 	boom := errors.New("boom")
 	store.Fail(boom)
-	require.ErrorIs(t, l.Extend(1), boom)
+	require.ErrorIs(t, l.Extend(context.Background(), 1), boom)
 	assert.False(t, l.Allows(1), "a failed extension allows nothing")
 	l.ExtendSoon(0)
 	for !l.Idle() {
@@ -87,7 +87,7 @@ func TestExtendFails(t *testing.T) {
 	}, nil)
 	store.Fail(nil)
 	var se *lease.ShortError
-	require.ErrorAs(t, short.Extend(10), &se)
+	require.ErrorAs(t, short.Extend(context.Background(), 10), &se)
 	assert.Contains(t, se.Error(), "short of")
 }
 
@@ -99,7 +99,7 @@ func TestExtendTakesNoOtherWritersMark(t *testing.T) {
 	_, err := store.AdvanceHighWater(context.Background(), "k", time.Unix(200, 0)) // another run's lease
 	require.NoError(t, err)
 	l := lease.New(store, "k", 4, seconds, nil)
-	require.NoError(t, l.Extend(100))
+	require.NoError(t, l.Extend(context.Background(), 100))
 	assert.True(t, l.Allows(104), "covered by the mark asked for")
 	assert.False(t, l.Allows(105), "the other writer's units are not this lease's")
 }
@@ -112,7 +112,7 @@ func TestOneWriteAtATime(t *testing.T) {
 	l := lease.New(store, "k", 4, seconds, nil)
 	errs := make(chan error, 3)
 	for range 3 {
-		go func() { errs <- l.Extend(100) }()
+		go func() { errs <- l.Extend(context.Background(), 100) }()
 	}
 	testwait.Recv(t, store.Entered, "the first write")
 	close(store.Release)
@@ -132,7 +132,7 @@ func TestCloseEndsTheRenewal(t *testing.T) {
 	store := memstore.NewGated(8)
 	l := lease.New(store, "k", 4, seconds, nil)
 	close(store.Release)
-	require.NoError(t, l.Extend(100))
+	require.NoError(t, l.Extend(context.Background(), 100))
 	<-store.Entered
 	store.Release = make(chan struct{}) // the next write waits
 	l.ExtendSoon(103)
@@ -149,8 +149,37 @@ func TestCloseEndsTheRenewal(t *testing.T) {
 	assert.False(t, l.Allows(105), "the canceled write leased nothing")
 
 	calls := store.Calls()
-	require.ErrorIs(t, l.Extend(200), lease.ErrClosed)
+	require.ErrorIs(t, l.Extend(context.Background(), 200), lease.ErrClosed)
 	l.ExtendSoon(104)
 	assert.True(t, l.Idle(), "no renewal after Close")
 	assert.Equal(t, calls, store.Calls())
+}
+
+// TestExtendUnderTheCallersContext: a caller whose context ends stops
+// waiting and abandons its write; a caller that waited for that write
+// then writes itself, and the counts show both.
+func TestExtendUnderTheCallersContext(t *testing.T) {
+	t.Parallel()
+	store := memstore.NewGated(8)
+	l := lease.New(store, "k", 4, seconds, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() { first <- l.Extend(ctx, 100) }()
+	testwait.Recv(t, store.Entered, "the first caller's write")
+
+	waiter := make(chan error, 1)
+	go func() { waiter <- l.Extend(context.Background(), 100) }()
+	cancel()
+	assert.ErrorIs(t, testwait.Recv(t, first, "the first caller's return once its context ended"), context.Canceled)
+	testwait.Recv(t, store.Entered, "the waiter's own write")
+	close(store.Release)
+	require.NoError(t, testwait.Recv(t, waiter, "the waiter's return"))
+	assert.True(t, l.Allows(104))
+	writes, failures := l.Counts()
+	assert.Equal(t, [2]uint64{1, 1}, [2]uint64{writes, failures}, "one write, one abandoned")
+
+	ended, stop := context.WithCancel(context.Background())
+	stop()
+	assert.ErrorIs(t, l.Extend(ended, 200), context.Canceled, "an ended context writes nothing")
+	l.Close()
 }

@@ -94,6 +94,6 @@ func benchNext(b *testing.B, o segment.Options, parallel bool) {
 	st := a.Stats()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
 	b.ReportMetric(float64(st.Waits), "waits")
-	b.ReportMetric(float64(st.Blocks), "blocks")
-	b.ReportMetric(float64(st.LastFetch.Microseconds()), "fetch-µs")
+	b.ReportMetric(float64(st.StoreWrites), "blocks")
+	b.ReportMetric(float64(a.State().LastFetch.Microseconds()), "fetch-µs")
 }

@@ -592,6 +592,6 @@ func Outage(t *testing.T, store segment.BlockStore, cut, restore func(), want er
 	check(id)
 	issue(250)
 	s := a.Stats()
-	assert.Positive(t, s.FetchErrors)
+	assert.Positive(t, s.StoreErrors)
 	assert.Positive(t, s.Waits)
 }
