@@ -1,5 +1,16 @@
-// Package idkit holds what every idkit package shares: the kinds of error
-// its generators and stores return.
+// Package idkit holds what every idkit package shares: the shape of a
+// generator ([Generator], [Stats]) and the kinds of error its generators
+// and stores return.
+//
+// Every generator (traceid, snowflake, decimalid, objectid, flake128, and
+// segment's Allocator) is a Generator of its own ID type, so that one
+// function serves any of them:
+//
+//	func take[ID any](ctx context.Context, g idkit.Generator[ID], n int) ([]ID, error) {
+//		ids := make([]ID, n)
+//		k, err := g.FillContext(ctx, ids) // ctx ends a wait for the clock or the store
+//		return ids[:k], err
+//	}
 //
 // Each package keeps sentinels of its own, whose messages name the package
 // (traceid.ErrStore, segment.ErrUnavailable, ...), and each of those is of

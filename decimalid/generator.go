@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/intid"
 	"github.com/idkit/idkit/store"
 )
 
@@ -136,7 +137,13 @@ func (g *Generator) Close() error {
 // generator takes a new generator id. It fails only when the source fails
 // (ErrSource); then it issues nothing until a later call reaches the
 // source successfully.
-func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
+func (g *Generator) Next() (ID, error) {
+	s := g.state.Add(1)
+	if c := s & counterMask; c <= MaxCounter {
+		return ID(c*counterUnit + s>>counterBits*generatorUnit + g.launch), nil
+	}
+	return g.nextSlow(context.Background(), s)
+}
 
 // NextContext is Next, whose wait for the source, when the counters of a
 // generator id run out, ends early with ctx's error when ctx ends.
@@ -171,26 +178,31 @@ func (g *Generator) Fill(dst []ID) (int, error) { return g.FillContext(context.B
 func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 	n := 0
 	for n < len(dst) {
-		want := uint64(min(len(dst)-n, maxClaim))
-		s := g.state.Add(want)
-		gen, last := s>>counterBits, s&counterMask
-		if first := last - want + 1; first <= MaxCounter {
-			out := dst[n : n+int(min(last, MaxCounter)-first+1)]
-			id := ID(first*counterUnit + gen*generatorUnit + g.launch)
-			for i := range out {
-				out[i] = id
-				id += counterUnit
+		k, usedUp, gen := g.claim(dst[n:])
+		n += k
+		if usedUp {
+			if err := g.roll(ctx, gen); err != nil {
+				return n, err
 			}
-			n += len(out)
-			if last <= MaxCounter {
-				continue
-			}
-		}
-		if err := g.roll(ctx, gen); err != nil {
-			return n, err
 		}
 	}
 	return n, nil
+}
+
+// claim fills the start of dst from one claim of up to 65,536 counters and
+// returns how many IDs it filled, and whether the counters of generator id
+// gen ran out. It is apart from FillContext so that the loop has the
+// registers to itself.
+func (g *Generator) claim(dst []ID) (n int, usedUp bool, gen uint64) {
+	want := uint64(min(len(dst), maxClaim))
+	s := g.state.Add(want)
+	gen, last := s>>counterBits, s&counterMask
+	if first := last - want + 1; first <= MaxCounter {
+		out := dst[:min(last, MaxCounter)-first+1]
+		intid.FillStep(out, ID(first*counterUnit+gen*generatorUnit+g.launch), counterUnit)
+		n = len(out)
+	}
+	return n, last > MaxCounter, gen
 }
 
 // roll is the slow path for a caller that found the counters of generator

@@ -88,7 +88,16 @@ func (g *Generator) Process() [ProcessLen]byte { return g.process }
 // generator issues at most 2^24 IDs a second, as the counter's three bytes
 // allow, and waits for the next second beyond that. Its error is always
 // nil; it is there for the shape every idkit generator shares.
-func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
+func (g *Generator) Next() (ID, error) {
+	w := g.window.Load()
+	c := g.counter.Add(1)
+	sec := uint32(w >> 32)
+	now := uint32(uint64(g.coarse.UnixNano()) / uint64(time.Second))
+	if int32(now-sec) <= 0 && c-uint32(w) <= MaxCounter {
+		return compose(sec, &g.process, c), nil
+	}
+	return g.slow(context.Background(), c)
+}
 
 // NextContext is Next, whose wait for the next second ends early with
 // ctx's error when ctx ends.

@@ -260,7 +260,14 @@ func (a *Allocator) Tag() string { return a.tag }
 // are used up, and then fails with an error wrapping ErrUnavailable and
 // the store's error if the store does not reserve a block within
 // Options.Timeout. After Close it fails with ErrClosed.
-func (a *Allocator) Next() (ID, error) { return a.NextContext(context.Background()) }
+func (a *Allocator) Next() (ID, error) {
+	b := a.cur.Load()
+	v := b.next.Add(1)
+	if uint64(v-b.first) < b.n && v != b.trigger {
+		return ID(v), nil
+	}
+	return a.next(context.Background(), b, v)
+}
 
 // NextContext is Next, whose wait for a block ends early when ctx ends,
 // with ctx's error. The reservation goes on for later calls.

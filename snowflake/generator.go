@@ -20,6 +20,7 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/intid"
 	"github.com/idkit/idkit/internal/lease"
 )
 
@@ -466,11 +467,11 @@ func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 			n++
 			continue
 		}
-		last := min(first+want-1, g.maxSeq)
-		for seq := first; seq <= last; seq++ {
-			dst[n] = g.id(v&^g.seqMask | seq)
-			n++
-		}
+		// The run's IDs differ only in their sequence: each is the last
+		// plus one sequence step.
+		out := dst[n : n+int(min(first+want-1, g.maxSeq)-first+1)]
+		intid.FillStep(out, g.id(v&^g.seqMask|first), ID(1)<<g.seqShift)
+		n += len(out)
 	}
 	return n, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/intid"
 	"github.com/idkit/idkit/internal/lease"
 )
 
@@ -270,11 +271,16 @@ func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 		}
 		hi := g.id(v &^ lowHalf)
 		mask := uint64(g.counterMask)
-		for low := first; low <= last; low++ {
-			if low&mask != 0 {
-				dst[n] = hi | ID(low)
-				n++
+		for low := first; low <= last; {
+			if low&mask == 0 {
+				low++ // counter 0 of a thread: never issued
+				continue
 			}
+			end := min(last, low|mask) // the thread's last counter
+			k := int(end - low + 1)
+			intid.FillStep(dst[n:n+k], hi|ID(low), 1)
+			n += k
+			low = end + 1
 		}
 	}
 	return n, nil
