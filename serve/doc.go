@@ -11,9 +11,12 @@
 //	                         prints them; traceid takes ?at=RFC3339
 //	GET /v1/segment/{tag}?n=N      IDs of a segment allocator's tag
 //	GET /v1/segment/{tag}/{id}     the tag and the ID
-//	GET /healthz             200 {"status":"ok",...}; 503 when a node claim
+//	GET /livez               200 while the process serves (liveness: a
+//	                         store outage never fails it)
+//	GET /readyz              200 {"status":"ok",...}; 503 when a node claim
 //	                         is lost, the store does not answer, or the
-//	                         server is shutting down
+//	                         server is shutting down (readiness; /healthz
+//	                         is the same)
 //	GET /metrics             Prometheus text format
 //
 // IDs are JSON strings, since JavaScript numbers lose integers above 2^53.
@@ -22,7 +25,10 @@
 // path), 405, 406 (an Accept header that allows neither JSON nor text), 413
 // (a request with a body) or 503 (the generator cannot issue: a lost node
 // claim, a failing store, a clock far behind); the message names the
-// problem. Responses carry Cache-Control: no-store.
+// problem in words a client can act on, and nothing internal: a 404 does
+// not list the schemes served, and a 503 names the kind of failure while
+// the store's own error (files, hosts) goes to Options.Logger. Responses
+// carry Cache-Control: no-store.
 //
 // # Schemes
 //

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/segment"
 )
 
 // Header values, shared so that a response allocates none for them.
@@ -78,7 +81,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme) int {
 			s.cfg.Logger.Warn("serve: cannot issue IDs", "scheme", sc.name, "err", err)
 		}
 		w.Header().Set("Retry-After", "1")
-		return writeError(w, http.StatusServiceUnavailable, err.Error())
+		return writeError(w, http.StatusServiceUnavailable, sc.name+": "+publicReason(err))
 	}
 	sc.issued.Add(float64(n))
 	h := w.Header()
@@ -214,6 +217,35 @@ func (s *Server) handleInspect(w http.ResponseWriter, r *http.Request, name stri
 }
 
 // handleHealth serves GET /healthz.
+// publicReason tells a client why IDs could not be issued, in words it can
+// act on: the kind of failure, never the store's error, which may name
+// files, hosts or keys. The details go to the server's log.
+func publicReason(err error) string {
+	switch {
+	case errors.Is(err, idkit.ErrNodeLost):
+		return "node claim lost; ask another server"
+	case errors.Is(err, idkit.ErrExhausted):
+		return "IDs used up for now; retry after Retry-After"
+	case errors.Is(err, idkit.ErrUnavailable):
+		return "store unavailable; retry later"
+	case errors.Is(err, segment.ErrClosed):
+		return "server shutting down; ask another server"
+	}
+	return "cannot issue IDs now; retry later"
+}
+
+// handleLive answers /livez: 200 while the process serves requests at all.
+// It never depends on a store or a claim, so that a liveness probe does not
+// restart a server that only waits for one.
+func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`+"\n"))
+	s.m.done(r, "livez", "", http.StatusOK, start)
+}
+
+// handleHealth answers /readyz and /healthz: 200 while the server can
+// issue IDs, 503 while a node claim is lost, the store does not answer or
+// the server is shutting down.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rep := s.health.check(r.Context())

@@ -50,12 +50,32 @@ type health struct {
 	s *Server
 
 	mu     sync.Mutex
-	probed time.Time     // when the last probe ended, on the server's clock
-	last   error         // its result
-	done   chan struct{} // closed when the probe in flight ends; nil if none
+	probed time.Time         // when the last probe ended, on the server's clock
+	last   error             // its result
+	done   chan struct{}     // closed when the probe in flight ends; nil if none
+	logged map[string]string // check → the failure last logged; guarded by mu
 }
 
-func newHealth(s *Server) *health { return &health{s: s} }
+func newHealth(s *Server) *health { return &health{s: s, logged: make(map[string]string)} }
+
+// log writes a check's failure to the server's log when it differs from
+// the last one logged for that check, and forgets it once the check
+// passes: the details a client is not told.
+func (h *health) log(check string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		delete(h.logged, check)
+		return
+	}
+	if h.logged[check] == err.Error() {
+		return
+	}
+	h.logged[check] = err.Error()
+	if l := h.s.cfg.Logger; l != nil {
+		l.Warn("serve: readiness check failed", "check", check, "err", err)
+	}
+}
 
 // healthReport is the body of a /healthz answer.
 type healthReport struct {
@@ -68,25 +88,33 @@ type healthReport struct {
 func (h *health) check(ctx context.Context) healthReport {
 	rep := healthReport{Status: "ok", Checks: make(map[string]string)}
 	var errs []error
-	note := func(name string, err error) {
+	// note records a check: its client-facing word (public) in the
+	// report, its error in the log.
+	note := func(name string, err error, public string) {
+		h.log(name, err)
 		if err == nil {
 			rep.Checks[name] = "ok"
 			return
 		}
-		rep.Checks[name] = err.Error()
-		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		rep.Checks[name] = public
+		errs = append(errs, fmt.Errorf("%s: %s", name, public))
 	}
 	if h.s.draining.Load() {
-		note("server", errors.New("shutting down"))
+		note("server", errors.New("shutting down"), "shutting down")
 	}
 	now := h.s.clk.Now()
 	for _, name := range h.s.names {
 		if c := h.s.schemes[name].claim; c != nil {
-			note(name+" node claim", c.Check(now))
+			note(name+" node claim", c.Check(now), "lost")
 		}
 	}
 	if h.s.store != nil {
-		note("store", h.probe(ctx))
+		err := h.probe(ctx)
+		public := "failing"
+		if errors.Is(err, errNoAnswer) {
+			public = err.Error() // "no answer within 2s": nothing of the store
+		}
+		note("store", err, public)
 	}
 	if len(errs) > 0 {
 		rep.Status = "fail"

@@ -182,7 +182,10 @@ func (s *Server) decimalIDScheme(o decimalid.Options) (*scheme, error) {
 				return l, &httpError{http.StatusNotFound, fmt.Sprintf("launch %d of %s is not in the launch log", id.Launch(), id)}
 			case err != nil:
 				s.m.storeErrors.WithLabelValues("launch").Inc()
-				return l, &httpError{http.StatusServiceUnavailable, "reading launch " + strconv.Itoa(id.Launch()) + ": " + err.Error()}
+				if s.cfg.Logger != nil {
+					s.cfg.Logger.Warn("serve: cannot read a launch record", "launch", id.Launch(), "err", err)
+				}
+				return l, &httpError{http.StatusServiceUnavailable, "launch " + strconv.Itoa(id.Launch()) + ": launch log unavailable; retry later"}
 			}
 			return l, nil
 		}

@@ -315,14 +315,16 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /v1/segment/{tag}/{id}", func(w http.ResponseWriter, r *http.Request) {
 		s.handleInspect(w, r, "segment/"+r.PathValue("tag"))
 	})
+	mux.HandleFunc("GET /livez", s.handleLive)
+	mux.HandleFunc("GET /readyz", s.handleHealth)
 	mux.HandleFunc("GET /healthz", s.handleHealth)
 	mux.Handle("GET /metrics", s.m.handler(s.reg))
 	// (Other methods on /v1/segment/{tag} reach the twin of /v1/{scheme}/{id}.)
-	for _, p := range []string{"/v1/{scheme}", "/v1/{scheme}/{id}", "/v1/segment/{tag}/{id}", "/healthz", "/metrics"} {
+	for _, p := range []string{"/v1/{scheme}", "/v1/{scheme}/{id}", "/v1/segment/{tag}/{id}", "/livez", "/readyz", "/healthz", "/metrics"} {
 		mux.HandleFunc(p, methodNotAllowed)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; the paths are /v1/{scheme}, /v1/{scheme}/{id}, /healthz and /metrics", r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; the paths are /v1/{scheme}, /v1/{scheme}/{id}, /livez, /readyz and /metrics", r.URL.Path))
 	})
 	s.mux = mux
 }
@@ -332,20 +334,22 @@ func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want GET", r.Method, r.URL.Path))
 }
 
-// lookup returns the scheme called name, or writes a 404.
+// lookup returns the scheme called name, or writes a 404. The answer does
+// not list the schemes and tags served: a client is told what it asked
+// for is not here, not what else is.
 func (s *Server) lookup(w http.ResponseWriter, name string) *scheme {
 	if sc := s.schemes[name]; sc != nil {
 		return sc
 	}
 	if tag, ok := strings.CutPrefix(name, "segment/"); ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown segment tag %q, want one of %s", tag, strings.Join(s.names, ", ")))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown segment tag %q", tag))
 		return nil
 	}
 	if name == "segment" {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("segment IDs are at /v1/segment/{tag}; schemes served: %s", strings.Join(s.names, ", ")))
+		writeError(w, http.StatusNotFound, "segment IDs are at /v1/segment/{tag}")
 		return nil
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("unknown scheme %q, want one of %s", name, strings.Join(s.names, ", ")))
+	writeError(w, http.StatusNotFound, fmt.Sprintf("unknown scheme %q", name))
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -164,9 +165,9 @@ func TestErrors(t *testing.T) {
 		{"GET", "/v1/traceid?n=1&n=2", "", "", 400, "n given 2 times, want once"},
 		{"GET", "/v1/traceid?count=5", "", "", 400, `unknown parameter "count", want [n]`},
 		{"GET", "/v1/traceid?n=%zz", "", "", 400, `query "n=%zz" does not parse`},
-		{"GET", "/v1/uuid", "", "", 404, `unknown scheme "uuid", want one of traceid, snowflake, decimalid, objectid, segment/order, segment/invoice`},
+		{"GET", "/v1/uuid", "", "", 404, `unknown scheme "uuid"`},
 		{"GET", "/v1/segment", "", "", 404, `segment IDs are at /v1/segment/{tag}`},
-		{"GET", "/v1/segment/user", "", "", 404, `unknown segment tag "user", want one of`},
+		{"GET", "/v1/segment/user", "", "", 404, `unknown segment tag "user"`},
 		{"GET", "/v1/segment/user/5", "", "", 404, `unknown segment tag "user"`},
 		{"GET", "/v1/segment/order/x", "", "", 400, `segment`},
 		{"POST", "/v1/segment/order", "", "", 405, "method POST not allowed"},
@@ -436,7 +437,7 @@ func TestHealth(t *testing.T) {
 	status, rep = getHealth(t, s)
 	assert.Equal(t, http.StatusServiceUnavailable, status)
 	assert.Equal(t, "fail", rep.Status)
-	assert.Equal(t, "snowflake node claim: claim of node 35 lost", rep.Error)
+	assert.Equal(t, "snowflake node claim: lost", rep.Error)
 	assert.Equal(t, "ok", rep.Checks["traceid node claim"])
 	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_node_claim_held{scheme="snowflake"} 0`)
 	sc.lost.Store(false)
@@ -450,7 +451,7 @@ func TestHealth(t *testing.T) {
 	clk.Advance(time.Second)
 	status, rep = getHealth(t, s)
 	assert.Equal(t, http.StatusServiceUnavailable, status)
-	assert.Equal(t, "store: store down", rep.Error)
+	assert.Equal(t, "store: failing", rep.Error)
 	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_store_errors_total{op="probe"} 1`)
 	store.fail.Store(false)
 	clk.Advance(time.Second)
@@ -483,7 +484,7 @@ func TestGeneratorFailure(t *testing.T) {
 	resp := get(t, s, "/v1/traceid")
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
-	assert.Contains(t, body(t, resp), "traceid: counter exhausted for this second")
+	assert.Contains(t, body(t, resp), "traceid: IDs used up for now")
 }
 
 func TestNodeLost(t *testing.T) {
@@ -602,7 +603,7 @@ func TestShutdownPastItsDeadline(t *testing.T) {
 	resp := get(t, s, "/v1/segment/t")
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "the segment allocator is closed")
 	body, _ := io.ReadAll(resp.Body)
-	assert.Contains(t, string(body), "closed")
+	assert.Contains(t, string(body), "server shutting down")
 	clk.Advance(time.Second)
 	testwait.Recv(t, inFlight, "the request in flight to end")
 	assert.NoError(t, s.Shutdown(context.Background()), "a second Shutdown has nothing left to close")
@@ -727,4 +728,115 @@ func assertMetric(t *testing.T, metrics, want string) {
 		}
 	}
 	t.Errorf("metrics lack %s; they have:\n%s", want, strings.Join(lines, ""))
+}
+
+// secretStore is a launch log whose calls fail, while fail is set, with an
+// error naming a file and a host, as a real store's errors do.
+type secretStore struct {
+	*launchlog.Log
+	fail atomic.Bool
+}
+
+const secret = "/var/lib/idkit/secret-7f3a.db via https://10.9.8.7:2379"
+
+var errSecret = errors.New("open " + secret + ": connection refused")
+
+func (s *secretStore) HighWater(ctx context.Context, key string) (time.Time, error) {
+	if s.fail.Load() {
+		return time.Time{}, errSecret
+	}
+	return s.Log.HighWater(ctx, key)
+}
+
+func (s *secretStore) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+	if s.fail.Load() {
+		return time.Time{}, errSecret
+	}
+	return s.Log.AdvanceHighWater(ctx, key, t)
+}
+
+func (s *secretStore) Get(id int) (launchlog.Launch, error) {
+	if s.fail.Load() {
+		return launchlog.Launch{}, errSecret
+	}
+	return s.Log.Get(id)
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestAnswersTellNoInternals: with the store failing, the 503 answers of
+// /v1, /readyz and an inspection name the kind of failure, never the
+// store's error (a file, a host), which goes to the server's log; /livez
+// stays 200.
+func TestAnswersTellNoInternals(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	st := &secretStore{Log: newLog(t)}
+	var logs syncBuffer
+	s := newServer(t, Options{Store: st, Launches: st, Clock: clk,
+		TraceID: &traceid.Options{Node: 1}, DecimalID: &decimalid.Options{Launch: 1},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	clk.Advance(time.Second)
+	id := strings.Trim(body(t, get(t, s, "/v1/decimalid", "Accept", "text/plain")), "\n")
+	require.Equal(t, http.StatusOK, get(t, s, "/v1/decimalid/"+id).StatusCode)
+
+	st.fail.Store(true)
+	clk.Advance(2 * time.Second) // past the lease: the next ID needs the store
+	for _, tt := range []struct {
+		path, want string
+	}{
+		{"/v1/traceid", "traceid: store unavailable; retry later"},
+		{"/readyz", "store: failing"},
+		{"/healthz", "store: failing"},
+		{"/v1/decimalid/" + id, "launch log unavailable"},
+	} {
+		resp := get(t, s, tt.path)
+		b := body(t, resp)
+		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, tt.path)
+		assert.Contains(t, b, tt.want, tt.path)
+		assert.NotContains(t, b, "secret-7f3a", tt.path)
+		assert.NotContains(t, b, "10.9.8.7", tt.path)
+	}
+	live := get(t, s, "/livez")
+	assert.Equal(t, http.StatusOK, live.StatusCode, "a store outage is no reason to restart")
+	assert.JSONEq(t, `{"status":"ok"}`, body(t, live))
+	assert.Contains(t, logs.String(), "secret-7f3a", "the details are in the log")
+	assert.Equal(t, 1, strings.Count(logs.String(), "readiness check failed"), "a failure logged once, not per probe")
+
+	st.fail.Store(false)
+	clk.Advance(2 * time.Second)
+	assert.Equal(t, http.StatusOK, get(t, s, "/readyz").StatusCode)
+}
+
+// TestLaunchesOnlyWhenAsked: a DecimalId's inspection shows its launch's
+// record (ticket, by) only with Options.Launches.
+func TestLaunchesOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	l := newLog(t)
+	for _, launches := range []Launches{nil, l} {
+		s := newServer(t, Options{Store: l, Launches: launches, DecimalID: &decimalid.Options{Launch: 1}})
+		id := strings.Trim(body(t, get(t, s, "/v1/decimalid", "Accept", "text/plain")), "\n")
+		b := body(t, get(t, s, "/v1/decimalid/"+id))
+		if launches == nil {
+			assert.NotContains(t, b, "REL-1", "the launch record without Options.Launches")
+		} else {
+			assert.Contains(t, b, "REL-1")
+		}
+	}
 }

@@ -39,9 +39,14 @@ then stops accepting connections, lets the requests in flight finish (up to
 	                      Accept: text/plain
 	GET /v1/SCHEME/ID     the parts of an ID as JSON, as inspect --json
 	GET /v1/segment/TAG?n=N   dense IDs of a --segment-tag
-	GET /healthz          200, or 503 once a node claim is lost, the
+	GET /livez            200 while the process serves (liveness)
+	GET /readyz           200, or 503 once a node claim is lost, the
 	                      launch log does not answer, or while stopping
+	                      (readiness; /healthz is the same)
 	GET /metrics          Prometheus metrics
+
+Error bodies name the kind of failure; the details (files, endpoints, store
+errors) go to the log on stderr.
 
 Errors are JSON {"error":"..."} with status 400, 404, 405, 406, 413 or 503.
 
@@ -70,6 +75,9 @@ Flags:
 	                    the launch log (or etcd), at /v1/segment/TAG;
 	                    repeatable, or comma-separated
 	--max-n N           most IDs a request may ask for (default 10000)
+	--inspect-launches  show the launch record (ticket, by, note) when a
+	                    DecimalId is inspected; off by default, since any
+	                    client may ask
 	--shutdown-timeout D  how long requests in flight may take to finish
 	                    on SIGTERM (default 10s)
 
@@ -128,6 +136,7 @@ func runServe(c *console, args []string) error {
 		return nil
 	})
 	maxN := fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
+	inspectLaunches := fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -179,12 +188,11 @@ func runServe(c *console, args []string) error {
 		return err
 	}
 	cfg := serve.Options{
-		Store:    l,
-		Blocks:   l,
-		Launches: l,
-		MaxN:     *maxN,
-		Clock:    c.clock,
-		Logger:   slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Store:  l,
+		Blocks: l,
+		MaxN:   *maxN,
+		Clock:  c.clock,
+		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if want["traceid"] {
 		o := traceid.Options{Node: int(*node), ThreadBits: *threadBits}
@@ -224,6 +232,9 @@ func runServe(c *console, args []string) error {
 	}
 	if want["objectid"] {
 		cfg.ObjectID = &objectid.Options{}
+	}
+	if *inspectLaunches {
+		cfg.Launches = l
 	}
 	for _, tag := range tags {
 		cfg.Segments = append(cfg.Segments, segment.Options{Tag: tag})

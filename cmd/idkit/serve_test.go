@@ -151,7 +151,7 @@ func TestServeFleet(t *testing.T) {
 	code, _, stderr := idkit(append([]string{"launch", "begin", "--ticket", "F-1"}, etcd...)...)
 	require.Equal(t, 0, code, stderr)
 
-	url, _, stop := serveInProcess(t, append([]string{"--datacenter", "3"}, etcd...)...)
+	url, _, stop := serveInProcess(t, append([]string{"--datacenter", "3", "--inspect-launches"}, etcd...)...)
 	var health struct {
 		Status string
 		Checks map[string]string
@@ -201,7 +201,7 @@ func TestServeInspectMatchesCLI(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "idkit.db")
 	code, _, stderr := idkit("launch", "begin", "--log", log, "--ticket", "REL-9", "--by", "ci", "--note", `a "quoted" note`)
 	require.Equal(t, 0, code, stderr)
-	url, _, stop := serveInProcess(t, "--node", "7", "--log", log, "--preset", "discord", "--thread-bits", "3")
+	url, _, stop := serveInProcess(t, "--node", "7", "--log", log, "--preset", "discord", "--thread-bits", "3", "--inspect-launches")
 	defer stop()
 	const at = "2026-11-23T12:00:00Z"
 	for _, tt := range []struct {
