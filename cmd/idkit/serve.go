@@ -74,7 +74,7 @@ Flags:
 	--segment-tag TAG   also serve dense IDs of TAG from blocks reserved in
 	                    the launch log (or etcd), at /v1/segment/TAG;
 	                    repeatable, or comma-separated
-	--max-n N           most IDs a request may ask for (default 10000)
+` + segmentStoreHelp + `	--max-n N           most IDs a request may ask for (default 10000)
 	--inspect-launches  show the launch record (ticket, by, note) when a
 	                    DecimalId is inspected; off by default, since any
 	                    client may ask
@@ -135,6 +135,7 @@ func runServe(c *console, args []string) error {
 		}
 		return nil
 	})
+	segmentStore := fs.String("segment-store", os.Getenv(envSegmentStore), "where segment blocks are reserved: a postgres://, mysql:// or redis:// URL")
 	maxN := fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
 	inspectLaunches := fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
@@ -235,6 +236,19 @@ func runServe(c *console, args []string) error {
 	}
 	if *inspectLaunches {
 		cfg.Launches = l
+	}
+	if *segmentStore != "" {
+		if len(tags) == 0 {
+			return usagef("--segment-store (or $%s) without --segment-tag: no tag to serve from it", envSegmentStore)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		blocks, closeBlocks, err := openSegmentStore(ctx, *segmentStore)
+		cancel()
+		if err != nil {
+			return err
+		}
+		defer closeBlocks()
+		cfg.Blocks = blocks
 	}
 	for _, tag := range tags {
 		cfg.Segments = append(cfg.Segments, segment.Options{Tag: tag})
