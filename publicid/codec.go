@@ -5,7 +5,11 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
 	"strings"
 )
 
@@ -47,6 +51,12 @@ const Alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 const MaxKeyID = 31
 
 // Key is one secret of a Codec.
+//
+// Printing a Key shows its id only: String, GoString, every fmt verb
+// (%v, %+v, %#v, %s, %q, %x, %d, ...), alone or in a struct or slice,
+// log/slog (LogValue) and encoding/json (MarshalJSON) leave the secret
+// out. KeyLine is the one method
+// that writes the secret, for the key file.
 type Key struct {
 	// ID names the key in the text form, 0 to MaxKeyID: its first
 	// character is Alphabet[ID].
@@ -66,20 +76,67 @@ func NewKey(id int) (Key, error) {
 	return k, nil
 }
 
-// String returns the key as a line of a key file: its id character, a
-// space and the secret in hexadecimal.
-func (k Key) String() string {
-	c := byte('?')
+// idChar returns the key's id character, or '?' for an id out of range.
+func (k Key) idChar() byte {
 	if k.ID >= 0 && k.ID <= MaxKeyID {
-		c = Alphabet[k.ID]
+		return Alphabet[k.ID]
 	}
-	return string(c) + " " + hex.EncodeToString(k.Secret)
+	return '?'
+}
+
+// String names the key by its id, as publicid key "B", without the
+// secret. A key id out of range shows as publicid key id 40 (invalid).
+func (k Key) String() string {
+	if k.ID < 0 || k.ID > MaxKeyID {
+		return "publicid key id " + strconv.Itoa(k.ID) + " (invalid)"
+	}
+	return `publicid key "` + string(Alphabet[k.ID]) + `"`
+}
+
+// GoString returns the key in Go syntax, for %#v, with the secret left
+// out: publicid.Key{ID:11, Secret:[]byte{ /* 16 bytes, hidden */ }}.
+func (k Key) GoString() string {
+	return "publicid.Key{ID:" + strconv.Itoa(k.ID) + ", Secret:[]byte{ /* " + strconv.Itoa(len(k.Secret)) + " bytes, hidden */ }}"
+}
+
+// Format implements fmt.Formatter so that no verb prints the secret: %#v
+// prints GoString, %q the quoted String, and every other verb String.
+func (k Key) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		io.WriteString(f, k.GoString())
+	case verb == 'q':
+		fmt.Fprintf(f, fmt.FormatString(f, 'q'), k.String())
+	default:
+		fmt.Fprintf(f, fmt.FormatString(f, 's'), k.String())
+	}
+}
+
+// LogValue implements slog.LogValuer: a logged key is its String, without
+// the secret.
+func (k Key) LogValue() slog.Value { return slog.StringValue(k.String()) }
+
+// MarshalJSON implements json.Marshaler: a key in JSON is its String, a
+// JSON string without the secret, so that a struct or slice of keys
+// logged or served as JSON does not carry them. Store keys with KeyLine.
+func (k Key) MarshalJSON() ([]byte, error) { return strconv.AppendQuote(nil, k.String()), nil }
+
+// KeyLine returns the key as a line of a key file, without the newline:
+// its id character, a space and the secret in hexadecimal. It returns the
+// secret: write it to a private key file (mode 0600) only, never to a log
+// or an error. ParseKeys reads it back.
+func (k Key) KeyLine() string {
+	return string(k.idChar()) + " " + hex.EncodeToString(k.Secret)
 }
 
 // ParseKeys reads a key file: one key a line, its id character (or the
-// id as a number) and its secret in hexadecimal, separated by spaces;
-// blank lines and lines starting with # are skipped. The first key is the
-// one a Codec encodes with.
+// id as a number) and its secret in hexadecimal, 32, 48 or 64 digits (16,
+// 24 or 32 bytes), separated by spaces; blank lines and lines starting
+// with # are skipped. The first key is the one a Codec encodes with.
+//
+// An error names the line and what is wrong with it, and never repeats a
+// secret: not the secret's text, nor a key id column longer than a key id
+// (which may be a secret in the wrong column).
 func ParseKeys(text []byte) ([]Key, error) {
 	var keys []Key
 	sc := bufio.NewScanner(bytes.NewReader(text))
@@ -92,15 +149,11 @@ func ParseKeys(text []byte) ([]Key, error) {
 		if len(f) != 2 {
 			return nil, fmt.Errorf("%w: key file line %d: want \"ID SECRET-HEX\", got %d fields", ErrInvalid, n, len(f))
 		}
-		id, ok := keyID(f[0])
-		if !ok {
-			return nil, fmt.Errorf("%w: key file line %d: key id %q, want one character of %s or a number 0 to %d", ErrInvalid, n, f[0], Alphabet, MaxKeyID)
-		}
-		secret, err := hex.DecodeString(f[1])
+		k, err := parseKeyLine(f[0], f[1])
 		if err != nil {
-			return nil, fmt.Errorf("%w: key file line %d: secret is not hexadecimal: %w", ErrInvalid, n, err)
+			return nil, fmt.Errorf("%w: key file line %d: %w", ErrInvalid, n, err)
 		}
-		keys = append(keys, Key{ID: id, Secret: secret})
+		keys = append(keys, k)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: key file: %w", ErrInvalid, err)
@@ -109,6 +162,48 @@ func ParseKeys(text []byte) ([]Key, error) {
 		return nil, fmt.Errorf("%w: key file holds no key", ErrInvalid)
 	}
 	return keys, nil
+}
+
+// maxKeyIDLen is the length of the longest key id text, "31".
+const maxKeyIDLen = 2
+
+// parseKeyLine parses the two columns of a key file line. Its errors
+// quote neither column, except a key id of at most maxKeyIDLen
+// characters, since either may be a secret.
+func parseKeyLine(idText, secretText string) (Key, error) {
+	id, ok := keyID(idText)
+	if !ok {
+		want := fmt.Sprintf("want one character of %s or a number 0 to %d", Alphabet, MaxKeyID)
+		_, secondIsID := keyID(secretText)
+		switch {
+		case secondIsID && len(idText) > maxKeyIDLen && hexIndex(idText) < 0:
+			return Key{}, errors.New("the columns look swapped: want the key id first, then the secret")
+		case len(idText) <= maxKeyIDLen:
+			return Key{}, fmt.Errorf("key id %q, %s", idText, want)
+		default:
+			return Key{}, fmt.Errorf("key id of %d characters, %s", len(idText), want)
+		}
+	}
+	if i := hexIndex(secretText); i >= 0 {
+		return Key{}, fmt.Errorf("secret is not hexadecimal: its character %d is not 0-9, a-f or A-F", i+1)
+	}
+	if n := len(secretText); n != 32 && n != 48 && n != 64 {
+		return Key{}, fmt.Errorf("secret of %d hexadecimal digits, want 32, 48 or 64 (16, 24 or 32 bytes)", n)
+	}
+	secret, _ := hex.DecodeString(secretText) // cannot fail: checked above
+	return Key{ID: id, Secret: secret}, nil
+}
+
+// hexIndex returns the index of the first byte of s that is not a
+// hexadecimal digit, or -1.
+func hexIndex(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return i
+		}
+	}
+	return -1
 }
 
 func keyID(s string) (int, bool) {

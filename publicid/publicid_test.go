@@ -317,7 +317,7 @@ func TestKeyFile(t *testing.T) {
 	b, err := NewKey(17)
 	require.NoError(t, err)
 	assert.NotEqual(t, a.Secret, b.Secret)
-	file := "# current first\n" + b.String() + "\n\n" + a.String() + "\n"
+	file := "# current first\n" + b.KeyLine() + "\n\n" + a.KeyLine() + "\n"
 	keys, err := ParseKeys([]byte(file))
 	require.NoError(t, err)
 	assert.Equal(t, []Key{b, a}, keys)

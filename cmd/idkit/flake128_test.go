@@ -78,7 +78,7 @@ func writeKeys(t *testing.T, keys ...publicid.Key) string {
 	t.Helper()
 	var b strings.Builder
 	for _, k := range keys {
-		b.WriteString(k.String() + "\n")
+		b.WriteString(k.KeyLine() + "\n")
 	}
 	path := filepath.Join(t.TempDir(), "keys.txt")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 var cmdPublicID = &command{
 	Name:  "publicid",
-	Usage: "publicid keygen|encode|decode [--key-file FILE] [--domain 63|53] [--number] [ID...]",
+	Usage: "publicid keygen|encode|decode [--id K] [--out FILE] [--key-file FILE] [--domain 63|53] [--number] [ID...]",
 	Short: "map ordered IDs to public IDs that cannot be counted, and back",
 	Long: `
 Publicid maps IDs (any positive int64: TraceIds, Snowflakes, DecimalIds,
@@ -27,6 +28,9 @@ before FF1 (second character 0 to 7) no longer decode.
 
 	keygen --id K        print a new key line (key id K, 0 to 31, default 1)
 	                     to append to a key file; keep the file secret
+	  --out FILE         append the key line to FILE instead, creating it
+	                     with mode 0600; a FILE that others may read or
+	                     write is refused (chmod 600 it)
 	encode ID...         print the public ID of each ID
 	decode PUBLIC...     print the ID of each public ID
 
@@ -47,7 +51,7 @@ of another construction, fails with exit status 1.
 
 Examples:
 
-	idkit publicid keygen --id 1 >> keys.txt
+	idkit publicid keygen --id 1 --out keys.txt
 	idkit publicid encode --key-file keys.txt 4649612572545253377
 	idkit new traceid --node 7 -n 3 | idkit publicid encode --key-file keys.txt
 	idkit publicid decode --key-file keys.txt 1A1EG5RH5T6119
@@ -67,6 +71,7 @@ func runPublicID(c *console, args []string) error {
 	switch action {
 	case "keygen":
 		id := fs.Int("id", 1, "key id, 0 to 31")
+		out := fs.String("out", "", "append the key line to FILE (mode 0600) instead of printing it")
 		rest, err := parseArgs(fs, args[1:])
 		if err != nil {
 			return err
@@ -78,7 +83,10 @@ func runPublicID(c *console, args []string) error {
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		_, err = fmt.Fprintln(c.stdout, k)
+		if *out != "" {
+			return appendKey(*out, k)
+		}
+		_, err = fmt.Fprintln(c.stdout, k.KeyLine())
 		return err
 	case "encode", "decode":
 	default:
@@ -163,6 +171,32 @@ func runPublicID(c *console, args []string) error {
 		if err := publicLine(w, convert, s); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// appendKey appends the key line of k to the key file path, which it
+// creates with mode 0600. It refuses to add to a file that others may read
+// or write, and leaves such a file unchanged.
+func appendKey(path string, k publicid.Key) (err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("key file: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("key file: %w", cerr)
+		}
+	}()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("key file: %w", err)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("key file %s may be read or written by others (mode %04o), so no key was added to it: chmod 600 %s", path, perm, path)
+	}
+	if _, err := io.WriteString(f, k.KeyLine()+"\n"); err != nil {
+		return fmt.Errorf("key file: %w", err)
 	}
 	return nil
 }
