@@ -41,6 +41,10 @@ func putBuffer(b *[]byte) {
 // handleIDs serves GET /v1/{scheme}?n=N and GET /v1/segment/{tag}?n=N.
 func (s *Server) handleIDs(w http.ResponseWriter, r *http.Request, name string) {
 	start := time.Now()
+	if _, ok := s.authenticate(r); !ok {
+		s.m.done(r, "ids", "", writeUnauthorized(w), start)
+		return
+	}
 	sc := s.lookup(w, name)
 	if sc == nil {
 		s.m.done(r, "ids", "", http.StatusNotFound, start)
@@ -189,6 +193,10 @@ func wantsText(accept []string) (asText, ok bool) {
 // handleInspect serves GET /v1/{scheme}/{id} and /v1/segment/{tag}/{id}.
 func (s *Server) handleInspect(w http.ResponseWriter, r *http.Request, name string) {
 	start := time.Now()
+	if _, ok := s.authenticate(r); !ok {
+		s.m.done(r, "inspect", "", writeUnauthorized(w), start)
+		return
+	}
 	sc := s.lookup(w, name)
 	if sc == nil {
 		s.m.done(r, "inspect", "", http.StatusNotFound, start)

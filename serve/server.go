@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -95,6 +96,20 @@ type Options struct {
 	// ProbeInterval is how long /healthz trusts the last store probe, and
 	// ProbeTimeout how long it waits for one. Zero means 1 s and 2 s.
 	ProbeInterval, ProbeTimeout time.Duration
+
+	// TLS, when set, makes Serve speak HTTPS only, with the certificate
+	// reloaded as its files change and, with a client CA, mutual TLS; see
+	// TLSFiles.
+	TLS *TLSFiles
+	// TokenFile, when set, is a file of bearer tokens, one a line (see
+	// the package documentation), read again when it changes: every
+	// request to /v1/ must present one (Authorization: Bearer TOKEN), or a
+	// verified client certificate, or get 401. /livez, /readyz, /healthz
+	// and /metrics need none.
+	TokenFile string
+	// SeparateMetrics takes /metrics off the server's own routes, for a
+	// program that serves MetricsHandler on a listener of its own.
+	SeparateMetrics bool
 }
 
 // DefaultMaxN is the default of Options.MaxN.
@@ -117,6 +132,8 @@ type Server struct {
 	store    *countingStore // nil without Options.Store
 	health   *health
 	draining atomic.Bool
+	tls      *tls.Config // nil for plain HTTP
+	tokens   *tokens     // nil without Options.TokenFile
 
 	closers   []func() error // of the generators and allocators, run once by Shutdown
 	closeOnce sync.Once
@@ -163,6 +180,20 @@ func New(c Options) (*Server, error) {
 		c.Clock = clock.System()
 	}
 	s := &Server{cfg: c, clk: c.Clock, schemes: make(map[string]*scheme), reg: prometheus.NewRegistry()}
+	if c.TLS != nil {
+		cfg, err := tlsConfig(*c.TLS, c.Clock, c.Logger)
+		if err != nil {
+			return nil, err
+		}
+		s.tls = cfg
+	}
+	if c.TokenFile != "" {
+		t, err := newTokens(c.TokenFile, c.Clock, c.Logger)
+		if err != nil {
+			return nil, err
+		}
+		s.tokens = t
+	}
 	s.m = newMetrics(s.reg)
 	if c.Store != nil {
 		s.store = &countingStore{Store: c.Store, errors: s.m.storeErrors}
@@ -226,6 +257,10 @@ func (s *Server) add(sc *scheme) {
 	s.names = append(s.names, sc.name)
 }
 
+// MetricsHandler serves the server's metrics, as /metrics does: for a
+// listener of their own (see Options.SeparateMetrics). It needs no token.
+func (s *Server) MetricsHandler() http.Handler { return s.m.handler(s.reg) }
+
 // Schemes returns the names of the schemes served, as they appear in paths.
 func (s *Server) Schemes() []string { return slices.Clone(s.names) }
 
@@ -263,6 +298,10 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.http = hs
 	s.mu.Unlock()
+	if s.tls != nil {
+		hs.TLSConfig = s.tls
+		return hs.ServeTLS(l, "", "") // the certificate comes from TLSConfig
+	}
 	return hs.Serve(l)
 }
 
@@ -318,9 +357,15 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /livez", s.handleLive)
 	mux.HandleFunc("GET /readyz", s.handleHealth)
 	mux.HandleFunc("GET /healthz", s.handleHealth)
-	mux.Handle("GET /metrics", s.m.handler(s.reg))
+	if !s.cfg.SeparateMetrics {
+		mux.Handle("GET /metrics", s.m.handler(s.reg))
+	}
 	// (Other methods on /v1/segment/{tag} reach the twin of /v1/{scheme}/{id}.)
-	for _, p := range []string{"/v1/{scheme}", "/v1/{scheme}/{id}", "/v1/segment/{tag}/{id}", "/livez", "/readyz", "/healthz", "/metrics"} {
+	twins := []string{"/v1/{scheme}", "/v1/{scheme}/{id}", "/v1/segment/{tag}/{id}", "/livez", "/readyz", "/healthz"}
+	if !s.cfg.SeparateMetrics {
+		twins = append(twins, "/metrics")
+	}
+	for _, p := range twins {
 		mux.HandleFunc(p, methodNotAllowed)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -74,7 +74,21 @@ Flags:
 	--segment-tag TAG   also serve dense IDs of TAG from blocks reserved in
 	                    the launch log (or etcd), at /v1/segment/TAG;
 	                    repeatable, or comma-separated
-` + segmentStoreHelp + `	--max-n N           most IDs a request may ask for (default 10000)
+` + segmentStoreHelp + `	--tls-cert FILE, --tls-key FILE
+	                    serve HTTPS with this PEM certificate and key, read
+	                    again when the files change (no restart, no
+	                    dropped connection)
+	--tls-client-ca FILE  require client certificates signed by these CAs
+	                    (mutual TLS); a verified certificate authenticates
+	                    a client as a token does
+	--token-file FILE   require a bearer token on /v1/ (Authorization:
+	                    Bearer TOKEN): one a line, "NAME TOKEN" or TOKEN,
+	                    16 characters or more; read again when it changes.
+	                    Without one, /v1/ answers 401. /livez, /readyz and
+	                    /metrics need none
+	--metrics-addr HOST:PORT  serve /metrics there instead, on a listener of
+	                    its own
+	--max-n N           most IDs a request may ask for (default 10000)
 	--inspect-launches  show the launch record (ticket, by, note) when a
 	                    DecimalId is inspected; off by default, since any
 	                    client may ask
@@ -136,6 +150,11 @@ func runServe(c *console, args []string) error {
 		return nil
 	})
 	segmentStore := fs.String("segment-store", os.Getenv(envSegmentStore), "where segment blocks are reserved: a postgres://, mysql:// or redis:// URL")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate for HTTPS")
+	tlsKey := fs.String("tls-key", "", "PEM private key for HTTPS")
+	tlsClientCA := fs.String("tls-client-ca", "", "PEM CAs of the client certificates to require")
+	tokenFile := fs.String("token-file", "", "file of bearer tokens that /v1/ requires")
+	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this address instead")
 	maxN := fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
 	inspectLaunches := fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
@@ -237,6 +256,16 @@ func runServe(c *console, args []string) error {
 	if *inspectLaunches {
 		cfg.Launches = l
 	}
+	switch {
+	case (*tlsCert == "") != (*tlsKey == ""):
+		return usagef("--tls-cert and --tls-key go together")
+	case *tlsClientCA != "" && *tlsCert == "":
+		return usagef("--tls-client-ca needs --tls-cert and --tls-key")
+	case *tlsCert != "":
+		cfg.TLS = &serve.TLSFiles{CertFile: *tlsCert, KeyFile: *tlsKey, ClientCAFile: *tlsClientCA}
+	}
+	cfg.TokenFile = *tokenFile
+	cfg.SeparateMetrics = *metricsAddr != ""
 	if *segmentStore != "" {
 		if len(tags) == 0 {
 			return usagef("--segment-store (or $%s) without --segment-tag: no tag to serve from it", envSegmentStore)
@@ -271,11 +300,26 @@ func runServe(c *console, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer srv.Shutdown(context.Background()) // closes the generators if serving never starts
+	if *metricsAddr != "" {
+		mln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return err
+		}
+		ms := &http.Server{Handler: srv.MetricsHandler(), ReadHeaderTimeout: 5 * time.Second}
+		go ms.Serve(mln)
+		defer ms.Close()
+		fmt.Fprintf(c.stderr, "idkit serve: metrics on http://%s/metrics\n", mln.Addr())
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "idkit serve: listening on http://%s (%s)\n", ln.Addr(), strings.Join(srv.Schemes(), ", "))
+	proto := "http"
+	if cfg.TLS != nil {
+		proto = "https"
+	}
+	fmt.Fprintf(c.stderr, "idkit serve: listening on %s://%s (%s)\n", proto, ln.Addr(), strings.Join(srv.Schemes(), ", "))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"crypto/tls"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testcert"
+)
+
+// TestServeTLSTokensMetrics runs serve as production does: HTTPS, bearer
+// tokens, and /metrics on a listener of its own that needs no token.
+func TestServeTLSTokensMetrics(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := testcert.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, "server", 2, true)
+	tokenFile := filepath.Join(dir, "tokens")
+	const token = "ci-0123456789abcdef0123"
+	testcert.WriteFile(t, tokenFile, []byte("ci "+token+"\n"))
+	url, stderr, stop := serveInProcess(t, "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db"),
+		"--tls-cert", certFile, "--tls-key", keyFile, "--token-file", tokenFile, "--metrics-addr", "127.0.0.1:0")
+	defer stop()
+	require.Regexp(t, `^https://`, url)
+	metrics := regexp.MustCompile(`metrics on (http://\S+)`).FindStringSubmatch(stderr.String())
+	require.Len(t, metrics, 2, stderr.String())
+
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
+	get := func(url, token string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, _ := get(url+"/v1/objectid", "")
+	assert.Equal(t, http.StatusUnauthorized, code, "/v1/ without a token")
+	code, _ = get(url+"/v1/objectid?n=3", token)
+	assert.Equal(t, http.StatusOK, code)
+	code, _ = get(url+"/metrics", token)
+	assert.Equal(t, http.StatusNotFound, code, "/metrics is on its own listener")
+	code, body := get(metrics[1], "")
+	assert.Equal(t, http.StatusOK, code, "/metrics needs no token")
+	assert.Contains(t, body, `idkit_ids_issued_total{scheme="objectid"} 3`)
+
+	resp, err := http.Get("http://" + url[len("https://"):] + "/v1/objectid")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "plain HTTP on the TLS port")
+
+	for _, args := range [][]string{
+		{"--tls-cert", certFile},
+		{"--tls-client-ca", certFile},
+	} {
+		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
+		assert.Equal(t, 2, code, stderr)
+	}
+}
