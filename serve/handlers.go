@@ -41,7 +41,8 @@ func putBuffer(b *[]byte) {
 // handleIDs serves GET /v1/{scheme}?n=N and GET /v1/segment/{tag}?n=N.
 func (s *Server) handleIDs(w http.ResponseWriter, r *http.Request, name string) {
 	start := time.Now()
-	if _, ok := s.authenticate(r); !ok {
+	client, ok := s.authenticate(r)
+	if !ok {
 		s.m.done(r, "ids", "", writeUnauthorized(w), start)
 		return
 	}
@@ -50,7 +51,7 @@ func (s *Server) handleIDs(w http.ResponseWriter, r *http.Request, name string) 
 		s.m.done(r, "ids", "", http.StatusNotFound, start)
 		return
 	}
-	status := s.issue(w, r, sc)
+	status := s.issue(w, r, sc, client)
 	if status == http.StatusOK {
 		sc.idsOK.Inc()
 		sc.idsLatency.Observe(time.Since(start).Seconds())
@@ -59,11 +60,15 @@ func (s *Server) handleIDs(w http.ResponseWriter, r *http.Request, name string) 
 	s.m.done(r, "ids", sc.name, status, start)
 }
 
-// issue writes the IDs of one request and returns the status it wrote.
-func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme) int {
+// issue writes the IDs of one request of client and returns the status it
+// wrote.
+func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme, client string) int {
 	n, err := s.count(r.URL.RawQuery)
 	if err != nil {
 		return writeError(w, http.StatusBadRequest, err.Error())
+	}
+	if ok, retry := s.limits.allow(client, n, s.clk.Now()); !ok {
+		return writeTooMany(w, retry)
 	}
 	asText, ok := wantsText(r.Header["Accept"])
 	if !ok {

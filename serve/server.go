@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
@@ -110,6 +111,9 @@ type Options struct {
 	// SeparateMetrics takes /metrics off the server's own routes, for a
 	// program that serves MetricsHandler on a listener of its own.
 	SeparateMetrics bool
+	// Limits bound what one client may take; the zero value means the
+	// defaults. See Limits.
+	Limits Limits
 }
 
 // DefaultMaxN is the default of Options.MaxN.
@@ -134,6 +138,7 @@ type Server struct {
 	draining atomic.Bool
 	tls      *tls.Config // nil for plain HTTP
 	tokens   *tokens     // nil without Options.TokenFile
+	limits   *limiter
 
 	closers   []func() error // of the generators and allocators, run once by Shutdown
 	closeOnce sync.Once
@@ -194,6 +199,17 @@ func New(c Options) (*Server, error) {
 		}
 		s.tokens = t
 	}
+	if c.Limits.IDsPerSecond == 0 {
+		c.Limits.IDsPerSecond = DefaultIDsPerSecond
+	}
+	if c.Limits.RequestsPerSecond == 0 {
+		c.Limits.RequestsPerSecond = DefaultRequestsPerSecond
+	}
+	if c.Limits.MaxConns == 0 {
+		c.Limits.MaxConns = DefaultMaxConns
+	}
+	s.cfg.Limits = c.Limits
+	s.limits = newLimiter(c.Limits, c.MaxN)
 	s.m = newMetrics(s.reg)
 	if c.Store != nil {
 		s.store = &countingStore{Store: c.Store, errors: s.m.storeErrors}
@@ -298,6 +314,9 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.http = hs
 	s.mu.Unlock()
+	if n := s.cfg.Limits.MaxConns; n > 0 {
+		l = netutil.LimitListener(l, n)
+	}
 	if s.tls != nil {
 		hs.TLSConfig = s.tls
 		return hs.ServeTLS(l, "", "") // the certificate comes from TLSConfig

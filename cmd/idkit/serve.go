@@ -89,6 +89,15 @@ Flags:
 	--metrics-addr HOST:PORT  serve /metrics there instead, on a listener of
 	                    its own
 	--max-n N           most IDs a request may ask for (default 10000)
+	--ids-per-client N  most IDs a client (a token, a client certificate, or
+	                    else a remote host) may take a second (default
+	                    1000000; -1 for no limit); over it, 429 with
+	                    Retry-After. It also bounds how fast a client grows
+	                    a segment tag's step
+	--requests-per-client N  most requests to /v1/ a client may make a
+	                    second (default 10000; -1 for no limit)
+	--max-conns N       most connections open at once (default 4096; -1
+	                    for no limit); further clients wait
 	--inspect-launches  show the launch record (ticket, by, note) when a
 	                    DecimalId is inspected; off by default, since any
 	                    client may ask
@@ -156,6 +165,9 @@ func runServe(c *console, args []string) error {
 	tokenFile := fs.String("token-file", "", "file of bearer tokens that /v1/ requires")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this address instead")
 	maxN := fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
+	idsPerClient := fs.Float64("ids-per-client", serve.DefaultIDsPerSecond, "most IDs a client may take a second")
+	requestsPerClient := fs.Float64("requests-per-client", serve.DefaultRequestsPerSecond, "most requests a client may make a second")
+	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "most connections open at once")
 	inspectLaunches := fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
 	if err := parseFlags(fs, args); err != nil {
@@ -265,6 +277,15 @@ func runServe(c *console, args []string) error {
 		cfg.TLS = &serve.TLSFiles{CertFile: *tlsCert, KeyFile: *tlsKey, ClientCAFile: *tlsClientCA}
 	}
 	cfg.TokenFile = *tokenFile
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--ids-per-client", *idsPerClient}, {"--requests-per-client", *requestsPerClient}, {"--max-conns", float64(*maxConns)}} {
+		if f.v == 0 || (f.v < 0 && f.v != -1) {
+			return usagef("%s %v, want a positive number, or -1 for no limit", f.name, f.v)
+		}
+	}
+	cfg.Limits = serve.Limits{IDsPerSecond: *idsPerClient, RequestsPerSecond: *requestsPerClient, MaxConns: *maxConns}
 	cfg.SeparateMetrics = *metricsAddr != ""
 	if *segmentStore != "" {
 		if len(tags) == 0 {

@@ -69,3 +69,26 @@ func TestServeTLSTokensMetrics(t *testing.T) {
 		assert.Equal(t, 2, code, stderr)
 	}
 }
+
+// TestServeLimits: --ids-per-client answers 429 past a client's IDs a
+// second; bad limits are usage errors.
+func TestServeLimits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url, _, stop := serveInProcess(t, "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db"),
+		"--ids-per-client", "1", "--max-n", "10") // 10 at once, then 1 a second
+	defer stop()
+	var ids struct{ IDs []string }
+	require.Equal(t, http.StatusOK, getJSON(t, url+"/v1/objectid?n=10", &ids))
+	resp, err := http.Get(url + "/v1/objectid?n=10")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+
+	for _, args := range [][]string{{"--ids-per-client", "0"}, {"--max-conns", "-5"}, {"--requests-per-client", "-2"}} {
+		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
+		assert.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, "want a positive number, or -1 for no limit")
+	}
+}
