@@ -105,20 +105,64 @@ func (s *Server) defaults(clk *clock.Clock, logger **slog.Logger) {
 	}
 }
 
+// logf writes a record to Options.Logger, if any.
+func (s *Server) logf(msg string, args ...any) {
+	if s.cfg.Logger != nil {
+		s.cfg.Logger.Warn(msg, args...)
+	}
+}
+
+// claimFor takes the first node claim of scheme from Options.Claims, when
+// it is set; the scheme's own options must then name no claim and no node.
+func (s *Server) claimFor(scheme string, claim any, node bool) (Claim, error) {
+	if s.cfg.Claims == nil {
+		return nil, nil
+	}
+	if claim != nil || node {
+		return nil, fmt.Errorf("%w: Options.Claims gives %s its node: leave its Claim nil and Node 0", ErrInvalid, scheme)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := s.cfg.Claims(ctx, scheme)
+	if err != nil {
+		return nil, fmt.Errorf("claiming a node for %s: %w", scheme, err)
+	}
+	return c, nil
+}
+
 func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
+	c, err := s.claimFor("traceid", o.Claim, o.Node != 0)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		o.Claim = c
+	}
 	s.defaults(&o.Clock, &o.Logger)
 	if o.Store == nil && o.Claim == nil && s.store != nil {
 		o.Store = s.store // a claim keeps its marks itself
 	}
 	g, err := traceid.New(o)
 	if err != nil {
+		if c != nil {
+			c.Close()
+		}
 		return nil, err
 	}
-	s.closers = append(s.closers, g.Close)
 	bits := g.ThreadBits()
 	sc := &scheme{name: "traceid", issue: issueDecimal(g), stats: g.Stats}
 	if o.Claim != nil {
 		sc.claim = o.Claim
+	}
+	if c != nil {
+		r := newReclaiming("traceid", claimed[traceid.ID]{g, c}, s.cfg.Claims, func(c Claim) (idkit.Generator[traceid.ID], error) {
+			o.Claim = c
+			return traceid.New(o)
+		}, s.logf)
+		sc.issue, sc.stats, sc.claim = issueDecimal(r), r.Stats, r
+		s.closers = append(s.closers, r.Close)
+	} else {
+		s.closers = append(s.closers, g.Close)
 	}
 	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
 		ref := s.clk.Now()
@@ -138,19 +182,38 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 }
 
 func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
+	c, err := s.claimFor("snowflake", o.Claim, len(o.Node) != 0)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		o.Claim = c
+	}
 	s.defaults(&o.Clock, &o.Logger)
 	if o.Store == nil && o.Claim == nil && s.store != nil {
 		o.Store = s.store // a claim keeps its marks itself
 	}
 	g, err := snowflake.New(o)
 	if err != nil {
+		if c != nil {
+			c.Close()
+		}
 		return nil, err
 	}
-	s.closers = append(s.closers, g.Close)
 	layout := g.Layout()
 	sc := &scheme{name: "snowflake", issue: issueDecimal(g), stats: g.Stats}
 	if o.Claim != nil {
 		sc.claim = o.Claim
+	}
+	if c != nil {
+		r := newReclaiming("snowflake", claimed[snowflake.ID]{g, c}, s.cfg.Claims, func(c Claim) (idkit.Generator[snowflake.ID], error) {
+			o.Claim = c
+			return snowflake.New(o)
+		}, s.logf)
+		sc.issue, sc.stats, sc.claim = issueDecimal(r), r.Stats, r
+		s.closers = append(s.closers, r.Close)
+	} else {
+		s.closers = append(s.closers, g.Close)
 	}
 	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {

@@ -114,6 +114,12 @@ type Options struct {
 	// Limits bound what one client may take; the zero value means the
 	// defaults. See Limits.
 	Limits Limits
+	// Claims, when set, gives traceid and snowflake their nodes: New
+	// claims one for each (their Options.Claim must then be nil and Node
+	// 0), and once a claim is lost the server claims again in the
+	// background and goes on with a new generator, ready again without a
+	// restart. Meanwhile the scheme answers 503 and /readyz fails.
+	Claims Reclaim
 }
 
 // DefaultMaxN is the default of Options.MaxN.

@@ -228,20 +228,10 @@ func runServe(c *console, args []string) error {
 	}
 	if want["traceid"] {
 		o := traceid.Options{Node: int(*node), ThreadBits: *threadBits}
-		if claiming {
-			if o.Claim, err = where.claim(c, "traceid", 0, traceid.MaxNode); err != nil {
-				return err
-			}
-		}
 		cfg.TraceID = &o
 	}
 	if want["snowflake"] {
 		o := snowflake.Options{Layout: layout, Node: sfNode}
-		if claiming {
-			if o.Claim, err = claimSnowflake(c, where, fs, layout, fields); err != nil {
-				return err
-			}
-		}
 		cfg.Snowflake = &o
 	}
 	if want["decimalid"] {
@@ -267,6 +257,16 @@ func runServe(c *console, args []string) error {
 	}
 	if *inspectLaunches {
 		cfg.Launches = l
+	}
+	if claiming {
+		// The server claims the nodes, and claims again when a claim is
+		// lost, under the fleet's fencing.
+		cfg.Claims = func(ctx context.Context, scheme string) (serve.Claim, error) {
+			if scheme == "snowflake" {
+				return claimSnowflake(c, where, fs, layout, fields)
+			}
+			return where.claim(c, "traceid", 0, traceid.MaxNode)
+		}
 	}
 	switch {
 	case (*tlsCert == "") != (*tlsKey == ""):

@@ -17,6 +17,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,11 @@ type Config struct {
 	Path string
 	// Accept, when set, is sent as the Accept header.
 	Accept string
+	// Token, when set, is sent as a bearer token (Authorization: Bearer).
+	Token string
+	// TLS, when set, makes every connection a TLS one with this
+	// configuration; the handshake happens before the run starts.
+	TLS *tls.Config
 	// Rate is the requests per second to send, spread evenly over the
 	// connections (open loop). Zero means saturation: each connection sends
 	// its next request as soon as the last one is answered.
@@ -108,6 +114,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if c.Accept != "" {
 		req = append(req, "Accept: "+c.Accept+"\r\n"...)
 	}
+	if c.Token != "" {
+		req = append(req, "Authorization: Bearer "+c.Token+"\r\n"...)
+	}
 	req = append(req, "\r\n"...)
 
 	workers := make([]*worker, c.Conns)
@@ -179,6 +188,14 @@ func (w *worker) dial() error {
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+	}
+	if w.c.TLS != nil {
+		tc := tls.Client(conn, w.c.TLS)
+		if err := tc.Handshake(); err != nil {
+			conn.Close()
+			return err
+		}
+		conn = tc
 	}
 	w.conn = conn
 	if w.br == nil {

@@ -1,0 +1,149 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idkit/idkit"
+)
+
+// Claim is a node claim the server may take again once it is lost: a
+// fleet.Claim, which traceid and snowflake take as their NodeClaim.
+type Claim interface {
+	nodeClaim
+	HighWater(ctx context.Context, key string) (time.Time, error)
+	AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error)
+	Close() error
+}
+
+// Reclaim takes a new node claim for a scheme ("traceid" or "snowflake")
+// whose claim was lost: a free node, or the same one once it is free. The
+// new claim's generator starts above every ID the lost one could have
+// issued, by the fleet's fencing; see package fleet.
+type Reclaim func(ctx context.Context, scheme string) (Claim, error)
+
+// claimed is a generator on one node claim.
+type claimed[ID any] struct {
+	g     idkit.Generator[ID]
+	claim Claim
+}
+
+// reclaiming is a generator on a node claim which, once the claim is lost,
+// claims a node again in the background and goes on with a new generator
+// there, so that the server becomes ready again without a restart. Until
+// then its calls fail with the lost claim's ErrNodeLost. It is the
+// scheme's nodeClaim too, following the claim in use.
+type reclaiming[ID any] struct {
+	cur     atomic.Pointer[claimed[ID]]
+	scheme  string
+	reclaim Reclaim
+	build   func(Claim) (idkit.Generator[ID], error)
+	retry   time.Duration // between failed attempts
+	logf    func(msg string, args ...any)
+
+	mu      sync.Mutex
+	running bool // an attempt is under way
+	closed  bool
+	ctx     context.Context // of the attempts; Close cancels it
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, build func(Claim) (idkit.Generator[ID], error), logf func(string, ...any)) *reclaiming[ID] {
+	r := &reclaiming[ID]{scheme: scheme, reclaim: reclaim, build: build, retry: time.Second, logf: logf}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.cur.Store(&first)
+	return r
+}
+
+func (r *reclaiming[ID]) Next() (ID, error) { return r.NextContext(context.Background()) }
+
+func (r *reclaiming[ID]) NextContext(ctx context.Context) (ID, error) {
+	id, err := r.cur.Load().g.NextContext(ctx)
+	r.after(err)
+	return id, err
+}
+
+func (r *reclaiming[ID]) Fill(dst []ID) (int, error) { return r.FillContext(context.Background(), dst) }
+
+func (r *reclaiming[ID]) FillContext(ctx context.Context, dst []ID) (int, error) {
+	n, err := r.cur.Load().g.FillContext(ctx, dst)
+	r.after(err)
+	return n, err
+}
+
+func (r *reclaiming[ID]) Stats() idkit.Stats { return r.cur.Load().g.Stats() }
+
+func (r *reclaiming[ID]) Node() int               { return r.cur.Load().claim.Node() }
+func (r *reclaiming[ID]) Check(t time.Time) error { return r.cur.Load().claim.Check(t) }
+
+// Close stops an attempt under way and waits for it, then closes the
+// generator and its claim.
+func (r *reclaiming[ID]) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
+	r.wg.Wait()
+	c := r.cur.Load()
+	return errors.Join(c.g.Close(), c.claim.Close())
+}
+
+// after starts claiming again when err says the claim is lost.
+func (r *reclaiming[ID]) after(err error) {
+	if err == nil || !errors.Is(err, idkit.ErrNodeLost) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running || r.closed {
+		return
+	}
+	r.running = true
+	r.wg.Add(1)
+	go r.run(r.cur.Load())
+}
+
+// run claims a node and builds a generator on it, retrying until it
+// succeeds or the server closes, then puts it in place of lost.
+func (r *reclaiming[ID]) run(lost *claimed[ID]) {
+	defer r.wg.Done()
+	defer func() {
+		r.mu.Lock()
+		r.running = false
+		r.mu.Unlock()
+	}()
+	for r.ctx.Err() == nil {
+		next, err := r.attempt()
+		if err == nil {
+			r.cur.Store(next)
+			r.logf("serve: node claimed again", "scheme", r.scheme, "node", next.claim.Node(), "lost", lost.claim.Node())
+			lost.g.Close()
+			lost.claim.Close()
+			return
+		}
+		r.logf("serve: claiming a node again failed; retrying", "scheme", r.scheme, "err", err)
+		t := time.NewTimer(r.retry)
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			t.Stop()
+		}
+	}
+}
+
+func (r *reclaiming[ID]) attempt() (*claimed[ID], error) {
+	claim, err := r.reclaim(r.ctx, r.scheme)
+	if err != nil {
+		return nil, err
+	}
+	g, err := r.build(claim)
+	if err != nil {
+		claim.Close()
+		return nil, err
+	}
+	return &claimed[ID]{g, claim}, nil
+}
