@@ -46,4 +46,24 @@
 // has exactly one text of each form. In JSON it is a string of the decimal
 // form, since JavaScript numbers lose integers above 2^53; decoding accepts
 // a string in either form or a bare number. In SQL it is an int64.
+//
+// # The generator contract
+//
+// A Generator keeps the contract every idkit generator keeps: [New] takes
+// [Options] and returns (*Generator, error), and *Generator is an
+// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
+// Close).
+//
+//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
+//     the source call for a new generator id, or the wait for another
+//     call's. The fast path, one atomic add, never looks at it. A call
+//     whose ctx ends returns ctx's error, not ErrSource.
+//   - [Stats], an alias of idkit.Stats, counts Exhausted, StoreWrites and
+//     StoreErrors; the other counts stay zero.
+//   - [Generator.Close] cancels the source call in flight and returns nil.
+//   - The source is a [GeneratorSource] (store.Generators), whose
+//     NextGenerator takes a ctx.
+//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
+//     idkit.ErrInvalid and [ErrSource] of idkit.ErrUnavailable, so
+//     errors.Is(err, idkit.ErrUnavailable) holds across schemes.
 package decimalid

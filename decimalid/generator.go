@@ -248,6 +248,9 @@ func (g *Generator) roll(ctx context.Context, gen uint64) error {
 		g.mu.Unlock()
 		f.err = err
 		close(f.done)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err() // the caller gave up, not the source
+		}
 		return err
 	}
 }

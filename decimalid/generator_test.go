@@ -410,7 +410,9 @@ func TestSlowSource(t *testing.T) {
 	g.mu.Unlock()
 
 	cancel()
-	assert.ErrorIs(t, testwait.Recv(t, gone, "NextContext's return once its context ended"), context.Canceled)
+	err = testwait.Recv(t, gone, "NextContext's return once its context ended")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, ErrSource, "the caller gave up, not the source")
 	testwait.Recv(t, src.entered, "the waiter calling the source itself once the first caller gave up")
 	close(src.gate)
 	assert.NoError(t, testwait.Recv(t, waiter, "FillContext's return"))

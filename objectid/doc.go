@@ -21,7 +21,7 @@
 //
 // # Basics
 //
-// [New] returns an ID from the package's Generator on the system clock. A
+// [NewID] returns an ID from the package's Generator on the system clock. A
 // [Generator] with [Options.Clock] lets tests fix the time. Both are safe
 // for concurrent use. Next reads a coarse clock, never the precise one, per
 // ID: one atomic add for the counter.
@@ -51,4 +51,21 @@
 //     with high probability, not certainty: 5 bytes give about one chance
 //     in 2^40 that two processes share them.
 //   - The 4-byte seconds run out in February 2106.
+//
+// # The generator contract
+//
+// A Generator keeps the contract every idkit generator keeps: [New] takes
+// [Options] and returns (*Generator, error), and *Generator is an
+// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
+// Close). New's error and Next's and Fill's are always nil.
+//
+//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
+//     the wait for the next second. The fast path, one atomic add, never
+//     looks at it. A call whose ctx ends returns ctx's error.
+//   - [Stats], an alias of idkit.Stats, counts Waits; the other counts
+//     stay zero.
+//   - [Generator.Close] has nothing to stop and returns nil.
+//   - A Generator uses no store.
+//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
+//     idkit.ErrInvalid.
 package objectid

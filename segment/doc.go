@@ -76,4 +76,29 @@
 //
 // IDs are positive int64 values (see [ID]): text, JSON (as a string) and
 // SQL forms follow the rules of idkit's other 63-bit schemes.
+//
+// # The generator contract
+//
+// An Allocator keeps the contract every idkit generator keeps, except that
+// [New] takes a ctx as well as [Options], since it reserves the first block
+// before it returns (*Allocator, error); ctx bounds only that reservation.
+// *Allocator is an [idkit.Generator] of [ID] (Next, NextContext, Fill,
+// FillContext, Stats, Close).
+//
+//   - The ctx of [Allocator.NextContext] and [Allocator.FillContext]
+//     bounds the wait for a block; the reservation itself goes on for later
+//     calls. The fast path, one atomic add, never looks at it. A call whose
+//     ctx ends returns ctx's error, not ErrUnavailable.
+//   - [Stats], an alias of idkit.Stats, counts Waits, StoreWrites and
+//     StoreErrors; the other counts stay zero. [Allocator.State] tells the
+//     steps and blocks.
+//   - [Allocator.Close] cancels the reservation in flight and waits for
+//     it, and returns nil; later calls fail with [ErrClosed].
+//   - The store is a [BlockStore], whose ReserveBlock takes a ctx.
+//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
+//     idkit.ErrInvalid, [ErrUnavailable] of idkit.ErrUnavailable and
+//     [ErrExhausted] of idkit.ErrExhausted, so
+//     errors.Is(err, idkit.ErrUnavailable) holds across schemes;
+//     [ErrBadBlock] and [ErrClosed] are of no kind (a bad block reaches
+//     callers wrapped in ErrUnavailable).
 package segment

@@ -93,4 +93,27 @@
 //   - Without a store, a generator under ExhaustBorrow starts MaxLead ahead
 //     of the clock (an earlier run may have borrowed that far), so it can
 //     borrow further only once the clock has caught up.
+//
+// # The generator contract
+//
+// A Generator keeps the contract every idkit generator keeps: [New] takes
+// [Options] and returns (*Generator, error), and *Generator is an
+// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
+// Close).
+//
+//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
+//     the waits for the next tick and for the clock to catch up, and the
+//     store write of the lease. The fast path, one atomic add, never looks
+//     at it. A call whose ctx ends returns ctx's error, not ErrStore.
+//   - [Stats], an alias of idkit.Stats, fills every count: those above and
+//     the lease's StoreWrites and StoreErrors.
+//   - [Generator.Close] stops the lease's background renewal and the store
+//     write in flight, and returns nil.
+//   - The store, if any, is a [HighWaterStore] (store.HighWater) or a
+//     [NodeClaim]; every store call takes a ctx.
+//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind idkit.ErrInvalid,
+//     [ErrExpired] and [ErrExhausted] of idkit.ErrExhausted, [ErrStore] of
+//     idkit.ErrUnavailable and [ErrNodeLost] of idkit.ErrNodeLost, so
+//     errors.Is(err, idkit.ErrUnavailable) holds across schemes;
+//     [ErrClockBackwards] is of no kind.
 package snowflake

@@ -55,4 +55,26 @@
 // An ID prints as its decimal value. In JSON it is a string, since
 // JavaScript numbers lose integers above 2^53; decoding accepts a string or
 // a bare number. In SQL it is an int64.
+//
+// # The generator contract
+//
+// A Generator keeps the contract every idkit generator keeps: [New] takes
+// [Options] and returns (*Generator, error), and *Generator is an
+// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
+// Close).
+//
+//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
+//     the wait for the next second and the store write of the lease. The
+//     fast path, one atomic add, never looks at it. A call whose ctx ends
+//     returns ctx's error, not ErrStore.
+//   - [Stats], an alias of idkit.Stats, counts Waits, ClockBackward,
+//     Exhausted, StoreWrites and StoreErrors; the other counts stay zero.
+//   - [Generator.Close] stops the lease's background renewal and the store
+//     write in flight, and returns nil.
+//   - The store, if any, is a [HighWaterStore] (store.HighWater) or a
+//     [NodeClaim]; every store call takes a ctx.
+//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind idkit.ErrInvalid,
+//     [ErrExhausted] of idkit.ErrExhausted, [ErrStore] of
+//     idkit.ErrUnavailable and [ErrNodeLost] of idkit.ErrNodeLost, so
+//     errors.Is(err, idkit.ErrUnavailable) holds across schemes.
 package traceid
