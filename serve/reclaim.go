@@ -14,6 +14,8 @@ import (
 // fleet.Claim, which traceid and snowflake take as their NodeClaim.
 type Claim interface {
 	nodeClaim
+	// Lost is closed once the claim is lost.
+	Lost() <-chan struct{}
 	HighWater(ctx context.Context, key string) (time.Time, error)
 	AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error)
 	Close() error
@@ -56,7 +58,20 @@ func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, bu
 	r := &reclaiming[ID]{scheme: scheme, reclaim: reclaim, build: build, retry: time.Second, logf: logf}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.cur.Store(&first)
+	r.wg.Add(1)
+	go r.watch(&first)
 	return r
+}
+
+// watch starts claiming again once c's claim is lost, whether or not a
+// request has met the loss yet.
+func (r *reclaiming[ID]) watch(c *claimed[ID]) {
+	defer r.wg.Done()
+	select {
+	case <-c.claim.Lost():
+		r.after(idkit.ErrNodeLost)
+	case <-r.ctx.Done():
+	}
 }
 
 func (r *reclaiming[ID]) Next() (ID, error) { return r.NextContext(context.Background()) }
@@ -120,6 +135,12 @@ func (r *reclaiming[ID]) run(lost *claimed[ID]) {
 		next, err := r.attempt()
 		if err == nil {
 			r.cur.Store(next)
+			r.mu.Lock()
+			if !r.closed {
+				r.wg.Add(1)
+				go r.watch(next)
+			}
+			r.mu.Unlock()
 			r.logf("serve: node claimed again", "scheme", r.scheme, "node", next.claim.Node(), "lost", lost.claim.Node())
 			lost.g.Close()
 			lost.claim.Close()

@@ -19,10 +19,19 @@ import (
 	"github.com/idkit/idkit/traceid"
 )
 
-// closingClaim is a claim that records its Close.
+// closingClaim is a claim that records its Close, and closes Lost when
+// lose is called.
 type closingClaim struct {
 	claim
 	closed atomic.Bool
+	lost   chan struct{}
+}
+
+func (c *closingClaim) Lost() <-chan struct{} { return c.lost }
+
+func (c *closingClaim) lose() {
+	c.claim.lost.Store(true)
+	close(c.lost)
 }
 
 func (c *closingClaim) Close() error {
@@ -43,7 +52,7 @@ func (cs *claims) claim(_ context.Context, scheme string) (Claim, error) {
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	c := &closingClaim{claim: claim{node: len(cs.taken) + 1}}
+	c := &closingClaim{claim: claim{node: len(cs.taken) + 1}, lost: make(chan struct{})}
 	cs.taken = append(cs.taken, c)
 	return c, nil
 }
@@ -69,9 +78,9 @@ func TestReclaim(t *testing.T) {
 	first := traceIDOf(t, s)
 	assert.Equal(t, 1, first.Node())
 
-	cs.fail.Store(true) // the first attempt to claim again fails, and is retried
-	cs.get(0).lost.Store(true)
-	clk.Advance(time.Second) // the claim is checked when a new second starts
+	cs.fail.Store(true)              // the first attempt to claim again fails, and is retried
+	cs.get(0).claim.lost.Store(true) // lost, as a request finds, before Lost says so
+	clk.Advance(time.Second)         // the claim is checked when a new second starts
 	resp := get(t, s, "/v1/traceid")
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Contains(t, body(t, resp), "node claim lost")
@@ -86,6 +95,17 @@ func TestReclaim(t *testing.T) {
 	assert.Greater(t, next, first)
 	assert.Equal(t, http.StatusOK, get(t, s, "/readyz").StatusCode)
 	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_node_claim_node{scheme="traceid"} 2`)
+}
+
+// TestReclaimWithoutRequests: a lost claim is claimed again even while
+// no request comes.
+func TestReclaimWithoutRequests(t *testing.T) {
+	t.Parallel()
+	cs := &claims{}
+	s := newServer(t, Options{Snowflake: &snowflake.Options{}, Clock: clock.NewFake(start), Claims: cs.claim})
+	cs.get(0).lose()
+	testwait.Until(t, func() bool { return s.schemes["snowflake"].claim.Node() == 2 }, "the server to claim node 2")
+	assert.True(t, cs.get(0).closed.Load(), "the lost claim is closed")
 }
 
 func traceIDOf(t *testing.T, s *Server) traceid.ID {
