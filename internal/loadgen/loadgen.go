@@ -38,7 +38,8 @@ type Config struct {
 	// Token, when set, is sent as a bearer token (Authorization: Bearer).
 	Token string
 	// TLS, when set, makes every connection a TLS one with this
-	// configuration; the handshake happens before the run starts.
+	// configuration; the handshake happens before the run starts. An
+	// empty ServerName means Addr's host.
 	TLS *tls.Config
 	// Rate is the requests per second to send, spread evenly over the
 	// connections (open loop). Zero means saturation: each connection sends
@@ -190,7 +191,12 @@ func (w *worker) dial() error {
 		tc.SetNoDelay(true)
 	}
 	if w.c.TLS != nil {
-		tc := tls.Client(conn, w.c.TLS)
+		cfg := w.c.TLS
+		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(w.c.Addr)
+		}
+		tc := tls.Client(conn, cfg)
 		if err := tc.Handshake(); err != nil {
 			conn.Close()
 			return err
