@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/testcert"
+	"github.com/idkit/idkit/internal/testwait"
 	"github.com/idkit/idkit/objectid"
 )
 
@@ -169,4 +171,67 @@ func TestSeparateMetrics(t *testing.T) {
 	rec := get(t, s.MetricsHandler(), "/metrics")
 	assert.Equal(t, http.StatusOK, rec.StatusCode)
 	assert.Contains(t, body(t, rec), "idkit_ids_issued_total")
+}
+
+// TestReloadUnderLoad: clients keep asking for IDs over kept and new
+// connections while the certificate is renewed and the token file
+// rewritten (their token kept), and not one request fails.
+func TestReloadUnderLoad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := testcert.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, "server", 10, true)
+	tokenFile := filepath.Join(dir, "tokens")
+	const token = "steady-0123456789abcdef"
+	testcert.WriteFile(t, tokenFile, []byte("steady "+token+"\n"))
+	clk := clock.NewFake(start)
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clk, Limits: Limits{IDsPerSecond: -1, RequestsPerSecond: -1},
+		TLS: &TLSFiles{CertFile: certFile, KeyFile: keyFile}, TokenFile: tokenFile})
+	url := serveTLS(t, s)
+
+	stop := make(chan struct{})
+	type result struct{ ok, failed int }
+	results := make(chan result, 4)
+	for i := range 4 {
+		c := client(ca, nil, i%2 == 0) // half keep their connections, half dial anew
+		go func() {
+			var r result
+			defer func() { results <- r }()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req, _ := http.NewRequest(http.MethodGet, url+"/v1/objectid?n=10", nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := c.Do(req)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					r.failed++
+				} else {
+					r.ok++
+				}
+				if resp != nil {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	for i := range 5 {
+		ca.Issue(t, dir, "server", int64(20+i), true)
+		testcert.WriteFile(t, tokenFile, []byte("steady "+token+"\nother"+strconv.Itoa(i)+" other-0123456789abcdef"+strconv.Itoa(i)+"\n"))
+		clk.Advance(2 * reloadInterval)
+		resp := call(t, client(ca, nil, false), url+"/v1/objectid", token)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, big.NewInt(int64(20+i)), resp.TLS.PeerCertificates[0].SerialNumber, "renewal %d in use", i)
+	}
+	close(stop)
+	var total result
+	for range 4 {
+		r := testwait.Recv(t, results, "a client's tally")
+		total.ok += r.ok
+		total.failed += r.failed
+	}
+	assert.Zero(t, total.failed, "requests failed across the reloads (%d served)", total.ok)
+	assert.Positive(t, total.ok)
 }
