@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"os/signal"
-	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,17 +29,23 @@ type store interface {
 	segment.BlockStore
 }
 
-// etcdTimeout bounds each request to etcd from the command line.
+// etcdTimeout bounds each request to etcd from the command line, and is
+// the default of --etcd-dial-timeout.
 const etcdTimeout = 5 * time.Second
 
 // storeFlags are --log FILE and --etcd ENDPOINTS, of which a command takes
-// one: where launches, generator ids and high-water marks live.
+// one: where launches, generator ids and high-water marks live. With
+// --etcd come the flags that say how to reach it (etcdFlags).
 type storeFlags struct {
 	fs         *flag.FlagSet
 	log        *string
 	etcd       *string
 	prefix     *string
+	conn       *etcdFlags
 	defaultLog string // "" if the command uses no store unless asked
+
+	mu  sync.Mutex
+	cli *clientv3.Client // the client of --etcd, once dialled
 }
 
 func addStoreFlags(fs *flag.FlagSet, defaultLog string) *storeFlags {
@@ -48,13 +53,20 @@ func addStoreFlags(fs *flag.FlagSet, defaultLog string) *storeFlags {
 	if defaultLog != "" {
 		what = "the launch log file"
 	}
-	return &storeFlags{
+	f := &storeFlags{
 		fs:         fs,
 		log:        fs.String("log", defaultLog, what),
-		etcd:       fs.String("etcd", "", "etcd endpoints, comma-separated: keep the launch log in etcd and claim nodes there"),
+		etcd:       fs.String("etcd", "", "etcd endpoints, comma-separated: keep the launch log in etcd and claim nodes there (or $"+envEtcdEndpoints+")"),
 		prefix:     fs.String("etcd-prefix", fleet.DefaultPrefix, "prefix of idkit's keys in etcd"),
+		conn:       addEtcdFlags(fs),
 		defaultLog: defaultLog,
 	}
+	// $IDKIT_ETCD_ENDPOINTS counts as --etcd given before the arguments:
+	// the command's checks of --etcd see it, and --etcd replaces it.
+	if env := os.Getenv(envEtcdEndpoints); env != "" {
+		fs.Set("etcd", env)
+	}
+	return f
 }
 
 // wanted reports whether the command line asks for a store, or the
@@ -84,9 +96,12 @@ func (f *storeFlags) hint() string {
 func (f *storeFlags) open(c *console) (store, error) {
 	if isSet(f.fs, "etcd") {
 		if isSet(f.fs, "log") {
+			if os.Getenv(envEtcdEndpoints) != "" {
+				return nil, usagef("give either --log or --etcd ($%s gives --etcd), not both", envEtcdEndpoints)
+			}
 			return nil, usagef("give either --log or --etcd, not both")
 		}
-		cli, err := c.etcd(*f.etcd)
+		cli, err := f.client(c)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +119,7 @@ func (f *storeFlags) open(c *console) (store, error) {
 // claim claims a node in space from lo to hi through --etcd, released when
 // the command ends.
 func (f *storeFlags) claim(c *console, space string, lo, hi int) (*fleet.Claim, error) {
-	cli, err := c.etcd(*f.etcd)
+	cli, err := f.client(c)
 	if err != nil {
 		return nil, err
 	}
@@ -123,21 +138,23 @@ func (f *storeFlags) claim(c *console, space string, lo, hi int) (*fleet.Claim, 
 	return claim, nil
 }
 
-// etcd returns a client of endpoints, closed when the command ends.
-func (c *console) etcd(endpoints string) (*clientv3.Client, error) {
-	var eps []string
-	for _, ep := range strings.Split(endpoints, ",") {
-		if ep = strings.TrimSpace(ep); ep != "" {
-			eps = append(eps, ep)
+// client returns the client of --etcd, dialled at the first call, closed
+// when the command ends.
+func (f *storeFlags) client(c *console) (*clientv3.Client, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cli == nil {
+		cli, err := c.dialEtcd(*f.etcd, f.conn)
+		if err != nil {
+			return nil, err
 		}
+		f.cli = cli
 	}
-	if len(eps) == 0 {
-		return nil, usagef("--etcd %q names no endpoint, want host:port[,host:port...]", endpoints)
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: etcdTimeout, Logger: quietLogger()})
-	if err != nil {
-		return nil, fmt.Errorf("etcd %s: %w", endpoints, err)
-	}
-	c.atExit(func() { cli.Close() })
-	return cli, nil
+	return f.cli, nil
+}
+
+// etcd returns a client of endpoints, closed when the command ends, for a
+// command that defines --etcd itself and runs through etcdArgs (nodes).
+func (c *console) etcd(endpoints string) (*clientv3.Client, error) {
+	return c.dialEtcd(endpoints, consoleEtcd.get(c))
 }
