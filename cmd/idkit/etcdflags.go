@@ -67,9 +67,6 @@ func init() {
 	for _, cmd := range etcdCommands() {
 		cmd.Long = withEtcdHelp(cmd.Long)
 	}
-	// nodes defines --etcd itself rather than through addStoreFlags: it
-	// gets the other flags from etcdArgs.
-	cmdNodes.Run = etcdArgs(cmdNodes.Run)
 }
 
 // withEtcdHelp returns the help text long with etcdHelp before its
@@ -491,76 +488,4 @@ func (c *watchedConn) failed(err error) {
 		err = errNoClientCert
 	}
 	c.w.record(err)
-}
-
-// etcdArgs returns run, a command's Run that defines --etcd itself (nodes),
-// with the flags of addEtcdFlags: it takes them out of the arguments
-// before run sees them, for the client that run gets from console.etcd,
-// and gives run --etcd from $IDKIT_ETCD_ENDPOINTS when the arguments do
-// not.
-func etcdArgs(run func(*console, []string) error) func(*console, []string) error {
-	return func(c *console, args []string) error {
-		conn := addEtcdFlags(newFlags("etcd"))
-		var mine, rest []string
-		hasEtcd := false
-		for i := 0; i < len(args); i++ {
-			arg := args[i]
-			if arg == "--" {
-				rest = append(rest, args[i:]...)
-				break
-			}
-			name, _, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-			if !strings.HasPrefix(arg, "-") || conn.fs.Lookup(name) == nil {
-				hasEtcd = hasEtcd || (strings.HasPrefix(arg, "-") && name == "etcd")
-				rest = append(rest, arg)
-				continue
-			}
-			mine = append(mine, arg)
-			if !inline && i+1 < len(args) {
-				i++
-				mine = append(mine, args[i])
-			}
-		}
-		if err := parseFlags(conn.fs, mine); err != nil {
-			return err
-		}
-		if env := os.Getenv(envEtcdEndpoints); env != "" && !hasEtcd {
-			rest = append([]string{"--etcd=" + env}, rest...)
-		}
-		consoleEtcd.set(c, conn)
-		defer consoleEtcd.set(c, nil)
-		return run(c, rest)
-	}
-}
-
-// consoleEtcd holds the flags of etcdArgs for console.etcd, by console.
-var consoleEtcd etcdFlagsByConsole
-
-type etcdFlagsByConsole struct {
-	mu sync.Mutex
-	m  map[*console]*etcdFlags
-}
-
-func (b *etcdFlagsByConsole) set(c *console, f *etcdFlags) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if f == nil {
-		delete(b.m, c)
-		return
-	}
-	if b.m == nil {
-		b.m = make(map[*console]*etcdFlags)
-	}
-	b.m[c] = f
-}
-
-// get returns c's flags, or flags that none set, which read the
-// environment only.
-func (b *etcdFlagsByConsole) get(c *console) *etcdFlags {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if f := b.m[c]; f != nil {
-		return f
-	}
-	return addEtcdFlags(newFlags("etcd"))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"time"
 
@@ -29,8 +30,9 @@ Examples:
 
 func runNodes(c *console, args []string) error {
 	fs := newFlags("nodes")
-	endpoints := fs.String("etcd", "", "etcd endpoints, comma-separated")
+	endpoints := fs.String("etcd", os.Getenv(envEtcdEndpoints), "etcd endpoints, comma-separated (or $"+envEtcdEndpoints+")")
 	prefix := fs.String("etcd-prefix", fleet.DefaultPrefix, "prefix of idkit's keys in etcd")
+	conn := addEtcdFlags(fs)
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -41,7 +43,7 @@ func runNodes(c *console, args []string) error {
 	if *endpoints == "" {
 		return usagef("nodes needs --etcd ENDPOINTS")
 	}
-	cli, err := c.etcd(*endpoints)
+	cli, err := c.dialEtcd(*endpoints, conn)
 	if err != nil {
 		return err
 	}

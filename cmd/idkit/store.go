@@ -152,9 +152,3 @@ func (f *storeFlags) client(c *console) (*clientv3.Client, error) {
 	}
 	return f.cli, nil
 }
-
-// etcd returns a client of endpoints, closed when the command ends, for a
-// command that defines --etcd itself and runs through etcdArgs (nodes).
-func (c *console) etcd(endpoints string) (*clientv3.Client, error) {
-	return c.dialEtcd(endpoints, consoleEtcd.get(c))
-}
