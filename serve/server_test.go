@@ -840,3 +840,46 @@ func TestLaunchesOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// downBlocks reserves blocks of 10 until it is down.
+type downBlocks struct {
+	mu   sync.Mutex
+	last int64
+	down bool
+}
+
+func (d *downBlocks) ReserveBlock(ctx context.Context, tag string, step int64) (segment.Block, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return segment.Block{}, errSecret
+	}
+	d.last += 10
+	return segment.Block{First: d.last - 9, Last: d.last}, nil
+}
+
+// TestBlocksDown: a block store that goes down gives 503 on its tags
+// only, once the blocks in hand run out; other schemes and /readyz go on.
+func TestBlocksDown(t *testing.T) {
+	t.Parallel()
+	blocks := &downBlocks{}
+	s := newServer(t, Options{Blocks: blocks, ObjectID: &objectid.Options{},
+		Segments: []segment.Options{{Tag: "t", Step: 10, MinStep: 10, MaxStep: 10, Timeout: testwait.Bound}}})
+	require.Equal(t, http.StatusOK, get(t, s, "/v1/segment/t?n=5").StatusCode)
+	testwait.Until(t, func() bool {
+		blocks.mu.Lock()
+		defer blocks.mu.Unlock()
+		return blocks.last == 20
+	}, "the next block reserved ahead")
+	blocks.mu.Lock()
+	blocks.down = true
+	blocks.mu.Unlock()
+	require.Equal(t, http.StatusOK, get(t, s, "/v1/segment/t?n=15").StatusCode, "the blocks in hand")
+	resp := get(t, s, "/v1/segment/t")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	b := body(t, resp)
+	assert.Contains(t, b, "segment/t: store unavailable")
+	assert.NotContains(t, b, "secret-7f3a")
+	assert.Equal(t, http.StatusOK, get(t, s, "/v1/objectid").StatusCode, "other schemes go on")
+	assert.Equal(t, http.StatusOK, get(t, s, "/readyz").StatusCode)
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // TestServeSegmentStores serves a segment tag from each server store,
@@ -161,4 +163,69 @@ func redisSegmentURL(t *testing.T) string {
 		client.Close()
 	})
 	return "redis://" + addr + "?allow_volatile=true&prefix=" + prefix
+}
+
+// TestServeSegmentStoresKilled runs the real binary on each server store,
+// SIGKILLs it while clients take IDs of a segment tag, and restarts it,
+// twice: no ID is issued twice.
+func TestServeSegmentStoresKilled(t *testing.T) {
+	t.Parallel()
+	bin := buildIdkit(t)
+	for _, tt := range []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"postgres", postgresSegmentURL},
+		{"mysql", mysqlSegmentURL},
+		{"redis", redisSegmentURL},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := []string{envSegmentStore + "=" + tt.url(t)}
+			log := filepath.Join(t.TempDir(), "idkit.db")
+			seen := &served{ids: map[string]map[string]string{}}
+			for run := range 3 {
+				s := startServer(t, bin, env, "--schemes", "objectid", "--log", log, "--segment-tag", "orders")
+				name := "run " + strconv.Itoa(run)
+				stop := make(chan struct{})
+				done := make(chan int, 2)
+				for range 2 {
+					go func() {
+						n := 0
+						for {
+							select {
+							case <-stop:
+								done <- n
+								return
+							default:
+							}
+							ids, err := s.fetch("segment/orders", 100, run%2 == 0)
+							if err != nil {
+								done <- n // the kill cut a request off
+								return
+							}
+							seen.add(name, "segment/orders", ids)
+							n += len(ids)
+						}
+					}()
+				}
+				testwait.Until(t, func() bool {
+					seen.mu.Lock()
+					defer seen.mu.Unlock()
+					return len(seen.ids["segment/orders"]) >= (run+1)*1000
+				}, "IDs from "+name)
+				if run < 2 {
+					s.stop(t, syscall.SIGKILL)
+				}
+				close(stop)
+				for range 2 {
+					testwait.Recv(t, done, "a client's end")
+				}
+				if run == 2 {
+					s.stop(t, syscall.SIGTERM)
+				}
+			}
+			assert.Empty(t, seen.repeats, "IDs issued twice")
+		})
+	}
 }
