@@ -199,11 +199,12 @@ func (t *tokens) load() error {
 // it presents none that is valid.
 func (t *tokens) client(r *http.Request) string {
 	t.w.refresh()
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	auth := r.Header.Get("Authorization")
+	const scheme = "bearer " // compared without case, as RFC 7235 has it
+	if len(auth) <= len(scheme) || !strings.EqualFold(auth[:len(scheme)], scheme) {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	sum := sha256.Sum256([]byte(strings.TrimSpace(auth[len(scheme):])))
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	found := -1

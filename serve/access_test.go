@@ -77,6 +77,13 @@ func TestTLSAndTokens(t *testing.T) {
 	}
 	resp := call(t, kept, url+"/v1/objectid?n=2", alice)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	req, err := http.NewRequest(http.MethodGet, url+"/v1/objectid", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "bearer "+alice)
+	lower, err := kept.Do(req)
+	require.NoError(t, err)
+	lower.Body.Close()
+	assert.Equal(t, http.StatusOK, lower.StatusCode, "the scheme's name in any case")
 	assert.Equal(t, big.NewInt(10), resp.TLS.PeerCertificates[0].SerialNumber)
 	for _, path := range []string{"/livez", "/readyz", "/metrics"} {
 		assert.Equal(t, http.StatusOK, call(t, kept, url+path, "").StatusCode, path)
