@@ -531,7 +531,10 @@ func (c *checker) tree(id uint64, lo, hi []byte, depth int) ([]byte, error) {
 	case leafFlag:
 		return c.leaf(p, id, lo, hi, depth)
 	default:
-		return nil, c.report(structural, "page %d has flags %#x, want a branch or leaf page", id, flags)
+		// A hazard: bbolt's page check lets a meta or freelist page
+		// through, and it would then read that page's bytes as elements
+		// and follow them as page ids, beyond the file.
+		return nil, c.report(hazard, "page %d has flags %#x, want a branch or leaf page", id, flags)
 	}
 }
 

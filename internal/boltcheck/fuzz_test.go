@@ -32,10 +32,11 @@ import (
 // page size the meta page disagrees with, a meta page whose header names
 // another page type, and anything wrong inside an
 // inline bucket (Tx.Check skips inline buckets). And files with a hazard
-// (a cycle, a page or element beyond the file, a meta page in the tree or
-// as the freelist, a freelist longer than its page, a high water mark
-// beyond the file) are not handed to bbolt at all: bbolt could fault,
-// recurse forever or grow the file on them.
+// (a cycle, a page or element beyond the file, a page in the tree that is
+// not a branch or leaf, a meta page as the freelist, a freelist longer
+// than its page, a high water mark beyond the file) are not handed to
+// bbolt at all: bbolt could fault, recurse forever or grow the file on
+// them.
 func FuzzVerify(f *testing.F) {
 	for i, s := range seedFiles(f) {
 		f.Add(s.data)
