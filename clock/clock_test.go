@@ -178,3 +178,28 @@ func TestCoarseOfAnyClock(t *testing.T) {
 		"refreshed by the ticker from the clock's Now")
 	assert.Equal(t, t0.Add(-time.Hour).UnixNano(), CoarseOf(Offset(userClock{f}, -2*time.Hour)).UnixNano())
 }
+
+func TestFakeNextWake(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	_, ok := f.NextWake()
+	assert.False(t, ok, "no sleeper")
+	done := make(chan struct{}, 2)
+	for _, d := range []time.Duration{3 * time.Second, time.Second} {
+		go func() {
+			f.Sleep(d)
+			done <- struct{}{}
+		}()
+	}
+	testwait.Sleepers(t, f, 2)
+	wake, ok := f.NextWake()
+	require.True(t, ok)
+	assert.Equal(t, t0.Add(time.Second), wake, "the earliest deadline")
+	f.Advance(time.Second)
+	testwait.Recv(t, done, "the first sleeper")
+	testwait.Until(t, func() bool { w, _ := f.NextWake(); return w.Equal(t0.Add(3 * time.Second)) }, "the next deadline")
+	f.Advance(2 * time.Second)
+	testwait.Recv(t, done, "the second sleeper")
+	_, ok = f.NextWake()
+	assert.False(t, ok)
+}

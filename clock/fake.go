@@ -16,6 +16,7 @@ type Fake struct {
 	now      time.Time
 	src      coarseSource
 	sleepers int
+	wakes    []time.Time // the deadlines of the sleepers
 }
 
 // NewFake returns a fake clock that reads t.
@@ -53,11 +54,18 @@ func (f *Fake) SleepContext(ctx context.Context, d time.Duration) error {
 	defer f.mu.Unlock()
 	deadline := f.now.Add(d)
 	f.sleepers++
+	f.wakes = append(f.wakes, deadline)
 	f.changed.Broadcast()
 	for f.now.Before(deadline) && ctx.Err() == nil {
 		f.changed.Wait()
 	}
 	f.sleepers--
+	for i, w := range f.wakes {
+		if w.Equal(deadline) {
+			f.wakes = append(f.wakes[:i], f.wakes[i+1:]...)
+			break
+		}
+	}
 	f.changed.Broadcast()
 	if f.now.Before(deadline) {
 		return ctx.Err()
@@ -90,6 +98,25 @@ func (f *Fake) Sleepers() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.sleepers
+}
+
+// NextWake returns the earliest time a sleeper waits for, and false if
+// none sleeps. A test that drives a program's clock in steps advances it
+// no further than that, so that it never moves past a wake-up the program
+// has not seen yet.
+func (f *Fake) NextWake() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.wakes) == 0 {
+		return time.Time{}, false
+	}
+	first := f.wakes[0]
+	for _, w := range f.wakes[1:] {
+		if w.Before(first) {
+			first = w
+		}
+	}
+	return first, true
 }
 
 // WaitForSleepers blocks until at least n goroutines sleep on the clock. A

@@ -33,8 +33,12 @@ func idkitOn(f *clock.Fake, step time.Duration, args ...string) (code int, stdou
 	go func() { done <- c.run(args) }()
 	deadline := time.Now().Add(testwait.Bound)
 	for time.Now().Before(deadline) {
-		if f.Sleepers() > 0 {
-			f.Advance(step)
+		// Advance by step, but never past the earliest wake-up: a sleeper
+		// that has not woken yet would otherwise see the clock overshoot.
+		if wake, ok := f.NextWake(); ok {
+			if now := f.Now(); now.Before(wake) {
+				f.Advance(min(step, wake.Sub(now)))
+			}
 		}
 		select {
 		case code = <-done:
