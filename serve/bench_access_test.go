@@ -102,10 +102,7 @@ func BenchmarkTLS(b *testing.B) {
 				if r.Errors > 0 {
 					b.Fatal(r.FirstErr)
 				}
-				total.Requests += r.Requests
-				total.Sent += r.Sent
-				total.Elapsed += r.Elapsed
-				total.Latency.Merge(&r.Latency)
+				total.Add(r)
 			}
 			report(b, &total, cpu)
 		})
@@ -147,8 +144,7 @@ func BenchmarkGreedyClient(b *testing.B) {
 						r, err := loadgen.Run(context.Background(), loadgen.Config{Addr: addr, Path: "/v1/traceid?n=10000", Token: greedy,
 							Conns: 4, Duration: 2500 * time.Millisecond, Warmup: 0})
 						if err == nil {
-							greed.Requests += r.Requests
-							greed.Errors += r.Errors
+							greed.Add(r)
 						}
 					})
 				}
@@ -161,10 +157,7 @@ func BenchmarkGreedyClient(b *testing.B) {
 				if r.Errors > 0 {
 					b.Fatal(r.FirstErr)
 				}
-				total.Requests += r.Requests
-				total.Sent += r.Sent
-				total.Elapsed += r.Elapsed
-				total.Latency.Merge(&r.Latency)
+				total.Add(r)
 			}
 			report(b, &total, 0)
 			if withGreedy {

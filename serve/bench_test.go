@@ -105,10 +105,7 @@ func BenchmarkLoopback(b *testing.B) {
 				if r.Errors > 0 {
 					b.Fatal(r.FirstErr)
 				}
-				total.Requests += r.Requests
-				total.IDs += r.IDs
-				total.Elapsed += r.Elapsed
-				total.Latency.Merge(&r.Latency)
+				total.Add(r)
 			}
 			b.ReportMetric(total.RequestsPerSecond(), "req/s")
 			b.ReportMetric(total.IDsPerSecond(), "IDs/s")

@@ -130,6 +130,20 @@ func (s *Server) claimFor(scheme string, claim any, node bool) (Claim, error) {
 	return c, nil
 }
 
+// bind makes g the generator of sc, which Shutdown closes. On a claim c
+// that the server took (Options.Claims), a lost claim is taken again and
+// build makes the generator on the new one.
+func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c Claim, build func(Claim) (idkit.Generator[ID], error)) {
+	if c == nil {
+		sc.issue, sc.stats = issueDecimal(g), g.Stats
+		s.closers = append(s.closers, g.Close)
+		return
+	}
+	r := newReclaiming(sc.name, claimed[ID]{g, c}, s.cfg.Claims, build, s.logf)
+	sc.issue, sc.stats, sc.claim = issueDecimal(r), r.Stats, r
+	s.closers = append(s.closers, r.Close)
+}
+
 func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 	c, err := s.claimFor("traceid", o.Claim, o.Node != 0)
 	if err != nil {
@@ -150,20 +164,14 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 		return nil, err
 	}
 	bits := g.ThreadBits()
-	sc := &scheme{name: "traceid", issue: issueDecimal(g), stats: g.Stats}
+	sc := &scheme{name: "traceid"}
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
-	if c != nil {
-		r := newReclaiming("traceid", claimed[traceid.ID]{g, c}, s.cfg.Claims, func(c Claim) (idkit.Generator[traceid.ID], error) {
-			o.Claim = c
-			return traceid.New(o)
-		}, s.logf)
-		sc.issue, sc.stats, sc.claim = issueDecimal(r), r.Stats, r
-		s.closers = append(s.closers, r.Close)
-	} else {
-		s.closers = append(s.closers, g.Close)
-	}
+	bind(s, sc, g, c, func(c Claim) (idkit.Generator[traceid.ID], error) {
+		o.Claim = c
+		return traceid.New(o)
+	})
 	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
 		ref := s.clk.Now()
 		if err := onlyParams(q, "at"); err != nil {
@@ -201,20 +209,14 @@ func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
 		return nil, err
 	}
 	layout := g.Layout()
-	sc := &scheme{name: "snowflake", issue: issueDecimal(g), stats: g.Stats}
+	sc := &scheme{name: "snowflake"}
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
-	if c != nil {
-		r := newReclaiming("snowflake", claimed[snowflake.ID]{g, c}, s.cfg.Claims, func(c Claim) (idkit.Generator[snowflake.ID], error) {
-			o.Claim = c
-			return snowflake.New(o)
-		}, s.logf)
-		sc.issue, sc.stats, sc.claim = issueDecimal(r), r.Stats, r
-		s.closers = append(s.closers, r.Close)
-	} else {
-		s.closers = append(s.closers, g.Close)
-	}
+	bind(s, sc, g, c, func(c Claim) (idkit.Generator[snowflake.ID], error) {
+		o.Claim = c
+		return snowflake.New(o)
+	})
 	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err

@@ -20,19 +20,24 @@ import (
 	"github.com/idkit/idkit/internal/testwait"
 )
 
+// segmentStores are the server stores of segment blocks, each with the
+// --segment-store URL of a schema, database or key prefix of the test's
+// own.
+var segmentStores = []struct {
+	name string
+	url  func(t *testing.T) string
+}{
+	{"postgres", postgresSegmentURL},
+	{"mysql", mysqlSegmentURL},
+	{"redis", redisSegmentURL},
+}
+
 // TestServeSegmentStores serves a segment tag from each server store,
 // through a stop and a restart of serve: the IDs start at 1 on a fresh
 // tag and the restarted server continues above them, with no duplicate.
 func TestServeSegmentStores(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct {
-		name string
-		url  func(t *testing.T) string
-	}{
-		{"postgres", postgresSegmentURL},
-		{"mysql", mysqlSegmentURL},
-		{"redis", redisSegmentURL},
-	} {
+	for _, tt := range segmentStores {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			store := tt.url(t)
@@ -171,14 +176,7 @@ func redisSegmentURL(t *testing.T) string {
 func TestServeSegmentStoresKilled(t *testing.T) {
 	t.Parallel()
 	bin := buildIdkit(t)
-	for _, tt := range []struct {
-		name string
-		url  func(t *testing.T) string
-	}{
-		{"postgres", postgresSegmentURL},
-		{"mysql", mysqlSegmentURL},
-		{"redis", redisSegmentURL},
-	} {
+	for _, tt := range segmentStores {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			env := []string{envSegmentStore + "=" + tt.url(t)}

@@ -77,6 +77,23 @@ type Result struct {
 }
 
 // RequestsPerSecond returns the rate of answered requests.
+// Add adds o's counts, time and latencies to r, as for the runs of one
+// benchmark; r keeps its first error.
+func (r *Result) Add(o *Result) {
+	r.Requests += o.Requests
+	r.Errors += o.Errors
+	r.Missed += o.Missed
+	r.IDs += o.IDs
+	r.Bytes += o.Bytes
+	r.Sent += o.Sent
+	r.Elapsed += o.Elapsed
+	r.Latency.Merge(&o.Latency)
+	r.Service.Merge(&o.Service)
+	if r.FirstErr == nil {
+		r.FirstErr = o.FirstErr
+	}
+}
+
 func (r *Result) RequestsPerSecond() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
 
 // IDsPerSecond returns the rate of IDs received.
@@ -146,17 +163,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	last := measure
 	for _, w := range workers {
 		w.conn.Close()
-		r.Requests += w.res.Requests
-		r.Errors += w.res.Errors
-		r.Missed += w.res.Missed
-		r.IDs += w.res.IDs
-		r.Bytes += w.res.Bytes
-		r.Sent += w.res.Sent
-		r.Latency.Merge(&w.res.Latency)
-		r.Service.Merge(&w.res.Service)
-		if r.FirstErr == nil {
-			r.FirstErr = w.res.FirstErr
-		}
+		r.Add(&w.res)
 		if w.last.After(last) {
 			last = w.last
 		}
