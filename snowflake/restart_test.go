@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"runtime"
 	"testing"
 	"time"
 
@@ -13,13 +12,13 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testwait"
 )
 
 // settle waits until g has no asynchronous lease renewal running.
-func settle(g *Generator) {
-	for !g.lease.Idle() {
-		runtime.Gosched()
-	}
+func settle(t *testing.T, g *Generator) {
+	t.Helper()
+	testwait.Until(t, g.lease.Idle, "the background lease renewal to end")
 }
 
 func mark(t *testing.T, s *memstore.Store, key string) time.Time {
@@ -58,7 +57,7 @@ func TestRestartAfterClockSteppedBackWithStore(t *testing.T) {
 				}
 				run1 = append(run1, take(t, g1, tt.perTick)...)
 			}
-			settle(g1)
+			settle(t, g1)
 			m := mark(t, store, key)
 			for _, id := range run1 {
 				end := parts(t, g1, id).Time.Add(time.Millisecond)
@@ -142,7 +141,7 @@ func TestStoreLease(t *testing.T) {
 	// Past half the lease, moving to a new tick renews in the background.
 	fake.Advance(60 * time.Millisecond)
 	next(t, g)
-	settle(g)
+	settle(t, g)
 	assert.Equal(t, t0.Add(162*time.Millisecond), mark(t, store, key))
 
 	// The renewed lease covers ticks past the first lease without the store.
@@ -150,7 +149,7 @@ func TestStoreLease(t *testing.T) {
 	fake.Advance(60 * time.Millisecond) // 121 ms
 	id = next(t, g)
 	assert.Equal(t, 121*time.Millisecond, tick(t, g, id))
-	settle(g) // a renewal was due; it fails and logs
+	settle(t, g) // a renewal was due; it fails and logs
 	assert.Contains(t, rec.messages(slog.LevelWarn), "snowflake: lease renewal failed; will retry before the lease runs out")
 
 	// Beyond the lease, with the store still failing, no ID is safe.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
 	"testing"
 	"time"
 
@@ -58,9 +57,7 @@ func TestExtendSoonOnlyInTheSecondHalf(t *testing.T) {
 	assert.True(t, l.Idle())
 	assert.Equal(t, calls, store.Calls())
 	l.ExtendSoon(103) // 2 left: second half
-	for !l.Idle() {
-		runtime.Gosched()
-	}
+	testwait.Until(t, l.Idle, "the background renewal to end")
 	assert.True(t, l.Allows(107), "renewed in the background")
 	assert.Equal(t, calls+1, store.Calls())
 }
@@ -74,9 +71,7 @@ func TestExtendFails(t *testing.T) {
 	require.ErrorIs(t, l.Extend(context.Background(), 1), boom)
 	assert.False(t, l.Allows(1), "a failed extension allows nothing")
 	l.ExtendSoon(0)
-	for !l.Idle() {
-		runtime.Gosched()
-	}
+	testwait.Until(t, l.Idle, "the background renewal to end")
 	require.Len(t, failed, 1)
 	assert.ErrorIs(t, failed[0], boom)
 
