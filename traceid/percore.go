@@ -49,9 +49,9 @@ type coreSlot struct {
 
 // run is a claimed run of low values: n is the next one to issue. Once in
 // a processor's slot it is touched only by goroutines pinned to that
-// processor, one at a time, so n needs no atomic update (see advance). It
-// fills a cache line of its own, so that the runs of two processors never
-// share one.
+// processor, one at a time, so n needs no atomic update (see advance), and
+// the next run is written over it (see coreSlot.put). It fills a cache line
+// of its own, so that the runs of two processors never share one.
 type run struct {
 	hi    ID    // second and node bits
 	start int64 // when the run's second begins, Unix ns
@@ -138,7 +138,7 @@ func (p *PerCore) refill(wait bool) (ID, error) {
 		if err != nil {
 			return 0, err
 		}
-		r := &run{hi: g.id(v &^ lowHalf), start: int64(v >> 32 * nsPerSec), last: last, n: first}
+		r := run{hi: g.id(v &^ lowHalf), start: int64(v >> 32 * nsPerSec), last: last, n: first}
 		if g.coarse.UnixNano() < r.start {
 			p.raiseFloor(r.start)
 		}
@@ -148,7 +148,7 @@ func (p *PerCore) refill(wait bool) (ID, error) {
 		}
 		i := procPin()
 		if i < len(p.slots) {
-			p.slots[i].run.Store(r)
+			p.slots[i].put(r)
 		}
 		procUnpin()
 		return id, nil

@@ -224,3 +224,30 @@ func TestTryNextNeverWaits(t *testing.T) {
 	assert.Equal(t, t0.Unix()+1, sec(id))
 	assert.Equal(t, 3, id.Node())
 }
+
+// A processor's runs are written over one another: taking IDs allocates
+// nothing, run after run. (Under the race detector each run is new; see
+// coreSlot.put.)
+func TestPerCoreAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector each run is allocated; .ci/run runs this test without it")
+	}
+	g, _ := start(t, Options{Node: 5})
+	p := g.PerCore()
+	ids := make([]ID, 0, 11*4*coreRun)
+	allocs := testing.AllocsPerRun(10, func() {
+		for range 4 * coreRun { // four runs on this processor, or more
+			id, err := p.Next()
+			if err != nil {
+				panic(err) // testify would allocate here
+			}
+			ids = append(ids, id)
+		}
+	})
+	assert.Zero(t, allocs)
+	seen := make(map[ID]bool, len(ids))
+	for _, id := range ids {
+		require.False(t, seen[id], "ID %d twice", id)
+		seen[id] = true
+	}
+}
