@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -71,8 +72,13 @@ type Options struct {
 	// Dir is where the bbolt files go (each is removed after its load);
 	// empty means a new temporary directory.
 	Dir string
-	// Progress, if not nil, receives a progress bar, redrawn in place.
+	// Progress, if not nil, receives the run's progress: one line per
+	// finished step, or with ProgressBar a bar redrawn in place with
+	// carriage returns, which only a terminal shows as one line.
 	Progress io.Writer
+	// ProgressBar draws Progress as a bar; set it when Progress is a
+	// terminal.
+	ProgressBar bool
 
 	// NoSQLite skips the SQLite loads, which run by default.
 	NoSQLite bool
@@ -338,7 +344,7 @@ func RunContext(ctx context.Context, opts Options) (*Report, error) {
 		r.Config.Like, r.Config.Sample = name.String(), o.Sample
 		r.Sources["like"] = "read from the servers' catalogs and statistics; the run reads the table, never writes it"
 	}
-	p := newProgress(o.Progress, len(o.Schemes)*(1+len(writerCounts)*(1+len(o.Fills)+len(engines))))
+	p := newProgress(o.Progress, o.ProgressBar, len(o.Schemes)*(1+len(writerCounts)*(1+len(o.Fills)+len(engines))))
 	value := make([]byte, o.ValueSize)
 	for i := range value {
 		value[i] = byte(i)
@@ -490,28 +496,37 @@ func cpuModel() string {
 	return ""
 }
 
-// progress draws a one-line bar: done steps out of total, the current
-// step's label, redrawn with a carriage return when it changes visibly.
+// progress reports done steps out of total: as a one-line bar with the
+// current step's label, redrawn with a carriage return when it changes
+// visibly, or as a line per finished step for a file or a log.
 type progress struct {
 	w           io.Writer
+	bar         bool
 	total, done float64
 	cur         float64 // fraction of the current step
 	text        string
 	last        string
 }
 
-func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, total: float64(total)}
+func newProgress(w io.Writer, bar bool, total int) *progress {
+	return &progress{w: w, bar: bar, total: float64(total)}
 }
 
 func (p *progress) label(s string) { p.text, p.cur = s, 0; p.draw() }
 
 func (p *progress) partial(f float64) { p.cur = f; p.draw() }
 
-func (p *progress) step(n int) { p.done += float64(n); p.cur = 0; p.draw() }
+func (p *progress) step(n int) {
+	p.done += float64(n)
+	p.cur = 0
+	if p.w != nil && !p.bar {
+		fmt.Fprintf(p.w, "[%*d/%d] %s\n", len(strconv.Itoa(int(p.total))), int(p.done), int(p.total), p.text)
+	}
+	p.draw()
+}
 
 func (p *progress) draw() {
-	if p.w == nil {
+	if p.w == nil || !p.bar {
 		return
 	}
 	const width = 30

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -94,10 +95,42 @@ func TestRunProgress(t *testing.T) {
 	t.Parallel()
 	smallReport(t)
 	p := small.progress
-	assert.Contains(t, p, "100% ")
-	assert.Contains(t, p, "counter: generation speed")
+	assert.NotContains(t, p, "\r", "no bar outside a terminal")
+	lines := strings.Split(strings.TrimSuffix(p, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	assert.Contains(t, lines[0], "counter: generation speed")
 	assert.Contains(t, p, "bbolt, 3 writer(s), fill 0.9")
-	assert.True(t, strings.HasSuffix(p, "\r"), "the bar is cleared at the end")
+	total := strings.TrimSuffix(strings.Fields(lines[len(lines)-1])[0][1:], "]")
+	done, all, ok := strings.Cut(total, "/")
+	require.True(t, ok, "a step line starts with [done/total]: %q", lines[len(lines)-1])
+	assert.Equal(t, all, strings.TrimSpace(done), "the last line is the last step")
+	assert.Len(t, lines, mustAtoi(t, all), "one line per step")
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
+}
+
+// On a terminal the bar is redrawn in place and cleared at the end.
+func TestProgressBar(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	p := newProgress(&out, true, 2)
+	p.label("first")
+	p.partial(0.5)
+	p.step(1)
+	p.label("second")
+	p.step(1)
+	p.finish()
+	s := out.String()
+	assert.Contains(t, s, "\r[=======", "redrawn with carriage returns")
+	assert.Contains(t, s, " 25% first")
+	assert.Contains(t, s, "100% second")
+	assert.NotContains(t, s, "\n")
+	assert.True(t, strings.HasSuffix(s, "\r"), "the bar is cleared at the end")
 }
 
 func TestRunOptionErrors(t *testing.T) {

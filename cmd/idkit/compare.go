@@ -16,7 +16,7 @@ import (
 
 var cmdCompare = &command{
 	Name:  "compare",
-	Usage: "compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--sample N]] [--json FILE] [--html FILE]",
+	Usage: "compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--sample N]] [--json FILE] [--html FILE] [--quiet]",
 	Short: "measure every ID scheme side by side: speed, insert locality in bbolt, SQLite, PostgreSQL and InnoDB, order, size; and a verdict",
 	Long: fmt.Sprintf(`
 Compare runs every ID scheme (idkit's own, the real peer libraries, and a
@@ -48,7 +48,9 @@ machine and prints them as tables:
 
 What each layout claims (bits, JS-safe, time order, lifetime, IDs per
 second per node) is computed from its constants and labelled so; every
-other figure is measured in the run. A progress bar goes to stderr.
+other figure is measured in the run. Progress goes to stderr: a bar
+redrawn in place on a terminal, else a line per finished step, or nothing
+with --quiet.
 
 The segment allocator's rows run it with its default options (the step
 adapts from 1,000); the -fixed rows hold the step at 1,000 and the -fetch
@@ -86,6 +88,7 @@ Flags:
                   figures today. The table is only read (SELECT on it and
                   the catalog); the copies live in the run's own schema
   --sample N      rows --like reads from the table, 1..=%d (default %d)
+  --quiet         no progress on stderr
 
 Examples:
 
@@ -119,6 +122,7 @@ func runCompare(c *console, args []string) error {
 	sample := fs.Int("sample", compare.DefaultSample, "rows read from the --like table")
 	needList := fs.String("need", "", "verdict constraints")
 	engine := fs.String("engine", "", "verdict engine")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -187,11 +191,15 @@ func runCompare(c *console, args []string) error {
 		*f.dst = file
 	}
 
+	progress := c.stderr
+	if *quiet {
+		progress = nil
+	}
 	// Ctrl-C stops the run; what it created on the servers is dropped.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := compare.RunContext(ctx, compare.Options{
-		N: *n, Writers: *writers, Schemes: schemes, Progress: c.stderr,
+		N: *n, Writers: *writers, Schemes: schemes, Progress: progress, ProgressBar: isTerminal(c.stderr),
 		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
 		Like: *like, Sample: *sample,
 	})

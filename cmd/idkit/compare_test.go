@@ -32,8 +32,10 @@ func TestCompare(t *testing.T) {
 	} {
 		assert.Contains(t, stdout, want)
 	}
-	assert.Contains(t, stderr, "100%", "progress bar on stderr")
+	// Neither output is a terminal here: no bar, a line per finished step.
 	assert.NotContains(t, stdout, "\r", "no progress on stdout")
+	assert.NotContains(t, stderr, "\r", "no bar in a file")
+	assert.Contains(t, stderr, "uuidv4: bbolt, 2 writer(s), fill 0.9\n", "a line per finished step on stderr")
 
 	b, err := os.ReadFile(jsonPath)
 	require.NoError(t, err)
@@ -48,6 +50,39 @@ func TestCompare(t *testing.T) {
 	page, err := os.ReadFile(htmlPath)
 	require.NoError(t, err)
 	assert.Equal(t, 9, strings.Count(string(page), "data-chart="))
+}
+
+// idkit compare > out.txt 2> err.txt: no carriage-return frames in either
+// file; with --quiet nothing on stderr.
+func TestCompareIntoFiles(t *testing.T) {
+	t.Parallel()
+	for _, quiet := range []bool{false, true} {
+		dir := t.TempDir()
+		out, err := os.Create(filepath.Join(dir, "out.txt"))
+		require.NoError(t, err)
+		errOut, err := os.Create(filepath.Join(dir, "err.txt"))
+		require.NoError(t, err)
+		args := []string{"compare", "-n", "1000", "--schemes", "counter", "--postgres", "", "--mysql", ""}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		code := run(args, out, errOut)
+		require.NoError(t, out.Close())
+		require.NoError(t, errOut.Close())
+		stdout, err := os.ReadFile(out.Name())
+		require.NoError(t, err)
+		stderr, err := os.ReadFile(errOut.Name())
+		require.NoError(t, err)
+		require.Equal(t, 0, code, string(stderr))
+		assert.Contains(t, string(stdout), "VERDICT")
+		assert.NotContains(t, string(stdout), "\r")
+		assert.NotContains(t, string(stderr), "\r")
+		if quiet {
+			assert.Empty(t, string(stderr), "--quiet")
+		} else {
+			assert.Contains(t, string(stderr), "counter: generation speed\n")
+		}
+	}
 }
 
 func TestCompareUsageErrors(t *testing.T) {

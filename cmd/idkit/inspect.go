@@ -210,10 +210,11 @@ func (c *console) stdin() io.Reader {
 	return os.Stdin
 }
 
-// isTerminal reports whether r is a terminal (or another character device,
-// such as /dev/null), from which a command should not wait for IDs unasked.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
+// isTerminal reports whether stream (a reader or a writer) is a terminal,
+// or another character device such as /dev/null: a command should not wait
+// for IDs from one unasked, and may redraw a progress bar on one.
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	if !ok {
 		return false
 	}
