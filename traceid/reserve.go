@@ -26,12 +26,13 @@ const reserveMaxWait = 5 * time.Second
 // node, they also start after the seconds its lease mark (o.StoreKey)
 // covers, at once, even when the mark is ahead of the clock: such IDs carry
 // a second up to the lease ahead of the clock rather than wait for it.
-// The node's first call, with nothing in the store yet, begins in the
-// current second (not the next one, whose IDs would decode a Period early
-// until the clock reaches it): a run without a store earlier in that second
-// may have issued the same IDs, so switch a node to the store at least a
-// second after its last run without one. Thread bits only change which low
-// values are skipped (those with a counter of 0).
+// The node's first call, with nothing in the store yet, waits for the next
+// second and begins there, as a run without a store does: a run without a
+// store earlier in the current second may have issued IDs in it. Under
+// o.NoWait it fails with ErrExhausted instead. Once a node uses the store,
+// every run for it must: a run without the store knows nothing of the
+// positions kept there. Thread bits only change which low values are
+// skipped (those with a counter of 0).
 //
 // Before returning, Reserve records the new last position durably and
 // moves the lease mark to its second, so that a Generator started later
@@ -41,7 +42,8 @@ const reserveMaxWait = 5 * time.Second
 // When a second's 4,194,303 low values run out mid-batch, Reserve goes on
 // in the next second only once the clock has reached it: it waits for it
 // (at most 5 s each time; a clock further behind fails with ErrExhausted),
-// or fails with ErrExhausted at once under o.NoWait.
+// or fails with ErrExhausted at once under o.NoWait. ctx ends a wait with
+// its error.
 //
 // With o.Claim, the claim keeps the position and the mark instead of
 // o.Store (which must then be nil), and is checked at the start, after
@@ -84,6 +86,17 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 
 	// sec, low: the position last used.
 	sec, low := now, int64(0)
+	if last.IsZero() && mark.IsZero() {
+		// The node's first use of the store: a run without a store may
+		// have issued IDs in the current second. Begin in the next, once
+		// the clock is in it, so that the IDs decode to their time.
+		if r.o.NoWait {
+			return fmt.Errorf("%w: node %d's first call with the store waits for the next second, and Options.NoWait is set", ErrExhausted, o.Node)
+		}
+		if sec, err = r.nextSecond(ctx, now); err != nil {
+			return err
+		}
+	}
 	if !last.IsZero() {
 		if s := last.Unix(); s >= now {
 			sec, low = s, int64(last.Nanosecond())
@@ -99,7 +112,7 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 			low++ // counter 0 of a thread: never issued
 		}
 		if low > maxLow {
-			if sec, err = r.nextSecond(sec); err != nil {
+			if sec, err = r.nextSecond(ctx, sec); err != nil {
 				return err
 			}
 			low = 1
@@ -143,8 +156,9 @@ func (r *reserver) now() (int64, error) {
 	return 0, fmt.Errorf("%w: clock reads %v, want a time from 1970 to 2106", ErrInvalid, t)
 }
 
-// nextSecond returns sec+1 once the clock has reached it.
-func (r *reserver) nextSecond(sec int64) (int64, error) {
+// nextSecond returns sec+1 once the clock has reached it, waiting under
+// ctx.
+func (r *reserver) nextSecond(ctx context.Context, sec int64) (int64, error) {
 	for {
 		now := r.o.Clock.Now()
 		if now.Unix() > sec {
@@ -155,7 +169,9 @@ func (r *reserver) nextSecond(sec int64) (int64, error) {
 			return 0, fmt.Errorf("%w: second %d is used up and the clock reaches the next in %v (at most %v is waited for)",
 				ErrExhausted, sec, wait, reserveMaxWait)
 		}
-		r.o.Clock.Sleep(wait)
+		if err := clock.SleepContext(ctx, r.o.Clock, wait); err != nil {
+			return 0, err
+		}
 		if err := r.fence(); err != nil {
 			return 0, err
 		}

@@ -18,10 +18,27 @@ import (
 
 var reserveT0 = time.Date(2026, 6, 1, 12, 0, 0, 300_000_000, time.UTC)
 
+// reserve returns n IDs from Reserve, moving the fake clock o.Clock to each
+// wake-up while the call sleeps on it (the node's first call waits for the
+// next second).
 func reserve(t *testing.T, o traceid.Options, n int) []traceid.ID {
 	t.Helper()
+	f := o.Clock.(*clock.Fake)
 	ids := make([]traceid.ID, n)
-	require.NoError(t, traceid.Reserve(context.Background(), o, ids))
+	done := make(chan error, 1)
+	go func() { done <- traceid.Reserve(context.Background(), o, ids) }()
+	testwait.Until(t, func() bool {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			return true
+		default:
+			if wake, ok := f.NextWake(); ok {
+				f.Set(wake)
+			}
+			return false
+		}
+	}, "Reserve to return")
 	return ids
 }
 
@@ -42,27 +59,49 @@ func TestReserveContinues(t *testing.T) {
 	f := clock.NewFake(reserveT0)
 	store := &memstore.Store{}
 	o := traceid.Options{Node: 7, Store: store, Clock: f}
+	first := reserveT0.Unix() + 1 // the node's first use of the store begins in the next second
 	var prev traceid.ID
 	for range 3 {
 		ids := reserve(t, o, 10)
 		prev = requireAbove(t, prev, ids)
-		assert.Equal(t, int(reserveT0.Unix()%(1<<25)), ids[0].Second(), "the current second")
+		assert.Equal(t, int(first%(1<<25)), ids[0].Second(), "the first call's second")
 	}
-	assert.Equal(t, traceid.ID(int64(reserveT0.Unix()%(1<<25))<<38|7<<22|30), prev, "counters 1 to 30")
+	assert.Equal(t, traceid.ID(first%(1<<25)<<38|7<<22|30), prev, "counters 1 to 30")
 	mark, err := store.HighWater(context.Background(), "traceid/node/7/last")
 	require.NoError(t, err)
-	assert.Equal(t, time.Unix(reserveT0.Unix(), 30).UTC(), mark.UTC())
+	assert.Equal(t, time.Unix(first, 30).UTC(), mark.UTC())
 
 	f.Advance(-2 * time.Second) // stepped back: continue in the last second
 	ids := reserve(t, o, 5)
 	prev = requireAbove(t, prev, ids)
 	assert.Equal(t, 31, int(ids[0])&(1<<22-1))
 
-	f.Set(reserveT0.Add(time.Second)) // a new second: counters restart
+	f.Set(time.Unix(first+1, 0)) // a new second: counters restart
 	ids = reserve(t, o, 5)
 	requireAbove(t, prev, ids)
 	assert.Equal(t, 1, int(ids[0])&(1<<22-1))
+	assert.Equal(t, int((first+1)%(1<<25)), ids[0].Second())
 	assert.Equal(t, 0, f.Sleepers())
+}
+
+// A run without a store earlier in the second repeats none of its IDs in
+// the node's first call with the store, made in that second: the call
+// waits for the next second. (Before it did, it repeated them.)
+func TestReserveFirstCallAfterARunWithoutStore(t *testing.T) {
+	t.Parallel()
+	f := clock.NewFake(reserveT0)
+	g, err := traceid.New(traceid.Options{Node: 3, Clock: f}) // no store
+	require.NoError(t, err)
+	f.Advance(time.Second) // it issues nothing in the second it started in
+	issued := make([]traceid.ID, 100)
+	n, err := g.Fill(issued)
+	require.NoError(t, err)
+	require.Equal(t, 100, n)
+	require.NoError(t, g.Close())
+
+	ids := reserve(t, traceid.Options{Node: 3, Store: &memstore.Store{}, Clock: f}, 100)
+	assert.Greater(t, ids[0], issued[99], "after every ID of the run without a store")
+	assert.Equal(t, issued[0].Second()+1, ids[0].Second())
 }
 
 // TestReserveThenGenerator checks that a Generator started after Reserve
@@ -131,7 +170,7 @@ func TestReserveExhausted(t *testing.T) {
 		done <- more
 	}()
 	testwait.Sleepers(t, f, 1)
-	f.Advance(700 * time.Millisecond) // to the next second
+	f.Advance(1700 * time.Millisecond) // to the second after the first call's
 	more := testwait.Recv(t, done, "the result")
 	requireAbove(t, ids[len(ids)-1], more)
 	assert.Equal(t, ids[0].Second(), more[1].Second())
@@ -186,4 +225,18 @@ func TestReserveThreadBits(t *testing.T) {
 	p, err := traceid.Decode(ids[129], 16)
 	require.NoError(t, err)
 	assert.Equal(t, traceid.Parts{Second: ids[0].Second(), Node: 2, Thread: 2, Counter: 4}, p)
+}
+
+// Under NoWait the node's first call, which would wait for the next
+// second, fails at once and reserves nothing.
+func TestReserveFirstCallNoWait(t *testing.T) {
+	t.Parallel()
+	store := &memstore.Store{}
+	o := traceid.Options{Node: 4, Store: store, Clock: clock.NewFake(reserveT0), NoWait: true}
+	err := traceid.Reserve(context.Background(), o, make([]traceid.ID, 1))
+	require.ErrorIs(t, err, traceid.ErrExhausted)
+	assert.Contains(t, err.Error(), "node 4's first call with the store waits for the next second")
+	mark, err := store.HighWater(context.Background(), "traceid/node/4/last")
+	require.NoError(t, err)
+	assert.True(t, mark.IsZero(), "nothing reserved")
 }
