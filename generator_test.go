@@ -13,7 +13,7 @@ import (
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/flake128"
-	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testkit/memstore"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/snowflake"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/testenv"
+	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idkit/idkit/internal/testenv"
+	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/google/uuid"

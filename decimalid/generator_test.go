@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // source is a GeneratorSource for tests: it hands out next, next+1, ...

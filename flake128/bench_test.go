@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testkit/memstore"
 )
 
 var sink ID

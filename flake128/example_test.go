@@ -7,7 +7,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/flake128"
-	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testkit/memstore"
 )
 
 // An ID from the README of Boundary's flake, in its base-62 text.

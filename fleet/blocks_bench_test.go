@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/etcdtest"
-	"github.com/idkit/idkit/internal/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/segmenttest"
 )
 
 // BenchmarkBlocks measures ReserveBlock on one embedded etcd member that

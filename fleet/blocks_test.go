@@ -16,10 +16,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/etcdtest"
-	"github.com/idkit/idkit/internal/leakcheck"
-	"github.com/idkit/idkit/internal/segmenttest"
-	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/leakcheck"
+	"github.com/idkit/idkit/internal/testkit/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/storetest"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/segment"
 )

@@ -17,7 +17,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
 )
 
 // The campaign's environment: how long it runs (a Go duration; 2m by

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/launchlog"
 )
 

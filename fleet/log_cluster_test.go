@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/launchlog"
 )
 

@@ -11,9 +11,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/etcdtest"
-	"github.com/idkit/idkit/internal/storetest"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/launchlog"
 )
 

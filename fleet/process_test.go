@@ -23,8 +23,8 @@ import (
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/etcdtest"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/traceid"
 )

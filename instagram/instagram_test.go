@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/testenv"
+	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/instagram"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/snowflake"
 )
 

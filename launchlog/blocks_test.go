@@ -12,9 +12,9 @@ import (
 	"go.etcd.io/bbolt"
 	"go.uber.org/goleak"
 
-	"github.com/idkit/idkit/internal/leakcheck"
-	"github.com/idkit/idkit/internal/segmenttest"
-	"github.com/idkit/idkit/internal/storetest"
+	"github.com/idkit/idkit/internal/testkit/leakcheck"
+	"github.com/idkit/idkit/internal/testkit/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/storetest"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/segment"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testkit/memstore"
 )
 
 // store is the contract both launchlog and memstore keep.

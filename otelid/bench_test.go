@@ -15,7 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/idkit/idkit/internal/cores"
+	"github.com/idkit/idkit/internal/testkit/cores"
 	"github.com/idkit/idkit/traceid"
 )
 

@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/claimtest"
+	"github.com/idkit/idkit/internal/testkit/claimtest"
 	"github.com/idkit/idkit/traceid"
 )
 

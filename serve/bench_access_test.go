@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/loadgen"
-	"github.com/idkit/idkit/internal/testcert"
+	"github.com/idkit/idkit/internal/testkit/loadgen"
+	"github.com/idkit/idkit/internal/testkit/testcert"
 	"github.com/idkit/idkit/traceid"
 )
 

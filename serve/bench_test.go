@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/decimalid"
-	"github.com/idkit/idkit/internal/loadgen"
+	"github.com/idkit/idkit/internal/testkit/loadgen"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"

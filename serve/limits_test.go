@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/testcert"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/testcert"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/objectid"
 )
 

@@ -23,8 +23,8 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
-	"github.com/idkit/idkit/internal/memstore"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/memstore"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"

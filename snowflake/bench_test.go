@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testkit/memstore"
 )
 
 // BenchmarkNext measures the cost of one ID below the layout's cap, on the

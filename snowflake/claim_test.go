@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/claimtest"
+	"github.com/idkit/idkit/internal/testkit/claimtest"
 )
 
 func TestClaimSplitsIntoNodeFields(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/claimtest"
-	"github.com/idkit/idkit/internal/memstore"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/claimtest"
+	"github.com/idkit/idkit/internal/testkit/memstore"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/snowflake"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/memstore"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/memstore"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // settle waits until g has no asynchronous lease renewal running.

@@ -3,7 +3,7 @@ package traceid
 import (
 	"testing"
 
-	"github.com/idkit/idkit/internal/cores"
+	"github.com/idkit/idkit/internal/testkit/cores"
 )
 
 // The benchmarks use the real clock. Run them with a fixed count below the

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/claimtest"
-	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testkit/claimtest"
+	"github.com/idkit/idkit/internal/testkit/memstore"
 )
 
 func TestClaimSuppliesNode(t *testing.T) {

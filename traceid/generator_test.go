@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/memstore"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/memstore"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // t0 is half a second into a second, so that small steps stay inside it.

@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/idkit/idkit/internal/leakcheck"
+	"github.com/idkit/idkit/internal/testkit/leakcheck"
 )
 
 // TestMain fails the package's tests if they leave goroutines running.

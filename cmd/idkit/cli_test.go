@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // idkit runs the command line args and returns its exit code and output.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idkit/idkit/internal/testenv"
+	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

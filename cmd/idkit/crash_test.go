@@ -18,8 +18,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/leakcheck"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/leakcheck"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // cliOffsetEnv, when set, makes the test binary run as idkit with its

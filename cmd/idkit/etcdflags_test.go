@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/etcdtest"
-	"github.com/idkit/idkit/internal/testcert"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/testcert"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // failDialTimeout is the dial timeout of the calls that must fail: each

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/storetest"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // segmentStores are the server stores of segment blocks, each with the

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/idkit/idkit/internal/etcdtest"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // TestServeReclaims: serve on claimed nodes in a real embedded etcd loses

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/testcert"
+	"github.com/idkit/idkit/internal/testkit/testcert"
 )
 
 // TestServeTLSTokensMetrics runs serve as production does: HTTPS, bearer

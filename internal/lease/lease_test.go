@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/internal/lease"
-	"github.com/idkit/idkit/internal/memstore"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/memstore"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // seconds are units of one second whose marks are the end's start.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/mysqlstore"
 )

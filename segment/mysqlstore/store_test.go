@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/idkit/idkit/internal/etcdtest"
-	"github.com/idkit/idkit/internal/leakcheck"
-	"github.com/idkit/idkit/internal/segmenttest"
-	"github.com/idkit/idkit/internal/storetest"
-	"github.com/idkit/idkit/internal/testwait"
+	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/leakcheck"
+	"github.com/idkit/idkit/internal/testkit/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/mysqlstore"
 )

@@ -3,7 +3,7 @@ package pgstore_test
 import (
 	"testing"
 
-	"github.com/idkit/idkit/internal/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/segmenttest"
 )
 
 // BenchmarkBlocks measures ReserveBlock (one UPDATE committed) and

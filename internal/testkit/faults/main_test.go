@@ -1,11 +1,11 @@
-package testenv
+package faults
 
 import (
 	"testing"
 
 	"go.uber.org/goleak"
 
-	"github.com/idkit/idkit/internal/leakcheck"
+	"github.com/idkit/idkit/internal/testkit/leakcheck"
 )
 
 // TestMain fails the package's tests if they leave goroutines running.

@@ -26,7 +26,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 
-	"github.com/idkit/idkit/internal/testcert"
+	"github.com/idkit/idkit/internal/testkit/testcert"
 )
 
 // Cluster is a running set of embedded etcd members.

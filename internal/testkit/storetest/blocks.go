@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idkit/idkit/internal/testenv"
+	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idkit/idkit/internal/memstore"
+	"github.com/idkit/idkit/internal/testkit/memstore"
 )
 
 // ErrLost is what Check and the mark writes return once the claim is lost.

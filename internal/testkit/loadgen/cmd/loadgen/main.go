@@ -7,8 +7,8 @@
 // same one-ID JSON body, which shows what net/http and the machine cost
 // before any ID is made.
 //
-//	go run ./internal/loadgen/cmd/loadgen -addr 127.0.0.1:8080 -path '/v1/traceid?n=1' -rate 10000 -d 10s
-//	go run ./internal/loadgen/cmd/loadgen -addr 127.0.0.1:8080 -path '/v1/decimalid?n=1000' -rate 0 -conns 4
+//	go run ./internal/testkit/loadgen/cmd/loadgen -addr 127.0.0.1:8080 -path '/v1/traceid?n=1' -rate 10000 -d 10s
+//	go run ./internal/testkit/loadgen/cmd/loadgen -addr 127.0.0.1:8080 -path '/v1/decimalid?n=1000' -rate 0 -conns 4
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/idkit/idkit/internal/loadgen"
+	"github.com/idkit/idkit/internal/testkit/loadgen"
 )
 
 func main() {

@@ -12,7 +12,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/idkit/idkit/internal/testcert"
+	"github.com/idkit/idkit/internal/testkit/testcert"
 )
 
 // A member of Options.CA serves https only and takes a client only with

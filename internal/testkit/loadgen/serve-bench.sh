@@ -6,8 +6,8 @@
 # started. A net/http server with a fixed body (loadgen -baseline) runs
 # beside it as the floor.
 #
-#   internal/loadgen/serve-bench.sh            # from the repository root
-#   RUNS=3 D=10s internal/loadgen/serve-bench.sh
+#   internal/testkit/loadgen/serve-bench.sh            # from the repository root
+#   RUNS=3 D=10s internal/testkit/loadgen/serve-bench.sh
 #
 # Each run records D (default 10s) after a 2 s warm-up. The server and
 # loadgen are separate processes on the same machine.
@@ -15,7 +15,7 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d)
 trap 'kill $PID $BASE 2>/dev/null || true; rm -rf "$dir"' EXIT
-(cd "$root" && go build -o "$dir/idkit" ./cmd/idkit && go build -o "$dir/loadgen" ./internal/loadgen/cmd/loadgen)
+(cd "$root" && go build -o "$dir/idkit" ./cmd/idkit && go build -o "$dir/loadgen" ./internal/testkit/loadgen/cmd/loadgen)
 cd "$dir"
 ./idkit launch begin --log bench.db >/dev/null
 ./idkit serve --addr 127.0.0.1:18090 --node 7 --log bench.db 2>serve.err &

@@ -1,0 +1,60 @@
+package idkit_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/idkit/idkit"
+
+// testkit is where the test harnesses live: conformance suites, embedded
+// etcd, fault campaigns, load generators. Everything else ships.
+const testkit = module + "/internal/testkit"
+
+// What ships never imports a test harness, so that the import graph only
+// points down: a package outside internal/testkit imports none under it in
+// its non-test files. And every other package under internal/ ships: some
+// non-test file outside the harnesses imports it.
+func TestLayout(t *testing.T) {
+	t.Parallel()
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command")
+	out, err := exec.Command(goTool, "list", "-json", "./...").Output()
+	require.NoError(t, err, "go list")
+
+	shipped := map[string]bool{} // imported by a non-test file that ships
+	var internal []string
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		require.NoError(t, dec.Decode(&p))
+		if isHarness(p.ImportPath) {
+			continue
+		}
+		if strings.HasPrefix(p.ImportPath, module+"/internal/") {
+			internal = append(internal, p.ImportPath)
+		}
+		for _, imp := range p.Imports {
+			assert.False(t, isHarness(imp), "%s imports the test harness %s outside its tests", p.ImportPath, imp)
+			shipped[imp] = true
+		}
+	}
+	require.NotEmpty(t, internal)
+	for _, p := range internal {
+		assert.True(t, shipped[p], "%s is under internal/ but no shipped code imports it: a harness belongs under %s", p, filepath.Base(testkit))
+	}
+}
+
+func isHarness(path string) bool {
+	return path == testkit || strings.HasPrefix(path, testkit+"/")
+}
