@@ -42,8 +42,9 @@ func idkitNoSleep(t *testing.T, f *clock.Fake, args ...string) (stdout, stderr s
 }
 
 // TestNewBackToBack runs 100 calls "new traceid --node 7 --log FILE -n 10"
-// (and the same for snowflake) on a clock that stands still: none waits,
-// and together they print 1,000 distinct, increasing IDs.
+// (and the same for snowflake) on a clock that stands still: none but the
+// node's first with the log waits (a traceid one waits for the next
+// second), and together they print 1,000 distinct, increasing IDs.
 func TestNewBackToBack(t *testing.T) {
 	t.Parallel()
 	for _, scheme := range []string{"traceid", "snowflake"} {
@@ -52,8 +53,16 @@ func TestNewBackToBack(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "idkit.db")
 			f := clock.NewFake(time.Date(2026, 6, 1, 12, 0, 0, 500_000_000, time.UTC))
 			var prev int64
-			for range 100 {
-				stdout, stderr := idkitNoSleep(t, f, "new", scheme, "--node", "7", "--log", log, "-n", "10")
+			for k := range 100 {
+				args := []string{"new", scheme, "--node", "7", "--log", log, "-n", "10"}
+				var stdout, stderr string
+				if k == 0 {
+					var code int
+					code, stdout, stderr = idkitOn(f, 10*time.Millisecond, args...)
+					require.Equal(t, 0, code, stderr)
+				} else {
+					stdout, stderr = idkitNoSleep(t, f, args...)
+				}
 				assert.Empty(t, stderr)
 				ids := strings.Fields(stdout)
 				require.Len(t, ids, 10)
