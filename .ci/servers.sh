@@ -4,6 +4,8 @@
 #   need_chromium   Chromium, for the test that renders the compare report
 #                   in a browser; installed with apt if missing, and that
 #                   test made a failure rather than a skip
+#   need_node       Node.js, for the tests of the JavaScript client
+#                   (clients/js); installed with apt if missing
 #   need_servers    PostgreSQL 15, MariaDB 10.11 and Redis 7 answering on
 #                   this machine (each started with the machine's own
 #                   command if not), their addresses exported so that the
@@ -18,6 +20,16 @@ need_chromium() {
 	fi
 	chromium --version
 	export IDKIT_REQUIRE_BROWSER=1
+}
+
+need_node() {
+	if ! command -v node >/dev/null; then
+		local sudo=""
+		[ "$(id -u)" -eq 0 ] || sudo=sudo
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs >/dev/null
+	fi
+	node --version
 }
 
 export IDKIT_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test

@@ -18,6 +18,7 @@
 //	                         server is shutting down (readiness; /healthz
 //	                         is the same)
 //	GET /metrics             Prometheus text format
+//	GET /openapi.json        the OpenAPI 3.1 document of these endpoints
 //
 // IDs are JSON strings, since JavaScript numbers lose integers above 2^53.
 // Every error is JSON, {"error":"..."}, with status 400 (bad n, an ID that
@@ -29,6 +30,22 @@
 // not list the schemes served, and a 503 names the kind of failure while
 // the store's own error (files, hosts) goes to Options.Logger. Responses
 // carry Cache-Control: no-store.
+//
+// # RPC
+//
+// The same port answers idkit.v1.IDService (proto/idkit/v1/idkit.proto) over
+// gRPC, gRPC-Web and Connect, binary or JSON, through connectrpc.com/connect:
+// Next issues IDs as text and as fixed64 (bytes for objectid), Inspect gives
+// the parts GET /v1/{scheme}/{id} gives. A plain-text server speaks HTTP/2
+// with prior knowledge (h2c) to gRPC clients, beside HTTP/1.1. Calls are
+// authenticated, limited and refused as HTTP requests are, with the gRPC
+// codes of the statuses: InvalidArgument (400), NotFound (404),
+// Unauthenticated (401), ResourceExhausted (429) and Unavailable (503), the
+// last two with a google.rpc.RetryInfo detail and Retry-After. They are
+// counted in idkit_rpc_requests_total and idkit_rpc_request_duration_seconds,
+// by procedure and scheme. gRPC's health service (grpc.health.v1.Health)
+// answers with the readiness of /readyz, and server reflection lets a client
+// such as grpcurl list and call the service without the .proto.
 //
 // # Schemes
 //

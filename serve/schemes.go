@@ -34,6 +34,12 @@ type scheme struct {
 	// issue appends the text of n new IDs to dst: for JSON each quoted and
 	// followed by a comma, for text each followed by a newline.
 	issue func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error)
+	// values fills dst with new IDs as integers, for the RPC API's binary
+	// form; nil for objectid, whose IDs do not fit 64 bits.
+	values func(ctx context.Context, dst []uint64) error
+	// raw fills dst with the bytes of len(dst)/12 new ObjectIDs, for the
+	// RPC API; nil for the other schemes.
+	raw func(ctx context.Context, dst []byte) error
 	// inspect explains one ID. Its error is an *httpError, or else one that
 	// says the text is not an ID of the scheme (400).
 	inspect func(id string, q url.Values) (*explain.Report, error)
@@ -135,12 +141,12 @@ func (s *Server) claimFor(scheme string, claim any, node bool) (Claim, error) {
 // build makes the generator on the new one.
 func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c Claim, build func(Claim) (idkit.Generator[ID], error)) {
 	if c == nil {
-		sc.issue, sc.stats = issueDecimal(g), g.Stats
+		sc.issue, sc.values, sc.stats = issueDecimal(g), fillValues(g), g.Stats
 		s.closers = append(s.closers, g.Close)
 		return
 	}
 	r := newReclaiming(sc.name, claimed[ID]{g, c}, s.cfg.Claims, build, s.logf)
-	sc.issue, sc.stats, sc.claim = issueDecimal(r), r.Stats, r
+	sc.issue, sc.values, sc.stats, sc.claim = issueDecimal(r), fillValues(r), r.Stats, r
 	s.closers = append(s.closers, r.Close)
 }
 
@@ -255,7 +261,7 @@ func (s *Server) decimalIDScheme(o decimalid.Options) (*scheme, error) {
 			return l, nil
 		}
 	}
-	return &scheme{name: "decimalid", issue: issueDecimal(g), stats: g.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
+	return &scheme{name: "decimalid", issue: issueDecimal(g), values: fillValues(g), stats: g.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err
 		}
@@ -272,7 +278,7 @@ func (s *Server) objectIDScheme(o objectid.Options) (*scheme, error) {
 		return nil, err
 	}
 	s.closers = append(s.closers, g.Close)
-	sc := &scheme{name: "objectid", stats: g.Stats}
+	sc := &scheme{name: "objectid", stats: g.Stats, raw: fillRaw(g)}
 	sc.issue = func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
 		var buf [run / 2]objectid.ID
 		var h oidHex
@@ -315,7 +321,7 @@ func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
 	}
 	s.closers = append(s.closers, a.Close)
 	tag := a.Tag()
-	return &scheme{name: "segment/" + tag, issue: issueDecimal(a), stats: a.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
+	return &scheme{name: "segment/" + tag, issue: issueDecimal(a), values: fillValues(a), stats: a.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err
 		}

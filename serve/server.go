@@ -128,13 +128,15 @@ const DefaultMaxN = 10_000
 // maxMaxN bounds Options.MaxN: a request's response stays below about 30 MB.
 const maxMaxN = 1_000_000
 
-// Server issues and explains IDs over HTTP. It is an http.Handler; Serve
+// Server issues and explains IDs over HTTP, and over gRPC and Connect on
+// the same port (see rpcHandler). It is an http.Handler; Serve
 // runs it in an http.Server with the configured timeouts, and Shutdown
 // stops that gracefully. A Server is safe for concurrent use.
 type Server struct {
 	cfg      Options
 	clk      clock.Clock
 	mux      *http.ServeMux
+	rpc      http.Handler // the RPC services; see rpcHandler
 	schemes  map[string]*scheme
 	names    []string // scheme names in the order of Options
 	reg      *prometheus.Registry
@@ -258,6 +260,7 @@ func New(c Options) (*Server, error) {
 	s.health = newHealth(s)
 	s.m.register(s)
 	s.routes()
+	s.rpc = s.rpcHandler()
 	return s, nil
 }
 
@@ -292,6 +295,10 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isRPC(r.URL.Path) {
+		s.rpc.ServeHTTP(w, r)
+		return
+	}
 	// No route reads a body; one that is sent is refused rather than left
 	// for the server to drain.
 	if r.ContentLength != 0 {
@@ -312,6 +319,13 @@ func (s *Server) Serve(l net.Listener) error {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slogErrorLog(s.cfg.Logger),
+	}
+	if s.tls == nil {
+		// gRPC clients speak HTTP/2 with prior knowledge (h2c) to a
+		// plain-text server; HTTP/1.1 clients are served as before.
+		hs.Protocols = new(http.Protocols)
+		hs.Protocols.SetHTTP1(true)
+		hs.Protocols.SetUnencryptedHTTP2(true)
 	}
 	s.mu.Lock()
 	if s.draining.Load() {
@@ -379,6 +393,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /v1/segment/{tag}/{id}", func(w http.ResponseWriter, r *http.Request) {
 		s.handleInspect(w, r, "segment/"+r.PathValue("tag"))
 	})
+	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	mux.HandleFunc("GET /livez", s.handleLive)
 	mux.HandleFunc("GET /readyz", s.handleHealth)
 	mux.HandleFunc("GET /healthz", s.handleHealth)
@@ -386,7 +401,7 @@ func (s *Server) routes() {
 		mux.Handle("GET /metrics", s.m.handler(s.reg))
 	}
 	// (Other methods on /v1/segment/{tag} reach the twin of /v1/{scheme}/{id}.)
-	twins := []string{"/v1/{scheme}", "/v1/{scheme}/{id}", "/v1/segment/{tag}/{id}", "/livez", "/readyz", "/healthz"}
+	twins := []string{"/v1/{scheme}", "/v1/{scheme}/{id}", "/v1/segment/{tag}/{id}", "/openapi.json", "/livez", "/readyz", "/healthz"}
 	if !s.cfg.SeparateMetrics {
 		twins = append(twins, "/metrics")
 	}

@@ -44,6 +44,12 @@ then stops accepting connections, lets the requests in flight finish (up to
 	                      launch log does not answer, or while stopping
 	                      (readiness; /healthz is the same)
 	GET /metrics          Prometheus metrics
+	GET /openapi.json     the OpenAPI 3.1 document of the HTTP API
+	idkit.v1.IDService    Next and Inspect over gRPC (h2c without TLS),
+	                      gRPC-Web and Connect JSON on the same port, e.g.
+	                      POST /idkit.v1.IDService/Next with
+	                      {"scheme":"traceid","n":3}; with gRPC health
+	                      checks and server reflection (grpcurl list)
 
 Error bodies name the kind of failure; the details (files, endpoints, store
 errors) go to the log on stderr.

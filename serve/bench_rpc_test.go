@@ -1,0 +1,169 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/idkit/idkit/internal/testkit/loadgen"
+	idkitv1 "github.com/idkit/idkit/proto/idkit/v1"
+	"github.com/idkit/idkit/proto/idkit/v1/idkitv1connect"
+	"github.com/idkit/idkit/traceid"
+)
+
+// BenchmarkRPC puts gRPC beside HTTP/JSON in one run, each against a
+// server of its own on a loopback port: single-TraceId calls at 10,000 a
+// second (open loop, 32 callers; latency counts from when a call was due)
+// and 1,000-TraceId calls at saturation (4 callers). It reports latency
+// percentiles, calls and IDs a second, and CPU per call; server and load
+// share the process, so cpu-µs/req counts both. HTTP/JSON's load is
+// package loadgen's own HTTP/1.1 client; gRPC's is grpc-go over h2c, one
+// connection, asking for the binary form (fixed64), which is what a gRPC
+// client would read.
+func BenchmarkRPC(b *testing.B) {
+	for _, tc := range []struct {
+		n     int
+		rate  float64
+		conns int
+	}{{1, 10_000, 32}, {1000, 0, 4}} {
+		for _, proto := range []string{"http", "grpc"} {
+			b.Run("n="+strconv.Itoa(tc.n)+"/"+proto, func(b *testing.B) {
+				s, err := New(Options{TraceID: &traceid.Options{Node: 7}, Limits: Limits{IDsPerSecond: -1, RequestsPerSecond: -1}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				go s.Serve(ln)
+				defer s.Shutdown(context.Background())
+				warm(b, s, "")
+				addr := ln.Addr().String()
+				load := func() (*loadgen.Result, error) {
+					return loadgen.Run(context.Background(), loadgen.Config{Addr: addr, Path: "/v1/traceid?n=" + strconv.Itoa(tc.n),
+						Rate: tc.rate, Conns: tc.conns, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, WantIDs: tc.n})
+				}
+				if proto == "grpc" {
+					conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer conn.Close()
+					load = func() (*loadgen.Result, error) {
+						return grpcLoad(context.Background(), conn, tc.n, tc.rate, tc.conns, 2*time.Second, 500*time.Millisecond)
+					}
+				}
+				var total loadgen.Result
+				var cpu time.Duration
+				for b.Loop() {
+					c0 := cpuTime(b)
+					r, err := load()
+					if err != nil {
+						b.Fatal(err)
+					}
+					cpu += cpuTime(b) - c0
+					if r.Errors > 0 {
+						b.Fatal(r.FirstErr)
+					}
+					total.Add(r)
+				}
+				report(b, &total, cpu)
+				b.ReportMetric(total.IDsPerSecond(), "IDs/s")
+			})
+		}
+	}
+}
+
+// grpcLoad calls Next(traceid, n) through conn from callers goroutines,
+// as loadgen.Run loads the HTTP API: at rate calls a second in all (open
+// loop; latency from when a call was due), or back to back when rate is
+// 0, for warmup and then duration, counting only the calls due after the
+// warm-up.
+func grpcLoad(ctx context.Context, conn *grpc.ClientConn, n int, rate float64, callers int, duration, warmup time.Duration) (*loadgen.Result, error) {
+	count := int64(n)
+	req := &idkitv1.NextRequest{Scheme: "traceid", N: &count, Format: idkitv1.Format_FORMAT_BINARY}
+	start := time.Now()
+	measure := start.Add(warmup)
+	end := measure.Add(duration)
+	results := make([]loadgen.Result, callers)
+	lasts := make([]time.Time, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			r := &results[i]
+			var interval time.Duration
+			due := start
+			if rate > 0 {
+				interval = time.Duration(float64(time.Second) * float64(callers) / rate)
+				due = start.Add(time.Duration(float64(time.Second) * float64(i) / rate))
+			}
+			resp := new(idkitv1.NextResponse)
+			for ctx.Err() == nil {
+				now := time.Now()
+				if interval == 0 {
+					due = now
+				}
+				if !due.Before(end) {
+					break
+				}
+				if d := due.Sub(now); d > 0 {
+					time.Sleep(d)
+				}
+				sent := time.Now()
+				resp.Reset()
+				err := conn.Invoke(ctx, idkitv1connect.IDServiceNextProcedure, req, resp)
+				done := time.Now()
+				r.Sent++
+				if err == nil && len(resp.Values) != n {
+					err = fmt.Errorf("got %d IDs, want %d", len(resp.Values), n)
+				}
+				if !due.Before(measure) {
+					lasts[i] = done
+					if err != nil {
+						r.Errors++
+						if r.FirstErr == nil {
+							r.FirstErr = err
+						}
+					} else {
+						r.Requests++
+						r.IDs += count
+						r.Latency.Record(done.Sub(due))
+						r.Service.Record(done.Sub(sent))
+					}
+				}
+				due = due.Add(interval)
+			}
+			// Calls still due when the run was cut short were never made.
+			for ; interval > 0 && due.Before(end); due = due.Add(interval) {
+				if !due.Before(measure) {
+					r.Missed++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := &loadgen.Result{}
+	last := measure
+	for i := range results {
+		total.Add(&results[i])
+		if lasts[i].After(last) {
+			last = lasts[i]
+		}
+	}
+	total.Elapsed = last.Sub(measure)
+	if rate > 0 {
+		total.Elapsed = max(total.Elapsed, duration)
+	}
+	if total.Requests == 0 && total.FirstErr != nil {
+		return total, fmt.Errorf("grpc load: %w", total.FirstErr)
+	}
+	return total, nil
+}
