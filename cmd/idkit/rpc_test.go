@@ -48,7 +48,8 @@ func startRPCServer(t *testing.T) *server {
 }
 
 // TestRPCClients calls a real serve process through the generated Connect
-// client, over Connect and over gRPC (h2c), and through grpc-go.
+// client, over Connect and over gRPC (h2c), and through the generated
+// grpc-go stub.
 func TestRPCClients(t *testing.T) {
 	t.Parallel()
 	s := startRPCServer(t)
@@ -90,24 +91,25 @@ func TestRPCClients(t *testing.T) {
 	conn, err := grpc.NewClient("passthrough:///"+strings.TrimPrefix(s.url, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
+	gc := idkitv1.NewIDServiceClient(conn) // the generated grpc-go stub
 	for _, scheme := range schemes {
-		out := new(idkitv1.NextResponse)
-		require.NoError(t, conn.Invoke(ctx, idkitv1connect.IDServiceNextProcedure, &idkitv1.NextRequest{Scheme: scheme, Format: idkitv1.Format_FORMAT_BINARY}, out), scheme)
+		out, err := gc.Next(ctx, &idkitv1.NextRequest{Scheme: scheme, Format: idkitv1.Format_FORMAT_BINARY})
+		require.NoError(t, err, scheme)
 		if scheme == "objectid" {
 			assert.Len(t, out.Raw, 1)
 			continue
 		}
 		require.Len(t, out.Values, 1, scheme)
-		inspected := new(idkitv1.InspectResponse)
 		id := strconv.FormatUint(out.Values[0], 10)
-		require.NoError(t, conn.Invoke(ctx, idkitv1connect.IDServiceInspectProcedure, &idkitv1.InspectRequest{Scheme: scheme, Id: id}, inspected))
+		inspected, err := gc.Inspect(ctx, &idkitv1.InspectRequest{Scheme: scheme, Id: id})
+		require.NoError(t, err)
 		assert.Equal(t, id, inspected.Parts[1].GetText())
 		if scheme == "snowflake" {
 			assert.Equal(t, snowflake.JSSafe().Name, inspected.Parts[2].GetText(), "the preset")
 		}
 	}
 	n := int64(0)
-	err = conn.Invoke(ctx, idkitv1connect.IDServiceNextProcedure, &idkitv1.NextRequest{Scheme: "traceid", N: &n}, new(idkitv1.NextResponse))
+	_, err = gc.Next(ctx, &idkitv1.NextRequest{Scheme: "traceid", N: &n})
 	assert.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 
 	health := grpchealth.NewClient(&http.Client{Transport: h2c}, s.url, connect.WithGRPC())
