@@ -40,6 +40,27 @@ func warm(b *testing.B, s *Server, token string) {
 	}
 }
 
+// measure runs load once per benchmark loop and reports the runs' sum
+// with the CPU the process spent on them (server and load alike).
+func measure(b *testing.B, load func() (*loadgen.Result, error)) *loadgen.Result {
+	var total loadgen.Result
+	var cpu time.Duration
+	for b.Loop() {
+		c0 := cpuTime(b)
+		r, err := load()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime(b) - c0
+		if r.Errors > 0 {
+			b.Fatal(r.FirstErr)
+		}
+		total.Add(r)
+	}
+	report(b, &total, cpu)
+	return &total
+}
+
 // report adds a run's latency percentiles and CPU per request.
 func report(b *testing.B, total *loadgen.Result, cpu time.Duration) {
 	b.ReportMetric(total.RequestsPerSecond(), "req/s")
@@ -90,21 +111,7 @@ func BenchmarkTLS(b *testing.B) {
 			if tc.tls {
 				cfg.TLS = &tls.Config{RootCAs: ca.Pool()}
 			}
-			var total loadgen.Result
-			var cpu time.Duration
-			for b.Loop() {
-				c0 := cpuTime(b)
-				r, err := loadgen.Run(context.Background(), cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				cpu += cpuTime(b) - c0
-				if r.Errors > 0 {
-					b.Fatal(r.FirstErr)
-				}
-				total.Add(r)
-			}
-			report(b, &total, cpu)
+			measure(b, func() (*loadgen.Result, error) { return loadgen.Run(context.Background(), cfg) })
 		})
 	}
 }

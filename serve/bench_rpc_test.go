@@ -61,22 +61,7 @@ func BenchmarkRPC(b *testing.B) {
 						return grpcLoad(context.Background(), conn, tc.n, tc.rate, tc.conns, 2*time.Second, 500*time.Millisecond)
 					}
 				}
-				var total loadgen.Result
-				var cpu time.Duration
-				for b.Loop() {
-					c0 := cpuTime(b)
-					r, err := load()
-					if err != nil {
-						b.Fatal(err)
-					}
-					cpu += cpuTime(b) - c0
-					if r.Errors > 0 {
-						b.Fatal(r.FirstErr)
-					}
-					total.Add(r)
-				}
-				report(b, &total, cpu)
-				b.ReportMetric(total.IDsPerSecond(), "IDs/s")
+				b.ReportMetric(measure(b, load).IDsPerSecond(), "IDs/s")
 			})
 		}
 	}

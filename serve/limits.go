@@ -110,7 +110,15 @@ func (l *limiter) bucket(client string, now time.Time) *bucket {
 
 // writeTooMany answers 429 with the time to wait, in whole seconds.
 func writeTooMany(w http.ResponseWriter, retry time.Duration) int {
-	secs := int(math.Ceil(retry.Seconds()))
+	secs := retrySeconds(retry)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	return writeError(w, http.StatusTooManyRequests, fmt.Sprintf("over this client's limit of IDs or requests a second; retry in %d s", secs))
+	return writeError(w, http.StatusTooManyRequests, tooMany(secs))
 }
+
+// tooMany is the answer to a client over its limits, for HTTP and RPC.
+func tooMany(secs int) string {
+	return fmt.Sprintf("over this client's limit of IDs or requests a second; retry in %d s", secs)
+}
+
+// retrySeconds rounds a wait up to whole seconds, at least 1.
+func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }

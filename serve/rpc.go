@@ -100,7 +100,7 @@ func (r *rpcService) Next(ctx context.Context, req *connect.Request[idkitv1.Next
 	}
 	if ok, retry := s.limits.allow(client, int(n), s.clk.Now()); !ok {
 		secs := retrySeconds(retry)
-		return nil, retryError(connect.CodeResourceExhausted, fmt.Sprintf("over this client's limit of IDs or requests a second; retry in %d s", secs), secs)
+		return nil, retryError(connect.CodeResourceExhausted, tooMany(secs), secs)
 	}
 	resp := &idkitv1.NextResponse{}
 	if err := rpcIssue(ctx, sc, int(n), format, resp); err != nil {
@@ -183,9 +183,6 @@ func (s *Server) rpcScheme(name string) (*scheme, error) {
 	}
 	return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown scheme %q", name))
 }
-
-// retrySeconds rounds a wait up to whole seconds, at least 1.
-func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
 
 // retryError returns an error of code whose call may be tried again after
 // secs seconds: a google.rpc.RetryInfo detail, and Retry-After as the HTTP
