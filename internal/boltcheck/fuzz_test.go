@@ -34,7 +34,8 @@ import (
 // inline bucket (Tx.Check skips inline buckets). And files with a hazard
 // (a cycle, a page or element beyond the file, a page in the tree that is
 // not a branch or leaf, a meta page as the freelist, a freelist longer
-// than its page, a high water mark beyond the file) are not handed to
+// than its page, a page whose overflow covers a page the walk read as
+// another, a high water mark beyond the file) are not handed to
 // bbolt at all: bbolt could fault, recurse forever or grow the file on
 // them.
 func FuzzVerify(f *testing.F) {
