@@ -43,13 +43,12 @@
 // more than the SDK's default (math/rand/v2, per-thread state, no lock)
 // on one core; on two cores the default, which shares nothing and reads
 // no clock, is about twice as fast (BENCHMARKS.md), both far below the
-// cost of a span. The
-// price is order within a goroutine: a goroutine's span IDs increase
-// while it stays on one processor, and never go back a second. What a
-// TraceId buys is order by time, a node and second to read back (idkit
-// inspect traceid), and uniqueness by construction rather than by
-// probability. BENCHMARKS.md has the figures, beside the mutex-guarded
-// generator the SDK had before.
+// cost of a span. The price is order within a goroutine: a goroutine's
+// span IDs increase while it stays on one processor, and never go back a
+// second. What a TraceId buys is order by time, a node and second to
+// read back (idkit inspect traceid), and uniqueness by construction
+// rather than by probability. BENCHMARKS.md has the figures, beside the
+// mutex-guarded generator the SDK had before.
 //
 // A [Handler] with [HandlerOptions.Number] costs what any handler that
 // adds an attribute costs (the record is copied on the way through),
