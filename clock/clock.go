@@ -155,6 +155,14 @@ func (c Coarse) UnixNano() int64 {
 	return v>>1 + c.offset
 }
 
+// Peek is UnixNano for hot paths, small enough to inline: it returns the
+// coarse time and true, or false when the caller must call UnixNano
+// instead (the first read after a refresh, which UnixNano records).
+func (c Coarse) Peek() (int64, bool) {
+	v := c.src.word.Load()
+	return v>>1 + c.offset, v&unread == 0
+}
+
 // unread is the low bit of coarseSource.word: set by every refresh, cleared
 // by the first reader after it. A refresh that finds it still set knows that
 // nobody read the previous value.

@@ -159,6 +159,33 @@ func TestCoarseTickerStopsAndRestarts(t *testing.T) {
 	assert.GreaterOrEqual(t, got, first)
 }
 
+// Peek reads what UnixNano reads, and sends its caller to UnixNano where a
+// read must be recorded: on a stopped ticking source, and on the first read
+// after a refresh. A Fake's view, which is never unread, always peeks.
+func TestPeek(t *testing.T) {
+	t.Parallel()
+	src := newTickingSource(2, time.Now)
+	c := Coarse{src: src, offset: -int64(time.Hour)}
+	_, ok := c.Peek()
+	assert.False(t, ok, "a stopped source sends Peek's caller to UnixNano")
+	got := c.UnixNano()
+	peeked, ok := c.Peek()
+	if ok { // else a refresh came in between, which the next read records
+		assert.GreaterOrEqual(t, peeked, got, "Peek reads the word UnixNano recorded, offset included")
+	}
+	src.word.Store(t0.UnixNano()<<1 | unread) // a refresh nobody read yet
+	_, ok = c.Peek()
+	assert.False(t, ok, "an unread refresh sends Peek's caller to UnixNano")
+
+	f := NewFake(t0)
+	for range 2 {
+		v, ok := f.Coarse().Peek()
+		assert.True(t, ok)
+		assert.Equal(t, f.Now().UnixNano(), v)
+		f.Advance(time.Second)
+	}
+}
+
 // userClock is a clock of a user's own: Now and Sleep only.
 type userClock struct{ f *Fake }
 

@@ -88,7 +88,11 @@ func (p *PerCore) Next() (ID, error) {
 		// generator's second goes through its checks for every ID).
 		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
 			g := p.g
-			if now := g.coarse.UnixNano(); uint64(now-r.start) < nsPerSec || g.lags(now) {
+			now, ok := g.coarse.Peek()
+			if !ok {
+				now = g.coarse.UnixNano()
+			}
+			if uint64(now-r.start) < nsPerSec || g.lags(now) {
 				if id, ok := r.pop(g); ok {
 					procUnpin()
 					return id, nil
@@ -109,7 +113,11 @@ func (p *PerCore) TryNext() (ID, error) {
 	if i < len(p.slots) {
 		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
 			g := p.g
-			if now := g.coarse.UnixNano(); uint64(now-r.start) < nsPerSec || g.lags(now) {
+			now, ok := g.coarse.Peek()
+			if !ok {
+				now = g.coarse.UnixNano()
+			}
+			if uint64(now-r.start) < nsPerSec || g.lags(now) {
 				if id, ok := r.pop(g); ok {
 					procUnpin()
 					return id, nil
