@@ -237,7 +237,11 @@ func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background
 func (g *Generator) NextContext(ctx context.Context) (ID, error) {
 	for {
 		st := g.state.Load()
-		if now := g.coarse.UnixNano(); outside(now, st) {
+		now, ok := g.coarse.Peek()
+		if !ok {
+			now = g.coarse.UnixNano()
+		}
+		if outside(now, st) {
 			if err := g.sync(ctx, st, now, true); err != nil {
 				return 0, err
 			}

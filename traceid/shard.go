@@ -29,10 +29,16 @@ func (g *Generator) Shard() *Shard {
 // Next returns a new ID. Like Generator.Next it waits when no ID is left
 // in the current second, and fails only with ErrExhausted or ErrStore.
 func (s *Shard) Next() (ID, error) {
-	if s.next <= s.last && s.coarse.UnixNano() < s.until {
-		id := s.hi | ID(s.next)
-		s.next++
-		return id, nil
+	if s.next <= s.last {
+		now, ok := s.coarse.Peek()
+		if !ok {
+			now = s.coarse.UnixNano()
+		}
+		if now < s.until {
+			id := s.hi | ID(s.next)
+			s.next++
+			return id, nil
+		}
 	}
 	if err := s.claim(); err != nil {
 		return 0, err
