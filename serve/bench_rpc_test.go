@@ -2,10 +2,8 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,87 +66,18 @@ func BenchmarkRPC(b *testing.B) {
 }
 
 // grpcLoad calls Next(traceid, n) through conn from callers goroutines,
-// as loadgen.Run loads the HTTP API: at rate calls a second in all (open
-// loop; latency from when a call was due), or back to back when rate is
-// 0, for warmup and then duration, counting only the calls due after the
-// warm-up.
+// scheduled and counted by loadgen.Run as it loads the HTTP API: at rate
+// calls a second in all (open loop; latency from when a call was due), or
+// back to back when rate is 0, for warmup and then duration.
 func grpcLoad(ctx context.Context, conn *grpc.ClientConn, n int, rate float64, callers int, duration, warmup time.Duration) (*loadgen.Result, error) {
 	count := int64(n)
 	req := &idkitv1.NextRequest{Scheme: "traceid", N: &count, Format: idkitv1.Format_FORMAT_BINARY}
-	start := time.Now()
-	measure := start.Add(warmup)
-	end := measure.Add(duration)
-	results := make([]loadgen.Result, callers)
-	lasts := make([]time.Time, callers)
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Go(func() {
-			r := &results[i]
-			var interval time.Duration
-			due := start
-			if rate > 0 {
-				interval = time.Duration(float64(time.Second) * float64(callers) / rate)
-				due = start.Add(time.Duration(float64(time.Second) * float64(i) / rate))
-			}
+	return loadgen.Run(ctx, loadgen.Config{
+		Rate: rate, Conns: callers, Duration: duration, Warmup: warmup, WantIDs: n,
+		Call: func(ctx context.Context) (int, error) {
 			resp := new(idkitv1.NextResponse)
-			for ctx.Err() == nil {
-				now := time.Now()
-				if interval == 0 {
-					due = now
-				}
-				if !due.Before(end) {
-					break
-				}
-				if d := due.Sub(now); d > 0 {
-					time.Sleep(d)
-				}
-				sent := time.Now()
-				resp.Reset()
-				err := conn.Invoke(ctx, idkitv1connect.IDServiceNextProcedure, req, resp)
-				done := time.Now()
-				r.Sent++
-				if err == nil && len(resp.Values) != n {
-					err = fmt.Errorf("got %d IDs, want %d", len(resp.Values), n)
-				}
-				if !due.Before(measure) {
-					lasts[i] = done
-					if err != nil {
-						r.Errors++
-						if r.FirstErr == nil {
-							r.FirstErr = err
-						}
-					} else {
-						r.Requests++
-						r.IDs += count
-						r.Latency.Record(done.Sub(due))
-						r.Service.Record(done.Sub(sent))
-					}
-				}
-				due = due.Add(interval)
-			}
-			// Calls still due when the run was cut short were never made.
-			for ; interval > 0 && due.Before(end); due = due.Add(interval) {
-				if !due.Before(measure) {
-					r.Missed++
-				}
-			}
-		})
-	}
-	wg.Wait()
-	total := &loadgen.Result{}
-	last := measure
-	for i := range results {
-		total.Add(&results[i])
-		if lasts[i].After(last) {
-			last = lasts[i]
-		}
-	}
-	total.Elapsed = last.Sub(measure)
-	if rate > 0 {
-		total.Elapsed = max(total.Elapsed, duration)
-	}
-	if total.Requests == 0 && total.FirstErr != nil {
-		return total, fmt.Errorf("grpc load: %w", total.FirstErr)
-	}
-	return total, nil
+			err := conn.Invoke(ctx, idkitv1connect.IDServiceNextProcedure, req, resp)
+			return len(resp.Values), err
+		},
+	})
 }

@@ -55,6 +55,11 @@ type Config struct {
 	// WantIDs, when positive, is the number of IDs each response must
 	// hold; a response with another number counts as an error.
 	WantIDs int
+	// Call, when set, is made instead of an HTTP request, by each of Conns
+	// callers in turn, and returns the number of IDs it got: a load over
+	// another protocol, scheduled and counted as the HTTP one is. Addr,
+	// Path, Accept, Token and TLS are then unused.
+	Call func(ctx context.Context) (ids int, err error)
 }
 
 // Result is what a run measured, over Duration (warm-up left out).
@@ -110,8 +115,8 @@ func (r *Result) String() string {
 // Run runs the load that c describes and returns what it measured. It
 // stops early if ctx ends.
 func Run(ctx context.Context, c Config) (*Result, error) {
-	if c.Addr == "" || c.Path == "" {
-		return nil, errors.New("loadgen: Config.Addr and Config.Path are required")
+	if c.Call == nil && (c.Addr == "" || c.Path == "") {
+		return nil, errors.New("loadgen: Config.Addr and Config.Path are required, or Config.Call")
 	}
 	if c.Duration <= 0 || c.Warmup < 0 {
 		return nil, fmt.Errorf("loadgen: Duration %v must be positive and Warmup %v not negative", c.Duration, c.Warmup)
@@ -142,7 +147,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		w := &worker{c: &c, req: req, id: i}
 		if err := w.dial(); err != nil {
 			for _, w := range workers[:i] {
-				w.conn.Close()
+				w.close()
 			}
 			return nil, fmt.Errorf("loadgen: %w", err)
 		}
@@ -162,7 +167,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	r := &Result{}
 	last := measure
 	for _, w := range workers {
-		w.conn.Close()
+		w.close()
 		r.Add(&w.res)
 		if w.last.After(last) {
 			last = w.last
@@ -189,7 +194,11 @@ type worker struct {
 	closing bool
 }
 
+// dial connects an HTTP worker; a worker of Config.Call has no connection.
 func (w *worker) dial() error {
+	if w.c.Call != nil {
+		return nil
+	}
 	conn, err := net.Dial("tcp", w.c.Addr)
 	if err != nil {
 		return err
@@ -241,10 +250,10 @@ func (w *worker) run(ctx context.Context, start, measure, end time.Time) {
 			return
 		}
 		if d := due.Sub(now); d > 0 {
-			sleep(d)
+			w.sleep(d)
 		}
 		sent := time.Now()
-		ids, err := w.get()
+		ids, err := w.call(ctx)
 		done := time.Now()
 		w.res.Sent++
 		if !due.Before(measure) {
@@ -261,7 +270,7 @@ func (w *worker) run(ctx context.Context, start, measure, end time.Time) {
 				w.res.Service.Record(done.Sub(sent))
 			}
 		}
-		if (err != nil || w.closing) && w.redial(ctx) != nil {
+		if w.conn != nil && (err != nil || w.closing) && w.redial(ctx) != nil {
 			break
 		}
 		due = due.Add(interval)
@@ -358,11 +367,42 @@ func (w *worker) get() (int, error) {
 		return 0, &errStatus{code, string(w.body)}
 	}
 	w.res.Bytes += int64(length)
-	ids := countIDs(w.body)
-	if w.c.WantIDs > 0 && ids != w.c.WantIDs {
+	return countIDs(w.body), nil
+}
+
+// call makes one request, over HTTP or through Config.Call, and checks
+// that it brought the IDs wanted.
+func (w *worker) call(ctx context.Context) (int, error) {
+	var ids int
+	var err error
+	if w.c.Call != nil {
+		ids, err = w.c.Call(ctx)
+	} else {
+		ids, err = w.get()
+	}
+	if err == nil && w.c.WantIDs > 0 && ids != w.c.WantIDs {
 		return 0, fmt.Errorf("response holds %d IDs, want %d", ids, w.c.WantIDs)
 	}
-	return ids, nil
+	return ids, err
+}
+
+// sleep waits d before the next request: on this thread alone for HTTP
+// (see sleep), on the runtime's timers for Config.Call, whose client has
+// goroutines of its own that 32 threads blocked in nanosleep held back
+// (gRPC at 10,000 calls a second: p50 6.8-7.0 ms instead of 0.5-0.8 ms).
+func (w *worker) sleep(d time.Duration) {
+	if w.c.Call != nil {
+		time.Sleep(d)
+		return
+	}
+	sleep(d)
+}
+
+// close closes the worker's connection, if it has one.
+func (w *worker) close() {
+	if w.conn != nil {
+		w.conn.Close()
+	}
 }
 
 // countIDs counts the IDs in a body: {"ids":["a","b"]} or one a line.

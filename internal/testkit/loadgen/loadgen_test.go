@@ -2,11 +2,13 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,4 +95,32 @@ func TestRun(t *testing.T) {
 	assert.ErrorContains(t, err, "Conns -1 out of range")
 	_, err = Run(context.Background(), Config{Addr: addr, Path: "/"})
 	assert.ErrorContains(t, err, "Duration 0s must be positive")
+}
+
+// A Call load is scheduled and counted as the HTTP one.
+func TestRunCall(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	call := func(context.Context) (int, error) {
+		if calls.Add(1)%10 == 0 {
+			return 0, errors.New("down")
+		}
+		return 2, nil
+	}
+	r, err := Run(context.Background(), Config{Call: call, Rate: 400, Conns: 4, Duration: 500 * time.Millisecond, WantIDs: 2})
+	require.NoError(t, err)
+	assert.Equal(t, int64(200), r.Requests+r.Errors+r.Missed)
+	assert.Positive(t, r.Errors)
+	assert.EqualError(t, r.FirstErr, "down")
+	assert.Equal(t, 2*r.Requests, r.IDs)
+	assert.Equal(t, calls.Load(), r.Sent)
+
+	two := func(context.Context) (int, error) { return 2, nil }
+	r, err = Run(context.Background(), Config{Call: two, Duration: 100 * time.Millisecond, WantIDs: 3})
+	require.NoError(t, err)
+	assert.Zero(t, r.Requests)
+	assert.EqualError(t, r.FirstErr, "response holds 2 IDs, want 3")
+
+	_, err = Run(context.Background(), Config{Duration: time.Second})
+	assert.ErrorContains(t, err, "Config.Addr and Config.Path are required, or Config.Call")
 }
