@@ -37,12 +37,11 @@
 // # Cost
 //
 // IDs come from the generator's per-core path ([traceid.PerCore]): each
-// processor issues TraceIds from a run of 256 that it claimed with one
-// atomic add, so cores do not pass the generator's word between them for
-// every span, and nothing is allocated. A span ID costs more than the
-// SDK's default (math/rand/v2, per-thread state, no lock): on one core
-// and on two, the default, which shares nothing and reads no clock, is
-// up to twice as fast (BENCHMARKS.md), both far below the cost of a
+// processor issues TraceIds from a run of up to 4,096 that it claimed with
+// one atomic add, so cores do not pass the generator's word between them
+// for every span, and nothing is allocated. A span ID costs what the SDK's
+// default costs (math/rand/v2, per-thread state, no lock), on one core and
+// on every core at once (BENCHMARKS.md), both far below the cost of a
 // span. The price is order within a goroutine: a goroutine's span IDs
 // increase while it stays on one processor, and never go back a second.
 // What a TraceId buys is order by time, a node and second to read back

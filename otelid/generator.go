@@ -37,14 +37,14 @@ func NewIDGenerator(g *traceid.Generator, o Options) (*IDGenerator, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: NewIDGenerator needs a *traceid.Generator, got nil", ErrNil)
 	}
-	return &IDGenerator{src: newSource(g, o.Logger, false)}, nil
+	return &IDGenerator{src: newSource(g, o.Logger)}, nil
 }
 
 // NewIDs returns the IDs of a new root span: a trace ID whose high 8 bytes
 // are a new TraceId and whose low 8 bytes are random, and a span ID equal to
 // that TraceId.
 func (x *IDGenerator) NewIDs(context.Context) (trace.TraceID, trace.SpanID) {
-	v, _ := x.src.next()
+	v := x.src.value(x.src.ids.Next())
 	var tid trace.TraceID
 	var sid trace.SpanID
 	binary.BigEndian.PutUint64(tid[:8], v)
@@ -55,7 +55,7 @@ func (x *IDGenerator) NewIDs(context.Context) (trace.TraceID, trace.SpanID) {
 
 // NewSpanID returns a new TraceId as a span ID, whatever the trace.
 func (x *IDGenerator) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
-	v, _ := x.src.next()
+	v := x.src.value(x.src.ids.Next())
 	var sid trace.SpanID
 	binary.BigEndian.PutUint64(sid[:], v)
 	return sid

@@ -67,7 +67,7 @@ func NewHandler(next slog.Handler, g *traceid.Generator, o HandlerOptions) (*Han
 	if o.Key == "" {
 		o.Key = "id"
 	}
-	return &Handler{next: next, src: newSource(g, nil, true), key: o.Key, errorKey: o.Key + "_error", number: o.Number}, nil
+	return &Handler{next: next, src: newSource(g, nil), key: o.Key, errorKey: o.Key + "_error", number: o.Number}, nil
 }
 
 // Enabled reports whether the wrapped handler handles records at level.
@@ -77,7 +77,8 @@ func (h *Handler) Enabled(ctx context.Context, level slog.Level) bool {
 
 // Handle stamps r with a new TraceId and passes it on.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	v, err := h.src.next()
+	id, err := h.src.ids.TryNext()
+	v := h.src.value(id, err)
 	if err != nil || len(h.groups) != 0 {
 		return h.handle(ctx, r, v, err)
 	}

@@ -25,34 +25,34 @@ const fallbackBit = 1 << 63
 type source struct {
 	g         *traceid.Generator
 	ids       *traceid.PerCore
-	never     bool // never wait: take IDs with TryNext
 	log       *slog.Logger
 	failing   atomic.Bool // the last value was a fallback
 	fallbacks atomic.Uint64
 }
 
-// next returns a TraceId as a uint64, or a fallback value and the error that
-// forced it.
-func (s *source) next() (uint64, error) {
-	var id traceid.ID
-	var err error
-	if s.never {
-		id, err = s.ids.TryNext()
-	} else {
-		id, err = s.ids.Next()
+// value returns id as a uint64 when err is nil, as it is after a call to
+// s.ids that succeeded, or else a fallback value. Callers take id and err
+// from s.ids themselves, so that a TraceId costs one call: value is small
+// enough to inline, leaving failures and recovery to slow.
+func (s *source) value(id traceid.ID, err error) uint64 {
+	if err != nil || s.failing.Load() {
+		return s.slow(id, err)
 	}
+	return uint64(id)
+}
+
+// slow is value after the generator failed, now or on the call before.
+func (s *source) slow(id traceid.ID, err error) uint64 {
 	if err == nil {
-		if s.failing.Load() {
-			s.recovered()
-		}
-		return uint64(id), nil
+		s.recovered()
+		return uint64(id)
 	}
 	s.fallbacks.Add(1)
 	if s.failing.CompareAndSwap(false, true) && s.log != nil {
 		s.log.LogAttrs(context.Background(), slog.LevelWarn, "otelid: TraceId generator failed; issuing random fallback IDs",
 			slog.Int("node", s.g.Node()), slog.Any("err", err))
 	}
-	return rand.Uint64() | fallbackBit, err
+	return rand.Uint64() | fallbackBit
 }
 
 func (s *source) recovered() {
@@ -64,9 +64,7 @@ func (s *source) recovered() {
 
 func (s *source) stats() Stats { return Stats{Fallbacks: s.fallbacks.Load()} }
 
-// newSource returns a source of g's IDs, logging to log if not nil. A
-// source that must never wait takes a fallback where the generator would
-// wait for the clock or its store.
-func newSource(g *traceid.Generator, log *slog.Logger, never bool) *source {
-	return &source{g: g, ids: g.PerCore(), log: log, never: never}
+// newSource returns a source of g's IDs, logging to log if not nil.
+func newSource(g *traceid.Generator, log *slog.Logger) *source {
+	return &source{g: g, ids: g.PerCore(), log: log}
 }

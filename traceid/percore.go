@@ -7,19 +7,33 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/idkit/idkit/clock"
 )
 
-// coreRun is the number of low values a PerCore claims for one processor
-// with one atomic add on the generator. A run's values not issued when its
-// second ends go unused: at most 255 per processor each second, a few per
-// mille of a second's 4,194,303 on 64 processors.
-const coreRun = 256
+// A PerCore claims a run of low values for one processor with one atomic
+// add on the generator. A run's values not issued when its second ends go
+// unused, so a run is a 256th of a second's values shared among the
+// processors, within minRun..maxRun: on up to 64 processors at most 16,384
+// of a second's 4,194,303 values go unused, beyond that 256 a processor.
+// The claim's shared word moves between cores once per run: once per 4,096
+// IDs on 2 processors, per 2,048 on 8, per 256 on 64.
+const (
+	minRun = 256
+	maxRun = 4096
+)
+
+// runLength is the length of a run on procs processors.
+func runLength(procs int) uint64 {
+	return min(max((maxLow+1)/256/uint64(procs), minRun), maxRun)
+}
 
 // PerCore issues a Generator's TraceIds on every core at once: each
 // processor takes IDs from a run of low values of the current second that
 // it claimed with one atomic add on the generator, so that cores write the
-// generator's shared word once per 256 IDs rather than once per ID, and
-// otherwise touch only memory of their own. Get one with
+// generator's shared word once per run (256 to 4,096 IDs, fewer on more
+// processors) rather than once per ID, and otherwise touch only memory of
+// their own. Get one with
 // Generator.PerCore. It is safe for concurrent use.
 //
 // Next keeps the layout and meaning of a TraceId, and every guarantee of
@@ -28,8 +42,11 @@ const coreRun = 256
 // the goroutine stays on one processor, since each processor issues from
 // its own run. Use Generator.Next where a goroutine needs its IDs in order.
 type PerCore struct {
-	g     *Generator
-	slots []coreSlot // one per processor
+	g      *Generator
+	slots  []coreSlot   // one per processor
+	coarse clock.Coarse // g's, copied here to save a load per ID
+	mask   uint64       // g's counterMask
+	runLen uint64       // values a processor claims at once
 	// floor is the start (Unix ns) of the latest second that a run was
 	// claimed in while the coarse clock still read an earlier one, as it
 	// may for a moment after a second's IDs ran out early. Runs of earlier
@@ -50,8 +67,9 @@ type coreSlot struct {
 // run is a claimed run of low values: n is the next one to issue. Once in
 // a processor's slot it is touched only by goroutines pinned to that
 // processor, one at a time, so n needs no atomic update (see advance), and
-// the next run is written over it (see coreSlot.put). It fills a cache line
-// of its own, so that the runs of two processors never share one.
+// the next run is written over it (see coreSlot.put). It fills 128 bytes,
+// an aligned pair of cache lines, so that the runs of two processors never
+// share a line, nor a pair that the processor's prefetcher fetches together.
 type run struct {
 	hi    ID    // second and node bits
 	start int64 // when the run's second begins, Unix ns
@@ -62,7 +80,14 @@ type run struct {
 
 // PerCore returns a PerCore issuing g's IDs.
 func (g *Generator) PerCore() *PerCore {
-	return &PerCore{g: g, slots: make([]coreSlot, max(runtime.GOMAXPROCS(0), runtime.NumCPU()))}
+	procs := max(runtime.GOMAXPROCS(0), runtime.NumCPU())
+	return &PerCore{
+		g:      g,
+		slots:  make([]coreSlot, procs),
+		coarse: g.coarse,
+		mask:   uint64(g.counterMask),
+		runLen: runLength(procs),
+	}
 }
 
 // procPin and procUnpin keep the calling goroutine on its processor, and
@@ -87,13 +112,12 @@ func (p *PerCore) Next() (ID, error) {
 		// in its second, or merely lags it (a clock behind the
 		// generator's second goes through its checks for every ID).
 		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
-			g := p.g
-			now, ok := g.coarse.Peek()
+			now, ok := p.coarse.Peek()
 			if !ok {
-				now = g.coarse.UnixNano()
+				now = p.coarse.UnixNano()
 			}
-			if uint64(now-r.start) < nsPerSec || g.lags(now) {
-				if id, ok := r.pop(g); ok {
+			if uint64(now-r.start) < nsPerSec || p.g.lags(now) {
+				if id, ok := r.pop(p.mask); ok {
 					procUnpin()
 					return id, nil
 				}
@@ -112,13 +136,12 @@ func (p *PerCore) TryNext() (ID, error) {
 	i := procPin()
 	if i < len(p.slots) {
 		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
-			g := p.g
-			now, ok := g.coarse.Peek()
+			now, ok := p.coarse.Peek()
 			if !ok {
-				now = g.coarse.UnixNano()
+				now = p.coarse.UnixNano()
 			}
-			if uint64(now-r.start) < nsPerSec || g.lags(now) {
-				if id, ok := r.pop(g); ok {
+			if uint64(now-r.start) < nsPerSec || p.g.lags(now) {
+				if id, ok := r.pop(p.mask); ok {
 					procUnpin()
 					return id, nil
 				}
@@ -138,7 +161,7 @@ func (p *PerCore) TryNext() (ID, error) {
 func (p *PerCore) refill(wait bool) (ID, error) {
 	g := p.g
 	for {
-		want := uint64(coreRun)
+		want := p.runLen
 		if now := g.coarse.UnixNano(); now < int64(g.state.Load()>>32*nsPerSec) && !g.lags(now) {
 			want = 1
 		}
@@ -150,7 +173,7 @@ func (p *PerCore) refill(wait bool) (ID, error) {
 		if g.coarse.UnixNano() < r.start {
 			p.raiseFloor(r.start)
 		}
-		id, ok := r.pop(g)
+		id, ok := r.pop(p.mask)
 		if !ok {
 			continue // a run of counter-0 values only
 		}
@@ -174,10 +197,9 @@ func (p *PerCore) raiseFloor(start int64) {
 	}
 }
 
-// pop returns the next ID of r, skipping values whose counter is 0 (never
-// issued), and false when r is used up.
-func (r *run) pop(g *Generator) (ID, bool) {
-	mask := uint64(g.counterMask)
+// pop returns the next ID of r, skipping values whose counter (the bits of
+// mask) is 0 (never issued), and false when r is used up.
+func (r *run) pop(mask uint64) (ID, bool) {
 	for {
 		low := r.advance()
 		if low > r.last {

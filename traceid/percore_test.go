@@ -234,9 +234,9 @@ func TestPerCoreAllocatesNothing(t *testing.T) {
 	}
 	g, _ := start(t, Options{Node: 5})
 	p := g.PerCore()
-	ids := make([]ID, 0, 11*4*coreRun)
+	ids := make([]ID, 0, 11*4*p.runLen)
 	allocs := testing.AllocsPerRun(10, func() {
-		for range 4 * coreRun { // four runs on this processor, or more
+		for range 4 * p.runLen { // four runs on this processor, or more
 			id, err := p.Next()
 			if err != nil {
 				panic(err) // testify would allocate here
@@ -249,5 +249,19 @@ func TestPerCoreAllocatesNothing(t *testing.T) {
 	for _, id := range ids {
 		require.False(t, seen[id], "ID %d twice", id)
 		seen[id] = true
+	}
+}
+
+// Runs shrink as processors grow, so that the values left unused when a
+// second ends stay within a 256th of the second's on up to 64 processors.
+func TestRunLength(t *testing.T) {
+	for _, c := range []struct {
+		procs int
+		want  uint64
+	}{{1, maxRun}, {2, maxRun}, {8, 2048}, {16, 1024}, {64, minRun}, {1024, minRun}} {
+		assert.Equal(t, c.want, runLength(c.procs), "procs %d", c.procs)
+	}
+	for procs := 1; procs <= 64; procs++ {
+		assert.LessOrEqual(t, uint64(procs)*runLength(procs), uint64(maxLow+1)/256, "procs %d", procs)
 	}
 }
