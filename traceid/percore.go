@@ -67,9 +67,8 @@ type coreSlot struct {
 // run is a claimed run of low values: n is the next one to issue. Once in
 // a processor's slot it is touched only by goroutines pinned to that
 // processor, one at a time, so n needs no atomic update (see advance), and
-// the next run is written over it (see coreSlot.put). It fills 128 bytes,
-// an aligned pair of cache lines, so that the runs of two processors never
-// share a line, nor a pair that the processor's prefetcher fetches together.
+// the next run is written over it (see coreSlot.put). It fills a cache line
+// of its own, so that the runs of two processors never share one.
 type run struct {
 	hi    ID    // second and node bits
 	start int64 // when the run's second begins, Unix ns
