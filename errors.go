@@ -48,4 +48,9 @@ var (
 	// ErrNodeLost: the generator's node claim is lost, so it issues no
 	// more IDs; a new claim is needed.
 	ErrNodeLost = errors.New("idkit: node claim lost")
+	// ErrHeld: another live process (or another generator of this one)
+	// holds the node in the store, so issuing under it here would repeat
+	// its IDs. The error names the holder. Retrying does not help while it
+	// runs: use another node, stop the holder, or claim nodes in etcd.
+	ErrHeld = errors.New("idkit: node held by another process")
 )

@@ -38,7 +38,7 @@ func TestKinds(t *testing.T) {
 			decimalid.ErrSyntax, decimalid.ErrRange, decimalid.ErrInvalid,
 			objectid.ErrSyntax, objectid.ErrRange, objectid.ErrInvalid,
 			segment.ErrSyntax, segment.ErrRange, segment.ErrInvalid,
-			launchlog.ErrInvalid, fleet.ErrInvalid, instagram.ErrInvalid, ordinal.ErrInvalid,
+			launchlog.ErrInvalid, launchlog.ErrNetworkFS, fleet.ErrInvalid, instagram.ErrInvalid, ordinal.ErrInvalid,
 			publicid.ErrSyntax, publicid.ErrRange, publicid.ErrInvalid,
 			ff1.ErrKey, ff1.ErrRadix, ff1.ErrLength, ff1.ErrNumeral, ff1.ErrTweak,
 			otelid.ErrNil, serve.ErrInvalid,
@@ -53,8 +53,9 @@ func TestKinds(t *testing.T) {
 			launchlog.ErrLaunchesExhausted, launchlog.ErrGeneratorsExhausted, fleet.ErrNoFreeNode,
 		},
 		idkit.ErrNodeLost: {traceid.ErrNodeLost, snowflake.ErrNodeLost, fleet.ErrNodeLost},
+		idkit.ErrHeld:     {launchlog.ErrHeld, &launchlog.HeldError{Key: "k"}},
 	}
-	all := []error{idkit.ErrInvalid, idkit.ErrUnavailable, idkit.ErrNotDurable, idkit.ErrExhausted, idkit.ErrNodeLost}
+	all := []error{idkit.ErrInvalid, idkit.ErrUnavailable, idkit.ErrNotDurable, idkit.ErrExhausted, idkit.ErrNodeLost, idkit.ErrHeld}
 	for kind, errs := range kinds {
 		for _, err := range errs {
 			assert.ErrorIs(t, err, kind, "%q", err)
@@ -68,7 +69,7 @@ func TestKinds(t *testing.T) {
 	// Sentinels particular to their package are of no kind.
 	for _, err := range []error{
 		snowflake.ErrClockBackwards, flake128.ErrClockBackwards, segment.ErrBadBlock, segment.ErrClosed,
-		launchlog.ErrNoLaunch, launchlog.ErrCorrupt, fleet.ErrClockSkew, fleet.ErrCorrupt,
+		launchlog.ErrNoLaunch, launchlog.ErrCorrupt, launchlog.ErrReleased, fleet.ErrClockSkew, fleet.ErrCorrupt,
 	} {
 		for _, kind := range all {
 			assert.False(t, errors.Is(err, kind), "%q is %q", err, kind)

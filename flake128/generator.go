@@ -168,6 +168,9 @@ func New(o Options) (*Generator, error) {
 		},
 	}, nil)
 	first, err := g.lease.Start()
+	if err != nil && lease.Refused(err) {
+		return nil, fmt.Errorf("flake128: worker %012x: %w", worker, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
 	}

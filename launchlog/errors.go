@@ -24,6 +24,14 @@ var (
 	// ErrCorrupt reports a file that is not a valid launch log: not a bbolt
 	// file, damaged, or holding records this package did not write.
 	ErrCorrupt = errors.New("launchlog: corrupt file")
+	// ErrHeld reports a key that another live holder holds (Log.Hold);
+	// the error is a *HeldError that names it.
+	ErrHeld = errkind.New(idkit.ErrHeld, "launchlog: key held by another process")
+	// ErrReleased reports a store call through a Held that was closed.
+	ErrReleased = errors.New("launchlog: hold released")
+	// ErrNetworkFS reports a log on a network file system, where a hold
+	// could not keep other hosts out (Log.Hold).
+	ErrNetworkFS = errkind.New(idkit.ErrInvalid, "launchlog: on a network file system")
 	// ErrOpen reports a file that cannot be opened: its directory is missing
 	// or the path is not writable. Errors with it also wrap the os error,
 	// such as fs.ErrNotExist or fs.ErrPermission.

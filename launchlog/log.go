@@ -38,8 +38,12 @@ type Options struct {
 	// Mode is the permission of the file when an operation creates it. Zero
 	// means DefaultMode.
 	Mode fs.FileMode
-	// Clock stamps Launch.StartedAt. Nil means the system clock; tests pass
-	// a fake one.
+	// HoldWait is how long Hold waits for a key that another process
+	// holds. Zero means it fails at once with a *HeldError; a negative wait
+	// is invalid.
+	HoldWait time.Duration
+	// Clock stamps Launch.StartedAt and the holder records. Nil means the
+	// system clock; tests pass a fake one.
 	Clock clock.Clock
 }
 
@@ -52,11 +56,12 @@ type Options struct {
 // A Log is safe for concurrent use; operations on one path from one process
 // take turns without polling the file lock.
 type Log struct {
-	path    string
-	timeout time.Duration
-	mode    fs.FileMode
-	clock   clock.Clock
-	gate    chan struct{} // one token per path in this process
+	path     string
+	timeout  time.Duration
+	holdWait time.Duration
+	mode     fs.FileMode
+	clock    clock.Clock
+	gate     chan struct{} // one token per path in this process
 }
 
 // gates holds one gate per absolute path, shared by the Logs of a process.
@@ -74,6 +79,9 @@ func New(o Options) (*Log, error) {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.HoldWait < 0 {
+		return nil, fmt.Errorf("%w: Options.HoldWait = %v, want >= 0", ErrInvalid, o.HoldWait)
+	}
 	if o.Mode&^fs.ModePerm != 0 {
 		return nil, fmt.Errorf("%w: Options.Mode = %v, want permission bits only (0..=0o777)", ErrInvalid, o.Mode)
 	}
@@ -89,11 +97,12 @@ func New(o Options) (*Log, error) {
 	}
 	gate, _ := gates.LoadOrStore(key, make(chan struct{}, 1))
 	return &Log{
-		path:    o.Path,
-		timeout: o.Timeout,
-		mode:    o.Mode,
-		clock:   o.Clock,
-		gate:    gate.(chan struct{}),
+		path:     o.Path,
+		timeout:  o.Timeout,
+		holdWait: o.HoldWait,
+		mode:     o.Mode,
+		clock:    o.Clock,
+		gate:     gate.(chan struct{}),
 	}, nil
 }
 

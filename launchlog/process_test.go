@@ -92,6 +92,20 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("locked")
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		_ = db.Close()
+	case "hold-key":
+		// Hold the key "node/7" until stdin closes, or the process is
+		// killed.
+		l, err := New(Options{Path: path})
+		if err != nil {
+			fail(err)
+		}
+		h, err := l.Hold(context.Background(), "node/7")
+		if err != nil {
+			fail(err)
+		}
+		fmt.Println("held")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		_ = h.Close()
 	default:
 		fail(fmt.Errorf("unknown mode %q", mode))
 	}

@@ -307,10 +307,14 @@ func (g *Generator) start(store HighWaterStore) error {
 	g.startFrom = uint64(g.tickOf(g.high)) + 1
 	g.lease = newLease(store, g.key, g.leaseTicks, l, g.logf)
 	first, err := g.lease.Start()
+	if err != nil && lease.Refused(err) {
+		return fmt.Errorf("snowflake: %w", err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
 	}
 	if first > g.maxTick {
+		g.lease.Close()
 		return fmt.Errorf("%w: layout %s expires at %v, before the stored mark", ErrExpired, l.label(), l.Expires())
 	}
 	if first > g.startFrom {
@@ -324,6 +328,7 @@ func (g *Generator) start(store HighWaterStore) error {
 		g.startTick += g.leadTicks // an earlier run may have borrowed this far
 	}
 	if g.startTick > g.maxTick {
+		g.lease.Close()
 		return fmt.Errorf("%w: layout %s expires at %v, before a fresh tick", ErrExpired, l.label(), l.Expires())
 	}
 	g.state.Store((g.startTick-1)<<g.shift | (g.maxSeq + 1))

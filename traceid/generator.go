@@ -148,6 +148,9 @@ func New(o Options) (*Generator, error) {
 		g.logf(slog.LevelWarn, "traceid: lease renewal failed; will retry before the lease runs out", "err", err)
 	})
 	first, err := g.lease.Start()
+	if err != nil && lease.Refused(err) {
+		return nil, fmt.Errorf("traceid: node %d: %w", o.Node, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/lease"
 )
 
 // reserveMaxWait bounds each wait of Reserve for the clock to reach the
@@ -50,9 +51,13 @@ const reserveMaxWait = 5 * time.Second
 // each wait, before the store is written and after: the IDs are good only
 // if the claim holds when Reserve returns them.
 //
-// Calls for one node must not overlap in time, as Generators for one node
-// must not run at the same time: the store offers no compare-and-swap.
-// Reserve ignores o.Lease.
+// A store that is a store.Holder, such as launchlog.Log, is held from
+// the read of the last position to its advance, so that calls for one
+// node never overlap, in this process or another: a call that finds the
+// node held (by another call, or by a Generator) fails with an error of
+// kind idkit.ErrHeld that names the holder. With another store, calls for
+// one node must not overlap in time, as Generators for one node must not
+// run at the same time. Reserve ignores o.Lease.
 func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if o.Store == nil && o.Claim == nil {
 		return fmt.Errorf("%w: Options.Store and Options.Claim are nil, want one: Reserve keeps the last issued ID in the store, or in the claim", ErrInvalid)
@@ -75,6 +80,14 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if err != nil {
 		return err
 	}
+	store, release, err := lease.Hold(ctx, store, o.StoreKey)
+	if err != nil && lease.Refused(err) {
+		return fmt.Errorf("traceid: node %d: %w", o.Node, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: hold %q: %w", ErrStore, o.StoreKey, err)
+	}
+	defer release()
 	last, err := store.HighWater(ctx, r.lastKey)
 	if err != nil {
 		return fmt.Errorf("%w: read %q: %w", ErrStore, r.lastKey, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	idkitpkg "github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 )
 
@@ -87,9 +88,20 @@ func (c *console) run(args []string) int {
 		fmt.Fprintf(stderr, "idkit %s: %s; usage: idkit %s\n", cmd.Name, oneLine(usage.msg), cmd.Usage)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "idkit %s: %s\n", cmd.Name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "idkit %s: %s%s\n", cmd.Name, oneLine(err.Error()), hint(cmd, err))
 		return 1
 	}
+}
+
+// hint suggests a way out of err, where there is one beyond its message.
+func hint(cmd *command, err error) string {
+	if !errors.Is(err, idkitpkg.ErrHeld) {
+		return ""
+	}
+	if cmd == cmdNew {
+		return "; use another node, wait for it with --wait DURATION, or claim nodes with --etcd"
+	}
+	return "; use another node, or claim nodes with --etcd"
 }
 
 func lookup(name string) *command {

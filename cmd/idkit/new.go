@@ -57,6 +57,8 @@ Schemes and their flags:
 	            --hex           print the 32-digit hexadecimal form
 	            --log FILE      keep a high-water mark in the launch log FILE
 	            --etcd ENDPOINTS  keep it in etcd
+	--wait DURATION   with --log, wait up to DURATION for a node that
+	                  another process holds (default: fail at once)
 	objectid, ulid, uuid4 and uuid7 take no flags. --etcd-prefix P names the
 	key prefix in etcd (default "idkit/"). A claimed node is released when
 	the command ends.
@@ -66,7 +68,14 @@ reserves exactly the IDs it prints in the launch log, which keeps the node's
 last issued ID, and writes it there before printing anything. The next call
 for the same node continues after it, in the same second or tick, and also
 when the clock was stepped back in between; back-to-back calls never wait
-and never repeat an ID. Calls for one node must not run at the same time.
+and never repeat an ID.
+
+With --log a traceid, snowflake or flake128 call holds its node in the
+launch log while it runs, as 'idkit serve' does: a call for a node that
+another process on the host holds (a parallel call, a server) fails at
+once, naming that process, or waits for it with --wait DURATION. A holder
+that dies frees its node at once. Without --log or --etcd nothing can tell
+two processes with the same node apart: on a terminal the call says so.
 
 Without a store a traceid or snowflake call issues nothing in the tick it
 starts in, so that it cannot repeat an ID of an earlier call: a traceid call
@@ -138,6 +147,7 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 	node := fs.Int("node", 0, "node number, 0 to 65535 (required without --etcd)")
 	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0 to 16")
 	where := addStoreFlags(fs, "")
+	where.addWait()
 	return func() (func() (string, error), error) {
 		claimed := !isSet(fs, "node") && isSet(fs, "etcd")
 		if !isSet(fs, "node") && !claimed {
@@ -169,6 +179,8 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 		if err != nil {
 			return nil, err
 		}
+		c.atExit(func() { g.Close() })
+		warnUnheld(c, fmt.Sprintf("node %d", *node))
 		now := c.clock.Now()
 		sayWait(c, time.Second-time.Duration(now.Nanosecond()), "second")
 		return func() (string, error) {
@@ -214,6 +226,14 @@ func sayWait(c *console, wait time.Duration, tick string) {
 		wait.Round(time.Millisecond), tick)
 }
 
+// warnUnheld warns on a terminal that a call without a store cannot see
+// another process that issues under the same node at the same time.
+func warnUnheld(c *console, node string) {
+	if isTerminal(c.stderr) {
+		fmt.Fprintf(c.stderr, "idkit new: warning: without --log, nothing stops another process from issuing %s's IDs at the same time; --log FILE holds the node on this host, --etcd claims nodes across hosts\n", node)
+	}
+}
+
 // noticeableWait is the shortest wait that sayWait reports.
 const noticeableWait = 10 * time.Millisecond
 
@@ -243,6 +263,7 @@ func newDecimalID(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 		if err != nil {
 			return nil, err
 		}
+		c.atExit(func() { g.Close() })
 		return func() (string, error) {
 			id, err := g.Next()
 			if *split {
@@ -263,6 +284,7 @@ func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 		}
 	}
 	where := addStoreFlags(fs, "")
+	where.addWait()
 	return func() (func() (string, error), error) {
 		layout, err := presetFlag(*preset)
 		if err != nil {
@@ -289,6 +311,10 @@ func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 		g, err := snowflake.New(o)
 		if err != nil {
 			return nil, err
+		}
+		c.atExit(func() { g.Close() })
+		if len(layout.Fields) > 0 && o.Claim == nil {
+			warnUnheld(c, "node "+describeNode(layout, o.Node))
 		}
 		if now := c.clock.Now(); !now.Before(layout.Epoch) {
 			sayWait(c, layout.Unit-now.Sub(layout.Epoch)%layout.Unit, "tick")
@@ -404,6 +430,16 @@ func fieldOf(l snowflake.Layout, name string) (snowflake.Field, bool) {
 	return snowflake.Field{}, false
 }
 
+// describeNode names the node fields' values, such as "datacenter 0
+// worker 7".
+func describeNode(l snowflake.Layout, node map[string]int64) string {
+	parts := make([]string, len(l.Fields))
+	for i, f := range l.Fields {
+		parts[i] = fmt.Sprintf("%s %d", f.Name, node[f.Name])
+	}
+	return strings.Join(parts, " ")
+}
+
 // describeFields lists the node fields of l as flags with their ranges.
 func describeFields(l snowflake.Layout) string {
 	if len(l.Fields) == 0 {
@@ -425,6 +461,7 @@ func newFlake128(c *console, fs *flag.FlagSet) func() (func() (string, error), e
 	iface := fs.String("interface", "", "network interface whose MAC address is the worker")
 	asHex := fs.Bool("hex", false, "print the 32-digit hexadecimal form")
 	where := addStoreFlags(fs, "")
+	where.addWait()
 	return func() (func() (string, error), error) {
 		if isSet(fs, "worker") && (*worker < 1 || *worker > flake128.MaxWorker) {
 			return nil, usagef("--worker %d out of range, want 1 to %d", *worker, uint64(flake128.MaxWorker))
@@ -444,6 +481,10 @@ func newFlake128(c *console, fs *flag.FlagSet) func() (func() (string, error), e
 		if err != nil {
 			return nil, err
 		}
+		c.atExit(func() { g.Close() })
+		if o.Store == nil {
+			warnUnheld(c, fmt.Sprintf("worker %012x", g.Worker()))
+		}
 		return func() (string, error) {
 			id, err := g.Next()
 			if *asHex {
@@ -460,6 +501,7 @@ func newObjectID(c *console, fs *flag.FlagSet) func() (func() (string, error), e
 		if err != nil {
 			return nil, err
 		}
+		c.atExit(func() { g.Close() })
 		return func() (string, error) {
 			id, err := g.Next()
 			return id.String(), err

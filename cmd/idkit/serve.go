@@ -110,6 +110,11 @@ Flags:
 	--shutdown-timeout D  how long requests in flight may take to finish
 	                    on SIGTERM (default 10s)
 
+The server holds its traceid and snowflake nodes in the launch log (--log)
+while it runs: a second server, or an 'idkit new' call, for the same node
+and log fails at once, naming the holder, and a server that finds its node
+held refuses to start. A server that dies frees its nodes at once.
+
 A restarted server never repeats an ID, whether stopped with SIGTERM or
 killed: traceid and snowflake keep high-water marks in the launch log and a
 restarted generator answers its first request once the clock has passed
@@ -120,7 +125,7 @@ fresh random process bytes.
 Examples:
 
 	idkit launch begin --ticket REL-42
-	idkit serve --node 7
+	idkit serve --node 1
 	curl 'http://127.0.0.1:8080/v1/traceid?n=3'
 	curl -H 'Accept: text/plain' 'http://127.0.0.1:8080/v1/snowflake?n=3'
 	curl http://127.0.0.1:8080/v1/traceid/4649612847423160321

@@ -42,7 +42,8 @@ type storeFlags struct {
 	etcd       *string
 	prefix     *string
 	conn       *etcdFlags
-	defaultLog string // "" if the command uses no store unless asked
+	wait       *time.Duration // --wait, for the commands that hold nodes
+	defaultLog string         // "" if the command uses no store unless asked
 
 	mu  sync.Mutex
 	cli *clientv3.Client // the client of --etcd, once dialled
@@ -67,6 +68,12 @@ func addStoreFlags(fs *flag.FlagSet, defaultLog string) *storeFlags {
 		fs.Set("etcd", env)
 	}
 	return f
+}
+
+// addWait adds --wait, which waits for a node that another process holds
+// in the launch log.
+func (f *storeFlags) addWait() {
+	f.wait = f.fs.Duration("wait", 0, "wait up to this long for a node that another process holds in the launch log, instead of failing at once")
 }
 
 // wanted reports whether the command line asks for a store, or the
@@ -101,11 +108,23 @@ func (f *storeFlags) open(c *console) (store, error) {
 			}
 			return nil, usagef("give either --log or --etcd, not both")
 		}
+		if f.wait != nil && isSet(f.fs, "wait") {
+			return nil, usagef("--wait waits for a node held in the launch log (--log); an etcd claim (--etcd without --node) takes a free node instead")
+		}
 		cli, err := f.client(c)
 		if err != nil {
 			return nil, err
 		}
 		return fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: *f.prefix, Timeout: etcdTimeout, Clock: c.clock})
+	}
+	var wait time.Duration
+	if f.wait != nil {
+		if wait = *f.wait; wait < 0 {
+			return nil, usagef("--wait %v is negative", wait)
+		}
+		if isSet(f.fs, "wait") && !f.wanted() {
+			return nil, usagef("--wait waits for a node held in the launch log: give --log FILE too")
+		}
 	}
 	if !f.wanted() {
 		return nil, nil
@@ -113,8 +132,44 @@ func (f *storeFlags) open(c *console) (store, error) {
 	if *f.log == "" {
 		return nil, usagef("--log is empty, want a file path")
 	}
-	return launchlog.New(launchlog.Options{Path: *f.log, Clock: c.clock})
+	l, err := launchlog.New(launchlog.Options{Path: *f.log, HoldWait: wait, Clock: c.clock})
+	if err != nil {
+		return nil, err
+	}
+	return &commandHolds{store: l, c: c, held: make(map[string]idstore.Held)}, nil
 }
+
+// commandHolds is a launch log whose holds last until the command ends:
+// a call that reserves its IDs in several batches holds its node from the
+// first batch to the last, so that no other process takes the node in
+// between. A hold of a key the command holds already is the same hold.
+type commandHolds struct {
+	store
+	c    *console
+	mu   sync.Mutex
+	held map[string]idstore.Held
+}
+
+func (h *commandHolds) Hold(ctx context.Context, key string) (idstore.Held, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if held, ok := h.held[key]; ok {
+		return keptHold{held}, nil
+	}
+	held, err := h.store.(idstore.Holder).Hold(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	h.held[key] = held
+	h.c.atExit(func() { held.Close() })
+	return keptHold{held}, nil
+}
+
+// keptHold is a hold that the command releases when it ends, not when its
+// user closes it.
+type keptHold struct{ idstore.Held }
+
+func (keptHold) Close() error { return nil }
 
 // claim claims a node in space from lo to hi through --etcd, released when
 // the command ends.

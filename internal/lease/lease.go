@@ -10,6 +10,11 @@
 // unit is in the second half of the lease, so that moving on rarely waits
 // for the store.
 //
+// A store that is a store.Holder is held: Start takes the key, the lease
+// keeps its mark through the hold, and Close releases it once no write is
+// in flight, so that a second run of the key at the same time fails at
+// start instead of issuing the same IDs.
+//
 // One write at a time goes to the store: a caller that needs the lease
 // extended while a write is in flight waits for that write instead of
 // sending its own, and nobody holds a lock of the generator while the
@@ -24,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/store"
 )
 
@@ -57,6 +63,7 @@ type Lease struct {
 	wg       sync.WaitGroup
 	ctx      context.Context // of every store call; Close cancels it
 	cancel   context.CancelFunc
+	held     store.Held // the key held in a store.Holder, from Start to Close
 
 	mu       sync.Mutex // guards the fields below
 	inflight *write     // the store write in flight, if any
@@ -83,19 +90,52 @@ func New(store Store, key string, ahead uint64, units Units, failed func(error))
 	return l
 }
 
-// Start reads the stored mark and returns the first unit this run may
-// issue in as far as earlier runs are concerned: 0 without a store or a
-// mark.
+// Start holds the key if the store is a store.Holder, reads the stored
+// mark and returns the first unit this run may issue in as far as earlier
+// runs are concerned: 0 without a store or a mark. It is called once,
+// before any other method. A key held elsewhere fails it with the
+// Holder's error (see Refused).
 func (l *Lease) Start() (uint64, error) {
 	if l.store == nil {
 		return 0, nil
 	}
-	mark, err := l.store.HighWater(l.ctx, l.key)
+	s, release, err := Hold(l.ctx, l.store, l.key)
 	if err != nil {
 		l.failures.Add(1)
 		return 0, err
 	}
+	mark, err := s.HighWater(l.ctx, l.key)
+	if err != nil {
+		release()
+		l.failures.Add(1)
+		return 0, err
+	}
+	if h, ok := s.(store.Held); ok && s != l.store {
+		l.store, l.held = s, h
+	}
 	return l.end(mark), nil
+}
+
+// Hold holds key in s, if s is a store.Holder, and returns the store to
+// keep key's marks in for as long as the hold lasts, and release, which
+// ends it. Otherwise it returns s and a release that does nothing.
+func Hold(ctx context.Context, s Store, key string) (Store, func(), error) {
+	h, ok := s.(store.Holder)
+	if !ok {
+		return s, func() {}, nil
+	}
+	held, err := h.Hold(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return held, func() { _ = held.Close() }, nil
+}
+
+// Refused reports whether err refuses a hold outright, another process
+// holding the key (idkit.ErrHeld) or a store that cannot hold keys safely
+// (idkit.ErrInvalid), rather than a store that failed for now.
+func Refused(err error) bool {
+	return errors.Is(err, idkit.ErrHeld) || errors.Is(err, idkit.ErrInvalid)
 }
 
 // Allows reports whether the mark covers unit u.
@@ -213,14 +253,18 @@ func (l *Lease) Renew(u uint64) {
 }
 
 // Close starts no more store writes, cancels the context of the one in
-// flight, if any, and waits for the background renewal. The units leased
-// stay allowed; later extensions fail with ErrClosed.
+// flight, if any, waits for the background renewal, and releases the held
+// key once the writes in flight have ended. The units leased stay
+// allowed; later extensions fail with ErrClosed.
 func (l *Lease) Close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
 	l.cancel()
 	l.wg.Wait()
+	if l.held != nil {
+		_ = l.held.Close()
+	}
 }
 
 // Counts returns how many store writes succeeded and how many store calls

@@ -1,0 +1,232 @@
+package launchlog
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/testkit/testwait"
+)
+
+func TestHoldRefusesASecondHolder(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "idkit.db")
+	since := time.Date(2026, 6, 1, 17, 2, 11, 0, time.UTC)
+	first, err := New(Options{Path: path, Clock: clock.NewFake(since)})
+	require.NoError(t, err)
+	second, err := New(Options{Path: path})
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	h, err := first.Hold(ctx, "traceid/node/7")
+	require.NoError(t, err)
+	for _, l := range []*Log{first, second} { // another handle, or the same one
+		_, err = l.Hold(ctx, "traceid/node/7")
+		require.Error(t, err, "a second hold of the key")
+		assert.ErrorIs(t, err, ErrHeld)
+		assert.ErrorIs(t, err, idkit.ErrHeld)
+		assert.NotErrorIs(t, err, idkit.ErrUnavailable, "not retryable")
+		var held *HeldError
+		require.ErrorAs(t, err, &held)
+		assert.Equal(t, os.Getpid(), held.Holder.PID)
+		assert.Equal(t, "traceid/node/7", held.Holder.Key)
+		assert.Equal(t, filepath.Base(os.Args[0]), held.Holder.Command)
+		assert.True(t, since.Equal(held.Holder.Since), "since %v, want %v", held.Holder.Since, since)
+		assert.Contains(t, err.Error(), "traceid/node/7 in "+path+" is held by this process (pid ")
+	}
+
+	other, err := second.Hold(ctx, "traceid/node/8")
+	require.NoError(t, err, "another key is free")
+	require.NoError(t, other.Close())
+
+	require.NoError(t, h.Close())
+	require.NoError(t, h.Close(), "a second Close does nothing")
+	again, err := second.Hold(ctx, "traceid/node/7")
+	require.NoError(t, err, "a released key is free")
+	require.NoError(t, again.Close())
+}
+
+func TestHeldKeepsTheMarks(t *testing.T) {
+	t.Parallel()
+	l, err := New(Options{Path: filepath.Join(t.TempDir(), "idkit.db")})
+	require.NoError(t, err)
+	ctx := context.Background()
+	h, err := l.Hold(ctx, "node/7")
+	require.NoError(t, err)
+	at := time.Unix(1_800_000_000, 0).UTC()
+	for _, key := range []string{"node/7", "node/7/last"} {
+		got, err := h.AdvanceHighWater(ctx, key, at)
+		require.NoError(t, err, key)
+		assert.Equal(t, at, got, key)
+		got, err = l.HighWater(ctx, key)
+		require.NoError(t, err, key)
+		assert.Equal(t, at, got, "%s: the hold writes the log", key)
+	}
+	for _, key := range []string{"node/70", "node/8", "node"} {
+		_, err := h.AdvanceHighWater(ctx, key, at)
+		assert.ErrorIs(t, err, ErrInvalid, "%s: a key the hold does not cover", key)
+	}
+
+	require.NoError(t, h.Close())
+	_, err = h.AdvanceHighWater(ctx, "node/7", at.Add(time.Second))
+	assert.ErrorIs(t, err, ErrReleased, "a write after Close")
+	_, err = h.HighWater(ctx, "node/7")
+	assert.ErrorIs(t, err, ErrReleased, "a read after Close")
+	got, err := l.HighWater(ctx, "node/7")
+	require.NoError(t, err)
+	assert.Equal(t, at, got, "the write after Close changed nothing")
+}
+
+func TestHoldWait(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "idkit.db")
+	l, err := New(Options{Path: path})
+	require.NoError(t, err)
+	h, err := l.Hold(context.Background(), "k")
+	require.NoError(t, err)
+
+	// A wait that ends with the key still held.
+	waiter, err := New(Options{Path: path, HoldWait: 30 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = waiter.Hold(context.Background(), "k")
+	var held *HeldError
+	require.ErrorAs(t, err, &held)
+	assert.Equal(t, 30*time.Millisecond, held.Waited)
+	assert.Contains(t, err.Error(), ", still after 30ms")
+
+	// A wait that ctx ends.
+	patient, err := New(Options{Path: path, HoldWait: time.Hour})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = patient.Hold(ctx, "k")
+	assert.ErrorIs(t, err, context.Canceled)
+
+	// A wait that the holder's release ends.
+	got := make(chan error, 1)
+	go func() {
+		h2, err := patient.Hold(context.Background(), "k")
+		if err == nil {
+			err = h2.Close()
+		}
+		got <- err
+	}()
+	require.NoError(t, h.Close())
+	require.NoError(t, testwait.Recv(t, got, "the waiting Hold once the key is released"))
+
+	_, err = New(Options{Path: path, HoldWait: -time.Second})
+	assert.ErrorIs(t, err, ErrInvalid, "a negative HoldWait")
+}
+
+// TestHoldDiesWithItsProcess holds a key in another process: a hold here
+// fails naming it, and takes the key at once after the process is killed.
+func TestHoldDiesWithItsProcess(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "idkit.db")
+	cmd := helper("hold-key", path, 0)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- s
+	}()
+	require.Equal(t, "held\n", testwait.Recv(t, line, "the helper's hold"))
+
+	l, err := New(Options{Path: path})
+	require.NoError(t, err)
+	_, err = l.Hold(context.Background(), "node/7")
+	var held *HeldError
+	require.ErrorAs(t, err, &held)
+	assert.Equal(t, cmd.Process.Pid, held.Holder.PID, "the holder named")
+	assert.Equal(t, filepath.Base(os.Args[0]), held.Holder.Command)
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	h, err := l.Hold(context.Background(), "node/7")
+	require.NoError(t, err, "a killed holder frees the key at once")
+	require.NoError(t, h.Close())
+}
+
+func TestHoldErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, err := New(Options{Path: filepath.Join(dir, "missing", "idkit.db")})
+	require.NoError(t, err)
+	_, err = l.Hold(context.Background(), "k")
+	assert.ErrorIs(t, err, ErrOpen, "a missing directory")
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	l, err = New(Options{Path: filepath.Join(dir, "idkit.db")})
+	require.NoError(t, err)
+	_, err = l.Hold(context.Background(), "")
+	assert.ErrorIs(t, err, ErrInvalid, "an empty key")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = l.Hold(ctx, "k")
+	assert.ErrorIs(t, err, context.Canceled)
+
+	// A hold file in the way of the directory.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.db"+HoldersSuffix), nil, 0o600))
+	l, err = New(Options{Path: filepath.Join(dir, "other.db")})
+	require.NoError(t, err)
+	_, err = l.Hold(context.Background(), "k")
+	assert.ErrorIs(t, err, ErrOpen)
+}
+
+func TestHoldFileName(t *testing.T) {
+	t.Parallel()
+	for key, want := range map[string]string{
+		"traceid/node/7": "traceid%2Fnode%2F7.lock",
+		"snowflake/twitter/datacenter=0,worker=7": "snowflake%2Ftwitter%2Fdatacenter=0,worker=7.lock",
+		"..":      "...lock",
+		"a b\x00": "a%20b%00.lock",
+	} {
+		assert.Equal(t, want, holdFileName(key), "%q", key)
+	}
+	long1, long2 := strings.Repeat("k", 1000)+"1", strings.Repeat("k", 1000)+"2"
+	n1, n2 := holdFileName(long1), holdFileName(long2)
+	assert.LessOrEqual(t, len(n1), 255, "a file name's limit")
+	assert.NotEqual(t, n1, n2, "long keys that differ at the end")
+	assert.NotEqual(t, holdFileName("a/b"), holdFileName("a%2Fb"), "escapes do not collide with keys")
+}
+
+func TestHoldRefusesANetworkFileSystem(t *testing.T) {
+	t.Parallel()
+	for typ, network := range map[string]bool{
+		"ext4": false, "xfs": false, "tmpfs": false, "overlay": false, "btrfs": false, "fuse.gocryptfs": false, "": false,
+		"nfs": true, "nfs4": true, "cifs": true, "smb3": true, "ceph": true, "fuse.sshfs": true, "fuse.glusterfs": true,
+	} {
+		assert.Equal(t, network, isNetworkFS(typ), "%q", typ)
+	}
+
+	const mountinfo = `22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+35 22 0:31 / /mnt/share rw,relatime shared:20 - nfs4 server:/export rw,vers=4.2
+41 22 0:45 / /home/me/remote rw,nosuid,nodev shared:25 - fuse.sshfs me@host:/ rw,user_id=0
+`
+	for id, want := range map[uint64]string{22: "ext4", 35: "nfs4", 41: "fuse.sshfs"} {
+		got, ok := mountType([]byte(mountinfo), id)
+		assert.True(t, ok, "mount %d", id)
+		assert.Equal(t, want, got, "mount %d", id)
+	}
+	_, ok := mountType([]byte(mountinfo), 99)
+	assert.False(t, ok, "an unknown mount id")
+
+	typ, err := fsType(t.TempDir())
+	require.NoError(t, err)
+	assert.False(t, isNetworkFS(typ), "the test's own directory is on %q", typ)
+	assert.NoError(t, checkLocalFS(filepath.Join(t.TempDir(), "idkit.db")))
+}
