@@ -69,7 +69,7 @@ func TestKinds(t *testing.T) {
 	// Sentinels particular to their package are of no kind.
 	for _, err := range []error{
 		snowflake.ErrClockBackwards, flake128.ErrClockBackwards, segment.ErrBadBlock, segment.ErrClosed,
-		launchlog.ErrNoLaunch, launchlog.ErrCorrupt, launchlog.ErrReleased, fleet.ErrClockSkew, fleet.ErrCorrupt,
+		launchlog.ErrNoLaunch, launchlog.ErrCorrupt, fleet.ErrClockSkew, fleet.ErrCorrupt,
 	} {
 		for _, kind := range all {
 			assert.False(t, errors.Is(err, kind), "%q is %q", err, kind)

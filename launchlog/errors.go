@@ -27,8 +27,6 @@ var (
 	// ErrHeld reports a key that another live holder holds (Log.Hold);
 	// the error is a *HeldError that names it.
 	ErrHeld = errkind.New(idkit.ErrHeld, "launchlog: key held by another process")
-	// ErrReleased reports a store call through a Held that was closed.
-	ErrReleased = errors.New("launchlog: hold released")
 	// ErrNetworkFS reports a log on a network file system, where a hold
 	// could not keep other hosts out (Log.Hold).
 	ErrNetworkFS = errkind.New(idkit.ErrInvalid, "launchlog: on a network file system")

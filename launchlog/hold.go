@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -71,11 +72,10 @@ func (e *HeldError) Error() string {
 
 func (e *HeldError) Unwrap() error { return ErrHeld }
 
-// Hold takes key for this process until the Held is closed, or the
+// Hold takes key for this process until the Closer is closed, or the
 // process ends, whichever comes first: a second Hold of the key, in any
 // process of the host (this one included), fails with a *HeldError that
 // names the holder, or waits for it up to Options.HoldWait (and ctx).
-// The Held keeps the marks of key and of the keys under key + "/".
 //
 // *Log is a store.Holder: a traceid, snowflake or flake128 generator on
 // the log holds its node's key while it runs, and a Reserve call holds it
@@ -89,7 +89,7 @@ func (e *HeldError) Unwrap() error { return ErrHeld }
 // record as JSON, for the error of the next process that asks. Locks on a
 // network file system do not reliably reach other hosts, so Hold refuses
 // a log on one (NFS, SMB, sshfs, ...) with ErrNetworkFS.
-func (l *Log) Hold(ctx context.Context, key string) (idstore.Held, error) {
+func (l *Log) Hold(ctx context.Context, key string) (io.Closer, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (l *Log) Hold(ctx context.Context, key string) (idstore.Held, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("launchlog: write the holder of %q to %s: %w", key, name, err)
 	}
-	return &held{log: l, key: key, file: f}, nil
+	return &hold{log: l, key: key, file: f}, nil
 }
 
 // lockHoldFile opens the hold file name and locks it, waiting up to
@@ -189,48 +189,17 @@ func readHolder(name string) Holder {
 	return Holder{}
 }
 
-// held is a key held by this process.
-type held struct {
-	log *Log
-	key string
-
-	mu   sync.RWMutex // writes hold it shared, Close exclusive
-	file *os.File     // nil once released
+// hold is a key held by this process: the open, locked hold file.
+type hold struct {
+	log  *Log
+	key  string
+	mu   sync.Mutex
+	file *os.File // nil once released
 }
 
-func (h *held) HighWater(ctx context.Context, key string) (time.Time, error) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if err := h.check(key); err != nil {
-		return time.Time{}, err
-	}
-	return h.log.HighWater(ctx, key)
-}
-
-func (h *held) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if err := h.check(key); err != nil {
-		return time.Time{}, err
-	}
-	return h.log.AdvanceHighWater(ctx, key, t)
-}
-
-// check fails once the hold is released, and for a key it does not cover.
-// The caller holds h.mu.
-func (h *held) check(key string) error {
-	if h.file == nil {
-		return fmt.Errorf("%w: %s in %s", ErrReleased, h.key, h.log.path)
-	}
-	if key != h.key && !strings.HasPrefix(key, h.key+"/") {
-		return fmt.Errorf("%w: key %q is not covered by the hold of %q, want it or a key under %q", ErrInvalid, key, h.key, h.key+"/")
-	}
-	return nil
-}
-
-// Close waits for the store calls in flight and releases the key. It
-// clears the holder record, so that the file says the key is free.
-func (h *held) Close() error {
+// Close releases the key. It clears the holder record first, so that the
+// file says the key is free.
+func (h *hold) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.file == nil {

@@ -55,37 +55,6 @@ func TestHoldRefusesASecondHolder(t *testing.T) {
 	require.NoError(t, again.Close())
 }
 
-func TestHeldKeepsTheMarks(t *testing.T) {
-	t.Parallel()
-	l, err := New(Options{Path: filepath.Join(t.TempDir(), "idkit.db")})
-	require.NoError(t, err)
-	ctx := context.Background()
-	h, err := l.Hold(ctx, "node/7")
-	require.NoError(t, err)
-	at := time.Unix(1_800_000_000, 0).UTC()
-	for _, key := range []string{"node/7", "node/7/last"} {
-		got, err := h.AdvanceHighWater(ctx, key, at)
-		require.NoError(t, err, key)
-		assert.Equal(t, at, got, key)
-		got, err = l.HighWater(ctx, key)
-		require.NoError(t, err, key)
-		assert.Equal(t, at, got, "%s: the hold writes the log", key)
-	}
-	for _, key := range []string{"node/70", "node/8", "node"} {
-		_, err := h.AdvanceHighWater(ctx, key, at)
-		assert.ErrorIs(t, err, ErrInvalid, "%s: a key the hold does not cover", key)
-	}
-
-	require.NoError(t, h.Close())
-	_, err = h.AdvanceHighWater(ctx, "node/7", at.Add(time.Second))
-	assert.ErrorIs(t, err, ErrReleased, "a write after Close")
-	_, err = h.HighWater(ctx, "node/7")
-	assert.ErrorIs(t, err, ErrReleased, "a read after Close")
-	got, err := l.HighWater(ctx, "node/7")
-	require.NoError(t, err)
-	assert.Equal(t, at, got, "the write after Close changed nothing")
-}
-
 func TestHoldWait(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "idkit.db")

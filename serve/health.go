@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	idstore "github.com/idkit/idkit/store"
 )
 
 // countingStore is the server's Store with its errors counted.
@@ -38,6 +41,23 @@ func (c *countingStore) NextGenerator(ctx context.Context, launch int) (int, err
 	g, err := c.Store.NextGenerator(ctx, launch)
 	c.count("generator", err)
 	return g, err
+}
+
+// marks returns the store the generators keep their marks in: the
+// server's, with its errors counted, and holding keys where the server's
+// store does (store.Holder), so that a generator on it holds its node.
+func (c *countingStore) marks() idstore.HighWater {
+	if _, ok := c.Store.(idstore.Holder); ok {
+		return countingHolder{c}
+	}
+	return c
+}
+
+// countingHolder is a countingStore whose store holds keys.
+type countingHolder struct{ *countingStore }
+
+func (c countingHolder) Hold(ctx context.Context, key string) (io.Closer, error) {
+	return c.Store.(idstore.Holder).Hold(ctx, key) // refused at start, if at all: not a store error
 }
 
 // probeKey is the high-water key /healthz reads to see that the store

@@ -160,7 +160,7 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 	}
 	s.defaults(&o.Clock, &o.Logger)
 	if o.Store == nil && o.Claim == nil && s.store != nil {
-		o.Store = s.store // a claim keeps its marks itself
+		o.Store = s.store.marks() // a claim keeps its marks itself
 	}
 	g, err := traceid.New(o)
 	if err != nil {
@@ -205,7 +205,7 @@ func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
 	}
 	s.defaults(&o.Clock, &o.Logger)
 	if o.Store == nil && o.Claim == nil && s.store != nil {
-		o.Store = s.store // a claim keeps its marks itself
+		o.Store = s.store.marks() // a claim keeps its marks itself
 	}
 	g, err := snowflake.New(o)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/internal/testkit/memstore"
@@ -882,4 +883,28 @@ func TestBlocksDown(t *testing.T) {
 	assert.NotContains(t, b, "secret-7f3a")
 	assert.Equal(t, http.StatusOK, get(t, s, "/v1/objectid").StatusCode, "other schemes go on")
 	assert.Equal(t, http.StatusOK, get(t, s, "/readyz").StatusCode)
+}
+
+// TestNewRefusesAHeldNode: a server holds its traceid and snowflake nodes
+// in the launch log until Shutdown; a second server for the same nodes on
+// the log fails to start, with an error of kind idkit.ErrHeld.
+func TestNewRefusesAHeldNode(t *testing.T) {
+	t.Parallel()
+	o := allSchemes(t)
+	first, err := New(o)
+	require.NoError(t, err)
+	for _, only := range []Options{
+		{Store: o.Store, TraceID: &traceid.Options{Node: 7}},
+		{Store: o.Store, Snowflake: &snowflake.Options{Node: map[string]int64{"datacenter": 1, "worker": 3}}},
+	} {
+		_, err = New(only)
+		assert.ErrorIs(t, err, idkit.ErrHeld)
+	}
+	other, err := New(Options{Store: o.Store, TraceID: &traceid.Options{Node: 8}})
+	require.NoError(t, err, "another node is free")
+	require.NoError(t, other.Shutdown(context.Background()))
+
+	require.NoError(t, first.Shutdown(context.Background()))
+	again := newServer(t, Options{Store: o.Store, TraceID: &traceid.Options{Node: 7}})
+	assert.Equal(t, []string{"traceid"}, again.Schemes(), "the node is free once the first server shut down")
 }

@@ -97,7 +97,7 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 		return fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), l.Expires(), now.UTC())
 	}
 	clockTick, _ := l.tickOf(now)
-	store, release, err := lease.Hold(ctx, store, o.StoreKey)
+	release, err := lease.Hold(ctx, store, o.StoreKey)
 	if err != nil && lease.Refused(err) {
 		return fmt.Errorf("snowflake: %w", err)
 	}

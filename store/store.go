@@ -15,6 +15,7 @@ package store
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -32,31 +33,22 @@ type HighWater interface {
 	AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error)
 }
 
-// Holder is a HighWater store that lets one live holder at a time use a
+// Holder is a HighWater store that lets one live holder at a time hold a
 // key, so that two processes configured with the same node cannot both
 // issue under it. launchlog.Log is one: the processes of a host see each
 // other's holds through an OS file lock that dies with its process.
 //
 // A generator whose store is a Holder holds its mark's key from its start
-// until Close, and a Reserve call holds it for the call, keeping the mark
-// through the Held: a second holder of the key fails at once. A Held
-// passed as a generator's store is used as it is, so that a caller (a
-// command line call made of several Reserve calls) can hold a key longer
-// than one generator.
+// until Close, which releases it once the store write in flight, if any,
+// has ended; a Reserve call holds it for the call. A second holder of the
+// key fails at once. A wrapper of a Holder (one that counts its calls,
+// say) passes Hold on, or the generators on it hold nothing.
 type Holder interface {
 	HighWater
-	// Hold takes key for the caller, or fails with an error of kind
-	// idkit.ErrHeld that names the live holder. ctx bounds a wait for the
-	// key, where the store waits at all.
-	Hold(ctx context.Context, key string) (Held, error)
-}
-
-// Held is a key held in a Holder, and the store of its marks while it is
-// held. Close releases the key once the writes in flight have ended; the
-// writes after it fail. A holder that dies releases the key at once.
-type Held interface {
-	HighWater
-	Close() error
+	// Hold takes key for the caller until the Closer is closed, or fails
+	// with an error of kind idkit.ErrHeld that names the live holder. ctx
+	// bounds a wait for the key, where the store waits at all.
+	Hold(ctx context.Context, key string) (io.Closer, error)
 }
 
 // Generators hands out generator ids for a launch: every call returns an

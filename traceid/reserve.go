@@ -80,7 +80,7 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if err != nil {
 		return err
 	}
-	store, release, err := lease.Hold(ctx, store, o.StoreKey)
+	release, err := lease.Hold(ctx, store, o.StoreKey)
 	if err != nil && lease.Refused(err) {
 		return fmt.Errorf("traceid: node %d: %w", o.Node, err)
 	}

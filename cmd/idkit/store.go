@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"io"
 	"os"
 	"os/signal"
 	"sync"
@@ -136,40 +137,8 @@ func (f *storeFlags) open(c *console) (store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &commandHolds{store: l, c: c, held: make(map[string]idstore.Held)}, nil
+	return &commandHolds{store: l, c: c, held: make(map[string]bool)}, nil
 }
-
-// commandHolds is a launch log whose holds last until the command ends:
-// a call that reserves its IDs in several batches holds its node from the
-// first batch to the last, so that no other process takes the node in
-// between. A hold of a key the command holds already is the same hold.
-type commandHolds struct {
-	store
-	c    *console
-	mu   sync.Mutex
-	held map[string]idstore.Held
-}
-
-func (h *commandHolds) Hold(ctx context.Context, key string) (idstore.Held, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if held, ok := h.held[key]; ok {
-		return keptHold{held}, nil
-	}
-	held, err := h.store.(idstore.Holder).Hold(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	h.held[key] = held
-	h.c.atExit(func() { held.Close() })
-	return keptHold{held}, nil
-}
-
-// keptHold is a hold that the command releases when it ends, not when its
-// user closes it.
-type keptHold struct{ idstore.Held }
-
-func (keptHold) Close() error { return nil }
 
 // claim claims a node in space from lo to hi through --etcd, released when
 // the command ends.
@@ -207,3 +176,35 @@ func (f *storeFlags) client(c *console) (*clientv3.Client, error) {
 	}
 	return f.cli, nil
 }
+
+// commandHolds is a launch log whose holds last until the command ends:
+// a call that reserves its IDs in several batches holds its node from the
+// first batch to the last, so that no other process takes the node in
+// between. A hold of a key the command holds already does nothing.
+type commandHolds struct {
+	store
+	c    *console
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+func (h *commandHolds) Hold(ctx context.Context, key string) (io.Closer, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held[key] {
+		return nopCloser{}, nil
+	}
+	held, err := h.store.(idstore.Holder).Hold(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	h.held[key] = true
+	h.c.atExit(func() { held.Close() })
+	return nopCloser{}, nil
+}
+
+// nopCloser is a hold that the command releases when it ends, not when its
+// user closes it.
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }

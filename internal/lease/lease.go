@@ -10,10 +10,9 @@
 // unit is in the second half of the lease, so that moving on rarely waits
 // for the store.
 //
-// A store that is a store.Holder is held: Start takes the key, the lease
-// keeps its mark through the hold, and Close releases it once no write is
-// in flight, so that a second run of the key at the same time fails at
-// start instead of issuing the same IDs.
+// A store that is a store.Holder is held: Start takes the key, and Close
+// releases it once no write is in flight, so that a second run of the key
+// at the same time fails at its start instead of issuing the same IDs.
 //
 // One write at a time goes to the store: a caller that needs the lease
 // extended while a write is in flight waits for that write instead of
@@ -63,7 +62,7 @@ type Lease struct {
 	wg       sync.WaitGroup
 	ctx      context.Context // of every store call; Close cancels it
 	cancel   context.CancelFunc
-	held     store.Held // the key held in a store.Holder, from Start to Close
+	release  func() // ends the hold of the key taken by Start, if any
 
 	mu       sync.Mutex // guards the fields below
 	inflight *write     // the store write in flight, if any
@@ -99,36 +98,33 @@ func (l *Lease) Start() (uint64, error) {
 	if l.store == nil {
 		return 0, nil
 	}
-	s, release, err := Hold(l.ctx, l.store, l.key)
+	release, err := Hold(l.ctx, l.store, l.key)
 	if err != nil {
 		l.failures.Add(1)
 		return 0, err
 	}
-	mark, err := s.HighWater(l.ctx, l.key)
+	mark, err := l.store.HighWater(l.ctx, l.key)
 	if err != nil {
 		release()
 		l.failures.Add(1)
 		return 0, err
 	}
-	if h, ok := s.(store.Held); ok && s != l.store {
-		l.store, l.held = s, h
-	}
+	l.release = release
 	return l.end(mark), nil
 }
 
-// Hold holds key in s, if s is a store.Holder, and returns the store to
-// keep key's marks in for as long as the hold lasts, and release, which
-// ends it. Otherwise it returns s and a release that does nothing.
-func Hold(ctx context.Context, s Store, key string) (Store, func(), error) {
+// Hold holds key in s, if s is a store.Holder, and returns release, which
+// ends the hold; otherwise a release that does nothing.
+func Hold(ctx context.Context, s Store, key string) (release func(), err error) {
 	h, ok := s.(store.Holder)
 	if !ok {
-		return s, func() {}, nil
+		return func() {}, nil
 	}
 	held, err := h.Hold(ctx, key)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return held, func() { _ = held.Close() }, nil
+	return func() { _ = held.Close() }, nil
 }
 
 // Refused reports whether err refuses a hold outright, another process
@@ -253,17 +249,22 @@ func (l *Lease) Renew(u uint64) {
 }
 
 // Close starts no more store writes, cancels the context of the one in
-// flight, if any, waits for the background renewal, and releases the held
-// key once the writes in flight have ended. The units leased stay
-// allowed; later extensions fail with ErrClosed.
+// flight, if any, waits for it and for the background renewal, and then
+// releases the key that Start held: once Close returns, this lease writes
+// no mark. The units leased stay allowed; later extensions fail with
+// ErrClosed.
 func (l *Lease) Close() {
 	l.mu.Lock()
 	l.closed = true
+	w := l.inflight
 	l.mu.Unlock()
 	l.cancel()
 	l.wg.Wait()
-	if l.held != nil {
-		_ = l.held.Close()
+	if w != nil {
+		<-w.done
+	}
+	if l.release != nil {
+		l.release()
 	}
 }
 

@@ -3,13 +3,17 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/lease"
 	"github.com/idkit/idkit/internal/testkit/memstore"
 	"github.com/idkit/idkit/internal/testkit/testwait"
@@ -177,4 +181,85 @@ func TestExtendUnderTheCallersContext(t *testing.T) {
 	stop()
 	assert.ErrorIs(t, l.Extend(ended, 200), context.Canceled, "an ended context writes nothing")
 	l.Close()
+}
+
+// holder is a store.Holder whose writes wait for the test, and which
+// records the order of its events: a write's begin and end, a release.
+type holder struct {
+	memstore.Store
+	entered, canceled, release chan struct{}
+
+	mu     sync.Mutex
+	events []string
+	holds  int
+}
+
+func (h *holder) event(e string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, e)
+}
+
+func (h *holder) Hold(ctx context.Context, key string) (io.Closer, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.holds > 0 {
+		return nil, fmt.Errorf("%w: %s", idkit.ErrHeld, key)
+	}
+	h.holds++
+	h.events = append(h.events, "hold")
+	return closer(func() error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.holds--
+		h.events = append(h.events, "release")
+		return nil
+	}), nil
+}
+
+// AdvanceHighWater sees its context end but, as a write already on its
+// way to the disk, goes on until the test releases it.
+func (h *holder) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+	h.event("write")
+	h.entered <- struct{}{}
+	<-ctx.Done()
+	h.canceled <- struct{}{}
+	<-h.release
+	h.event("written")
+	return h.Store.AdvanceHighWater(context.Background(), key, t)
+}
+
+type closer func() error
+
+func (c closer) Close() error { return c() }
+
+// TestCloseReleasesTheHoldAfterTheLastWrite: Start holds the key of a
+// store.Holder, a second Start is refused, and Close releases the key only
+// once the write in flight has ended, so that no write of this lease
+// lands after another holder took the key.
+func TestCloseReleasesTheHoldAfterTheLastWrite(t *testing.T) {
+	t.Parallel()
+	h := &holder{entered: make(chan struct{}, 1), canceled: make(chan struct{}, 1), release: make(chan struct{})}
+	l := lease.New(h, "k", 4, seconds, nil)
+	_, err := l.Start()
+	require.NoError(t, err)
+	_, err = lease.New(h, "k", 4, seconds, nil).Start()
+	require.ErrorIs(t, err, idkit.ErrHeld, "a second lease on the key")
+	assert.True(t, lease.Refused(err))
+
+	extended := make(chan error, 1)
+	go func() { extended <- l.Extend(context.Background(), 100) }()
+	testwait.Recv(t, h.entered, "the write")
+	closed := make(chan struct{})
+	go func() {
+		l.Close()
+		close(closed)
+	}()
+	testwait.Recv(t, h.canceled, "Close's cancel of the write in flight")
+	close(h.release)
+	testwait.Recv(t, closed, "Close, once the write ended")
+	assert.NoError(t, testwait.Recv(t, extended, "the Extend, whose write landed before the release"))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	assert.Equal(t, []string{"hold", "write", "written", "release"}, h.events)
 }
