@@ -38,6 +38,13 @@ func Tool(t testing.TB, name, install string) string {
 	return bin
 }
 
+// Missing skips t with msg, which says what is missing and how to get it,
+// or fails t under CI=true.
+func Missing(t testing.TB, msg string) {
+	t.Helper()
+	missing(t, msg)
+}
+
 func missing(t testing.TB, msg string) {
 	t.Helper()
 	if CI() {
