@@ -59,7 +59,10 @@
 //     Package publicid turns 63-bit IDs into values that cannot be counted;
 //     a 128-bit Flake is not one of them.
 //   - Two generators with the same worker at the same time may issue the
-//     same ID: workers must be distinct.
+//     same ID: workers must be distinct. A Generator whose store holds keys
+//     (launchlog.Log) holds its worker from New to Close, so that a second
+//     one on the host fails with an error of kind [idkit.ErrHeld] naming
+//     the first; without a store nothing checks.
 //
 // # The generator contract
 //

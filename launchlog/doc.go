@@ -7,7 +7,7 @@
 //	highwater   key (string)          Unix nanoseconds (8 B, BE) | CRC-32C       XOR of the CRCs
 //	blocks      tag (string)          last ID reserved (8 B, BE) | CRC-32C       XOR of the CRCs
 //
-// It offers four things:
+// It offers five things:
 //
 //   - Launches: [Log.Begin] records a launch and hands out the next launch
 //     id, 1..=99999; [Log.Current], [Log.Get] and [Log.List] read them.
@@ -15,18 +15,22 @@
 //     to decimalid generators.
 //   - High-water marks: [Log.HighWater] and [Log.AdvanceHighWater] keep a
 //     time per key that only moves forward, for time-based generators such
-//     as traceid's. A mark makes one node's runs safe one after another;
-//     it cannot make two runs of one node at the same time safe. Two
-//     processes configured with the same node both lease the same seconds
-//     (a generator never takes the other's later mark as its own, but
-//     neither can tell the other exists), so they issue the same IDs. Give
-//     each process its own node, or claim nodes in etcd (package fleet),
-//     whose claims fence the marks.
+//     as traceid's. A mark makes one node's runs safe one after another.
+//   - Holds: [Log.Hold] lets one live process of the host at a time hold a
+//     key, such as a node's mark, so that two runs of one node cannot
+//     overlap. Generators on the log hold their node while they run, and
+//     Reserve calls for the call; a second holder fails at once with a
+//     [HeldError] that names the first (pid, command, since when). The hold
+//     is an flock on a file in the directory idkit.db.holders beside the
+//     log, which the kernel releases when its process ends, however it
+//     ends, so a crashed holder frees its node at once. Holds reach the
+//     processes of one host; across hosts, claim nodes in etcd (package
+//     fleet), whose claims fence the marks.
 //   - Blocks of IDs: [Log.ReserveBlock] reserves the next block of a tag
 //     for a segment.Allocator, which issues dense IDs from it.
 //
-// *Log satisfies decimalid.GeneratorSource, traceid.HighWaterStore and
-// segment.BlockStore.
+// *Log satisfies decimalid.GeneratorSource, traceid.HighWaterStore,
+// store.Holder and segment.BlockStore.
 //
 // # Basics
 //
@@ -43,7 +47,8 @@
 // the lock is not free in time, [ErrOpen] (with the os error) for a missing
 // directory or an unwritable path, [ErrCorrupt] for a file that is not a
 // sound launch log, [ErrLaunchesExhausted], [ErrGeneratorsExhausted],
-// [ErrNoLaunch] and [ErrInvalid].
+// [ErrNoLaunch], [ErrInvalid], and for holds [ErrHeld] (a [HeldError])
+// and [ErrNetworkFS].
 //
 // # Damage
 //
@@ -74,6 +79,9 @@
 //
 // After a recovered panic the memory map of the damaged file may stay in
 // the process. File locks do not reach across machines on network file
-// systems: fleets larger than one host need another backend behind the
-// same interfaces.
+// systems: Hold refuses a log on one (NFS, SMB, Ceph, sshfs and other
+// network FUSE file systems, by the type Linux gives; elsewhere the type
+// is not checked) with ErrNetworkFS, and fleets larger than one host need
+// another backend behind the same interfaces. Removing the .holders
+// directory while processes hold keys in it lets a second holder in.
 package launchlog

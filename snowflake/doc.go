@@ -71,7 +71,11 @@
 // # Caveats
 //
 //   - Node values must be unique among the generators that run at the same
-//     time; nothing here checks that.
+//     time. A Generator whose store holds keys (a store.Holder, as
+//     launchlog.Log is) holds its node from New to Close, and [Reserve] for
+//     the call, so that a second one on the host fails with an error of
+//     kind [idkit.ErrHeld] naming the first; without a store nothing
+//     checks, and across hosts nodes are claimed in etcd ([NodeClaim]).
 //   - Time comes from a coarse clock refreshed every millisecond, so an ID's
 //     timestamp may lag the wall clock by about that much, and a clock
 //     stepped back by less than that may go unnoticed until the next tick

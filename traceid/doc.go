@@ -17,7 +17,8 @@
 //     takes a reference time and returns the latest matching second not
 //     after it ([ID.Time]).
 //   - node: 0 to 65535, from deployment configuration. Two processes that run
-//     at the same time must never share a node.
+//     at the same time must never share a node; a launch log refuses the
+//     second one on a host (see One holder per node).
 //   - thread and counter share 22 bits; [Options.ThreadBits] (T, 0 to 16)
 //     says how many name the thread. A thread is a chunk of counters that a
 //     [Shard] claims for one second; the counter runs from 1, so no ID is 0.
@@ -50,6 +51,18 @@
 // way the first IDs of a new generator may take up to a second (plus the
 // lease) to arrive.
 //
+// # One holder per node
+//
+// A Generator whose store holds keys (a [store.Holder], as launchlog.Log
+// is) holds its node in the store from New to Close, and [Reserve] holds
+// it for the call: a second Generator or Reserve for the node, in any
+// process of the host, fails at once with an error of kind
+// [idkit.ErrHeld] that names the holder. The hold dies with its process,
+// so a crashed holder frees the node at once. What is safe, then: one
+// process per node per host through the launch log, or nodes claimed in
+// etcd ([NodeClaim]) across hosts. Without a store nothing can tell two
+// processes with the same node apart, and they issue the same IDs.
+//
 // # Text
 //
 // An ID prints as its decimal value. In JSON it is a string, since
@@ -72,7 +85,8 @@
 //   - [Generator.Close] stops the lease's background renewal and the store
 //     write in flight, and returns nil.
 //   - The store, if any, is a [HighWaterStore] (store.HighWater) or a
-//     [NodeClaim]; every store call takes a ctx.
+//     [NodeClaim]; every store call takes a ctx. Close releases the node's
+//     hold once the store write in flight has ended.
 //   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind idkit.ErrInvalid,
 //     [ErrExhausted] of idkit.ErrExhausted, [ErrStore] of
 //     idkit.ErrUnavailable and [ErrNodeLost] of idkit.ErrNodeLost, so
