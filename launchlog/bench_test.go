@@ -21,6 +21,22 @@ func BenchmarkNextGenerator(b *testing.B) {
 	}
 }
 
+// BenchmarkHold takes and releases a key: what a generator's start, and
+// each Reserve call, adds to the store calls it makes.
+func BenchmarkHold(b *testing.B) {
+	l := newLog(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := l.Hold(context.Background(), "traceid/node/1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkAdvanceHighWater(b *testing.B) {
 	l := newLog(b)
 	at := epoch
