@@ -113,7 +113,7 @@ func (l *Log) Hold(ctx context.Context, key string) (io.Closer, error) {
 	}
 	rec, _ := json.Marshal(Holder{Key: key, PID: os.Getpid(), Command: processCommand(), Since: l.clock.Now().UTC().Round(0)})
 	rec = append(rec, '\n')
-	if _, err := f.WriteAt(rec, 0); err == nil {
+	if _, err = f.WriteAt(rec, 0); err == nil {
 		err = f.Truncate(int64(len(rec)))
 	}
 	if err != nil {
