@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 )
@@ -38,7 +39,8 @@ func (ix mysqlIndex) displayName() string {
 
 // prepareLike reads the user's table through information_schema and the
 // persistent InnoDB statistics, copies a sample of its rows into the run's
-// database, and makes the loads copy its shape. It only reads the table.
+// database, and makes the loads copy its shape. It only reads the table,
+// and takes no row lock on it (see readSample).
 func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample int) (LikeTable, error) {
 	schema, table := name.Schema.name, name.Table.name
 	qualified := mysqlIdent(schema) + "." + mysqlIdent(table)
@@ -125,8 +127,9 @@ func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample int
 	}
 	t.Notes = append(t.Notes, "InnoDB keeps the rows in the primary key's order: the table is its clustered index; index sizes are InnoDB's persistent statistics as they stand")
 
-	// The sample: at most sample rows, each with probability from the
-	// estimated row count (the first rows if there is no estimate).
+	// The sample: at most sample rows, read in one consistent, read-only
+	// snapshot and written to the run's database by the tool, never by an
+	// INSERT ... SELECT from the user's table, which would lock its rows.
 	shape := &likeShape{name: name, key: mysqlIdent(t.Key)}
 	var list []string
 	for _, c := range cols {
@@ -137,36 +140,29 @@ func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample int
 		selectList = strings.Join(list, ", ")
 	}
 	sampleTable := e.database + ".like_sample"
-	where := ""
-	if t.Rows > 0 {
-		where = fmt.Sprintf(" WHERE RAND() < %g", min(1, 2*float64(sample)/float64(t.Rows)))
-	}
-	copySample := func(where string) error {
-		_, err := e.conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s SELECT ROW_NUMBER() OVER () - 1, s.* FROM (SELECT %s FROM %s%s LIMIT %d) s",
-			sampleTable, selectList, qualified, where, sample))
-		return err
-	}
+	// LIMIT 0 reads no row: only the columns' definitions.
 	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s ENGINE=InnoDB AS SELECT 0 AS idkit_row, %s FROM %s LIMIT 0",
 		sampleTable, selectList, qualified)); err != nil {
 		return fail("create the sample table: %v", err)
 	}
-	if err := copySample(where); err != nil {
-		return fail("copy a sample: %v", err)
+	p := 1.0
+	if t.Rows > 0 {
+		p = min(1, 2*float64(sample)/float64(t.Rows))
 	}
-	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+sampleTable).Scan(&shape.sample); err != nil {
-		return fail("count the sample: %v", err)
+	rowsRead, err := e.readSample(ctx, qualified, selectList, p, sample)
+	if err == nil && len(rowsRead) == 0 && p < 1 {
+		rowsRead, err = e.readSample(ctx, qualified, selectList, 1, sample) // the estimate was far off
 	}
-	if shape.sample == 0 && where != "" {
-		if err := copySample(""); err != nil {
-			return fail("copy a sample: %v", err)
-		}
-		if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+sampleTable).Scan(&shape.sample); err != nil {
-			return fail("count the sample: %v", err)
-		}
+	if err != nil {
+		return fail("read a sample: %v", err)
 	}
-	if shape.sample == 0 {
+	if len(rowsRead) == 0 {
 		return fail("%s is empty: --like copies the other columns from its rows", qualified)
 	}
+	if err := e.writeSample(ctx, sampleTable, rowsRead); err != nil {
+		return fail("write the sample: %v", err)
+	}
+	shape.sample = len(rowsRead)
 	if _, err := e.conn.ExecContext(ctx, "ALTER TABLE "+sampleTable+" MODIFY idkit_row BIGINT NOT NULL, ADD PRIMARY KEY (idkit_row)"); err != nil {
 		return fail("index the sample: %v", err)
 	}
@@ -187,6 +183,109 @@ func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample int
 	t.Notes = append(t.Notes, likeNotes...)
 	e.like = shape
 	return t, nil
+}
+
+// readSample reads a uniform sample of at most n rows of the columns
+// selectList of table, in one consistent, read-only snapshot on a
+// connection of its own: a nonlocking read, which takes no row lock and
+// waits for none, whatever locks the application holds. The server passes
+// each row with probability p; the tool keeps a uniform n of those
+// (reservoir sampling), so that the sample spans the whole table, not its
+// first rows.
+func (e *mysqlEngine) readSample(ctx context.Context, table, selectList string, p float64, n int) ([][]any, error) {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	for _, q := range []string{"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
+	where := ""
+	if p < 1 {
+		where = fmt.Sprintf(" WHERE RAND() < %g", p)
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT "+selectList+" FROM "+table+where)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	var sample [][]any
+	for seen := 0; rows.Next(); seen++ {
+		row := make([]any, len(types))
+		dst := make([]any, len(types))
+		for i := range row {
+			dst[i] = &row[i]
+		}
+		if err := rows.Scan(dst...); err != nil { // copies each value
+			return nil, err
+		}
+		// Text goes back as text, which the server converts to the
+		// column's character set; bytes stay bytes.
+		for i, v := range row {
+			if b, ok := v.([]byte); ok && !mysqlBinaryTypes[types[i].DatabaseTypeName()] {
+				row[i] = string(b)
+			}
+		}
+		if len(sample) < n {
+			sample = append(sample, row)
+		} else if j := rng.IntN(seen + 1); j < n {
+			sample[j] = row
+		}
+	}
+	return sample, rows.Err()
+}
+
+// mysqlBinaryTypes are the column types, as the driver names them, whose
+// values are bytes rather than text.
+var mysqlBinaryTypes = map[string]bool{
+	"BINARY": true, "VARBINARY": true, "BLOB": true, "TINYBLOB": true, "MEDIUMBLOB": true, "LONGBLOB": true,
+	"BIT": true, "GEOMETRY": true,
+}
+
+// writeSample inserts rows into the sample table, numbering them from 0,
+// in statements of at most 4 MiB of values and 65,535 placeholders.
+func (e *mysqlEngine) writeSample(ctx context.Context, table string, rows [][]any) error {
+	const maxBytes, maxArgs = 4 << 20, 65_535
+	width := len(rows[0]) + 1
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	var args []any
+	size := 0
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		k := len(args) / width
+		_, err := e.conn.ExecContext(ctx, "INSERT INTO "+table+" VALUES "+strings.TrimSuffix(strings.Repeat(one+", ", k), ", "), args...)
+		args, size = args[:0], 0
+		return err
+	}
+	for i, row := range rows {
+		if len(args)+width > maxArgs || size > maxBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		args = append(args, i)
+		for _, v := range row {
+			switch v := v.(type) {
+			case []byte:
+				size += len(v)
+			case string:
+				size += len(v)
+			}
+			args = append(args, v)
+		}
+	}
+	return flush()
 }
 
 // mysqlUniqueValue returns an expression of column type typ that is

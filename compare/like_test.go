@@ -3,15 +3,23 @@ package compare
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/internal/testkit/testenv"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
@@ -300,4 +308,166 @@ func indexNames(ixs []IndexFigures) []string {
 		out = append(out, ix.Name)
 	}
 	return out
+}
+
+// binlogMariaDB starts a MariaDB server of the test's own, with the binary
+// log on as on a primary that replicas follow, and returns its DSN. With the
+// binary log on, InnoDB reads the source of an INSERT ... SELECT with shared
+// locks, even under REPEATABLE READ. It listens on a socket in a temporary
+// directory only, and is stopped when the test ends.
+func binlogMariaDB(t *testing.T) string {
+	t.Helper()
+	serverDSN(t, EnvMySQLDSN) // MariaDB is one of the machine's servers
+	install := testenv.Tool(t, "mariadb-install-db", "apt-get install mariadb-server")
+	mariadbd := testenv.Tool(t, "mariadbd", "apt-get install mariadb-server")
+	dir, err := os.MkdirTemp("", "idkit-mariadb-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	data, sock := filepath.Join(dir, "data"), filepath.Join(dir, "sock")
+	out, err := exec.Command(install, "--no-defaults", "--datadir="+data, "--user=root",
+		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
+	require.NoError(t, err, "mariadb-install-db: %s", out)
+	var log strings.Builder
+	cmd := exec.Command(mariadbd, "--no-defaults", "--datadir="+data, "--user=root", "--skip-networking",
+		"--socket="+sock, "--log-bin="+filepath.Join(dir, "binlog"), "--innodb-buffer-pool-size=64M", "--pid-file="+filepath.Join(dir, "pid"))
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(testwait.Bound):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("mariadbd did not stop within %v of SIGTERM", testwait.Bound)
+		}
+	})
+	dsn := "root@unix(" + sock + ")/mysql"
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	testwait.Until(t, func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("mariadbd exited: %v: %s", err, log.String())
+		default:
+		}
+		return db.Ping() == nil
+	}, "the test's own MariaDB server answering")
+	var binlog int
+	require.NoError(t, db.QueryRow("SELECT @@log_bin").Scan(&binlog))
+	require.Equal(t, 1, binlog, "the binary log is on")
+	return dsn
+}
+
+// TestLikeMySQLTakesNoLocks runs --like on a server with the binary log on
+// while an application session holds rows of the table FOR UPDATE. The
+// run's sessions give up on any lock after a second
+// (innodb_lock_wait_timeout=1, set through the DSN), so a run that read
+// with locks, as an INSERT ... SELECT from the table does there, would
+// fail; this one reads a snapshot and finishes, and the application's
+// transaction stays undisturbed.
+func TestLikeMySQLTakesNoLocks(t *testing.T) {
+	t.Parallel()
+	dsn := binlogMariaDB(t)
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	database := "idkit_locks_" + runSuffix()
+	table := database + ".orders"
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
+	for _, q := range []string{
+		"CREATE DATABASE " + database,
+		// No secondary index: the sample is read from the clustered
+		// index, whose records the application locks.
+		"CREATE TABLE " + table + " (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(45) NOT NULL) ENGINE=InnoDB",
+		"INSERT INTO " + table + " SELECT seq, MD5(seq) FROM seq_1_to_5000",
+		"ANALYZE TABLE " + table,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+
+	app, err := db.Conn(ctx)
+	require.NoError(t, err)
+	defer app.Close()
+	tx, err := app.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback() // ends the locks if the test fails before the Commit
+	locked, err := tx.QueryContext(ctx, "SELECT id FROM "+table+" FOR UPDATE")
+	require.NoError(t, err)
+	n := 0
+	for locked.Next() {
+		n++
+	}
+	require.NoError(t, locked.Err())
+	require.Equal(t, 5000, n, "the application holds every row")
+
+	o := likeOptions(t, EngineMySQL, table)
+	strict := cfg.Clone()
+	if strict.Params == nil {
+		strict.Params = map[string]string{}
+	}
+	strict.Params["innodb_lock_wait_timeout"] = "1"
+	o.MySQLDSN = strict.FormatDSN()
+	r, err := Run(o)
+	require.NoError(t, err, "a run beside rows locked FOR UPDATE")
+	require.Len(t, r.Like, 1)
+	assert.Equal(t, 2000, r.Like[0].Sampled)
+
+	var still int
+	require.NoError(t, tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE note <> ''").Scan(&still))
+	assert.Equal(t, 5000, still)
+	require.NoError(t, tx.Commit(), "the application's transaction commits")
+}
+
+// TestMySQLSampleIsUniform: the sample of a table is spread over all of
+// it, not drawn from its first rows.
+func TestMySQLSampleIsUniform(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, err := openMySQL(ctx, serverDSN(t, EnvMySQLDSN))
+	require.NoError(t, err)
+	defer e.Close(context.Background())
+	table := e.database + ".seqs"
+	for _, q := range []string{
+		"CREATE TABLE " + table + " (id BIGINT NOT NULL PRIMARY KEY, label VARCHAR(20) NOT NULL, raw VARBINARY(8)) ENGINE=InnoDB",
+		"INSERT INTO " + table + " SELECT seq, CONCAT('é', seq), UNHEX('00ff') FROM seq_1_to_10000",
+	} {
+		_, err := e.conn.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	rows, err := e.readSample(ctx, table, "id, label, raw", 0.4, 2000)
+	require.NoError(t, err)
+	require.Len(t, rows, 2000)
+	var sum, top int64
+	seen := map[string]bool{}
+	for _, row := range rows {
+		text := fmt.Sprint(row[0])
+		id, err := strconv.ParseInt(text, 10, 64)
+		require.NoError(t, err)
+		sum += id
+		top = max(top, id)
+		assert.Equal(t, "é"+text, row[1], "text comes back as text")
+		assert.Equal(t, []byte{0, 0xff}, row[2], "bytes stay bytes")
+		seen[text] = true
+	}
+	assert.Len(t, seen, 2000, "no row twice")
+	mean := float64(sum) / 2000
+	assert.InDelta(t, 5000, mean, 500, "the mean id of a uniform sample of 1..10,000 (standard error about 65)")
+	assert.Greater(t, top, int64(9500), "the sample reaches the end of the table")
+
+	sample := e.database + ".sample_copy"
+	_, err = e.conn.ExecContext(ctx, "CREATE TABLE "+sample+" (idkit_row BIGINT NOT NULL, id BIGINT, label VARCHAR(20), raw VARBINARY(8)) ENGINE=InnoDB")
+	require.NoError(t, err)
+	require.NoError(t, e.writeSample(ctx, sample, rows))
+	var n, labels int
+	require.NoError(t, e.conn.QueryRowContext(ctx, "SELECT count(*), count(DISTINCT label) FROM "+sample+" WHERE raw = UNHEX('00ff') AND label LIKE 'é%'").Scan(&n, &labels))
+	assert.Equal(t, 2000, n)
+	assert.Equal(t, 2000, labels)
 }
