@@ -47,7 +47,7 @@ func (h Holder) String() string {
 // sinceText is t's time of day, with the date when it is not today.
 func sinceText(t time.Time) string {
 	t = t.Local()
-	if y, m, d := t.Date(); y == time.Now().Year() && m == time.Now().Month() && d == time.Now().Day() {
+	if now := time.Now(); t.Year() == now.Year() && t.YearDay() == now.YearDay() {
 		return t.Format("15:04:05 MST")
 	}
 	return t.Format("2006-01-02 15:04:05 MST")
