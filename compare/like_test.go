@@ -374,7 +374,7 @@ func TestLikeMySQLTakesNoLocks(t *testing.T) {
 	dsn := binlogMariaDB(t)
 	cfg, err := mysql.ParseDSN(dsn)
 	require.NoError(t, err)
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := context.Background()

@@ -3,7 +3,6 @@ package snowflake
 import (
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/idkit/idkit/launchlog"
 )
@@ -18,30 +17,11 @@ func BenchmarkOnLaunchLog(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	wide := Layout{Name: "wide", Epoch: Twitter().Epoch, Unit: time.Millisecond, TimeBits: 41, SequenceBits: 22}
 	onLog := func(b *testing.B) *Generator {
-		g := newBenchGenerator(b, Options{Layout: wide, Store: log})
+		g := newBenchGenerator(b, Options{Layout: wideLayout, Store: log})
 		b.Cleanup(func() { g.Close() })
 		return g
 	}
-	b.Run("next", func(b *testing.B) {
-		g := onLog(b)
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := g.Next(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("fill", func(b *testing.B) {
-		g := onLog(b)
-		buf := make([]ID, 1000)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i += len(buf) {
-			if _, err := g.Fill(buf[:min(len(buf), b.N-i)]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("next", func(b *testing.B) { benchNext(b, onLog(b)) })
+	b.Run("fill", func(b *testing.B) { benchFill(b, onLog(b)) })
 }

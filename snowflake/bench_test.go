@@ -17,23 +17,14 @@ import (
 // with a 22-bit sequence that never runs out. Use a fixed count such as
 // -benchtime=1000000x.
 func BenchmarkNext(b *testing.B) {
-	wide := Layout{Name: "wide", Epoch: Twitter().Epoch, Unit: time.Millisecond, TimeBits: 41, SequenceBits: 22}
 	for _, v := range []struct {
 		name string
 		o    Options
 	}{
 		{"twitter-borrow", Options{Layout: Twitter(), ExhaustPolicy: ExhaustBorrow, MaxLead: time.Hour, Store: &memstore.Store{}}},
-		{"wide", Options{Layout: wide}},
+		{"wide", Options{Layout: wideLayout}},
 	} {
-		b.Run(v.name+"/serial", func(b *testing.B) {
-			g := newBenchGenerator(b, v.o)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := g.Next(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(v.name+"/serial", func(b *testing.B) { benchNext(b, newBenchGenerator(b, v.o)) })
 		b.Run(v.name+"/parallel", func(b *testing.B) {
 			g := newBenchGenerator(b, v.o)
 			b.ReportAllocs()
@@ -52,9 +43,24 @@ func BenchmarkNext(b *testing.B) {
 
 // BenchmarkFill reports the cost per ID of Fill in batches of 1,000 on the
 // "wide" layout of BenchmarkNext. Use a fixed count, -benchtime=1000000x.
-func BenchmarkFill(b *testing.B) {
-	wide := Layout{Name: "wide", Epoch: Twitter().Epoch, Unit: time.Millisecond, TimeBits: 41, SequenceBits: 22}
-	g := newBenchGenerator(b, Options{Layout: wide})
+func BenchmarkFill(b *testing.B) { benchFill(b, newBenchGenerator(b, Options{Layout: wideLayout})) }
+
+// wideLayout has a 22-bit sequence that never runs out within a
+// benchmark's tick.
+var wideLayout = Layout{Name: "wide", Epoch: Twitter().Epoch, Unit: time.Millisecond, TimeBits: 41, SequenceBits: 22}
+
+// benchNext times g.Next, one ID an op.
+func benchNext(b *testing.B, g *Generator) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := g.Next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchFill times g.Fill in batches of 1,000; an op is one ID.
+func benchFill(b *testing.B, g *Generator) {
 	buf := make([]ID, 1000)
 	b.ReportAllocs()
 	b.ResetTimer()

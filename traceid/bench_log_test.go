@@ -21,27 +21,6 @@ func BenchmarkOnLaunchLog(b *testing.B) {
 		b.Cleanup(func() { g.Close() })
 		return g
 	}
-	b.Run("next", func(b *testing.B) {
-		g := onLog(b)
-		b.ReportAllocs()
-		for b.Loop() {
-			id, err := g.Next()
-			if err != nil {
-				b.Fatal(err)
-			}
-			sink = id
-		}
-	})
-	b.Run("fill", func(b *testing.B) {
-		g := onLog(b)
-		buf := make([]ID, 1000)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i += len(buf) {
-			if _, err := g.Fill(buf[:min(len(buf), b.N-i)]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		sink = buf[0]
-	})
+	b.Run("next", func(b *testing.B) { benchNext(b, onLog(b)) })
+	b.Run("fill", func(b *testing.B) { benchFill(b, onLog(b)) })
 }
