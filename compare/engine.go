@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -114,6 +115,26 @@ type dbEngine interface {
 	Close(ctx context.Context) error
 }
 
+// serverEngine is a database engine on a server: Created names what the
+// run created there, and serverLoad says what load a run put on the
+// source server when the copies of a --like run live there ("" when they
+// do not).
+type serverEngine interface {
+	dbEngine
+	Created() string
+	serverLoad(ctx context.Context) (string, error)
+}
+
+// serverName names a server and database without the DSN's user and
+// password: host:port/database.
+func serverName(host string, port uint16, database string) string {
+	s := host
+	if port != 0 {
+		s += ":" + strconv.Itoa(int(port))
+	}
+	return s + "/" + database
+}
+
 // runSuffix returns a random suffix for the names a run creates on a
 // shared server, so that concurrent runs never meet.
 func runSuffix() string {
@@ -170,20 +191,22 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 		engines = append(engines, e)
 		infos = append(infos, e.Info())
 	}
-	if o.PostgresDSN == "" {
-		infos = append(infos, EngineInfo{Name: EnginePostgres, Skipped: "no server: set " + EnvPostgresDSN + " or --postgres DSN to measure PostgreSQL"})
-	} else {
-		e, err := openPostgres(ctx, o.PostgresDSN)
-		if err != nil {
-			return fail(err)
-		}
-		engines = append(engines, e)
-		infos = append(infos, e.Info())
+	plans := o.serverPlans()
+	if err := preflight(ctx, plans, o.Like); err != nil {
+		return fail(err)
 	}
-	if o.MySQLDSN == "" {
-		infos = append(infos, EngineInfo{Name: EngineMySQL, Skipped: "no server: set " + EnvMySQLDSN + " or --mysql DSN to measure MariaDB/MySQL"})
-	} else {
-		e, err := openMySQL(ctx, o.MySQLDSN)
+	for _, p := range plans {
+		if p.dsn == "" {
+			infos = append(infos, EngineInfo{Name: p.engine, Skipped: p.skipped})
+			continue
+		}
+		var e serverEngine
+		var err error
+		if p.engine == EnginePostgres {
+			e, err = openPostgres(ctx, p.dsn, p.source, p.polite)
+		} else {
+			e, err = openMySQL(ctx, p.dsn, p.source, p.polite)
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -192,6 +215,38 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 	}
 	return engines, infos, nil
 }
+
+// serverPlan is how a run uses one server engine: dsn is the server the
+// loads go to (empty: the engine is skipped, for the reason skipped); in a
+// --like run source is the server with the user's table, and polite says
+// that the two are the same, so the run keeps off server-wide work there.
+type serverPlan struct {
+	engine, dsn, source, skipped string
+	polite                       bool
+}
+
+// serverPlans returns the plans of PostgreSQL and MariaDB/MySQL, in report
+// order.
+func (o Options) serverPlans() []serverPlan {
+	plan := func(engine, dsn, scratch, env, flag string) serverPlan {
+		switch {
+		case dsn == "":
+			return serverPlan{engine: engine, skipped: "no server: set " + env + " or --" + flag + " DSN to measure " + engineProducts[engine]}
+		case o.Like == "":
+			return serverPlan{engine: engine, dsn: dsn}
+		case scratch == "":
+			return serverPlan{engine: engine, dsn: dsn, source: dsn, polite: true}
+		}
+		return serverPlan{engine: engine, dsn: scratch, source: dsn}
+	}
+	return []serverPlan{
+		plan(EnginePostgres, o.PostgresDSN, o.ScratchPostgresDSN, EnvPostgresDSN, "postgres"),
+		plan(EngineMySQL, o.MySQLDSN, o.ScratchMySQLDSN, EnvMySQLDSN, "mysql"),
+	}
+}
+
+// engineProducts names the servers each engine measures.
+var engineProducts = map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "MariaDB/MySQL"}
 
 func bboltSettings(o Options) string {
 	var fills []string

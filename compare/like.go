@@ -13,12 +13,42 @@ import (
 // primary key.
 var ErrLike = errors.New("compare: --like")
 
-// DefaultSample and MaxSample bound the rows a --like run reads from the
-// user's table.
+// MaxSample bounds the rows a --like run reads from the user's table, and
+// MaxSampleBytes the memory they take on their way through the tool: by
+// default (Options.Sample 0) a run reads enough rows that no row fills
+// more than two rows of a copy, within both bounds.
 const (
-	DefaultSample = 10_000
-	MaxSample     = 1_000_000
+	MaxSample      = 1_000_000
+	MaxSampleBytes = 256 << 20
 )
+
+// likeSampleSize returns how many rows to sample for loads of n rows from a
+// table of about rows rows in tableBytes bytes, when the user asked for
+// requested (0: the default), and a note that says how many times each
+// sampled row is used.
+func likeSampleSize(requested, n int, rows, tableBytes int64) (int, string) {
+	size := requested
+	why := "as asked"
+	if size == 0 {
+		size = (n + 1) / 2
+		why = "enough that no row fills more than two rows of a copy"
+		if rows > 0 && tableBytes > 0 {
+			rowBytes := max(1, tableBytes/rows)
+			if limit := MaxSampleBytes / rowBytes; int64(size) > limit {
+				size = int(limit)
+				why = fmt.Sprintf("as many as %s of memory holds, at about %d bytes a row", mib(MaxSampleBytes), rowBytes)
+			}
+		}
+		size = min(size, MaxSample)
+	}
+	size = max(1, min(size, n))
+	if rows > 0 && int64(size) > rows {
+		size = int(rows)
+		why = "the whole table"
+	}
+	return size, fmt.Sprintf("sample: up to %s rows (%s); the loads' %s rows use each sampled row up to %d times",
+		thousands(int64(size)), why, thousands(int64(n)), (n+size-1)/size)
+}
 
 // LikeName is the user's table a run copies the shape of: schema.table on
 // PostgreSQL, database.table on MariaDB/MySQL.
@@ -132,9 +162,21 @@ type LikeTable struct {
 	// the rows' physical order (pg_stats), from -1 to 1; absent when the
 	// table was never analyzed, and on InnoDB, whose rows are in key order.
 	KeyCorrelation *float64 `json:"key_correlation,omitempty"`
+	// KeySequence says how the server makes the key's values today when
+	// it is a local integer sequence: "identity", "serial" (a nextval
+	// default) or "AUTO_INCREMENT"; empty when it is anything else.
+	KeySequence string `json:"key_sequence,omitempty"`
+	// ReferencedBy are the foreign keys that point at the key, each as
+	// "schema.table(column)": a change of the key's type changes them too.
+	ReferencedBy []string `json:"referenced_by,omitempty"`
+	// ToastBytes are PostgreSQL's out-of-line (TOAST) bytes of the table,
+	// its index included.
+	ToastBytes int64 `json:"toast_bytes,omitempty"`
 	// Sampled is the number of rows copied to the scratch schema, whose
-	// values the loads cycle through.
+	// values the loads cycle through, and Reuse the most rows of a copy
+	// one sampled row fills.
 	Sampled int      `json:"sampled_rows"`
+	Reuse   int      `json:"sample_reuse"`
 	Notes   []string `json:"notes,omitempty"`
 }
 
@@ -161,29 +203,31 @@ type likeShape struct {
 	columns []string // the other columns the loads fill, quoted for the engine
 	values  []string // per column, the expression that fills it from the sample row s and the row number
 	sample  int      // rows in the sample table
-	options string   // storage options of the user's table to keep (PostgreSQL fillfactor)
+	pg      *pgLike  // the definition of a PostgreSQL table
+	my      *myLike  // the definition of a MariaDB/MySQL table
 }
 
 // likeEngine is a database engine that can load the keys into copies of a
 // user's table.
 type likeEngine interface {
 	dbEngine
-	// prepareLike reads the table's definition and figures, copies a
-	// sample of at most sample rows into the run's scratch schema, and
-	// makes every later Load a load into a copy of the table.
-	prepareLike(ctx context.Context, name LikeName, sample int) (LikeTable, error)
+	// prepareLike reads the table's definition, figures and a sample of
+	// its rows (sample rows, 0 for the default) on the source server,
+	// writes the sample into the run's scratch schema, and makes every
+	// later Load of at most n keys a load into a copy of the table.
+	prepareLike(ctx context.Context, name LikeName, sample, n int) (LikeTable, error)
 }
 
 // prepareLike prepares every engine that can for a --like run, and fails
 // if none can.
-func prepareLike(ctx context.Context, engines []dbEngine, name LikeName, sample int) ([]LikeTable, error) {
+func prepareLike(ctx context.Context, engines []dbEngine, name LikeName, sample, n int) ([]LikeTable, error) {
 	var out []LikeTable
 	for _, e := range engines {
 		le, ok := e.(likeEngine)
 		if !ok {
 			continue
 		}
-		t, err := le.prepareLike(ctx, name, sample)
+		t, err := le.prepareLike(ctx, name, sample, n)
 		if err != nil {
 			return nil, err
 		}

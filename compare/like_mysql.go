@@ -8,8 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // mysqlIdent quotes an identifier for MariaDB/MySQL.
@@ -37,22 +41,110 @@ func (ix mysqlIndex) displayName() string {
 	return on
 }
 
-// prepareLike reads the user's table through information_schema and the
-// persistent InnoDB statistics, copies a sample of its rows into the run's
-// database, and makes the loads copy its shape. It only reads the table,
-// and takes no row lock on it (see readSample).
-func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample int) (LikeTable, error) {
-	schema, table := name.Schema.name, name.Table.name
-	qualified := mysqlIdent(schema) + "." + mysqlIdent(table)
-	t := LikeTable{Engine: EngineMySQL, Name: name.String()}
+// myColumn is a column of the user's table that the loads fill from the
+// sample.
+type myColumn struct {
+	name, typ, dataType string // COLUMN_TYPE and DATA_TYPE
+	charset, collation  string
+	maxLen              int64
+	unique              bool // in a unique index other than the primary key
+}
+
+// myLike is what a run keeps of the user's table for its copies: its
+// definition as SHOW CREATE TABLE gives it, the columns the loads fill and
+// the sampled rows.
+type myLike struct {
+	key     string
+	create  string
+	columns []myColumn
+	rows    [][]any
+}
+
+// prepareLike reads the user's table on the source server in one
+// read-only snapshot (readMySQLLike), writes the sample into the run's
+// database, and makes every later Load a load into a copy of the table,
+// after a trial copy for each key type with one row numbered as the
+// loads' last.
+func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample, n int) (LikeTable, error) {
+	t, src, err := readMySQLLike(ctx, e.sourceDSN, name, sample, n)
+	if err != nil {
+		return t, err
+	}
 	fail := func(format string, args ...any) (LikeTable, error) {
 		return t, fmt.Errorf("%w %s: mysql: %s", ErrLike, name, fmt.Sprintf(format, args...))
 	}
+	defs := []string{"idkit_row BIGINT NOT NULL PRIMARY KEY"}
+	for _, c := range src.columns {
+		def := mysqlIdent(c.name) + " " + c.typ
+		if c.charset != "" {
+			def += " CHARACTER SET " + c.charset + " COLLATE " + c.collation
+		}
+		defs = append(defs, def+" NULL")
+	}
+	sampleTable := e.database + ".like_sample"
+	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s (%s) ENGINE=InnoDB", sampleTable, strings.Join(defs, ", "))); err != nil {
+		return fail("create the sample table: %v", err)
+	}
+	if err := e.writeSample(ctx, sampleTable, src.rows); err != nil {
+		return fail("write the sample: %v", err)
+	}
+	shape := &likeShape{name: name, key: mysqlIdent(src.key), sample: len(src.rows), my: src}
+	for _, c := range src.columns {
+		q := mysqlIdent(c.name)
+		v := "s." + q
+		if c.unique {
+			if v, err = mysqlUniqueValue(q, c.typ, c.dataType, c.maxLen); err != nil {
+				return fail("%v", err)
+			}
+			t.Notes = append(t.Notes, fmt.Sprintf("column %s is in a unique index: each row gets a value of its own made from its row number", c.name))
+		}
+		shape.columns = append(shape.columns, q)
+		shape.values = append(shape.values, v)
+	}
+	src.rows = nil // in the sample table now
+	e.like = shape
+	for _, keyType := range []string{"BIGINT", "BINARY(16)"} {
+		if err := e.trialCopy(ctx, keyType, n); err != nil {
+			e.like = nil
+			return fail("a copy with a %s key (the key type of some schemes) fails: %v", keyType, err)
+		}
+	}
+	t.Notes = append(t.Notes, likeNotes...)
+	return t, nil
+}
+
+// readMySQLLike reads the table's definition, its figures today and a
+// uniform sample of its rows from the source server, on one connection in
+// one consistent, read-only snapshot: a nonlocking read, which takes no
+// row lock and waits for none, whatever locks the application holds. It
+// needs SELECT on the table; the per-index sizes of the persistent
+// statistics are read where the user may read mysql.innodb_index_stats.
+func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int) (LikeTable, *myLike, error) {
+	schema, table := name.Schema.name, name.Table.name
+	qualified := mysqlIdent(schema) + "." + mysqlIdent(table)
+	t := LikeTable{Engine: EngineMySQL, Name: name.String()}
+	fail := func(format string, args ...any) (LikeTable, *myLike, error) {
+		return t, nil, fmt.Errorf("%w %s: mysql: %s", ErrLike, name, fmt.Sprintf(format, args...))
+	}
+	db, conn, err := mysqlConnect(ctx, dsn)
+	if err != nil {
+		return fail("the source: %v", err)
+	}
+	defer db.Close()
+	defer conn.Close()
+	for _, q := range []string{"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fail("begin a read-only snapshot: %v", err)
+		}
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
+
 	var engine, kind string
-	err := e.conn.QueryRowContext(ctx, `SELECT coalesce(ENGINE, ''), TABLE_TYPE, coalesce(TABLE_ROWS, 0), coalesce(DATA_LENGTH, 0)
-		FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, table).Scan(&engine, &kind, &t.Rows, &t.TableBytes)
+	var avgRow int64
+	err = conn.QueryRowContext(ctx, `SELECT coalesce(ENGINE, ''), TABLE_TYPE, coalesce(TABLE_ROWS, 0), coalesce(DATA_LENGTH, 0), coalesce(AVG_ROW_LENGTH, 0)
+		FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, table).Scan(&engine, &kind, &t.Rows, &t.TableBytes, &avgRow)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fail("no table %s", qualified)
+		return fail("no table %s (or no right to see it)", qualified)
 	}
 	if err != nil {
 		return fail("read information_schema: %v", err)
@@ -60,7 +152,15 @@ func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample int
 	if kind != "BASE TABLE" || !strings.EqualFold(engine, "InnoDB") {
 		return fail("%s is a %s of engine %q; --like measures InnoDB tables", qualified, strings.ToLower(kind), engine)
 	}
-	indexes, err := e.likeIndexes(ctx, schema, table)
+	var partitions int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.PARTITIONS
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND PARTITION_NAME IS NOT NULL`, schema, table).Scan(&partitions); err != nil {
+		return fail("read information_schema: %v", err)
+	}
+	if partitions > 0 {
+		return fail("%s is partitioned (%d partitions): InnoDB keeps a B-tree per partition and index, which a copy of one table does not measure; --like measures unpartitioned tables", qualified, partitions)
+	}
+	indexes, err := mysqlIndexes(ctx, conn, schema, table)
 	if err != nil {
 		return fail("read the indexes: %v", err)
 	}
@@ -70,140 +170,156 @@ func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample int
 	if pk := indexes[0]; len(pk.columns) != 1 {
 		return fail("%s has a composite primary key (%s); --like needs a single-column primary key to replace", qualified, strings.Join(pk.columns, ", "))
 	}
-	t.Key = indexes[0].columns[0]
+	var pageSize int64
+	if err := conn.QueryRowContext(ctx, "SELECT @@innodb_page_size").Scan(&pageSize); err != nil {
+		return fail("read the page size: %v", err)
+	}
+	src := &myLike{key: indexes[0].columns[0]}
+	t.Key = src.key
+	var ignored string
+	if err := conn.QueryRowContext(ctx, "SHOW CREATE TABLE "+qualified).Scan(&ignored, &src.create); err != nil {
+		return fail("read the table's definition: %v", err)
+	}
 
-	rows, err := e.conn.QueryContext(ctx, `SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, coalesce(CHARACTER_MAXIMUM_LENGTH, 0), EXTRA
+	rows, err := conn.QueryContext(ctx, `SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, coalesce(CHARACTER_MAXIMUM_LENGTH, 0),
+		  coalesce(CHARACTER_SET_NAME, ''), coalesce(COLLATION_NAME, ''), EXTRA
 		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, schema, table)
 	if err != nil {
 		return fail("read the columns: %v", err)
 	}
-	type column struct {
-		name, typ, dataType string
-		maxLen              int64
-	}
-	var cols []column
 	for rows.Next() {
-		var c column
+		var c myColumn
 		var extra string
-		if err := rows.Scan(&c.name, &c.typ, &c.dataType, &c.maxLen, &extra); err != nil {
+		if err := rows.Scan(&c.name, &c.typ, &c.dataType, &c.maxLen, &c.charset, &c.collation, &extra); err != nil {
 			rows.Close()
 			return fail("read the columns: %v", err)
 		}
-		if c.name == t.Key {
+		extra = strings.ToUpper(extra)
+		switch {
+		case c.name == t.Key:
 			t.KeyType = c.typ
-			continue
-		}
-		if !strings.Contains(strings.ToUpper(extra), "GENERATED") {
-			cols = append(cols, c)
+			if strings.Contains(extra, "AUTO_INCREMENT") && strings.HasSuffix(c.dataType, "int") {
+				t.KeySequence = "AUTO_INCREMENT"
+			}
+		case !strings.Contains(extra, "GENERATED"): // the copies compute generated columns themselves
+			src.columns = append(src.columns, c)
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fail("read the columns: %v", err)
 	}
-	unique := map[string]bool{}
 	for _, ix := range indexes[1:] {
-		if ix.unique {
-			for _, c := range ix.columns {
-				unique[c] = true
+		for i := range src.columns {
+			if ix.unique && slices.Contains(ix.columns, src.columns[i].name) {
+				src.columns[i].unique = true
 			}
 		}
 	}
+	refs, err := conn.QueryContext(ctx, `SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME, '(', GROUP_CONCAT(COLUMN_NAME ORDER BY ORDINAL_POSITION SEPARATOR ', '), ')')
+		FROM information_schema.KEY_COLUMN_USAGE WHERE REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME = ?
+		GROUP BY CONSTRAINT_SCHEMA, TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME ORDER BY 1`, schema, table)
+	if err != nil {
+		return fail("read the foreign keys that point at the table: %v", err)
+	}
+	for refs.Next() {
+		var r string
+		if err := refs.Scan(&r); err != nil {
+			refs.Close()
+			return fail("read the foreign keys that point at the table: %v", err)
+		}
+		t.ReferencedBy = append(t.ReferencedBy, r)
+	}
+	refs.Close()
 
 	// The table's figures today, from the persistent statistics as they
-	// stand (the run does not ANALYZE the user's table).
+	// stand (the run does not ANALYZE the user's table), where the user
+	// may read them; otherwise only the clustered index's size.
 	for _, ix := range indexes {
 		f := IndexFigures{Name: ix.displayName()}
 		var size, leaves int64
-		if err := e.conn.QueryRowContext(ctx, `SELECT
+		err := conn.QueryRowContext(ctx, `SELECT
 			  coalesce(sum(CASE stat_name WHEN 'size' THEN stat_value END), 0),
 			  coalesce(sum(CASE stat_name WHEN 'n_leaf_pages' THEN stat_value END), 0)
 			FROM mysql.innodb_index_stats WHERE database_name = ? AND table_name = ? AND index_name = ?`,
-			schema, table, ix.name).Scan(&size, &leaves); err != nil {
+			schema, table, ix.name).Scan(&size, &leaves)
+		var my *mysql.MySQLError
+		if errors.As(err, &my) && (my.Number == 1142 || my.Number == 1044) {
+			t.Indexes = []IndexFigures{{Name: indexes[0].displayName(), Bytes: t.TableBytes}}
+			t.Notes = append(t.Notes, "the secondary indexes' sizes today are left out: this user may not read mysql.innodb_index_stats on the source")
+			break
+		}
+		if err != nil {
 			return fail("index statistics: %v", err)
 		}
-		f.Bytes, f.LeafPages = size*e.pageSize, leaves
+		f.Bytes, f.LeafPages = size*pageSize, leaves
 		t.Indexes = append(t.Indexes, f)
 	}
 	t.Notes = append(t.Notes, "InnoDB keeps the rows in the primary key's order: the table is its clustered index; index sizes are InnoDB's persistent statistics as they stand")
 
-	// The sample: at most sample rows, read in one consistent, read-only
-	// snapshot and written to the run's database by the tool, never by an
-	// INSERT ... SELECT from the user's table, which would lock its rows.
-	shape := &likeShape{name: name, key: mysqlIdent(t.Key)}
+	size, note := likeSampleSize(sample, n, t.Rows, t.TableBytes)
+	t.Notes = append(t.Notes, note)
 	var list []string
-	for _, c := range cols {
+	for _, c := range src.columns {
 		list = append(list, mysqlIdent(c.name))
 	}
 	selectList := "1"
 	if len(list) > 0 {
 		selectList = strings.Join(list, ", ")
 	}
-	sampleTable := e.database + ".like_sample"
-	// LIMIT 0 reads no row: only the columns' definitions.
-	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s ENGINE=InnoDB AS SELECT 0 AS idkit_row, %s FROM %s LIMIT 0",
-		sampleTable, selectList, qualified)); err != nil {
-		return fail("create the sample table: %v", err)
-	}
 	p := 1.0
 	if t.Rows > 0 {
-		p = min(1, 2*float64(sample)/float64(t.Rows))
+		p = min(1, 2*float64(size)/float64(t.Rows))
 	}
-	rowsRead, err := e.readSample(ctx, qualified, selectList, p, sample)
-	if err == nil && len(rowsRead) == 0 && p < 1 {
-		rowsRead, err = e.readSample(ctx, qualified, selectList, 1, sample) // the estimate was far off
+	src.rows, err = readMySQLSample(ctx, conn, qualified, selectList, p, size)
+	if err == nil && len(src.rows) < size && p < 1 {
+		src.rows, err = readMySQLSample(ctx, conn, qualified, selectList, 1, size) // the estimate was far off
 	}
 	if err != nil {
 		return fail("read a sample: %v", err)
 	}
-	if len(rowsRead) == 0 {
+	if len(src.rows) == 0 {
 		return fail("%s is empty: --like copies the other columns from its rows", qualified)
 	}
-	if err := e.writeSample(ctx, sampleTable, rowsRead); err != nil {
-		return fail("write the sample: %v", err)
-	}
-	shape.sample = len(rowsRead)
-	if _, err := e.conn.ExecContext(ctx, "ALTER TABLE "+sampleTable+" MODIFY idkit_row BIGINT NOT NULL, ADD PRIMARY KEY (idkit_row)"); err != nil {
-		return fail("index the sample: %v", err)
-	}
-	t.Sampled = shape.sample
-
-	for _, c := range cols {
-		q := mysqlIdent(c.name)
-		v := "s." + q
-		if unique[c.name] {
-			if v, err = mysqlUniqueValue(q, c.typ, c.dataType, c.maxLen); err != nil {
-				return fail("%v", err)
-			}
-			t.Notes = append(t.Notes, fmt.Sprintf("column %s is in a unique index: each row gets a value of its own made from its row number", c.name))
+	if len(list) == 0 {
+		for i := range src.rows {
+			src.rows[i] = nil
 		}
-		shape.columns = append(shape.columns, q)
-		shape.values = append(shape.values, v)
 	}
-	t.Notes = append(t.Notes, likeNotes...)
-	e.like = shape
-	return t, nil
+	t.Sampled = len(src.rows)
+	t.Reuse = (n + t.Sampled - 1) / t.Sampled
+	return t, src, nil
 }
 
-// readSample reads a uniform sample of at most n rows of the columns
-// selectList of table, in one consistent, read-only snapshot on a
-// connection of its own: a nonlocking read, which takes no row lock and
-// waits for none, whatever locks the application holds. The server passes
-// each row with probability p; the tool keeps a uniform n of those
-// (reservoir sampling), so that the sample spans the whole table, not its
-// first rows.
-func (e *mysqlEngine) readSample(ctx context.Context, table, selectList string, p float64, n int) ([][]any, error) {
-	conn, err := e.db.Conn(ctx)
+// mysqlServerMetrics are the figures of a load read from server-wide
+// counters.
+var mysqlServerMetrics = []string{"pages_written", "pages_written_per_1000", "page_splits", "page_splits_per_1000", "redo_bytes", "redo_bytes_per_insert"}
+
+// mysqlConnect opens a pool on dsn and one connection of it.
+func mysqlConnect(ctx context.Context, dsn string) (*sql.DB, *sql.Conn, error) {
+	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("the DSN does not parse (it may hold a password, so it is not repeated here): %w", err)
 	}
-	defer conn.Close()
-	for _, q := range []string{"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return nil, err
-		}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
+	db := sql.OpenDB(connector)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	return db, conn, nil
+}
+
+// readMySQLSample reads a uniform sample of at most n rows of the columns
+// selectList of table on conn, in the transaction the caller began. The
+// server passes each row with probability p; the tool keeps a uniform n
+// of those (reservoir sampling), so that the sample spans the whole
+// table, not its first rows.
+func readMySQLSample(ctx context.Context, conn *sql.Conn, table, selectList string, p float64, n int) ([][]any, error) {
 	where := ""
 	if p < 1 {
 		where = fmt.Sprintf(" WHERE RAND() < %g", p)
@@ -304,13 +420,15 @@ func mysqlUniqueValue(col, typ, dataType string, maxLen int64) (string, error) {
 		return fmt.Sprintf("UNHEX(LPAD(HEX(j.r), %d, '0'))", 2*maxLen), nil
 	case "datetime", "timestamp":
 		return "TIMESTAMPADD(SECOND, j.r, '2000-01-01 00:00:00')", nil
+	case "date":
+		return "DATE_ADD('2000-01-01', INTERVAL j.r DAY)", nil
 	}
-	return "", fmt.Errorf("column %s of type %s is in a unique index: --like can make text, numbers, binary strings and times unique, not %s", col, typ, typ)
+	return "", fmt.Errorf("column %s of type %s is in a unique index: --like can make text, numbers, binary strings, dates and times unique, not %s", col, typ, typ)
 }
 
-// likeIndexes returns the indexes of a table, the primary key first.
-func (e *mysqlEngine) likeIndexes(ctx context.Context, schema, table string) ([]mysqlIndex, error) {
-	rows, err := e.conn.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, INDEX_TYPE, COLUMN_NAME
+// mysqlIndexes returns the indexes of a table, the primary key first.
+func mysqlIndexes(ctx context.Context, conn *sql.Conn, schema, table string) ([]mysqlIndex, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, INDEX_TYPE, coalesce(COLUMN_NAME, '')
 		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
 		ORDER BY INDEX_NAME <> 'PRIMARY', INDEX_NAME, SEQ_IN_INDEX`, schema, table)
 	if err != nil {
@@ -333,37 +451,100 @@ func (e *mysqlEngine) likeIndexes(ctx context.Context, schema, table string) ([]
 	return out, rows.Err()
 }
 
+// autoIncrement matches the AUTO_INCREMENT table option, which a copy
+// starts without.
+var autoIncrement = regexp.MustCompile(` AUTO_INCREMENT=\d+`)
+
+// copyStatement returns the statement that creates a copy of the user's
+// table, table (qualified), with a key column of type keyType: the table's
+// definition as SHOW CREATE TABLE gives it, generated columns and every
+// index included, but without its foreign keys and check constraints.
+func (src *myLike) copyStatement(table, keyType string) (string, error) {
+	lines := strings.Split(src.create, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "CREATE TABLE ") || !strings.HasSuffix(lines[0], " (") {
+		return "", fmt.Errorf("unexpected SHOW CREATE TABLE output %.200q", src.create)
+	}
+	keyLine := "  " + mysqlIdent(src.key) + " "
+	var body []string
+	end := len(lines) - 1
+	for _, line := range lines[1:end] {
+		item := strings.TrimSuffix(line, ",")
+		switch trimmed := strings.TrimSpace(item); {
+		case strings.HasPrefix(trimmed, "CONSTRAINT "), strings.HasPrefix(trimmed, "FOREIGN KEY "), strings.HasPrefix(trimmed, "CHECK "):
+			continue
+		case strings.HasPrefix(item, keyLine):
+			item = keyLine + keyType + " NOT NULL"
+		}
+		body = append(body, item)
+	}
+	tail := autoIncrement.ReplaceAllString(strings.Join(lines[end:], "\n"), "")
+	if !strings.HasPrefix(tail, ")") {
+		return "", fmt.Errorf("unexpected SHOW CREATE TABLE output %.200q", src.create)
+	}
+	return "CREATE TABLE " + table + " (\n" + strings.Join(body, ",\n") + "\n" + tail, nil
+}
+
+// trialCopy creates a copy with a keyType key, inserts one row numbered as
+// the loads' last (n-1), and drops it.
+func (e *mysqlEngine) trialCopy(ctx context.Context, keyType string, n int) error {
+	table := e.database + ".like_trial"
+	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
+	create, err := e.like.my.copyStatement(table, keyType)
+	if err != nil {
+		return err
+	}
+	if _, err := e.conn.ExecContext(ctx, create); err != nil {
+		return err
+	}
+	bigint := keyType == "BIGINT"
+	key := "1"
+	if !bigint {
+		key = hex.EncodeToString(make([]byte, 16))
+	}
+	doc, _ := json.Marshal([][2]any{{key, n - 1}})
+	_, err = e.conn.ExecContext(ctx, e.likeInsert(table, bigint), string(doc), e.like.sample)
+	return err
+}
+
+// likeInsert is the statement that inserts a batch of keys into the copy
+// table: a JSON array of [key, row number] pairs, keys as decimal text
+// (bigint) or hex, and the sample's size; each row takes the other
+// columns of sampled row r mod the sample's size.
+func (e *mysqlEngine) likeInsert(table string, bigint bool) string {
+	shape := e.like
+	key := "CAST(j.k AS SIGNED)"
+	if !bigint {
+		key = "UNHEX(j.k)"
+	}
+	cols := append([]string{shape.key}, shape.columns...)
+	vals := append([]string{key}, shape.values...)
+	return fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s
+		FROM JSON_TABLE(?, '$[*]' COLUMNS (k VARCHAR(128) PATH '$[0]', r BIGINT PATH '$[1]')) j
+		JOIN %s.like_sample s ON s.idkit_row = j.r %% ?`,
+		table, strings.Join(cols, ", "), strings.Join(vals, ", "), e.database)
+}
+
 // loadLike loads l's keys into a copy of the user's table in the run's
-// database (CREATE TABLE ... LIKE: its columns and indexes, no foreign
-// keys), the key column's type set to the scheme's, each row filled from
-// the sample.
+// database, the key column's type set to the scheme's, each row filled
+// from the sample, and reads every index's figures after an ANALYZE of
+// the copy: its own statistics, not the server's counters.
 func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	shape := e.like
 	colType := mysqlColumn(l)
 	out := EngineLoad{Engine: EngineMySQL, ColumnType: colType, Metrics: map[string]float64{}}
 	table := e.database + "." + l.table
-	user := mysqlIdent(shape.name.Schema.name) + "." + mysqlIdent(shape.name.Table.name)
 	fail := func(what string, err error) (EngineLoad, error) {
 		return out, fmt.Errorf("compare: mysql: %s %s (like %s): %w", what, table, shape.name, err)
 	}
-	if _, err := e.conn.ExecContext(ctx, "CREATE TABLE "+table+" LIKE "+user); err != nil {
+	create, err := shape.my.copyStatement(table, colType)
+	if err != nil {
+		return fail("copy the table", err)
+	}
+	if _, err := e.conn.ExecContext(ctx, create); err != nil {
 		return fail("copy the table", err)
 	}
 	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
-	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s MODIFY %s %s NOT NULL", table, shape.key, colType)); err != nil {
-		return fail("set the key column's type", err)
-	}
-	key := "CAST(j.k AS SIGNED)"
-	if !l.bigint() {
-		key = "UNHEX(j.k)"
-	}
-	cols := append([]string{shape.key}, shape.columns...)
-	vals := append([]string{key}, shape.values...)
-	// j.r numbers the rows of the whole load from 0.
-	stmt := fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s
-		FROM JSON_TABLE(?, '$[*]' COLUMNS (k VARCHAR(128) PATH '$[0]', r BIGINT PATH '$[1]')) j
-		JOIN %s.like_sample s ON s.idkit_row = j.r %% ?`,
-		table, strings.Join(cols, ", "), strings.Join(vals, ", "), e.database)
+	stmt := e.likeInsert(table, l.bigint())
 	insert := func(lo, hi int) error {
 		batch := make([][2]any, 0, hi-lo)
 		for i := lo; i < hi; i++ {
@@ -389,36 +570,23 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 	}
 	n := l.keys.N()
 	m := out.Metrics
-	var secondary float64
-	indexes, err := e.likeIndexes(ctx, e.database, l.table)
+	var secondary, all float64
+	indexes, err := mysqlIndexes(ctx, e.conn, e.database, l.table)
 	if err != nil {
 		return fail("read the indexes", err)
 	}
 	for _, ix := range indexes {
-		var size, leaves, sampled, used int64
-		if err := e.conn.QueryRowContext(ctx, `SELECT
-			  coalesce(sum(CASE stat_name WHEN 'size' THEN stat_value END), 0),
-			  coalesce(sum(CASE stat_name WHEN 'n_leaf_pages' THEN stat_value END), 0)
-			FROM mysql.innodb_index_stats WHERE database_name = ? AND table_name = ? AND index_name = ?`,
-			e.database, l.table, ix.name).Scan(&size, &leaves); err != nil {
-			return fail("index stats", err)
-		}
-		if err := e.conn.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(data_size), 0)
-			FROM information_schema.INNODB_BUFFER_PAGE
-			WHERE table_name = ? AND index_name = ? AND page_type = 'INDEX'`,
-			fmt.Sprintf("`%s`.`%s`", e.database, l.table), ix.name).Scan(&sampled, &used); err != nil {
-			return fail("buffer pool pages", err)
-		}
-		f := IndexFigures{Name: ix.displayName(), Bytes: size * e.pageSize, LeafPages: leaves}
-		if sampled > 0 {
-			f.LeafDensity = float64(used) / float64(sampled*e.pageSize)
+		f, err := e.indexFigures(ctx, l.table, ix)
+		if err != nil {
+			return fail("index figures", err)
 		}
 		out.Indexes = append(out.Indexes, f)
+		all += float64(f.Bytes)
 		if ix.name == "PRIMARY" {
 			m["index_bytes"] = float64(f.Bytes)
-			m["leaf_pages"] = float64(leaves)
-			m["pages_sampled"] = float64(sampled)
-			if sampled > 0 {
+			m["leaf_pages"] = float64(f.LeafPages)
+			m["leaf_pages_per_1000"] = perThousand(float64(f.LeafPages), n)
+			if f.LeafDensity > 0 {
 				m["leaf_density"] = f.LeafDensity
 			}
 		} else {
@@ -426,7 +594,14 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 		}
 	}
 	x.metrics(m, n)
+	if m["disturbed"] == 1 { // the server's counters hold another session's writes
+		for _, k := range mysqlServerMetrics {
+			delete(m, k)
+		}
+	}
 	m["index_bytes_per_key"] = perKey(m["index_bytes"], n)
 	m["secondary_index_bytes"] = secondary
+	m["all_index_bytes"] = all
+	m["all_index_bytes_per_key"] = perKey(all, n)
 	return out, nil
 }

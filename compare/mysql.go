@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -20,44 +21,67 @@ import (
 // would: pages written are then the distinct pages each interval dirtied.
 // Pages written, redo bytes (the log sequence number) and the page-split
 // counter of INNODB_METRICS are server-wide counters, read before and
-// after the load: on a server with other writers they include theirs.
+// after the load; the load compares the server's row writes over the
+// same window with its own session's, and keeps the counters only when no
+// other session wrote.
+//
+// In a --like run whose copies live on the source server (no scratch
+// server), the engine is polite: no FLUSH, no server-wide setting and no
+// scan of the buffer pool there, and the figures that need them are left
+// out.
 type mysqlEngine struct {
-	db       *sql.DB
-	conn     *sql.Conn
-	database string
-	version  string
-	pageSize int64
-	like     *likeShape // set by prepareLike: load into copies of the user's table
+	db        *sql.DB
+	conn      *sql.Conn
+	connID    int64 // the server's thread of conn
+	sourceDSN string
+	polite    bool
+	splits    bool // INNODB_METRICS counts page splits
+	database  string
+	server    string
+	version   string
+	pageSize  int64
+	like      *likeShape // set by prepareLike: load into copies of the user's table
+	lsnStart  int64      // the server's log sequence number when the run began
 }
 
-func openMySQL(ctx context.Context, dsn string) (*mysqlEngine, error) {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("compare: mysql: the DSN does not parse (it may hold a password, so it is not repeated here): %w", err)
-	}
-	connector, err := mysql.NewConnector(cfg)
+// openMySQL connects to dsn and creates the run's database there. In a
+// --like run sourceDSN names the server with the user's table, the same
+// as dsn when polite.
+func openMySQL(ctx context.Context, dsn, sourceDSN string, polite bool) (*mysqlEngine, error) {
+	db, conn, err := mysqlConnect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: mysql: %w", err)
 	}
-	db := sql.OpenDB(connector)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("compare: mysql: connect: %w", err)
-	}
-	e := &mysqlEngine{db: db, conn: conn, database: "idkit_compare_" + runSuffix()}
+	cfg, _ := mysql.ParseDSN(dsn)
+	e := &mysqlEngine{db: db, conn: conn, sourceDSN: sourceDSN, polite: polite, database: "idkit_compare_" + runSuffix(),
+		server: serverName(cfg.Addr, 0, cfg.DBName)}
 	fail := func(what string, err error) (*mysqlEngine, error) {
 		conn.Close()
 		db.Close()
 		return nil, fmt.Errorf("compare: mysql: %s: %w", what, err)
 	}
-	if err := conn.QueryRowContext(ctx, "SELECT version(), @@innodb_page_size").Scan(&e.version, &e.pageSize); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT version(), @@innodb_page_size, CONNECTION_ID()").Scan(&e.version, &e.pageSize, &e.connID); err != nil {
 		return fail("version", err)
 	}
-	// The split counter is off by default. Enabling it is server-wide and
-	// it stays on: another run on the server may be reading it.
-	if _, err := conn.ExecContext(ctx, "SET GLOBAL innodb_monitor_enable = 'index_page_splits'"); err != nil {
-		return fail("enable INNODB_METRICS index_page_splits", err)
+	if polite {
+		if e.lsnStart, err = e.globalStatus(ctx, "Innodb_lsn_current"); err != nil {
+			return fail("read the log sequence number", err)
+		}
+	} else {
+		// The split counter is off by default. Enabling it is server-wide
+		// and it stays on: another run on the server may be reading it.
+		// Without the right to, splits are left out.
+		enabled := "STATUS = 'enabled'" // MySQL's column
+		if strings.Contains(strings.ToLower(e.version), "mariadb") {
+			enabled = "ENABLED = 1"
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT "+enabled+" FROM information_schema.INNODB_METRICS WHERE NAME = 'index_page_splits'").Scan(&e.splits); err != nil {
+			return fail("read INNODB_METRICS", err)
+		}
+		if !e.splits {
+			_, err := conn.ExecContext(ctx, "SET GLOBAL innodb_monitor_enable = 'index_page_splits'")
+			e.splits = err == nil
+		}
 	}
 	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+e.database); err != nil {
 		return fail("create database", err)
@@ -70,24 +94,76 @@ func (e *mysqlEngine) Info() EngineInfo {
 	if strings.Contains(strings.ToLower(e.version), "mariadb") {
 		name = "MariaDB"
 	}
-	return EngineInfo{
-		Name: EngineMySQL, Version: name + " " + e.version + driver("github.com/go-sql-driver/mysql"),
-		Settings: fmt.Sprintf("InnoDB, %d-byte pages, table flushed every interval, database %s", e.pageSize, e.database),
+	settings := fmt.Sprintf("InnoDB, %d-byte pages, table flushed every interval, database %s", e.pageSize, e.database)
+	if e.polite {
+		settings = fmt.Sprintf("InnoDB, %d-byte pages, no flush and no server counters (the copies are on the source server), database %s", e.pageSize, e.database)
+	} else if !e.splits {
+		settings += "; page splits left out: enabling INNODB_METRICS index_page_splits needs SUPER"
 	}
+	return EngineInfo{Name: EngineMySQL, Version: name + " " + e.version + driver("github.com/go-sql-driver/mysql"), Settings: settings}
+}
+
+// Created names what the run created on the server, for the message of a
+// stopped run.
+func (e *mysqlEngine) Created() string {
+	return fmt.Sprintf("database %s on MariaDB/MySQL %s", e.database, e.server)
 }
 
 // Close drops the run's database and everything in it, on a connection
-// of the pool: a cancelled statement may have broken the run's.
+// of the pool: a cancelled statement may have broken the run's. The
+// server goes on with a statement whose client went away, so Close first
+// ends the run's statement (a user may end its own), after which the
+// server ends a thread whose client left, and waits for locks at most a
+// few seconds, so that a stopped run ends at once.
 func (e *mysqlEngine) Close(ctx context.Context) error {
+	drop := "DROP DATABASE IF EXISTS " + e.database
+	conn, err := e.db.Conn(ctx) // another connection: the run's is still held
 	e.conn.Close()
-	_, err := e.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+e.database)
-	if cerr := e.db.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		_, err = conn.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", e.connID))
+		var my *mysql.MySQLError
+		if errors.As(err, &my) && my.Number == 1094 { // no such thread: it had ended
+			err = nil
+		}
 	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 3")
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, drop)
+	}
+	if conn != nil {
+		conn.Close()
+	}
+	// The pool's connections go with it, the killed one too: an error
+	// in saying goodbye on that one says nothing of the drop.
+	e.db.Close()
 	if err != nil {
-		return fmt.Errorf("compare: mysql: drop database %s: %w", e.database, err)
+		return fmt.Errorf("compare: mysql: %s is left behind (%v); remove it with: %s", e.Created(), err, drop)
 	}
 	return nil
+}
+
+// serverLoad says how much redo the server wrote since the engine opened:
+// the load a run without a scratch server put on the source, with any
+// other session's.
+func (e *mysqlEngine) serverLoad(ctx context.Context) (string, error) {
+	if !e.polite {
+		return "", nil
+	}
+	lsn, err := e.globalStatus(ctx, "Innodb_lsn_current")
+	if err != nil {
+		return "", fmt.Errorf("compare: mysql: read the log sequence number: %w", err)
+	}
+	return fmt.Sprintf("load on this server, which held the copies: it wrote %s of redo during the run (this run's and any other session's work); run with --scratch to build the copies elsewhere",
+		mib(float64(lsn-e.lsnStart))), nil
+}
+
+// globalStatus reads one server-wide status counter.
+func (e *mysqlEngine) globalStatus(ctx context.Context, name string) (int64, error) {
+	var v int64
+	err := e.conn.QueryRowContext(ctx, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = ?", strings.ToUpper(name)).Scan(&v)
+	return v, err
 }
 
 // mysqlColumn is the key column a user would choose: BIGINT for 64-bit
@@ -99,21 +175,39 @@ func mysqlColumn(l dbLoad) string {
 	return fmt.Sprintf("BINARY(%d)", l.keys.Len)
 }
 
-// mysqlCounters are the server-wide counters a load reads before and after.
-type mysqlCounters struct{ pagesWritten, lsn, splits int64 }
+// mysqlCounters are the server-wide counters a load reads before and
+// after, with the row writes of the server and of the load's session.
+type mysqlCounters struct {
+	pagesWritten, lsn, splits int64
+	serverWrites, ownWrites   int64
+}
 
 // flushed is what a load changed of the server-wide counters, and the time
 // its inserts took.
 type flushed struct {
 	before, after mysqlCounters
 	spent         time.Duration
+	counted       bool // the counters were read: the engine is not polite
+	splits        bool
+}
+
+// disturbed says whether another session wrote rows while the load ran.
+func (x flushed) disturbed() bool {
+	return x.after.serverWrites-x.before.serverWrites > x.after.ownWrites-x.before.ownWrites
 }
 
 // flushedLoad runs l's batches through insert with the table flushed
 // (FLUSH TABLES ... FOR EXPORT) before the load, at each of its intervals
-// and at its end, and reads the server's counters before and after.
+// and at its end, and reads the server's counters before and after. A
+// polite engine only times the inserts.
 func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, insert func(lo, hi int) error) (flushed, error) {
 	var x flushed
+	if e.polite {
+		var err error
+		x.spent, err = l.batches(insert, nil)
+		return x, err
+	}
+	x.counted, x.splits = true, e.splits
 	flush := func() error {
 		if _, err := e.conn.ExecContext(ctx, "FLUSH TABLES "+table+" FOR EXPORT"); err != nil {
 			return err
@@ -140,42 +234,91 @@ func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, i
 	return x, nil
 }
 
-// metrics sets the figures of a load of n keys that x describes.
+// metrics sets the figures of a load of n keys that x describes: the
+// server-wide counters when they were read, and "disturbed" 1 when
+// another session wrote meanwhile.
 func (x flushed) metrics(m map[string]float64, n int) {
 	m["inserts_per_second"] = rate(n, x.spent)
+	if !x.counted {
+		return
+	}
+	if x.disturbed() {
+		m["disturbed"] = 1
+	}
 	m["pages_written"] = float64(x.after.pagesWritten - x.before.pagesWritten)
 	m["pages_written_per_1000"] = perThousand(m["pages_written"], n)
-	m["page_splits"] = float64(x.after.splits - x.before.splits)
-	m["page_splits_per_1000"] = perThousand(m["page_splits"], n)
+	if x.splits {
+		m["page_splits"] = float64(x.after.splits - x.before.splits)
+		m["page_splits_per_1000"] = perThousand(m["page_splits"], n)
+	}
 	m["redo_bytes"] = float64(x.after.lsn - x.before.lsn)
 	m["redo_bytes_per_insert"] = perKey(m["redo_bytes"], n)
 }
 
+// handlerWrites are the status counters of rows written, inserted,
+// updated and deleted through any storage engine.
+const handlerWrites = "('HANDLER_WRITE', 'HANDLER_UPDATE', 'HANDLER_DELETE')"
+
 func (e *mysqlEngine) counters(ctx context.Context) (mysqlCounters, error) {
 	var c mysqlCounters
-	rows, err := e.conn.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_pages_written', 'Innodb_lsn_current')")
-	if err != nil {
+	// The session's counters first: reading the server's adds nothing to
+	// them, and a write of another session in between counts against
+	// the load, never for it.
+	// VARIABLE_VALUE is text: each is cast to an integer before the sums.
+	if err := e.conn.QueryRowContext(ctx, "SELECT coalesce(sum(CAST(VARIABLE_VALUE AS UNSIGNED)), 0) FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME IN "+handlerWrites).Scan(&c.ownWrites); err != nil {
 		return c, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			return c, err
-		}
-		switch strings.ToLower(name) {
-		case "innodb_pages_written":
-			c.pagesWritten = v
-		case "innodb_lsn_current":
-			c.lsn = v
-		}
-	}
-	if err := rows.Err(); err != nil {
+	if err := e.conn.QueryRowContext(ctx, `SELECT
+		  coalesce(sum(CASE WHEN VARIABLE_NAME IN `+handlerWrites+` THEN CAST(VARIABLE_VALUE AS UNSIGNED) END), 0),
+		  coalesce(sum(CASE VARIABLE_NAME WHEN 'INNODB_PAGES_WRITTEN' THEN CAST(VARIABLE_VALUE AS UNSIGNED) END), 0),
+		  coalesce(sum(CASE VARIABLE_NAME WHEN 'INNODB_LSN_CURRENT' THEN CAST(VARIABLE_VALUE AS UNSIGNED) END), 0)
+		FROM information_schema.GLOBAL_STATUS`).Scan(&c.serverWrites, &c.pagesWritten, &c.lsn); err != nil {
 		return c, err
 	}
-	err = e.conn.QueryRowContext(ctx, "SELECT `count` FROM information_schema.INNODB_METRICS WHERE name = 'index_page_splits'").Scan(&c.splits)
+	if !e.splits {
+		return c, nil
+	}
+	err := e.conn.QueryRowContext(ctx, "SELECT `count` FROM information_schema.INNODB_METRICS WHERE name = 'index_page_splits'").Scan(&c.splits)
 	return c, err
+}
+
+// indexFigures reads an index's size and leaf pages from the persistent
+// statistics of table, which the caller just analyzed, and, but on a
+// polite engine, its leaf density over every page: the index is read
+// whole first, so that all its pages are in the buffer pool, whose pages'
+// used bytes INNODB_BUFFER_PAGE gives.
+func (e *mysqlEngine) indexFigures(ctx context.Context, table string, ix mysqlIndex) (IndexFigures, error) {
+	f := IndexFigures{Name: ix.displayName()}
+	var size, leaves int64
+	if err := e.conn.QueryRowContext(ctx, `SELECT
+		  coalesce(sum(CASE stat_name WHEN 'size' THEN stat_value END), 0),
+		  coalesce(sum(CASE stat_name WHEN 'n_leaf_pages' THEN stat_value END), 0)
+		FROM mysql.innodb_index_stats WHERE database_name = ? AND table_name = ? AND index_name = ?`,
+		e.database, table, ix.name).Scan(&size, &leaves); err != nil {
+		return f, fmt.Errorf("index stats: %w", err)
+	}
+	f.Bytes, f.LeafPages = size*e.pageSize, leaves
+	if e.polite || !ix.btree {
+		return f, nil
+	}
+	var scanned int64
+	if err := e.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s.%s FORCE INDEX (%s)",
+		e.database, mysqlIdent(table), mysqlIdent(ix.name))).Scan(&scanned); err != nil {
+		return f, fmt.Errorf("read the index whole: %w", err)
+	}
+	var pages, used int64
+	if err := e.conn.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(data_size), 0)
+		FROM information_schema.INNODB_BUFFER_PAGE
+		WHERE table_name = ? AND index_name = ? AND page_type = 'INDEX' AND number_records > 0`,
+		fmt.Sprintf("`%s`.`%s`", e.database, table), ix.name).Scan(&pages, &used); err != nil {
+		return f, fmt.Errorf("buffer pool pages: %w", err)
+	}
+	// Density over every leaf page, or none: a pool too small for the
+	// index holds only some of them.
+	if pages >= leaves && pages > 0 {
+		f.LeafDensity = float64(used) / float64(pages*e.pageSize)
+	}
+	return f, nil
 }
 
 func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {

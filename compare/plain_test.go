@@ -70,7 +70,7 @@ func TestPostgresAgreesWithPsql(t *testing.T) {
 	keys := uuidKeys(t, plainN)
 	value := make([]byte, DefaultValueSize)
 
-	e, err := openPostgres(ctx, dsn)
+	e, err := openPostgres(ctx, dsn, "", false)
 	require.NoError(t, err)
 	got, err := e.Load(ctx, dbLoad{keys: keys, value: value, batch: 1000, checkpointEvery: 1000, table: "plain"})
 	require.NoError(t, e.Close(ctx))
@@ -111,7 +111,7 @@ func TestMySQLAgreesWithMariadbClient(t *testing.T) {
 	keys := uuidKeys(t, plainN)
 	value := make([]byte, DefaultValueSize)
 
-	e, err := openMySQL(ctx, dsn)
+	e, err := openMySQL(ctx, dsn, "", false)
 	require.NoError(t, err)
 	got, err := e.Load(ctx, dbLoad{keys: keys, value: value, batch: 1000, checkpointEvery: 1000, table: "plain"})
 	require.NoError(t, e.Close(ctx))

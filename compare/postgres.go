@@ -25,67 +25,125 @@ import (
 // every dbLoad.checkpointEvery inserts (and once before the load), so
 // pages dirtied and WAL bytes are those of a database that checkpoints at
 // that interval of inserts.
+//
+// In a --like run whose copies live on the source server (no scratch
+// server), the engine is polite: it runs no CHECKPOINT and creates no
+// extension there, and leaves out the figures that need checkpoints.
 type postgresEngine struct {
-	dsn     string
-	conn    *pgx.Conn
-	schema  string
-	version string
-	like    *likeShape // set by prepareLike: load into copies of the user's table
+	dsn       string
+	sourceDSN string // the server with the user's table, in a --like run
+	polite    bool   // the engine's server is the source: no CHECKPOINT
+	conn      *pgx.Conn
+	pid       uint32 // the server process of conn
+	schema    string
+	version   string
+	like      *likeShape // set by prepareLike: load into copies of the user's table
+	// walStart and checkpointsStart are the server's WAL position and
+	// checkpoint count when the run began, for a polite engine's report
+	// of the load it put on the source.
+	walStart, checkpointsStart int64
 }
 
-func openPostgres(ctx context.Context, dsn string) (*postgresEngine, error) {
+// openPostgres connects to dsn and creates the run's schema there. In a
+// --like run sourceDSN names the server with the user's table, the same
+// as dsn when polite.
+func openPostgres(ctx context.Context, dsn, sourceDSN string, polite bool) (*postgresEngine, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: postgres: connect: %w", err)
 	}
-	e := &postgresEngine{dsn: dsn, conn: conn, schema: "idkit_compare_" + runSuffix()}
-	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&e.version); err != nil {
+	e := &postgresEngine{dsn: dsn, sourceDSN: sourceDSN, polite: polite, conn: conn, pid: conn.PgConn().PID(), schema: "idkit_compare_" + runSuffix()}
+	fail := func(what string, err error) (*postgresEngine, error) {
 		conn.Close(ctx)
-		return nil, fmt.Errorf("compare: postgres: %w", err)
+		return nil, fmt.Errorf("compare: postgres: %s: %w", what, err)
 	}
-	// pgstattuple is a database-wide extension: create it if missing and
-	// leave it, since another run on the same server may be using it.
-	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgstattuple"); err != nil {
-		var pgErr *pgconn.PgError
-		// Two runs creating it at once: one loses the race on the catalog
-		// (a duplicate key, or the extension found to exist).
-		if !errors.As(err, &pgErr) || (pgErr.Code != "23505" && pgErr.Code != "42710") {
-			conn.Close(ctx)
-			return nil, fmt.Errorf("compare: postgres: create extension pgstattuple: %w", err)
+	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&e.version); err != nil {
+		return fail("version", err)
+	}
+	if polite {
+		if err := conn.QueryRow(ctx, `SELECT pg_current_wal_lsn() - '0/0'::pg_lsn, checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter`).
+			Scan(&e.walStart, &e.checkpointsStart); err != nil {
+			return fail("read the WAL position", err)
+		}
+	} else {
+		// pgstattuple is a database-wide extension: create it if missing
+		// and leave it, since another run on the same server may be using
+		// it. A polite engine only uses it (the preflight checked).
+		if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgstattuple"); err != nil {
+			var pgErr *pgconn.PgError
+			// Two runs creating it at once: one loses the race on the
+			// catalog (a duplicate key, or the extension found to exist).
+			if !errors.As(err, &pgErr) || (pgErr.Code != "23505" && pgErr.Code != "42710") {
+				return fail("create extension pgstattuple", err)
+			}
 		}
 	}
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+e.schema); err != nil {
-		conn.Close(ctx)
-		return nil, fmt.Errorf("compare: postgres: create schema: %w", err)
+		return fail("create schema", err)
 	}
 	return e, nil
 }
 
 func (e *postgresEngine) Info() EngineInfo {
-	return EngineInfo{
-		Name: EnginePostgres, Version: "PostgreSQL " + e.version + driver("github.com/jackc/pgx/v5"),
-		Settings: "8192-byte pages, autovacuum off for the tables, CHECKPOINT every interval, schema " + e.schema,
+	settings := "8192-byte pages, autovacuum off for the tables, CHECKPOINT every interval, schema " + e.schema
+	if e.polite {
+		settings = "8192-byte pages, autovacuum off for the tables, no CHECKPOINT (the copies are on the source server), schema " + e.schema
 	}
+	return EngineInfo{Name: EnginePostgres, Version: "PostgreSQL " + e.version + driver("github.com/jackc/pgx/v5"), Settings: settings}
 }
 
-// Close drops the run's schema and everything in it, on a new connection
-// if a cancelled statement closed the run's.
+// Created names what the run created on the server, for the message of a
+// stopped run.
+func (e *postgresEngine) Created() string {
+	return fmt.Sprintf("schema %s on PostgreSQL %s", e.schema, serverName(e.conn.Config().Host, e.conn.Config().Port, e.conn.Config().Database))
+}
+
+// Close drops the run's schema and everything in it. When a cancelled
+// statement closed the run's connection, its server process may still be
+// running the statement: Close ends that process first (a user may end
+// its own), on a new connection, and waits for locks at most a few
+// seconds, so that a stopped run ends at once.
 func (e *postgresEngine) Close(ctx context.Context) error {
+	drop := "DROP SCHEMA IF EXISTS " + e.schema + " CASCADE"
+	left := func(err error) error {
+		return fmt.Errorf("compare: postgres: %s is left behind (%v); remove it with: %s", e.Created(), err, drop)
+	}
 	if e.conn.IsClosed() {
 		conn, err := pgx.Connect(ctx, e.dsn)
 		if err != nil {
-			return fmt.Errorf("compare: postgres: drop schema %s: %w", e.schema, err)
+			return left(err)
 		}
 		e.conn = conn
+		if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend($1, 3000)", int32(e.pid)); err != nil {
+			conn.Close(ctx)
+			return left(err)
+		}
 	}
-	_, err := e.conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+e.schema+" CASCADE")
-	if cerr := e.conn.Close(ctx); err == nil {
-		err = cerr
+	_, err := e.conn.Exec(ctx, "SET lock_timeout = '3s'")
+	if err == nil {
+		_, err = e.conn.Exec(ctx, drop)
 	}
+	e.conn.Close(ctx)
 	if err != nil {
-		return fmt.Errorf("compare: postgres: drop schema %s: %w", e.schema, err)
+		return left(err)
 	}
 	return nil
+}
+
+// serverLoad says how much WAL the server wrote and how often it
+// checkpointed since the engine opened: the load a run without a scratch
+// server put on the source, with any other session's.
+func (e *postgresEngine) serverLoad(ctx context.Context) (string, error) {
+	if !e.polite {
+		return "", nil
+	}
+	var wal, checkpoints int64
+	if err := e.conn.QueryRow(ctx, `SELECT pg_current_wal_lsn() - '0/0'::pg_lsn, checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter`).
+		Scan(&wal, &checkpoints); err != nil {
+		return "", fmt.Errorf("compare: postgres: read the WAL position: %w", err)
+	}
+	return fmt.Sprintf("load on this server, which held the copies: it wrote %s of WAL and checkpointed %d times during the run (this run's and any other session's work); run with --scratch to build the copies elsewhere",
+		mib(float64(wal-e.walStart)), checkpoints-e.checkpointsStart), nil
 }
 
 // explained is what a load's statements reported under EXPLAIN (ANALYZE,
@@ -107,7 +165,9 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 		_, err := e.conn.Exec(ctx, "CHECKPOINT")
 		return err
 	}
-	if err := checkpoint(); err != nil {
+	if e.polite {
+		checkpoint = nil
+	} else if err := checkpoint(); err != nil {
 		return x, fmt.Errorf("checkpoint before loading: %w", err)
 	}
 	// The server-wide LSN difference over the load counts, besides the
@@ -150,13 +210,19 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 	return x, nil
 }
 
-// metrics sets the figures of a load of n keys that x describes.
-func (x explained) metrics(m map[string]float64, n int) {
+// metrics sets the figures of a load of n keys that x describes. Without
+// checkpoints (polite) the pages a load dirtied and the full-page images
+// it logged depend on when the server last checkpointed, and the WAL
+// position moves with every session's writes: those are left out.
+func (x explained) metrics(m map[string]float64, n int, polite bool) {
 	m["inserts_per_second"] = rate(n, x.spent)
+	m["wal_records"] = float64(x.records)
+	if polite {
+		return
+	}
 	m["pages_dirtied"] = float64(x.dirtied)
 	m["pages_dirtied_per_1000"] = perThousand(float64(x.dirtied), n)
 	m["pages_written_by_backend"] = float64(x.written)
-	m["wal_records"] = float64(x.records)
 	m["wal_fpi"] = float64(x.fpi)
 	m["wal_fpi_per_1000"] = perThousand(float64(x.fpi), n)
 	m["wal_bytes"] = float64(x.walBytes)
@@ -224,7 +290,7 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 		return fail("pgstatindex", err)
 	}
 	m := out.Metrics
-	x.metrics(m, n)
+	x.metrics(m, n, false)
 	m["index_bytes"] = float64(indexBytes)
 	m["index_bytes_per_key"] = perKey(float64(indexBytes), n)
 	m["heap_bytes"] = float64(heapBytes)

@@ -27,6 +27,11 @@ const (
 	DefaultSpeedTime = 100 * time.Millisecond
 )
 
+// CleanupTime bounds the time a run takes, once stopped, to end its
+// server statements and drop what it created: a user who pressed Ctrl-C
+// waits no longer. What it could not drop in that time, it names.
+const CleanupTime = 4 * time.Second
+
 // DefaultFills are the bucket fill settings each key set is loaded with:
 // bbolt's default and a high one.
 var DefaultFills = []float64{0.5, 0.9}
@@ -104,10 +109,20 @@ type Options struct {
 	// Like names a table of the user's, schema.table (see ParseLike): the
 	// PostgreSQL and MariaDB/MySQL loads then go into copies of it, with
 	// its columns and secondary indexes and the other columns of at most
-	// Sample of its rows (0 means DefaultSample). The run only reads the
-	// table; everything it creates is in its own schema (database).
+	// Sample of its rows (0: enough that no row fills more than two rows
+	// of a copy, within MaxSample and MaxSampleBytes). The run reads the
+	// table in one read-only snapshot, with no lock, and never writes it.
 	Like   string
 	Sample int
+	// ScratchPostgresDSN and ScratchMySQLDSN name the servers (or other
+	// databases) where a --like run builds its copies, when the table's
+	// server (PostgresDSN, MySQLDSN) should only be read: a replica as
+	// the source and a staging server as the scratch. Empty puts the
+	// copies in a schema of the run's own on the table's server, where
+	// the run then does no server-wide work (no CHECKPOINT, FLUSH or
+	// global setting) and reports the load it caused.
+	ScratchPostgresDSN string
+	ScratchMySQLDSN    string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -173,11 +188,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SpeedTime < 0 || o.SpeedTime > time.Minute {
 		return o, fmt.Errorf("%w: SpeedTime = %v, want 0 (default %v) up to 1m", ErrOptions, o.SpeedTime, DefaultSpeedTime)
 	}
-	if o.Sample == 0 {
-		o.Sample = DefaultSample
+	if o.Sample < 0 || o.Sample > MaxSample {
+		return o, fmt.Errorf("%w: Sample = %d, want 0 (the default) or 1..=%d", ErrOptions, o.Sample, MaxSample)
 	}
-	if o.Sample < 1 || o.Sample > MaxSample {
-		return o, fmt.Errorf("%w: Sample = %d, want 1..=%d", ErrOptions, o.Sample, MaxSample)
+	if o.Like == "" && (o.ScratchPostgresDSN != "" || o.ScratchMySQLDSN != "") {
+		return o, fmt.Errorf("%w: a scratch server is for the copies of a --like run; without Like the loads go to PostgresDSN and MySQLDSN", ErrOptions)
+	}
+	if (o.ScratchPostgresDSN != "" && o.PostgresDSN == "") || (o.ScratchMySQLDSN != "" && o.MySQLDSN == "") {
+		return o, fmt.Errorf("%w: a scratch server without the server of the table to copy; want PostgresDSN with ScratchPostgresDSN and MySQLDSN with ScratchMySQLDSN", ErrOptions)
 	}
 	if o.Like != "" {
 		if _, err := ParseLike(o.Like); err != nil {
@@ -285,7 +303,7 @@ func Run(opts Options) (*Report, error) { return RunContext(context.Background()
 // RunContext is Run, stopped when ctx is done: between two steps, or in
 // the middle of a database load. Whatever it created on a server is
 // dropped either way.
-func RunContext(ctx context.Context, opts Options) (*Report, error) {
+func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -328,21 +346,46 @@ func RunContext(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	r.Engines = infos
-	defer func() {
-		// Drop what the run created even when ctx ended it.
-		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
+	if o.Progress != nil {
 		for _, e := range engines {
-			e.Close(cleanup)
+			if s, ok := e.(serverEngine); ok {
+				fmt.Fprintf(o.Progress, "%s: the run works in %s, which it drops at the end\n", e.Info().Name, s.Created())
+			}
 		}
+	}
+	defer func() {
+		// Drop what the run created even when ctx ended it, within the
+		// few seconds a user waits after Ctrl-C, and say what was dropped
+		// and what, if anything, is left.
+		if len(engines) == 0 {
+			return
+		}
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTime)
+		defer cancel()
+		var dropped []string
+		var left []error
+		for _, e := range engines {
+			if err := e.Close(cleanup); err != nil {
+				left = append(left, err)
+			} else if s, ok := e.(serverEngine); ok {
+				dropped = append(dropped, s.Created())
+			}
+		}
+		if err == nil {
+			return
+		}
+		if len(dropped) > 0 {
+			err = fmt.Errorf("%w; dropped %s", err, strings.Join(dropped, " and "))
+		}
+		err = errors.Join(append([]error{err}, left...)...)
 	}()
 	if o.Like != "" {
 		name, _ := ParseLike(o.Like)
-		if r.Like, err = prepareLike(ctx, engines, name, o.Sample); err != nil {
+		if r.Like, err = prepareLike(ctx, engines, name, o.Sample, o.N); err != nil {
 			return nil, err
 		}
 		r.Config.Like, r.Config.Sample = name.String(), o.Sample
-		r.Sources["like"] = "read from the servers' catalogs and statistics; the run reads the table, never writes it"
+		r.Sources["like"] = "read from the source servers' catalogs and statistics and a sample of the table's rows, in one read-only snapshot; the run never writes the table"
 	}
 	p := newProgress(o.Progress, o.ProgressBar, len(o.Schemes)*(1+len(writerCounts)*(1+len(o.Fills)+len(engines))))
 	value := make([]byte, o.ValueSize)
@@ -363,6 +406,19 @@ func RunContext(ctx context.Context, opts Options) (*Report, error) {
 		r.Schemes = append(r.Schemes, res)
 	}
 	p.finish()
+	for _, e := range engines {
+		s, ok := e.(serverEngine)
+		if !ok {
+			continue
+		}
+		line, err := s.serverLoad(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if lt := r.likeTable(e.Info().Name); lt != nil && line != "" {
+			lt.Notes = append(lt.Notes, line)
+		}
+	}
 	for _, e := range engines {
 		if err := e.Close(ctx); err != nil {
 			return nil, err

@@ -50,6 +50,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if v := r.Verdict; v != nil {
 		fmt.Fprintf(ew, "\n%s\n", v.title())
+		if k := v.TableKey; k != nil {
+			fmt.Fprintf(ew, "  %s\n", k.Line)
+		}
 		fmt.Fprintf(ew, "  basis: %s\n", v.Basis)
 		for i, p := range v.Ranked {
 			fmt.Fprintf(ew, "  %d. %s: %s\n", i+1, p.Scheme, p.Why)
@@ -59,6 +62,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		for _, x := range v.Rejected {
 			fmt.Fprintf(ew, "  rejected %s: %s\n", x.Scheme, x.Reason)
+		}
+		if c := v.KeyChange; c != nil {
+			fmt.Fprintf(ew, "  %s\n", c.Line)
 		}
 	}
 	fmt.Fprintf(ew, "\ncompleted in %.1fs\n", r.Seconds)

@@ -32,10 +32,13 @@ type Need struct {
 	// Unguessable requires IDs whose bits passed every randomness test in
 	// the run (see Randomness): seeing some IDs does not help guess others.
 	Unguessable bool `json:"unguessable,omitempty"`
+	// Fleet requires IDs that many machines make on their own, with no
+	// call to one central sequence per ID (see perIDSequence).
+	Fleet bool `json:"fleet,omitempty"`
 }
 
 // NeedHelp lists the constraints ParseNeed accepts.
-const NeedHelp = "64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND"
+const NeedHelp = "64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND, fleet"
 
 // ParseNeed parses a comma-separated list of constraints, as
 // "64bit,js-safe,writers=8".
@@ -64,6 +67,8 @@ func ParseNeed(s string) (Need, error) {
 			n.Sortable = true
 		case "unguessable", "random":
 			n.Unguessable = true
+		case "fleet":
+			n.Fleet = true
 		case "writers":
 			var w int64
 			w, err = num(MaxWriters)
@@ -98,6 +103,9 @@ func (n Need) String() string {
 	if n.Unguessable {
 		s = append(s, "unguessable")
 	}
+	if n.Fleet {
+		s = append(s, "fleet")
+	}
 	if n.Writers > 0 {
 		s = append(s, fmt.Sprintf("writers=%d", n.Writers))
 	}
@@ -120,6 +128,12 @@ type Verdict struct {
 	Basis    string      `json:"basis"`
 	Ranked   []Pick      `json:"ranked"`
 	Rejected []Rejection `json:"rejected"`
+	// TableKey is the key of the user's table today, in a --like run:
+	// the verdict weighs keeping it before any scheme.
+	TableKey *TableKey `json:"table_key,omitempty"`
+	// KeyChange is what replacing that key with the first ranked scheme
+	// costs the schema, when the verdict does not keep it.
+	KeyChange *KeyChange `json:"key_change,omitempty"`
 }
 
 // Pick is a scheme the verdict recommends, with its score (the product
@@ -185,7 +199,9 @@ func figure(s *Result, engine string, ri int, key string) (float64, bool) {
 // bbolt). Layout constraints reject a scheme first; then any figure more
 // than MaxRatio times the baseline's (without a baseline in the run, the
 // best scheme's); the rest rank by the product of their figures over the
-// baseline's, then by ns per ID.
+// baseline's, then by ns per ID. A --like run on a server ranks on the
+// figures of the copies of the user's table (likeFigures), and weighs the
+// table's own key first.
 func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	measured := r.measured()
 	if engine == "" {
@@ -208,7 +224,23 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 				ErrOptions, need.Writers, joinInts(counts), need.Writers)
 		}
 	}
+	// A scheme that fails need is left out before any figure is compared.
+	misses := make([]string, len(r.Schemes))
+	caveats := make([]string, len(r.Schemes))
+	var candidates []*Result
+	for si := range r.Schemes {
+		s := &r.Schemes[si]
+		caveats[si], misses[si] = needMiss(s, need, ri, counts[ri])
+		if misses[si] == "" {
+			candidates = append(candidates, s)
+		}
+	}
 	figs := verdictFigures[engine]
+	like := r.likeTable(engine)
+	var leftOut []string
+	if like != nil {
+		figs, leftOut = likeFigures(engine, candidates, ri)
+	}
 	var names []string
 	for _, f := range figs {
 		names = append(names, f.name)
@@ -216,6 +248,12 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	v := &Verdict{
 		Engine: engine, Need: need.String(), Writers: counts[ri],
 		Basis: fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio),
+	}
+	if like != nil {
+		v.Basis = fmt.Sprintf("%s of the copies of your table on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio)
+		for _, l := range leftOut {
+			v.Basis += "; " + l
+		}
 	}
 	// Each figure is compared with the baseline's; without a baseline in
 	// the run, with the best of the schemes.
@@ -241,25 +279,8 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	}
 	for si := range r.Schemes {
 		s := &r.Schemes[si]
-		if s.Kind == Baseline {
-			v.Rejected = append(v.Rejected, Rejection{s.Name, "the baseline the figures are measured against: " + s.Design.Note})
-			continue
-		}
-		if why := layoutMiss(s, need); why != "" {
-			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
-			continue
-		}
-		caveat, why := denseJSSafe(s, need)
-		if why != "" {
-			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
-			continue
-		}
-		if why := guessable(s, need, ri); why != "" {
-			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
-			continue
-		}
-		if ri < len(s.Runs) && s.Runs[ri].Order.Duplicates > 0 {
-			v.Rejected = append(v.Rejected, Rejection{s.Name, fmt.Sprintf("issued %d duplicate keys with %d writers", s.Runs[ri].Order.Duplicates, counts[ri])})
+		if misses[si] != "" {
+			v.Rejected = append(v.Rejected, Rejection{s.Name, misses[si]})
 			continue
 		}
 		score := 1.0
@@ -285,7 +306,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		}
 		v.Ranked = append(v.Ranked, Pick{
 			Scheme: s.Name, Score: score,
-			Why: fmt.Sprintf("%s; %s ns/ID, %s IDs/s/node; %d-byte key%s", strings.Join(parts, ", "), num(s.Speed.NsPerID), s.DesignText.Rate, s.Runs[0].Size.KeyBytes, caveat),
+			Why: fmt.Sprintf("%s; %s ns/ID, %s IDs/s/node; %d-byte key%s", strings.Join(parts, ", "), num(s.Speed.NsPerID), s.DesignText.Rate, s.Runs[0].Size.KeyBytes, caveats[si]),
 		})
 	}
 	speed := map[string]float64{}
@@ -301,7 +322,38 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		}
 		return speed[a.Scheme] < speed[b.Scheme]
 	})
+	if like != nil {
+		v.TableKey = like.tableKey(need)
+		if !v.TableKey.Keep && len(v.Ranked) > 0 {
+			v.KeyChange = r.keyChange(like, v.Ranked[0].Scheme, ri)
+		}
+	}
 	return v, nil
+}
+
+// needMiss returns why s fails need in run ri of writers writers, or the
+// caveat its ranking line carries.
+func needMiss(s *Result, need Need, ri, writers int) (caveat, why string) {
+	if s.Kind == Baseline {
+		return "", "the baseline the figures are measured against: " + s.Design.Note
+	}
+	if why := layoutMiss(s, need); why != "" {
+		return "", why
+	}
+	caveat, why = denseJSSafe(s, need)
+	if why != "" {
+		return "", why
+	}
+	if why := fleetMiss(s, need); why != "" {
+		return "", why
+	}
+	if why := guessable(s, need, ri); why != "" {
+		return "", why
+	}
+	if ri < len(s.Runs) && s.Runs[ri].Order.Duplicates > 0 {
+		return "", fmt.Sprintf("issued %d duplicate keys with %d writers", s.Runs[ri].Order.Duplicates, writers)
+	}
+	return caveat + fleetCaveat(s, need), ""
 }
 
 // guessable returns why s's keys in run ri fail need.Unguessable, or "".

@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +24,10 @@ func TestParseNeed(t *testing.T) {
 		{"sortable,rate=5_000_000", Need{Sortable: true, Rate: 5_000_000}, ""},
 		{"BIGINT", Need{Bits64: true}, ""},
 		{"unguessable,64bit", Need{Unguessable: true, Bits64: true}, ""},
-		{"fast", Need{}, `bad constraint "fast": want one of 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND`},
+		{"fleet", Need{Fleet: true}, ""},
+		{"fleet, writers=4", Need{Fleet: true, Writers: 4}, ""},
+		{"fleet=yes", Need{}, `bad constraint "fleet=yes": fleet takes no value`},
+		{"fast", Need{}, `bad constraint "fast": want one of 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND, fleet`},
 		{"writers=0", Need{}, `bad constraint "writers=0": want writers=1..1024`},
 		{"writers", Need{}, `bad constraint "writers": want writers=1..1024`},
 		{"rate=x", Need{}, `bad constraint "rate=x"`},
@@ -48,6 +52,22 @@ func TestParseNeed(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, got, again, "String round-trips")
 		})
+	}
+}
+
+// TestNeedHelp: every constraint NeedHelp lists parses, fleet among them.
+func TestNeedHelp(t *testing.T) {
+	t.Parallel()
+	items := strings.Split(NeedHelp, ", ")
+	assert.Contains(t, items, Need{Fleet: true}.String())
+	for _, item := range items {
+		k, _, hasValue := strings.Cut(item, "=")
+		if hasValue {
+			item = k + "=1"
+		}
+		n, err := ParseNeed(item)
+		require.NoError(t, err, item)
+		assert.NotEqual(t, Need{}, n, item)
 	}
 }
 

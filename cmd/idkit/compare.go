@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	mysqldriver "github.com/go-sql-driver/mysql"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,7 +17,7 @@ import (
 
 var cmdCompare = &command{
 	Name:  "compare",
-	Usage: "compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--sample N]] [--json FILE] [--html FILE] [--quiet]",
+	Usage: "compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N]] [--json FILE] [--html FILE] [--quiet]",
 	Short: "measure every ID scheme side by side: speed, insert locality in bbolt, SQLite, PostgreSQL and InnoDB, order, size; and a verdict",
 	Long: fmt.Sprintf(`
 Compare runs every ID scheme (idkit's own, the real peer libraries, and a
@@ -85,9 +86,22 @@ Flags:
                   indexes, the key column's type set per scheme, and the
                   other columns of rows sampled from it; the report adds
                   every index's size and fill per scheme and the table's
-                  figures today. The table is only read (SELECT on it and
-                  the catalog); the copies live in the run's own schema
-  --sample N      rows --like reads from the table, 1..=%d (default %d)
+                  figures today. The table is read in one read-only
+                  snapshot, with no lock, and never written. Every right
+                  the run needs is checked first, and all that are
+                  missing are named in one message with their GRANTs
+  --scratch DSN   build the --like copies on this server or database
+                  instead of the table's (a postgres:// URL for
+                  PostgreSQL, user@tcp(host:port)/db for MariaDB/MySQL;
+                  twice for both): read a replica, build on a staging
+                  server; the table's server then needs SELECT on it
+                  alone. Without it the copies go in the run's own schema
+                  on the table's server, with no CHECKPOINT, FLUSH or
+                  global setting there, and the report says what WAL or
+                  redo the run caused
+  --sample N      rows --like reads from the table, 1..=%d (default:
+                  enough that no row fills more than two rows of a copy,
+                  within %s of memory)
   --quiet         no progress on stderr
 
 Examples:
@@ -104,7 +118,7 @@ Examples:
 		compare.MaxN, compare.DefaultN,
 		compare.MaxWriters, compare.DefaultWriters, strings.Join(compare.Names(), ", "),
 		compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.DefaultBatchSize, compare.NeedHelp,
-		strings.Join(compare.EngineNames, ", "), compare.MaxSample, compare.DefaultSample),
+		strings.Join(compare.EngineNames, ", "), compare.MaxSample, "256 MiB"),
 	Run: runCompare,
 }
 
@@ -119,7 +133,9 @@ func runCompare(c *console, args []string) error {
 	mysql := fs.String("mysql", os.Getenv(compare.EnvMySQLDSN), "MariaDB/MySQL DSN")
 	checkpoint := fs.Int("checkpoint-every", 0, "inserts between checkpoints")
 	like := fs.String("like", "", "schema.table whose copies the server loads fill")
-	sample := fs.Int("sample", compare.DefaultSample, "rows read from the --like table")
+	sample := fs.Int("sample", 0, "rows read from the --like table")
+	var scratch scratchFlag
+	fs.Var(&scratch, "scratch", "server or database for the --like copies")
 	needList := fs.String("need", "", "verdict constraints")
 	engine := fs.String("engine", "", "verdict engine")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -150,8 +166,17 @@ func runCompare(c *console, args []string) error {
 			return usagef("--like %s needs --postgres DSN or --mysql DSN (or $%s, $%s): the server that has the table", *like, compare.EnvPostgresDSN, compare.EnvMySQLDSN)
 		}
 	}
-	if *sample < 1 || *sample > compare.MaxSample {
+	if flagSet(fs, "sample") && (*sample < 1 || *sample > compare.MaxSample) {
 		return usagef("--sample %d out of range, want 1..=%d", *sample, compare.MaxSample)
+	}
+	if (scratch.postgres != "" || scratch.mysql != "") && *like == "" {
+		return usagef("--scratch is where the copies of a --like run go; add --like TABLE")
+	}
+	if scratch.postgres != "" && *postgres == "" {
+		return usagef("--scratch is a PostgreSQL server: add --postgres DSN, the server with the table")
+	}
+	if scratch.mysql != "" && *mysql == "" {
+		return usagef("--scratch is a MariaDB/MySQL server: add --mysql DSN, the server with the table")
 	}
 	if *n < 1 || *n > compare.MaxN {
 		return usagef("-n %d out of range, want 1..=%d", *n, compare.MaxN)
@@ -201,7 +226,7 @@ func runCompare(c *console, args []string) error {
 	r, err := compare.RunContext(ctx, compare.Options{
 		N: *n, Writers: *writers, Schemes: schemes, Progress: progress, ProgressBar: isTerminal(c.stderr),
 		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
-		Like: *like, Sample: *sample,
+		Like: *like, Sample: *sample, ScratchPostgresDSN: scratch.postgres, ScratchMySQLDSN: scratch.mysql,
 	})
 	if err != nil {
 		return err
@@ -235,4 +260,25 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// scratchFlag takes --scratch DSN, once per engine: a postgres:// or
+// postgresql:// URL, or key=value pairs with host=, names a PostgreSQL
+// server; anything else is a MariaDB/MySQL DSN.
+type scratchFlag struct{ postgres, mysql string }
+
+func (f *scratchFlag) String() string { return "" }
+
+func (f *scratchFlag) Set(dsn string) error {
+	dst, engine := &f.mysql, "MariaDB/MySQL"
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") || strings.Contains(dsn, "host=") {
+		dst, engine = &f.postgres, "PostgreSQL"
+	} else if _, err := mysqldriver.ParseDSN(dsn); err != nil {
+		return fmt.Errorf("not a postgres:// URL, and not a MariaDB/MySQL DSN such as user@tcp(host:3306)/db: %v", err)
+	}
+	if *dst != "" {
+		return fmt.Errorf("a second %s scratch server; give one per engine", engine)
+	}
+	*dst = dsn
+	return nil
 }

@@ -144,7 +144,7 @@ func TestCompareHelp(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := idkit("help", "compare")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--sample N]] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N]] [--json FILE] [--html FILE]")
 	assert.Contains(t, stdout, "--like TABLE    load the keys into copies of your own table")
 	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
 	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND")

@@ -1,0 +1,613 @@
+package compare
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testkit/testenv"
+	"github.com/idkit/idkit/internal/testkit/testwait"
+)
+
+// pgExec runs statements on conn, failing the test on the first error.
+func pgExec(t *testing.T, conn *pgx.Conn, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		_, err := conn.Exec(context.Background(), q)
+		require.NoError(t, err, q)
+	}
+}
+
+// myExec runs statements on db, failing the test on the first error.
+func myExec(t *testing.T, db *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+}
+
+// pgReader creates a role of the test's own that may log in and has
+// SELECT on table (and USAGE on its schema) alone, dropped when the test
+// ends, and returns dsn with that role as its user.
+func pgReader(t *testing.T, conn *pgx.Conn, dsn, schema, table string) string {
+	t.Helper()
+	role := "idkit_reader_" + runSuffix()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn.Exec(ctx, "DROP OWNED BY "+role)
+		conn.Exec(ctx, "DROP ROLE IF EXISTS "+role)
+	})
+	pgExec(t, conn, "CREATE ROLE "+role+" LOGIN", "GRANT USAGE ON SCHEMA "+schema+" TO "+role, "GRANT SELECT ON "+schema+"."+table+" TO "+role)
+	u, err := url.Parse(dsn)
+	require.NoError(t, err, "the PostgreSQL DSN is a URL")
+	u.User = url.User(role)
+	return u.String()
+}
+
+// mysqlReader creates a user of the test's own with SELECT on table alone,
+// dropped when the test ends, and returns dsn with that user.
+func mysqlReader(t *testing.T, db *sql.DB, dsn, database, table string) string {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	user := "idkit_reader_" + runSuffix()
+	host := "127.0.0.1"
+	if cfg.Net == "unix" {
+		host = "localhost"
+	}
+	account := fmt.Sprintf("'%s'@'%s'", user, host)
+	t.Cleanup(func() { db.Exec("DROP USER IF EXISTS " + account) })
+	myExec(t, db, "CREATE USER "+account+" IDENTIFIED BY 'reader-pw'", "GRANT SELECT ON "+database+"."+table+" TO "+account)
+	cfg.User, cfg.Passwd, cfg.DBName = user, "reader-pw", database
+	return cfg.FormatDSN()
+}
+
+// TestLikeScratchWithSelectAlone: a user with SELECT on the table and
+// nothing else runs --like with the copies on a scratch server, on both
+// engines; the same user without a scratch server gets one message, before
+// any work, naming every right it lacks with the statement that grants it.
+func TestLikeScratchWithSelectAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
+
+	conn, err := pgx.Connect(ctx, pgDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
+	schema := "idkit_src_" + runSuffix()
+	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
+	pgExec(t, conn,
+		"CREATE SCHEMA "+schema,
+		"CREATE TABLE "+schema+".orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text NOT NULL, created_at timestamptz NOT NULL)",
+		"CREATE INDEX ON "+schema+".orders (created_at)",
+		"CREATE TABLE "+schema+".lines (id bigint PRIMARY KEY, order_id bigint REFERENCES "+schema+".orders (id))",
+		"INSERT INTO "+schema+".orders (note, created_at) SELECT md5(i::text), now() - i * interval '1 minute' FROM generate_series(1, 5000) i",
+		"ANALYZE "+schema+".orders")
+	pgRO := pgReader(t, conn, pgDSN, schema, "orders")
+
+	db, err := sql.Open("mysql", myDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
+	database := "idkit_src_" + runSuffix()
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
+	myExec(t, db,
+		"CREATE DATABASE "+database,
+		"CREATE TABLE "+database+".orders (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, note VARCHAR(45) NOT NULL, created_at DATETIME NOT NULL, KEY (created_at)) ENGINE=InnoDB",
+		"INSERT INTO "+database+".orders (note, created_at) SELECT MD5(seq), NOW() - INTERVAL seq MINUTE FROM seq_1_to_5000",
+		"ANALYZE TABLE "+database+".orders")
+	myRO := mysqlReader(t, db, myDSN, database, "orders")
+
+	for _, tt := range []struct {
+		engine, like, source, scratch, sequence string
+		grants                                  []string
+	}{
+		{EnginePostgres, schema + ".orders", pgRO, pgDSN, "identity", []string{"GRANT CREATE ON DATABASE", "GRANT pg_stat_scan_tables TO"}},
+		{EngineMySQL, database + ".orders", myRO, myDSN, "AUTO_INCREMENT", []string{"GRANT CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES ON `idkit\\_compare\\_%`.* TO", "GRANT SELECT ON mysql.innodb_index_stats TO"}},
+	} {
+		o := likeOptions(t, tt.engine, tt.like)
+		o.Schemes, err = Select("counter,uuidv7,uuidv4")
+		require.NoError(t, err)
+		o.PostgresDSN, o.MySQLDSN = "", ""
+		if tt.engine == EnginePostgres {
+			o.PostgresDSN, o.ScratchPostgresDSN = tt.source, tt.scratch
+		} else {
+			o.MySQLDSN, o.ScratchMySQLDSN = tt.source, tt.scratch
+		}
+		r, err := Run(o)
+		require.NoError(t, err, "%s: --like with SELECT alone on the source and a scratch server", tt.engine)
+		require.Len(t, r.Like, 1)
+		assert.Equal(t, tt.sequence, r.Like[0].KeySequence, tt.engine)
+		assert.Equal(t, 2000, r.Like[0].Sampled, tt.engine)
+		assert.Equal(t, 10, r.Like[0].Reuse, "%s: 20,000 rows from 2,000 sampled", tt.engine)
+		for _, s := range r.Schemes {
+			l, ok := s.Runs[0].engineLoad(tt.engine)
+			require.True(t, ok)
+			assert.Len(t, l.Indexes, 2, "%s %s: the primary key and created_at", tt.engine, s.Name)
+			assert.Positive(t, l.Indexes[0].LeafDensity, "%s %s: the scratch server measures leaf density", tt.engine, s.Name)
+		}
+		// The key is a local sequence: the verdict keeps it, first.
+		require.NotNil(t, r.Verdict.TableKey, tt.engine)
+		assert.True(t, r.Verdict.TableKey.Keep, tt.engine)
+		var text strings.Builder
+		require.NoError(t, r.WriteTable(&text))
+		verdict := text.String()[strings.Index(text.String(), r.Verdict.title()):]
+		assert.True(t, strings.HasPrefix(strings.Split(verdict, "\n")[1], "  keep your key id (bigint"), "%s: the verdict's first line keeps the key: %s", tt.engine, verdict)
+		if tt.engine == EnginePostgres {
+			assert.Equal(t, []string{schema + ".lines(order_id)"}, r.Like[0].ReferencedBy)
+			assert.Contains(t, strings.Join(r.Like[0].Notes, "\n"), "pgstatindex", "the reader may not run pgstatindex on the source")
+			l, _ := r.Schemes[0].Runs[0].engineLoad(EnginePostgres)
+			assert.Positive(t, l.Metrics["pages_dirtied_per_1000"], "the scratch server checkpoints")
+		}
+
+		// Without the scratch server: one message before any work.
+		o.ScratchPostgresDSN, o.ScratchMySQLDSN = "", ""
+		var progress strings.Builder
+		o.Progress = &progress
+		_, err = Run(o)
+		require.ErrorIs(t, err, ErrRights, tt.engine)
+		for _, g := range tt.grants {
+			assert.Contains(t, err.Error(), g, tt.engine)
+		}
+		assert.Contains(t, err.Error(), "--scratch", tt.engine)
+		assert.Empty(t, progress.String(), "%s: the run stopped before any work", tt.engine)
+	}
+}
+
+// privatePostgres starts a PostgreSQL server of the test's own, on a
+// socket in a temporary directory, run by the postgres user, and returns
+// the DSN of its superuser. It is stopped when the test ends.
+func privatePostgres(t *testing.T) string {
+	t.Helper()
+	serverDSN(t, EnvPostgresDSN) // PostgreSQL is one of the machine's servers
+	bin := "/usr/lib/postgresql/15/bin"
+	if _, err := os.Stat(filepath.Join(bin, "initdb")); err != nil {
+		testenv.Missing(t, "PostgreSQL 15's initdb in "+bin+": apt-get install postgresql-15")
+	}
+	runuser := testenv.Tool(t, "runuser", "apt-get install util-linux")
+	dir, err := os.MkdirTemp("", "idkit-postgres-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, exec.Command("chown", "postgres", dir).Run())
+	data := filepath.Join(dir, "data")
+	out, err := exec.Command(runuser, "-u", "postgres", "--", filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust").CombinedOutput()
+	require.NoError(t, err, "initdb: %s", out)
+	var log strings.Builder
+	cmd := exec.Command(runuser, "-u", "postgres", "--", filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-c", "listen_addresses=", "-c", "shared_buffers=32MB")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		// runuser passes SIGTERM on: a smart shutdown.
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(testwait.Bound):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("postgres did not stop within %v of SIGTERM", testwait.Bound)
+		}
+	})
+	dsn := "postgres://postgres@/postgres?host=" + url.QueryEscape(dir)
+	testwait.Until(t, func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("postgres exited: %v: %s", err, log.String())
+		default:
+		}
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			return false
+		}
+		c.Close(context.Background())
+		return true
+	}, "the test's own PostgreSQL server answering")
+	return dsn
+}
+
+// TestLikeSourceWritesNoWAL: with --scratch, the source server only
+// reads. On a PostgreSQL server of the test's own, where nothing else
+// runs, the whole run writes less than 1 MiB of WAL on the source (an
+// idle server writes about none), while its copies are built on the
+// machine's server.
+func TestLikeSourceWritesNoWAL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	source := privatePostgres(t)
+	conn, err := pgx.Connect(ctx, source)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
+	pgExec(t, conn,
+		"CREATE SCHEMA shop",
+		"CREATE TABLE shop.orders (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), note text NOT NULL, created_at timestamptz NOT NULL)",
+		"CREATE INDEX ON shop.orders (created_at)",
+		"INSERT INTO shop.orders (note, created_at) SELECT repeat(md5(i::text), 4), now() - i * interval '1 second' FROM generate_series(1, 50000) i",
+		"VACUUM ANALYZE shop.orders", // sets the rows' hint bits: a later read dirties no page
+		"CHECKPOINT")
+	reader := pgReader(t, conn, source, "shop", "orders")
+	wal := func() int64 {
+		var lsn int64
+		require.NoError(t, conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&lsn))
+		return lsn
+	}
+	before := wal()
+
+	o := likeOptions(t, EnginePostgres, "shop.orders")
+	o.PostgresDSN, o.ScratchPostgresDSN = reader, serverDSN(t, EnvPostgresDSN)
+	r, err := Run(o)
+	require.NoError(t, err)
+	require.Len(t, r.Like, 1)
+	assert.Equal(t, 2000, r.Like[0].Sampled)
+	written := wal() - before
+	assert.Less(t, written, int64(1<<20), "WAL bytes the run caused on the source")
+	t.Logf("WAL on the source during the run: %d bytes", written)
+}
+
+// TestLikeStoppedAtOnce: a run stopped in the middle of a load ends
+// within 5 seconds and leaves nothing on either server, and a run whose
+// scratch database cannot be dropped says what is left and the statement
+// that removes it.
+func TestLikeStoppedAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
+	conn, err := pgx.Connect(ctx, pgDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
+	db, err := sql.Open("mysql", myDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
+	// One name for the schema on PostgreSQL and the database on MariaDB:
+	// --like names the table on every server of the run.
+	schema := "idkit_src_" + runSuffix()
+	database := schema
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		db.Exec("DROP DATABASE IF EXISTS " + database)
+	})
+	pgExec(t, conn, "CREATE SCHEMA "+schema,
+		"CREATE TABLE "+schema+".t (id bigint PRIMARY KEY, note text NOT NULL)",
+		"INSERT INTO "+schema+".t SELECT i, md5(i::text) FROM generate_series(1, 3000) i", "ANALYZE "+schema+".t")
+	myExec(t, db, "CREATE DATABASE "+database,
+		"CREATE TABLE "+database+".t (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40) NOT NULL) ENGINE=InnoDB",
+		"INSERT INTO "+database+".t SELECT seq, MD5(seq) FROM seq_1_to_3000", "ANALYZE TABLE "+database+".t")
+
+	scratch := regexp.MustCompile(`(?:schema|database) (idkit_compare_\w+)`)
+	left := func(r string) (n int) {
+		var pg, my int
+		require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", r).Scan(&pg))
+		require.NoError(t, db.QueryRow("SELECT count(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", r).Scan(&my))
+		return pg + my
+	}
+
+	for _, blocked := range []bool{false, true} {
+		o := likeOptions(t, EngineMySQL, database+".t")
+		o.PostgresDSN = pgDSN
+		o.Schemes, err = Select("counter,uuidv4")
+		require.NoError(t, err)
+		o.N = 200_000
+		o.Sample = 1000
+		o.ProgressBar = true // a draw per batch: the run is stopped in the middle of a load
+		runCtx, cancel := context.WithCancel(ctx)
+		var stopped time.Time
+		var waited atomic.Bool
+		var lock *sql.Conn
+		var created string
+		var workspace string
+		draws := 0
+		o.Progress = writerFunc(func(p []byte) {
+			if m := regexp.MustCompile(`database (idkit_compare_\w+) on MariaDB`).FindSubmatch(p); m != nil {
+				workspace = string(m[1])
+			}
+			if !strings.Contains(string(p), "mysql") || created != "" {
+				return
+			}
+			if draws++; draws < 3 { // the label, then a draw per batch loaded
+				return
+			}
+			created = workspace
+			require.NotEmpty(t, created, "the run names its database")
+			if !blocked {
+				stopped = time.Now()
+				cancel()
+				return
+			}
+			// Another session locks the sample table: the load's next
+			// statement waits for it, and the run is stopped then.
+			lock, err = db.Conn(ctx)
+			require.NoError(t, err)
+			_, err = lock.ExecContext(ctx, "LOCK TABLES "+created+".like_sample WRITE")
+			require.NoError(t, err)
+			go func() {
+				defer cancel()
+				for deadline := time.Now().Add(testwait.Bound); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+					var waiting int
+					db.QueryRow(`SELECT count(*) FROM information_schema.PROCESSLIST WHERE STATE = 'Waiting for table metadata lock' AND INFO LIKE '%like_sample%'`).Scan(&waiting)
+					if waiting > 0 {
+						waited.Store(true)
+						stopped = time.Now()
+						return
+					}
+				}
+			}()
+		})
+		_, err = RunContext(runCtx, o)
+		took := time.Since(stopped)
+		cancel()
+		require.ErrorIs(t, err, context.Canceled)
+		require.NotEmpty(t, created, "the run reached the mysql load")
+		if blocked {
+			require.True(t, waited.Load(), "the load waited for the locked sample table within %v", testwait.Bound)
+		}
+		assert.Less(t, took, 5*time.Second, "blocked %v: the run ends within 5 s of being stopped", blocked)
+		names := scratch.FindAllStringSubmatch(err.Error(), -1)
+		if !blocked {
+			assert.Contains(t, err.Error(), "dropped", "the run says what it dropped")
+			require.Len(t, names, 2, "a schema on PostgreSQL and a database on MariaDB: %v", err)
+			for _, n := range names {
+				assert.Zero(t, left(n[1]), "%s is dropped", n[1])
+			}
+			continue
+		}
+		drop := "DROP DATABASE IF EXISTS " + created
+		assert.Contains(t, err.Error(), created+" on MariaDB/MySQL")
+		assert.Contains(t, err.Error(), "is left behind")
+		assert.Contains(t, err.Error(), "remove it with: "+drop)
+		_, err = lock.ExecContext(ctx, "UNLOCK TABLES")
+		require.NoError(t, err)
+		lock.Close()
+		myExec(t, db, drop)
+		for _, n := range names {
+			assert.Zero(t, left(n[1]), "%s is dropped", n[1])
+		}
+	}
+}
+
+// TestLikeTableShapesPostgres: a stored generated column, an expression
+// index, a partial index and a unique date column are copied as they are;
+// a partitioned table, and an expression index that holds for the key's
+// type alone, are refused before any load.
+func TestLikeTableShapesPostgres(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := serverDSN(t, EnvPostgresDSN)
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
+	schema := "idkit_shapes_" + runSuffix()
+	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
+	pgExec(t, conn,
+		"CREATE SCHEMA "+schema,
+		"CREATE TABLE "+schema+`.events (id bigint PRIMARY KEY, email text NOT NULL, day date NOT NULL UNIQUE,
+			price numeric(10, 2) NOT NULL, total numeric(12, 2) GENERATED ALWAYS AS (price * 3) STORED, state text NOT NULL)`,
+		"CREATE INDEX ON "+schema+".events (lower(email))",
+		"CREATE INDEX ON "+schema+".events (total)",
+		"CREATE INDEX ON "+schema+".events (state) WHERE state <> 'done'",
+		"INSERT INTO "+schema+".events (id, email, day, price, state) SELECT i, 'User' || i || '@Example.com', date '1990-01-01' + i, i % 100, CASE WHEN i % 10 = 0 THEN 'open' ELSE 'done' END FROM generate_series(1, 2000) i",
+		"ANALYZE "+schema+".events",
+		"CREATE TABLE "+schema+".parted (id bigint, at date NOT NULL, PRIMARY KEY (id, at)) PARTITION BY RANGE (at)",
+		"CREATE TABLE "+schema+".bykey (id bigint PRIMARY KEY, note text)",
+		"CREATE INDEX ON "+schema+".bykey ((id % 7))",
+		"INSERT INTO "+schema+".bykey SELECT i, 'x' FROM generate_series(1, 100) i",
+	)
+
+	e, err := openPostgres(ctx, dsn, dsn, true)
+	require.NoError(t, err)
+	defer e.Close(context.Background())
+	name, err := ParseLike(schema + ".events")
+	require.NoError(t, err)
+	const n = 50_000 // more rows than the table's dates: each copy's must still differ
+	lt, err := e.prepareLike(ctx, name, 0, n)
+	require.NoError(t, err)
+	assert.Equal(t, 2000, lt.Sampled, "a small table is sampled whole")
+	assert.Equal(t, 25, lt.Reuse)
+
+	// A copy with a uuid key, loaded with keys numbered up to n.
+	for _, q := range e.like.pg.copyStatements(e.schema, "check_copy", "uuid") {
+		_, err := e.conn.Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+	copyTable := e.schema + ".check_copy"
+	for _, first := range []int{0, n - 1000} {
+		keys := make([][16]byte, 1000)
+		for i := range keys {
+			keys[i] = [16]byte{0: byte(first >> 8), 1: byte(first), 14: byte(i >> 8), 15: byte(i)}
+		}
+		var plan []byte
+		require.NoError(t, e.conn.QueryRow(ctx, e.likeInsert(copyTable, "uuid[]"), keys, first, e.like.sample).Scan(&plan))
+	}
+	var rows, days, wrongTotals int
+	require.NoError(t, e.conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT day), count(*) FILTER (WHERE total IS DISTINCT FROM price * 3) FROM "+copyTable).
+		Scan(&rows, &days, &wrongTotals))
+	assert.Equal(t, 2000, rows)
+	assert.Equal(t, 2000, days, "the unique date column: a date per row")
+	assert.Zero(t, wrongTotals, "the generated column is computed as the server computes it")
+	indexes, err := pgIndexes(ctx, e.conn, regclassOID(t, e.conn, copyTable))
+	require.NoError(t, err)
+	var names []string
+	for _, ix := range indexes {
+		names = append(names, pgIndexName(ix))
+	}
+	assert.ElementsMatch(t, []string{"primary key (id)", "(lower(email))", "unique (day)", "(state) WHERE (state <> 'done'::text)", "(total)"}, names,
+		"every index of the table, expression and partial ones as they are")
+	assert.Equal(t, indexNames(lt.Indexes), names, "in the order of the table's")
+
+	for _, tt := range []struct{ table, msg string }{
+		{"parted", "is a partitioned table"},
+		{"bykey", "a copy with a uuid key (the key type of some schemes) fails"},
+	} {
+		e2, err := openPostgres(ctx, dsn, dsn, true)
+		require.NoError(t, err)
+		name, err := ParseLike(schema + "." + tt.table)
+		require.NoError(t, err)
+		_, err = e2.prepareLike(ctx, name, 0, 1000)
+		require.ErrorIs(t, err, ErrLike, tt.table)
+		assert.Contains(t, err.Error(), tt.msg, tt.table)
+		require.NoError(t, e2.Close(ctx))
+	}
+}
+
+// regclassOID returns the oid of a table.
+func regclassOID(t *testing.T, conn *pgx.Conn, table string) uint32 {
+	t.Helper()
+	var oid uint32
+	require.NoError(t, conn.QueryRow(context.Background(), "SELECT $1::regclass::oid", table).Scan(&oid))
+	return oid
+}
+
+// TestLikeTableShapesMySQL: the same on MariaDB, with a virtual and a
+// stored generated column, each indexed, and a check constraint (not
+// copied); a partitioned table is refused before any load.
+func TestLikeTableShapesMySQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := serverDSN(t, EnvMySQLDSN)
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
+	database := "idkit_shapes_" + runSuffix()
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
+	myExec(t, db,
+		"CREATE DATABASE "+database,
+		"CREATE TABLE "+database+`.events (id BIGINT NOT NULL PRIMARY KEY, email VARCHAR(80) NOT NULL, day DATE NOT NULL, price DECIMAL(10, 2) NOT NULL,
+			total DECIMAL(12, 2) AS (price * 3) STORED, domain VARCHAR(80) AS (SUBSTRING_INDEX(email, '@', -1)) VIRTUAL,
+			UNIQUE KEY (day), KEY (total), KEY (domain), CONSTRAINT positive CHECK (price >= 0)) ENGINE=InnoDB`,
+		"INSERT INTO "+database+".events (id, email, day, price) SELECT seq, CONCAT('user', seq, '@host', seq % 5, '.example'), DATE_ADD('1990-01-01', INTERVAL seq DAY), seq % 100 FROM seq_1_to_2000",
+		"ANALYZE TABLE "+database+".events",
+		"CREATE TABLE "+database+".parted (id BIGINT NOT NULL PRIMARY KEY) ENGINE=InnoDB PARTITION BY HASH (id) PARTITIONS 4",
+	)
+
+	e, err := openMySQL(ctx, dsn, dsn, true)
+	require.NoError(t, err)
+	defer e.Close(context.Background())
+	name, err := ParseLike(database + ".events")
+	require.NoError(t, err)
+	const n = 50_000
+	lt, err := e.prepareLike(ctx, name, 0, n)
+	require.NoError(t, err)
+	assert.Equal(t, 2000, lt.Sampled)
+
+	copyTable := e.database + ".check_copy"
+	create, err := e.like.my.copyStatement(copyTable, "BINARY(16)")
+	require.NoError(t, err)
+	_, err = e.conn.ExecContext(ctx, create)
+	require.NoError(t, err, create)
+	for _, first := range []int{0, n - 1000} {
+		var batch [][2]any
+		for i := range 1000 {
+			batch = append(batch, [2]any{fmt.Sprintf("%08x%024x", first, i), first + i})
+		}
+		doc, err := json.Marshal(batch)
+		require.NoError(t, err)
+		_, err = e.conn.ExecContext(ctx, e.likeInsert(copyTable, false), string(doc), e.like.sample)
+		require.NoError(t, err)
+	}
+	var rows, days, wrongTotals, domains int
+	require.NoError(t, e.conn.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT day), sum(total <> price * 3), count(DISTINCT domain)
+		FROM `+copyTable).Scan(&rows, &days, &wrongTotals, &domains))
+	assert.Equal(t, 2000, rows)
+	assert.Equal(t, 2000, days, "the unique date column: a date per row")
+	assert.Zero(t, wrongTotals, "the stored generated column is computed as the server computes it")
+	assert.Equal(t, 5, domains, "the virtual column too")
+	indexes, err := mysqlIndexes(ctx, e.conn, e.database, "check_copy")
+	require.NoError(t, err)
+	var names []string
+	for _, ix := range indexes {
+		names = append(names, ix.displayName())
+	}
+	assert.Equal(t, []string{"primary key (id)", "unique (day)", "(domain)", "(total)"}, names)
+
+	for _, tt := range []struct{ table, msg string }{
+		{"parted", "is partitioned (4 partitions)"},
+	} {
+		e2, err := openMySQL(ctx, dsn, dsn, true)
+		require.NoError(t, err)
+		name, err := ParseLike(database + "." + tt.table)
+		require.NoError(t, err)
+		_, err = e2.prepareLike(ctx, name, 0, 1000)
+		require.ErrorIs(t, err, ErrLike, tt.table)
+		assert.Contains(t, err.Error(), tt.msg, tt.table)
+		require.NoError(t, e2.Close(ctx))
+	}
+}
+
+// TestLikeInnoDBRankingIgnoresOtherWriters: two identical --like runs on
+// InnoDB, another session writing all through the first, rank the
+// schemes the same: the verdict rests on the copies' own figures, and the
+// server-wide counters of a disturbed load are dropped.
+func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
+	t.Parallel()
+	dsn := serverDSN(t, EnvMySQLDSN)
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
+	database := "idkit_rank_" + runSuffix()
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
+	myExec(t, db,
+		"CREATE DATABASE "+database,
+		"CREATE TABLE "+database+".orders (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(45) NOT NULL, created_at DATETIME NOT NULL, KEY (created_at)) ENGINE=InnoDB",
+		"INSERT INTO "+database+".orders SELECT seq, MD5(seq), NOW() - INTERVAL seq MINUTE FROM seq_1_to_5000",
+		"ANALYZE TABLE "+database+".orders",
+		"CREATE TABLE "+database+".noise (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, v VARCHAR(45)) ENGINE=InnoDB")
+
+	run := func(writer bool) *Report {
+		o := likeOptions(t, EngineMySQL, database+".orders")
+		o.Schemes, err = Select("counter,traceid,uuidv7,uuidv4")
+		require.NoError(t, err)
+		o.ScratchMySQLDSN = dsn // the same server, as a scratch server: its counters are read
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for writer {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				db.Exec("INSERT INTO " + database + ".noise (v) VALUES (MD5(RAND())), (MD5(RAND())), (MD5(RAND()))")
+			}
+		}()
+		r, err := Run(o)
+		close(stop)
+		<-done
+		require.NoError(t, err)
+		return r
+	}
+	ranking := func(r *Report) []string {
+		var out []string
+		for _, p := range r.Verdict.Ranked {
+			out = append(out, p.Scheme)
+		}
+		return out
+	}
+	busy, quiet := run(true), run(false)
+	disturbed := 0
+	for _, s := range busy.Schemes {
+		l, _ := s.Runs[0].engineLoad(EngineMySQL)
+		if l.Metrics["disturbed"] == 1 {
+			disturbed++
+			assert.NotContains(t, l.Metrics, "pages_written_per_1000", "%s: a disturbed load's server counters are dropped", s.Name)
+		}
+	}
+	assert.Positive(t, disturbed, "the other session wrote during the first run's loads")
+	assert.Equal(t, ranking(quiet), ranking(busy), "the same ranking, with and without another session writing")
+	assert.Equal(t, []string{"traceid", "uuidv7", "uuidv4"}, ranking(quiet))
+	assert.NotContains(t, quiet.Verdict.Basis, "pages written on", "the verdict ranks on the copies' own figures")
+}

@@ -1,0 +1,284 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrRights reports rights a run needs on a server and lacks. The run
+// checks them all before it does any work, and names every missing one
+// with the statement that grants it.
+var ErrRights = errors.New("compare: missing rights")
+
+// missingRight is one right a run lacks: on which server and side, what,
+// and the statement that grants it.
+type missingRight struct {
+	where, what, grant string
+}
+
+// preflight checks, on every server of the plans, the rights the run
+// needs: on the server the loads go to, and in a --like run on the source
+// server too. It returns one ErrRights that lists every missing right.
+func preflight(ctx context.Context, plans []serverPlan, like string) error {
+	var missing []missingRight
+	polite := false
+	for _, p := range plans {
+		if p.dsn == "" {
+			continue
+		}
+		var m []missingRight
+		var err error
+		if p.engine == EnginePostgres {
+			m, err = pgPreflight(ctx, p, like)
+		} else {
+			m, err = mysqlPreflight(ctx, p, like)
+		}
+		if err != nil {
+			return err
+		}
+		missing = append(missing, m...)
+		polite = polite || (p.polite && len(m) > 0)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v: the run needs these and has done nothing:", ErrRights)
+	for _, m := range missing {
+		fmt.Fprintf(&b, "\n  %s: %s\n      %s", m.where, m.what, m.grant)
+	}
+	if polite {
+		b.WriteString("\nor build the copies elsewhere with --scratch DSN: the source then needs SELECT on the table alone")
+	}
+	return &rightsError{b.String()}
+}
+
+// rightsError is the preflight's message, of kind ErrRights.
+type rightsError struct{ msg string }
+
+func (e *rightsError) Error() string        { return e.msg }
+func (e *rightsError) Is(target error) bool { return target == ErrRights }
+
+// pgPreflight checks the rights of a PostgreSQL plan.
+func pgPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
+	conn, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("compare: postgres: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	cfg := conn.Config()
+	var user, database string
+	var super, create, extension, statindex, checkpoint bool
+	var version int
+	if err := conn.QueryRow(ctx, `SELECT current_user, current_database(), r.rolsuper,
+		  has_database_privilege(current_database(), 'CREATE'),
+		  EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pgstattuple'),
+		  coalesce(has_function_privilege(to_regprocedure('pgstatindex(regclass)'), 'EXECUTE'), false),
+		  CASE WHEN EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pg_checkpoint') THEN pg_has_role('pg_checkpoint', 'MEMBER') ELSE false END,
+		  current_setting('server_version_num')::int
+		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&user, &database, &super, &create, &extension, &statindex, &checkpoint, &version); err != nil {
+		return nil, fmt.Errorf("compare: postgres: read the rights of the user: %w", err)
+	}
+	role, db := pgx.Identifier{user}.Sanitize(), pgx.Identifier{database}.Sanitize()
+	side := "where the copies go"
+	if p.polite {
+		side = "the source, where the copies go too"
+	}
+	where := fmt.Sprintf("PostgreSQL %s as %s, %s", serverName(cfg.Host, cfg.Port, database), user, side)
+	var out []missingRight
+	if !create && !super {
+		out = append(out, missingRight{where, "CREATE on the database, for the run's own schema", fmt.Sprintf("GRANT CREATE ON DATABASE %s TO %s;", db, role)})
+	}
+	switch {
+	case !extension && (p.polite || !super):
+		out = append(out, missingRight{where, "the extension pgstattuple, whose pgstatindex measures the indexes' leaf pages",
+			fmt.Sprintf("CREATE EXTENSION pgstattuple;  -- by a superuser, in database %s", db)})
+		if !super {
+			out = append(out, missingRight{where, "EXECUTE on pgstatindex", fmt.Sprintf("GRANT pg_stat_scan_tables TO %s;", role)})
+		}
+	case extension && !statindex && !super:
+		out = append(out, missingRight{where, "EXECUTE on pgstatindex", fmt.Sprintf("GRANT pg_stat_scan_tables TO %s;", role)})
+	}
+	if !p.polite && !super && !checkpoint {
+		grant := fmt.Sprintf("GRANT pg_checkpoint TO %s;", role)
+		if version < 150000 {
+			grant = fmt.Sprintf("ALTER ROLE %s SUPERUSER;  -- before PostgreSQL 15 only a superuser may run CHECKPOINT", role)
+		}
+		out = append(out, missingRight{where, "CHECKPOINT, which each load runs at its intervals", grant})
+	}
+	if p.source == "" {
+		return out, nil
+	}
+	src := conn
+	if p.source != p.dsn {
+		if src, err = pgx.Connect(ctx, p.source); err != nil {
+			return nil, fmt.Errorf("compare: postgres: connect to the source: %w", err)
+		}
+		defer src.Close(context.WithoutCancel(ctx))
+		if err := src.QueryRow(ctx, "SELECT current_user, current_database()").Scan(&user, &database); err != nil {
+			return nil, fmt.Errorf("compare: postgres: read the rights of the user on the source: %w", err)
+		}
+		role = pgx.Identifier{user}.Sanitize()
+		where = fmt.Sprintf("PostgreSQL %s as %s, the source", serverName(src.Config().Host, src.Config().Port, database), user)
+	}
+	name, err := ParseLike(like)
+	if err != nil {
+		return nil, err
+	}
+	var usage, sel bool
+	err = src.QueryRow(ctx, `SELECT has_schema_privilege(n.oid, 'USAGE'), has_table_privilege(c.oid, 'SELECT')
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+		name.Schema.postgres(), name.Table.postgres()).Scan(&usage, &sel)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return out, nil // the run says there is no such table
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compare: postgres: read the rights on %s: %w", name, err)
+	}
+	schema := pgx.Identifier{name.Schema.postgres()}.Sanitize()
+	if !usage {
+		out = append(out, missingRight{where, "USAGE on schema " + schema, fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", schema, role)})
+	}
+	if !sel {
+		table := pgx.Identifier{name.Schema.postgres(), name.Table.postgres()}.Sanitize()
+		out = append(out, missingRight{where, "SELECT on " + table, fmt.Sprintf("GRANT SELECT ON %s TO %s;", table, role)})
+	}
+	return out, nil
+}
+
+// mysqlDatabaseRights are the rights a run needs on its own databases,
+// idkit_compare_<random>.
+const mysqlDatabaseRights = "CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES"
+
+// mysqlPreflight checks the rights of a MariaDB/MySQL plan. The rights on
+// the run's own databases are tried on a database of the check's own,
+// which it drops; the global ones are read from USER_PRIVILEGES.
+func mysqlPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
+	db, conn, err := mysqlConnect(ctx, p.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("compare: mysql: %w", err)
+	}
+	defer db.Close()
+	defer conn.Close()
+	cfg, _ := mysql.ParseDSN(p.dsn)
+	var account string
+	if err := conn.QueryRowContext(ctx, "SELECT CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''')").Scan(&account); err != nil {
+		return nil, fmt.Errorf("compare: mysql: read the user: %w", err)
+	}
+	side := "where the copies go"
+	if p.polite {
+		side = "the source, where the copies go too"
+	}
+	where := fmt.Sprintf("MariaDB/MySQL %s as %s, %s", serverName(cfg.Addr, 0, cfg.DBName), account, side)
+	var out []missingRight
+
+	probe := "idkit_compare_" + runSuffix()
+	steps := []string{
+		"CREATE DATABASE " + probe,
+		"CREATE TABLE " + probe + ".t (a INT NOT NULL PRIMARY KEY, b INT) ENGINE=InnoDB",
+		"INSERT INTO " + probe + ".t VALUES (1, 1)",
+		"SELECT count(*) FROM " + probe + ".t",
+		"ALTER TABLE " + probe + ".t ADD COLUMN c INT",
+		"CREATE INDEX b ON " + probe + ".t (b)",
+	}
+	if !p.polite {
+		steps = append(steps, "FLUSH TABLES "+probe+".t FOR EXPORT", "UNLOCK TABLES")
+	}
+	steps = append(steps, "DROP TABLE "+probe+".t")
+	var failed error
+	for _, q := range steps {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			failed = err
+			break
+		}
+	}
+	conn.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+probe)
+	if failed != nil {
+		if !isMySQLDenied(failed) {
+			return nil, fmt.Errorf("compare: mysql: try the rights on a database of the run's own: %w", failed)
+		}
+		out = append(out, missingRight{where, mysqlDatabaseRights + " on the run's own databases idkit_compare_*",
+			fmt.Sprintf("GRANT %s ON `idkit\\_compare\\_%%`.* TO %s;", mysqlDatabaseRights, account)})
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT 1 FROM mysql.innodb_index_stats LIMIT 0"); err != nil {
+		if !isMySQLDenied(err) {
+			return nil, fmt.Errorf("compare: mysql: read mysql.innodb_index_stats: %w", err)
+		}
+		out = append(out, missingRight{where, "SELECT on mysql.innodb_index_stats, the sizes of the copies' indexes",
+			fmt.Sprintf("GRANT SELECT ON mysql.innodb_index_stats TO %s;", account)})
+	}
+	if !p.polite {
+		rows, err := conn.QueryContext(ctx, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?", account)
+		if err != nil {
+			return nil, fmt.Errorf("compare: mysql: read the user's privileges: %w", err)
+		}
+		has := map[string]bool{}
+		for rows.Next() {
+			var priv string
+			if err := rows.Scan(&priv); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("compare: mysql: read the user's privileges: %w", err)
+			}
+			has[priv] = true
+		}
+		rows.Close()
+		var lack []string
+		for _, priv := range []string{"RELOAD", "PROCESS"} {
+			if !has[priv] && !has["SUPER"] {
+				lack = append(lack, priv)
+			}
+		}
+		if len(lack) > 0 {
+			out = append(out, missingRight{where, strings.Join(lack, " and ") + " (RELOAD to flush the copies, PROCESS to read InnoDB's page figures)",
+				fmt.Sprintf("GRANT %s ON *.* TO %s;", strings.Join(lack, ", "), account)})
+		}
+	}
+	if p.source == "" {
+		return out, nil
+	}
+	src := conn
+	if p.source != p.dsn {
+		srcDB, c, err := mysqlConnect(ctx, p.source)
+		if err != nil {
+			return nil, fmt.Errorf("compare: mysql: the source: %w", err)
+		}
+		defer srcDB.Close()
+		defer c.Close()
+		src = c
+		if err := src.QueryRowContext(ctx, "SELECT CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''')").Scan(&account); err != nil {
+			return nil, fmt.Errorf("compare: mysql: read the user on the source: %w", err)
+		}
+		scfg, _ := mysql.ParseDSN(p.source)
+		where = fmt.Sprintf("MariaDB/MySQL %s as %s, the source", serverName(scfg.Addr, 0, scfg.DBName), account)
+	}
+	name, err := ParseLike(like)
+	if err != nil {
+		return nil, err
+	}
+	table := mysqlIdent(name.Schema.name) + "." + mysqlIdent(name.Table.name)
+	if _, err := src.ExecContext(ctx, "SELECT 1 FROM "+table+" LIMIT 0"); err != nil {
+		if !isMySQLDenied(err) {
+			return out, nil // the run says what is wrong with the table
+		}
+		out = append(out, missingRight{where, "SELECT on " + table, fmt.Sprintf("GRANT SELECT ON %s TO %s;", table, account)})
+	}
+	return out, nil
+}
+
+// isMySQLDenied says whether err is the server's refusal of a right.
+func isMySQLDenied(err error) bool {
+	var my *mysql.MySQLError
+	if !errors.As(err, &my) {
+		return false
+	}
+	switch my.Number {
+	case 1044, 1045, 1142, 1143, 1227, 1370: // database, access, table, column, privilege and routine denied
+		return true
+	}
+	return false
+}

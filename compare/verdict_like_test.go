@@ -1,0 +1,454 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// likeN is the keys per load of the hand-built --like reports.
+const likeN = 10_000
+
+// likeLoad is one scheme of a hand-built --like report: its copy's index
+// sizes after the load, from which the per-table figures follow as the
+// engines compute them, and the server-wide figures, which a test may set.
+type likeLoad struct {
+	name      string
+	kind      Kind
+	design    Design
+	ns        float64
+	colType   string
+	keyBytes  int
+	random    bool
+	pkBytes   float64 // the primary key (InnoDB: the clustered index with the rows)
+	secondary float64 // every other index
+	leafPages float64 // of the primary key
+	server    map[string]float64
+}
+
+// metrics returns the figures a --like load of l reports.
+func (l likeLoad) metrics() map[string]float64 {
+	m := map[string]float64{
+		"index_bytes":             l.pkBytes,
+		"index_bytes_per_key":     l.pkBytes / likeN,
+		"secondary_index_bytes":   l.secondary,
+		"all_index_bytes":         l.pkBytes + l.secondary,
+		"all_index_bytes_per_key": (l.pkBytes + l.secondary) / likeN,
+		"leaf_pages":              l.leafPages,
+		"leaf_pages_per_1000":     l.leafPages * 1000 / likeN,
+	}
+	for k, v := range l.server {
+		m[k] = v
+	}
+	return m
+}
+
+// likeReport builds the report of a --like run on engine with one writer,
+// as Run would, without a server.
+func likeReport(engine string, table LikeTable, loads ...likeLoad) *Report {
+	table.Engine = engine
+	r := &Report{
+		Config:  Config{N: likeN, Writers: 1, Like: table.Name},
+		Engines: []EngineInfo{{Name: EngineBbolt}, {Name: engine}},
+		Like:    []LikeTable{table},
+	}
+	for _, l := range loads {
+		kind := l.kind
+		if kind == "" {
+			kind = Ours
+		}
+		keyBytes := l.keyBytes
+		if keyBytes == 0 {
+			keyBytes = 8
+		}
+		r.Schemes = append(r.Schemes, Result{
+			Name: l.name, Kind: kind, Design: l.design,
+			DesignText: DesignText{Rate: l.design.Rate()},
+			Speed:      Speed{NsPerID: l.ns},
+			Runs: []WriterRun{{
+				Writers:    1,
+				Size:       Size{KeyBytes: keyBytes},
+				Randomness: Randomness{Tested: true, Random: l.random},
+				Engines:    []EngineLoad{{Engine: engine, ColumnType: l.colType, Metrics: l.metrics()}},
+			}},
+		})
+	}
+	return r
+}
+
+// identityTable is a PostgreSQL table keyed by a bigint identity, with two
+// foreign keys pointing at it.
+func identityTable() LikeTable {
+	return LikeTable{
+		Name: "public.users", Key: "id", KeyType: "bigint", KeySequence: "identity", Rows: 1_000_000,
+		ReferencedBy: []string{"public.orders(user_id)", "public.sessions(user_id)"},
+	}
+}
+
+// likeSchemes are a baseline, a node-based 64-bit scheme, a random UUID,
+// a dense block allocator and two schemes that call a central sequence
+// per ID, each with plausible figures.
+func likeSchemes(colType64, colType128 string, server func(scale float64) map[string]float64) []likeLoad {
+	dense := Design{Bits: 64, MaxBits: 63, Int63: true, Ordered: true, Dense: true}
+	return []likeLoad{
+		{name: "counter", kind: Baseline, design: Design{Bits: 64, MaxBits: 63, Int63: true, Dense: true, Note: "needs one central sequence"},
+			ns: 2, colType: colType64, pkBytes: 240_000, secondary: 300_000, leafPages: 25, server: server(1)},
+		{name: "traceid", design: Design{Bits: 64, MaxBits: 63, Int63: true, TimeUnit: 1e9, NodeBits: 10},
+			ns: 20, colType: colType64, pkBytes: 250_000, secondary: 300_000, leafPages: 26, server: server(1.1)},
+		{name: "uuidv7", design: Design{Bits: 128, MaxBits: 128, TimeUnit: 1e6, RandomBits: 62}, random: true,
+			ns: 60, colType: colType128, keyBytes: 16, pkBytes: 400_000, secondary: 300_000, leafPages: 40, server: server(1.5)},
+		{name: "segment-x", design: dense, ns: 30, colType: colType64, pkBytes: 245_000, secondary: 300_000, leafPages: 25, server: server(1)},
+		{name: "segment-x-fetch", design: dense, ns: 90_000, colType: colType64, pkBytes: 245_000, secondary: 300_000, leafPages: 25, server: server(1)},
+		{name: "publicid-53", design: Design{Bits: 64, MaxBits: 53, Int63: true, JSSafe: true}, random: true,
+			ns: 500, colType: colType64, pkBytes: 480_000, secondary: 300_000, leafPages: 50, server: server(1.9)},
+	}
+}
+
+func pgServer(scale float64) map[string]float64 {
+	return map[string]float64{"pages_dirtied_per_1000": 10 * scale, "wal_bytes_per_insert": 100 * scale}
+}
+
+func myServer(scale float64) map[string]float64 {
+	return map[string]float64{"pages_written_per_1000": 10 * scale, "redo_bytes_per_insert": 100 * scale}
+}
+
+func ranked(v *Verdict) []string {
+	var out []string
+	for _, p := range v.Ranked {
+		out = append(out, p.Scheme)
+	}
+	return out
+}
+
+func rejections(v *Verdict) map[string]string {
+	out := map[string]string{}
+	for _, x := range v.Rejected {
+		out[x.Scheme] = x.Reason
+	}
+	return out
+}
+
+// verdictLines returns the verdict's lines of r's table output, the title
+// first.
+func verdictLines(t *testing.T, r *Report) []string {
+	t.Helper()
+	var b strings.Builder
+	require.NoError(t, r.WriteTable(&b))
+	out := b.String()
+	i := strings.Index(out, "\nVERDICT")
+	require.GreaterOrEqual(t, i, 0, out)
+	out, _, _ = strings.Cut(out[i+1:], "\n\n")
+	return strings.Split(out, "\n")
+}
+
+// TestVerdictLikeKeepsSequence: with no need, a bigint sequence is kept on
+// the verdict's first line, on PostgreSQL and on InnoDB, and no key change
+// is proposed.
+func TestVerdictLikeKeepsSequence(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		engine, keyType, seq, col64, col128 string
+		server                              func(float64) map[string]float64
+	}{
+		{EnginePostgres, "bigint", "identity", "bigint", "uuid", pgServer},
+		{EngineMySQL, "bigint(20)", "AUTO_INCREMENT", "BIGINT", "BINARY(16)", myServer},
+	} {
+		t.Run(tt.engine, func(t *testing.T) {
+			table := identityTable()
+			table.KeyType, table.KeySequence = tt.keyType, tt.seq
+			r := likeReport(tt.engine, table, likeSchemes(tt.col64, tt.col128, tt.server)...)
+			v, err := r.Decide(Need{}, tt.engine)
+			require.NoError(t, err)
+			require.NotNil(t, v.TableKey)
+			assert.True(t, v.TableKey.Keep)
+			assert.Empty(t, v.TableKey.RuledOut)
+			assert.Equal(t, "id", v.TableKey.Column)
+			assert.Equal(t, tt.keyType, v.TableKey.Type)
+			assert.Equal(t, tt.seq, v.TableKey.Sequence)
+			assert.Nil(t, v.KeyChange, "no change when the key is kept")
+			assert.NotEmpty(t, v.Ranked, "the schemes still rank")
+
+			r.Verdict = v
+			lines := verdictLines(t, r)
+			require.GreaterOrEqual(t, len(lines), 3)
+			assert.True(t, strings.HasPrefix(lines[0], "VERDICT"), lines[0])
+			assert.Equal(t, "  keep your key id ("+tt.keyType+", "+tt.seq+"): a local sequence is already in insert order and 8 bytes; "+
+				"change it only for a need it fails (fleet, unguessable, sortable), for which the schemes below rank", lines[1])
+			assert.True(t, strings.HasPrefix(lines[2], "  basis: "), lines[2])
+			assert.NotContains(t, strings.Join(lines, "\n"), "key change")
+		})
+	}
+}
+
+// TestVerdictLikeNeedRulesOutSequence: fleet and unguessable each rule the
+// sequence out on the first line; the schemes rank as they would without
+// the table's key, and the key change names the first of them.
+func TestVerdictLikeNeedRulesOutSequence(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		need     Need
+		reason   string
+		rejected map[string]string
+	}{
+		{Need{Fleet: true}, "every value comes from one sequence on the server, need fleet", map[string]string{
+			"segment-x-fetch": "needs one block reservation in a shared store per ID, need fleet",
+			"publicid-53":     "needs one shared counter per ID, need fleet",
+		}},
+		{Need{Unguessable: true}, "each value is the last plus one, need unguessable", map[string]string{
+			"traceid":   "IDs can be guessed",
+			"segment-x": "IDs can be guessed",
+		}},
+	} {
+		t.Run(tt.need.String(), func(t *testing.T) {
+			r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+			v, err := r.Decide(tt.need, EnginePostgres)
+			require.NoError(t, err)
+			k := v.TableKey
+			require.NotNil(t, k)
+			assert.False(t, k.Keep)
+			require.Len(t, k.RuledOut, 1)
+			assert.Contains(t, k.RuledOut[0], tt.reason)
+			assert.True(t, strings.HasPrefix(k.Line, "your key id (bigint, identity) is ruled out: "+tt.reason), k.Line)
+
+			got := rejections(v)
+			for name, want := range tt.rejected {
+				assert.Contains(t, got[name], want, name)
+			}
+			require.NotEmpty(t, v.Ranked)
+			require.NotNil(t, v.KeyChange)
+			assert.Equal(t, v.Ranked[0].Scheme, v.KeyChange.Scheme)
+
+			r.Verdict = v
+			lines := verdictLines(t, r)
+			assert.Equal(t, "  "+k.Line, lines[1], "the key comes first")
+			assert.Equal(t, "  "+v.KeyChange.Line, lines[len(lines)-1], "the key change comes last")
+		})
+	}
+	// Under fleet the block allocator ranks, and says what it shares.
+	r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+	v, err := r.Decide(Need{Fleet: true}, EnginePostgres)
+	require.NoError(t, err)
+	assert.Contains(t, ranked(v), "segment-x")
+	assert.Contains(t, ranked(v), "traceid")
+	for _, p := range v.Ranked {
+		if p.Scheme == "segment-x" {
+			assert.Contains(t, p.Why, "fleet: blocks from one store every machine reaches")
+		}
+	}
+}
+
+// TestVerdictLikeKeyOtherThanSequence: a key that is no sequence is said
+// first, never kept, and the first scheme's change follows the ranking.
+func TestVerdictLikeKeyOtherThanSequence(t *testing.T) {
+	t.Parallel()
+	corr := 0.01
+	table := LikeTable{Name: "public.events", Key: "id", KeyType: "uuid", KeyCorrelation: &corr}
+	r := likeReport(EnginePostgres, table, likeSchemes("bigint", "uuid", pgServer)...)
+	v, err := r.Decide(Need{}, EnginePostgres)
+	require.NoError(t, err)
+	require.NotNil(t, v.TableKey)
+	assert.False(t, v.TableKey.Keep)
+	assert.Equal(t, "your key id (uuid) is not a local sequence; its order against the rows' physical order: correlation 0.01 (1 in order, 0 unrelated); the schemes below rank to replace it", v.TableKey.Line)
+	require.NotNil(t, v.KeyChange)
+	assert.Equal(t, v.Ranked[0].Scheme, v.KeyChange.Scheme)
+	assert.Contains(t, v.KeyChange.Line, "no foreign key points at it")
+}
+
+// TestVerdictLikeKeyChange: the key change names the column's type change
+// and every foreign key that points at the key.
+func TestVerdictLikeKeyChange(t *testing.T) {
+	t.Parallel()
+	uuidOnly := func(table LikeTable) *Report {
+		s := likeSchemes("bigint", "uuid", pgServer)
+		return likeReport(EnginePostgres, table, s[0], s[2]) // the counter and uuidv7
+	}
+	v, err := uuidOnly(identityTable()).Decide(Need{Fleet: true}, EnginePostgres)
+	require.NoError(t, err)
+	require.Equal(t, []string{"uuidv7"}, ranked(v))
+	c := v.KeyChange
+	require.NotNil(t, c)
+	assert.Equal(t, KeyChange{
+		Scheme: "uuidv7", Column: "id", FromType: "bigint", ToType: "uuid",
+		ReferencedBy: []string{"public.orders(user_id)", "public.sessions(user_id)"},
+		Line: "key change to uuidv7: id from bigint to uuid; without its identity: the application sets the values; " +
+			"the 2 foreign keys that point at it change type with it: public.orders(user_id), public.sessions(user_id)",
+	}, *c)
+
+	table := identityTable()
+	table.ReferencedBy = nil
+	v, err = uuidOnly(table).Decide(Need{Fleet: true}, EnginePostgres)
+	require.NoError(t, err)
+	assert.Contains(t, v.KeyChange.Line, "id from bigint to uuid")
+	assert.Contains(t, v.KeyChange.Line, "; no foreign key points at it")
+
+	// A 64-bit scheme keeps an InnoDB bigint(20) a BIGINT: the foreign
+	// keys keep their type.
+	table = identityTable()
+	table.KeyType, table.KeySequence = "bigint(20)", "AUTO_INCREMENT"
+	s := likeSchemes("BIGINT", "BINARY(16)", myServer)
+	v, err = likeReport(EngineMySQL, table, s[0], s[1]).Decide(Need{Fleet: true}, EngineMySQL)
+	require.NoError(t, err)
+	require.Equal(t, []string{"traceid"}, ranked(v))
+	assert.Equal(t, "key change to traceid: id stays bigint(20); without its AUTO_INCREMENT: the application sets the values; "+
+		"the 2 foreign keys that point at it keep their type: public.orders(user_id), public.sessions(user_id)", v.KeyChange.Line)
+}
+
+// TestVerdictLikeMySQLIgnoresServerCounters: on InnoDB a --like run ranks
+// on the copies' own figures, so the server-wide counters of one scheme,
+// however far off, change nothing.
+func TestVerdictLikeMySQLIgnoresServerCounters(t *testing.T) {
+	t.Parallel()
+	build := func(disturb float64) *Report {
+		s := likeSchemes("BIGINT", "BINARY(16)", myServer)
+		for i := range s {
+			if s[i].name == "segment-x" {
+				s[i].server = myServer(disturb)
+			}
+		}
+		return likeReport(EngineMySQL, identityTable(), s...)
+	}
+	quiet, err := build(1).Decide(Need{Fleet: true}, EngineMySQL)
+	require.NoError(t, err)
+	require.Equal(t, "segment-x", quiet.Ranked[0].Scheme, "the fixture ranks the disturbed scheme first")
+	noisy, err := build(50).Decide(Need{Fleet: true}, EngineMySQL)
+	require.NoError(t, err)
+	assert.Equal(t, quiet.Ranked, noisy.Ranked)
+	assert.Equal(t, quiet.Rejected, noisy.Rejected)
+	assert.Contains(t, quiet.Basis, "every index's size, primary-key leaf pages of the copies of your table on mysql")
+	assert.Contains(t, quiet.Basis, "pages written and redo left out: server-wide counters")
+
+	// Without the counters at all, the verdict stands.
+	r := build(1)
+	for si := range r.Schemes {
+		m := r.Schemes[si].Runs[0].Engines[0].Metrics
+		delete(m, "pages_written_per_1000")
+		delete(m, "redo_bytes_per_insert")
+	}
+	bare, err := r.Decide(Need{Fleet: true}, EngineMySQL)
+	require.NoError(t, err)
+	assert.Equal(t, quiet.Ranked, bare.Ranked)
+
+	// The same report without --like ranks on the counters: the fixture
+	// does tell them apart.
+	plain := build(50)
+	plain.Like = nil
+	pv, err := plain.Decide(Need{Fleet: true}, EngineMySQL)
+	require.NoError(t, err)
+	assert.NotContains(t, ranked(pv), "segment-x")
+}
+
+// TestVerdictLikeCountsSecondaryIndexes: size counts every index, so a
+// copy whose secondary index is 72% larger ranks below an otherwise equal
+// one, even when its generator is faster.
+func TestVerdictLikeCountsSecondaryIndexes(t *testing.T) {
+	t.Parallel()
+	for _, engine := range []string{EnginePostgres, EngineMySQL} {
+		t.Run(engine, func(t *testing.T) {
+			server := pgServer
+			if engine == EngineMySQL {
+				server = myServer
+			}
+			build := func(secondaryB float64) *Report {
+				d := Design{Bits: 64, MaxBits: 63, Int63: true, TimeUnit: 1e6, NodeBits: 10}
+				return likeReport(engine, identityTable(),
+					likeLoad{name: "a", design: d, ns: 50, colType: "bigint", pkBytes: 250_000, secondary: 300_000, leafPages: 25, server: server(1)},
+					likeLoad{name: "b", design: d, ns: 10, colType: "bigint", pkBytes: 250_000, secondary: secondaryB, leafPages: 25, server: server(1)},
+				)
+			}
+			equal, err := build(300_000).Decide(Need{}, engine)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"b", "a"}, ranked(equal), "equal copies: the faster generator first")
+
+			v, err := build(1.72*300_000).Decide(Need{}, engine)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"a", "b"}, ranked(v))
+			assert.Greater(t, v.Ranked[1].Score, 1.02*v.Ranked[0].Score)
+			assert.Contains(t, v.Basis, "every index's size")
+		})
+	}
+}
+
+// TestVerdictLikePostgresCheckpointFigures: pages dirtied and WAL count
+// only when every candidate's load has them; without them the verdict
+// still stands and says why they were left out.
+func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
+	t.Parallel()
+	r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+	v, err := r.Decide(Need{}, EnginePostgres)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, pages dirtied, WAL of the copies of your table on postgres"), v.Basis)
+	assert.NotContains(t, v.Basis, "left out")
+
+	m := r.Schemes[1].Runs[0].Engines[0].Metrics
+	delete(m, "pages_dirtied_per_1000")
+	delete(m, "wal_bytes_per_insert")
+	v, err = r.Decide(Need{}, EnginePostgres)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size of the copies of your table on postgres"), v.Basis)
+	assert.Contains(t, v.Basis, "pages dirtied and WAL left out: not measured undisturbed in every scheme's load")
+	for _, p := range v.Ranked {
+		assert.NotContains(t, p.Why, "WAL", p.Scheme)
+	}
+
+	// A rejected scheme's missing figures do not matter.
+	r = likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+	m = r.Schemes[4].Runs[0].Engines[0].Metrics // segment-x-fetch, which fleet rejects
+	delete(m, "wal_bytes_per_insert")
+	v, err = r.Decide(Need{Fleet: true}, EnginePostgres)
+	require.NoError(t, err)
+	assert.Contains(t, v.Basis, "WAL")
+	assert.NotContains(t, v.Basis, "left out")
+}
+
+// TestVerdictLikeJSON: the table's key and the key change travel in the
+// report's JSON.
+func TestVerdictLikeJSON(t *testing.T) {
+	t.Parallel()
+	r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+	v, err := r.Decide(Need{Fleet: true}, EnginePostgres)
+	require.NoError(t, err)
+	r.Verdict = v
+	var b bytes.Buffer
+	require.NoError(t, r.WriteJSON(&b))
+	var got struct {
+		Verdict struct {
+			TableKey  map[string]any `json:"table_key"`
+			KeyChange map[string]any `json:"key_change"`
+		} `json:"verdict"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &got))
+	assert.Equal(t, false, got.Verdict.TableKey["keep"])
+	assert.Equal(t, "identity", got.Verdict.TableKey["sequence"])
+	assert.Equal(t, v.KeyChange.Line, got.Verdict.KeyChange["line"])
+	assert.Equal(t, "bigint", got.Verdict.KeyChange["from_type"])
+}
+
+// TestVerdictFleetDenseSchemes: every registered scheme whose IDs come
+// from one shared sequence either reserves blocks (a segment allocator)
+// or is one fleet rules out, so a new one cannot slip past fleet.
+func TestVerdictFleetDenseSchemes(t *testing.T) {
+	t.Parallel()
+	for _, s := range Schemes() {
+		d := s.Design()
+		if !d.Dense {
+			continue
+		}
+		res := &Result{Name: s.Name, Kind: s.Kind, Design: d}
+		blocks := strings.HasPrefix(s.Summary, "segment allocator")
+		assert.True(t, blocks != (perIDSequence(res) != ""), "%s: %s", s.Name, s.Summary)
+	}
+	for _, name := range []string{"counter", "publicid-53"} {
+		s, err := Lookup(name)
+		require.NoError(t, err)
+		assert.NotEmpty(t, fleetMiss(&Result{Name: s.Name, Kind: s.Kind, Design: s.Design()}, Need{Fleet: true}), name)
+	}
+	for _, name := range []string{"traceid", "snowflake", "uuidv7", "decimalid", "segment-bbolt"} {
+		s, err := Lookup(name)
+		require.NoError(t, err)
+		assert.Empty(t, fleetMiss(&Result{Name: s.Name, Kind: s.Kind, Design: s.Design()}, Need{Fleet: true}), name)
+	}
+}
