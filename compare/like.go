@@ -365,6 +365,12 @@ func (t LikeTable) describe() []string {
 	if c := t.KeyCorrelation; c != nil {
 		out = append(out, fmt.Sprintf("the key's order against the rows' physical order: correlation %.2f (1 in order, 0 unrelated)", *c))
 	}
+	if t.ToastBytes > 0 {
+		out = append(out, fmt.Sprintf("TOAST (values stored out of line, with its index): %s beside the table's %s", mib(float64(t.ToastBytes)), mib(float64(t.TableBytes))))
+	}
+	if len(t.ReferencedBy) > 0 {
+		out = append(out, "foreign keys that point at the key: "+strings.Join(t.ReferencedBy, ", "))
+	}
 	return append(out, t.Notes...)
 }
 

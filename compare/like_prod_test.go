@@ -611,3 +611,81 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 	assert.Equal(t, []string{"traceid", "uuidv7", "uuidv4"}, ranking(quiet))
 	assert.NotContains(t, quiet.Verdict.Basis, "pages written on", "the verdict ranks on the copies' own figures")
 }
+
+// TestLikeBenchmarkTables runs --like with a scratch server on the tables
+// of the two standard benchmarks, as their tools create them: pgbench's
+// pgbench_accounts (pgbench -i, in a database of the test's own) and
+// sysbench's sbtest1 on PostgreSQL and on MariaDB.
+func TestLikeBenchmarkTables(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
+	pgbench := testenv.Tool(t, "pgbench", "apt-get install postgresql-15")
+	conn, err := pgx.Connect(ctx, pgDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
+	database := "idkit_pgbench_" + runSuffix()
+	t.Cleanup(func() { conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+database+" WITH (FORCE)") })
+	pgExec(t, conn, "CREATE DATABASE "+database)
+	u, err := url.Parse(pgDSN)
+	require.NoError(t, err)
+	u.Path = "/" + database
+	out, err := exec.Command(pgbench, "-i", "-s", "1", "-q", u.String()).CombinedOutput()
+	require.NoError(t, err, "pgbench -i: %s", out)
+
+	schema := "idkit_sysbench_" + runSuffix()
+	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
+	pgExec(t, conn, "CREATE SCHEMA "+schema,
+		// sysbench's oltp tables, as its pgsql driver declares them
+		"CREATE TABLE "+schema+".sbtest1 (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))",
+		"INSERT INTO "+schema+".sbtest1 (k, c, pad) SELECT (random() * 10000)::int, md5(i::text) || md5((i + 1)::text) || md5((i + 2)::text), md5((i + 3)::text) FROM generate_series(1, 20000) i",
+		"CREATE INDEX k_1 ON "+schema+".sbtest1 (k)",
+		"ANALYZE "+schema+".sbtest1")
+	db, err := sql.Open("mysql", myDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + schema) })
+	myExec(t, db, "CREATE DATABASE "+schema,
+		// and as its mysql driver does
+		"CREATE TABLE "+schema+".sbtest1 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB",
+		"INSERT INTO "+schema+".sbtest1 (k, c, pad) SELECT FLOOR(RAND() * 10000), CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2)), MD5(seq + 3) FROM seq_1_to_20000",
+		"CREATE INDEX k_1 ON "+schema+".sbtest1 (k)",
+		"ANALYZE TABLE "+schema+".sbtest1")
+
+	for _, tt := range []struct{ engine, source, scratch, like, sequence string }{
+		{EnginePostgres, u.String(), pgDSN, "public.pgbench_accounts", "in insert order"},
+		{EnginePostgres, pgDSN, pgDSN, schema + ".sbtest1", "serial"},
+		{EngineMySQL, myDSN, myDSN, schema + ".sbtest1", "AUTO_INCREMENT"},
+	} {
+		o := likeOptions(t, tt.engine, tt.like)
+		o.Schemes, err = Select("counter,snowflake,uuidv7,uuidv4")
+		require.NoError(t, err)
+		o.Sample = 0 // the default
+		if tt.engine == EnginePostgres {
+			o.PostgresDSN, o.ScratchPostgresDSN = tt.source, tt.scratch
+		} else {
+			o.MySQLDSN, o.ScratchMySQLDSN = tt.source, tt.scratch
+		}
+		r, err := Run(o)
+		require.NoError(t, err, tt.like)
+		require.Len(t, r.Like, 1)
+		lt := r.Like[0]
+		assert.Equal(t, 10_000, lt.Sampled, "%s: half the loads' 20,000 rows", tt.like)
+		assert.Equal(t, 2, lt.Reuse, tt.like)
+		// Each key is a local sequence: pgbench numbers aid in insert
+		// order itself (correlation 1), sysbench's is SERIAL or
+		// AUTO_INCREMENT. The verdict keeps it.
+		require.NotNil(t, r.Verdict.TableKey, tt.like)
+		assert.Equal(t, tt.sequence, r.Verdict.TableKey.Sequence, tt.like)
+		assert.True(t, r.Verdict.TableKey.Keep, "%s: %s", tt.like, r.Verdict.TableKey.Line)
+		assert.Nil(t, r.Verdict.KeyChange, tt.like)
+
+		// With a need a sequence fails, the key is ruled out and the
+		// verdict says what the change costs.
+		v, err := r.Decide(Need{Fleet: true}, tt.engine)
+		require.NoError(t, err)
+		assert.False(t, v.TableKey.Keep, tt.like)
+		require.NotNil(t, v.KeyChange, tt.like)
+		assert.Contains(t, v.KeyChange.Line, "no foreign key points at it", tt.like)
+	}
+}

@@ -118,12 +118,24 @@ func fleetCaveat(s *Result, need Need) string {
 	return "; fleet: blocks from one store every machine reaches, a round trip per block"
 }
 
+// InOrder is the correlation of an integer key with the rows' physical
+// order (pg_stats) from which the verdict takes it for a local sequence
+// the application keeps.
+const InOrder = 0.99
+
 // tableKey judges the table's key under need: a local sequence is kept
 // unless a need rules it out; any other key is described, and the schemes
 // rank to replace it.
 func (t *LikeTable) tableKey(need Need) *TableKey {
 	k := &TableKey{Column: t.Key, Type: t.KeyType, Sequence: t.KeySequence}
-	if t.KeySequence == "" {
+	how := t.KeySequence
+	if bits, _ := intBits(t.KeyType); how == "" && bits > 0 && t.KeyCorrelation != nil && *t.KeyCorrelation >= InOrder {
+		// An integer key the application numbers in insert order is a
+		// local sequence all the same.
+		how = fmt.Sprintf("in insert order: correlation %.2f", *t.KeyCorrelation)
+		k.Sequence = "in insert order"
+	}
+	if how == "" {
 		k.Line = fmt.Sprintf("your key %s (%s) is not a local sequence", t.Key, t.KeyType)
 		if c := t.KeyCorrelation; c != nil {
 			k.Line += fmt.Sprintf("; its order against the rows' physical order: correlation %.2f (1 in order, 0 unrelated)", *c)
@@ -131,7 +143,7 @@ func (t *LikeTable) tableKey(need Need) *TableKey {
 		k.Line += "; the schemes below rank to replace it"
 		return k
 	}
-	what := fmt.Sprintf("%s (%s, %s)", t.Key, t.KeyType, t.KeySequence)
+	what := fmt.Sprintf("%s (%s, %s)", t.Key, t.KeyType, how)
 	bits, unsigned := intBits(t.KeyType)
 	d := Design{Bits: bits, Ordered: true, Dense: true}
 	if bits > 0 {

@@ -11,6 +11,7 @@ import (
 
 	idkitpkg "github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/compare"
 )
 
 // A command is one idkit subcommand.
@@ -87,6 +88,11 @@ func (c *console) run(args []string) int {
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "idkit %s: %s; usage: idkit %s\n", cmd.Name, oneLine(usage.msg), cmd.Usage)
 		return 2
+	case errors.Is(err, compare.ErrRights):
+		// A list of rights, each with the statement that grants it: one
+		// per line, to copy from.
+		fmt.Fprintf(stderr, "idkit %s: %s\n", cmd.Name, err)
+		return 1
 	default:
 		fmt.Fprintf(stderr, "idkit %s: %s%s\n", cmd.Name, oneLine(err.Error()), hint(cmd, err))
 		return 1

@@ -132,6 +132,10 @@ func TestCompareLikeUsage(t *testing.T) {
 		{[]string{"--postgres", "postgres://x", "--like", "a.b;drop table c"}, `";drop table c" after the table name`},
 		{[]string{"--postgres", "", "--mysql", "", "--like", "public.orders"}, "--like public.orders needs --postgres DSN or --mysql DSN"},
 		{[]string{"--postgres", "postgres://x", "--like", "public.orders", "--sample", "0"}, "--sample 0 out of range, want 1..=1000000"},
+		{[]string{"--postgres", "postgres://x", "--scratch", "postgres://y"}, "--scratch is where the copies of a --like run go; add --like TABLE"},
+		{[]string{"--postgres", "", "--mysql", "u@tcp(h:3306)/d", "--like", "d.t", "--scratch", "postgres://y"}, "--scratch is a PostgreSQL server: add --postgres DSN"},
+		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--scratch", "postgres://y", "--scratch", "postgresql://z"}, "a second PostgreSQL scratch server; give one per engine"},
+		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--scratch", "nonsense"}, "not a postgres:// URL, and not a MariaDB/MySQL DSN"},
 	} {
 		code, stdout, stderr := idkit(append([]string{"compare", "-n", "10"}, tt.args...)...)
 		assert.Equal(t, 2, code, "%v: %s", tt.args, stderr)
