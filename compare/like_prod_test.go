@@ -357,6 +357,7 @@ func TestLikeStoppedAtOnce(t *testing.T) {
 			require.True(t, waited.Load(), "the load waited for the locked sample table within %v", testwait.Bound)
 		}
 		assert.Less(t, took, 5*time.Second, "blocked %v: the run ends within 5 s of being stopped", blocked)
+		t.Logf("blocked %v: the run ended %v after it was stopped", blocked, took)
 		names := scratch.FindAllStringSubmatch(err.Error(), -1)
 		if !blocked {
 			assert.Contains(t, err.Error(), "dropped", "the run says what it dropped")
