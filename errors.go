@@ -21,6 +21,13 @@
 //		// retry later: no ID was issued
 //	}
 //
+// A closed generator fails every call with an error of kind ErrClosed,
+// never ErrUnavailable, so that a caller does not retry it:
+//
+//	if errors.Is(err, idkit.ErrClosed) { // traceid.ErrClosed, segment.ErrClosed, ...
+//		// stop: this generator issues no more IDs
+//	}
+//
 // The package sentinels stay: errors.Is(err, traceid.ErrStore) holds as
 // before.
 package idkit
@@ -53,4 +60,8 @@ var (
 	// its IDs. The error names the holder. Retrying does not help while it
 	// runs: use another node, stop the holder, or claim nodes in etcd.
 	ErrHeld = errors.New("idkit: node held by another process")
+	// ErrClosed: the generator or server was closed. No call
+	// succeeds after Close, at once and for good, so retrying does not
+	// help: use another generator.
+	ErrClosed = errors.New("idkit: closed")
 )

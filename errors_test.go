@@ -54,8 +54,12 @@ func TestKinds(t *testing.T) {
 		},
 		idkit.ErrNodeLost: {traceid.ErrNodeLost, snowflake.ErrNodeLost, fleet.ErrNodeLost},
 		idkit.ErrHeld:     {launchlog.ErrHeld, &launchlog.HeldError{Key: "k"}},
+		idkit.ErrClosed: {
+			traceid.ErrClosed, snowflake.ErrClosed, decimalid.ErrClosed, objectid.ErrClosed, flake128.ErrClosed,
+			segment.ErrClosed,
+		},
 	}
-	all := []error{idkit.ErrInvalid, idkit.ErrUnavailable, idkit.ErrNotDurable, idkit.ErrExhausted, idkit.ErrNodeLost, idkit.ErrHeld}
+	all := []error{idkit.ErrInvalid, idkit.ErrUnavailable, idkit.ErrNotDurable, idkit.ErrExhausted, idkit.ErrNodeLost, idkit.ErrHeld, idkit.ErrClosed}
 	for kind, errs := range kinds {
 		for _, err := range errs {
 			assert.ErrorIs(t, err, kind, "%q", err)
@@ -68,7 +72,7 @@ func TestKinds(t *testing.T) {
 	}
 	// Sentinels particular to their package are of no kind.
 	for _, err := range []error{
-		snowflake.ErrClockBackwards, flake128.ErrClockBackwards, segment.ErrBadBlock, segment.ErrClosed,
+		snowflake.ErrClockBackwards, flake128.ErrClockBackwards, segment.ErrBadBlock,
 		launchlog.ErrNoLaunch, launchlog.ErrCorrupt, fleet.ErrClockSkew, fleet.ErrCorrupt,
 	} {
 		for _, kind := range all {

@@ -14,9 +14,12 @@ import "context"
 //     whose ctx ends returns the ctx's error and has issued nothing it
 //     did not return. Next and Fill are these under
 //     context.Background().
-//   - Stats returns the generator's counts of events.
+//   - Stats returns the generator's counts of events, after Close too.
 //   - Close stops background work (a lease renewal, a block reservation)
-//     and waits for it. It returns nil where there is nothing to stop.
+//     and waits for it. Every later call of Next, NextContext, Fill and
+//     FillContext, and every call waiting for the clock, the store or a
+//     block, fails at once with an error of kind ErrClosed and issues
+//     nothing. Close returns nil, and a second Close does nothing.
 type Generator[ID any] interface {
 	Next() (ID, error)
 	NextContext(ctx context.Context) (ID, error)

@@ -98,7 +98,7 @@ var decimalidScheme = Scheme{
 	},
 }
 
-// fixedGenerator is a decimalid.GeneratorSource that hands out one id,
+// fixedGenerator is a store.Generators that hands out one id,
 // standing in for the launch log.
 type fixedGenerator int
 

@@ -20,7 +20,7 @@
 //
 // A [Generator] serves one launch. When it starts, and again each time its
 // counter passes 922,337,202, it takes a fresh generator id from a
-// [GeneratorSource], which persists the increment before handing the id
+// a store.Generators, which persists the increment before handing the id
 // out (launchlog.Log does, with an fsync): a crash may lose IDs, never
 // repeat them. A launch holds at most 100,000 generator ids of 922,337,202
 // IDs each.
@@ -47,23 +47,17 @@
 // form, since JavaScript numbers lose integers above 2^53; decoding accepts
 // a string in either form or a bare number. In SQL it is an int64.
 //
-// # The generator contract
+// # Against the generator contract
 //
-// A Generator keeps the contract every idkit generator keeps: [New] takes
-// [Options] and returns (*Generator, error), and *Generator is an
-// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
-// Close).
+// *Generator is an [idkit.Generator] of [ID]; the contract is written
+// there, once. What is particular to decimalid:
 //
-//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
-//     the source call for a new generator id, or the wait for another
-//     call's. The fast path, one atomic add, never looks at it. A call
-//     whose ctx ends returns ctx's error, not ErrSource.
-//   - [Stats], an alias of idkit.Stats, counts Exhausted, StoreWrites and
-//     StoreErrors; the other counts stay zero.
-//   - [Generator.Close] cancels the source call in flight and returns nil.
-//   - The source is a [GeneratorSource] (store.Generators), whose
-//     NextGenerator takes a ctx.
+//   - A ctx bounds the source call for a new generator id, or the wait for
+//     another call's.
+//   - Stats counts Exhausted, StoreWrites and StoreErrors.
+//   - Close cancels the source call in flight.
+//   - The source is a store.Generators.
 //   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
-//     idkit.ErrInvalid and [ErrSource] of idkit.ErrUnavailable, so
-//     errors.Is(err, idkit.ErrUnavailable) holds across schemes.
+//     idkit.ErrInvalid, [ErrSource] of idkit.ErrUnavailable and
+//     [ErrClosed] of idkit.ErrClosed.
 package decimalid

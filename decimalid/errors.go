@@ -16,4 +16,6 @@ var (
 	// ErrSource reports that the generator source failed or returned a
 	// generator id that cannot be used; no ID is issued until it succeeds.
 	ErrSource = errkind.New(idkit.ErrUnavailable, "decimalid: generator source failed")
+	// ErrClosed reports a call on a closed Generator.
+	ErrClosed = errkind.New(idkit.ErrClosed, "decimalid: generator closed")
 )

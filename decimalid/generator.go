@@ -14,19 +14,14 @@ import (
 	"github.com/idkit/idkit/store"
 )
 
-// GeneratorSource hands out generator ids for a launch: every call returns
-// an id in 0 to 99999 that no earlier call for that launch returned, anywhere
-// in the system, and persists that fact before it returns. launchlog.Log
-// implements it.
-type GeneratorSource = store.Generators
-
 // Options configure a Generator.
 type Options struct {
 	// Launch is the launch id, 1 to 99999, from the launch log or the
 	// deployment configuration. 0 is refused unless TestLaunch is set.
 	Launch int
-	// Source hands out the generator ids. It is required.
-	Source GeneratorSource
+	// Source hands out the generator ids (see store.Generators;
+	// launchlog.Log and fleet.Log are ones). It is required.
+	Source store.Generators
 	// TestLaunch allows Launch 0, which marks IDs made by tests. Production
 	// code never sets it.
 	TestLaunch bool
@@ -49,19 +44,21 @@ type Options struct {
 // 2^40 - MaxCounter adds past the end, which callers make only until one of
 // them takes the mutex to fetch the next generator id, and the slow path
 // pulls the counter back to MaxCounter, so the addition never carries into
-// the generator id.
+// the generator id. Close, too, sets the counter to MaxCounter, so that
+// every later call takes the slow path, which reports ErrClosed.
 type Generator struct {
 	_     cpu.CacheLinePad // keep state on a cache line of its own
 	state atomic.Uint64
 	_     cpu.CacheLinePad
 
 	launch uint64
-	source GeneratorSource
+	source store.Generators
 	ctx    context.Context // of every source call; Close cancels it
 	cancel context.CancelFunc
 
-	mu       sync.Mutex // guards inflight, never held across a source call
+	mu       sync.Mutex // guards the fields below, never held across a source call
 	inflight *fetchCall // the source call in flight, if any
+	closed   bool       // Close has begun; the counter stays used up
 
 	exhausted, writes, failures atomic.Uint64
 }
@@ -72,12 +69,6 @@ type fetchCall struct {
 	done chan struct{}
 	err  error // set before done is closed
 }
-
-// Stats counts the events a Generator has met since it was created: the
-// shape every idkit generator shares. A decimalid Generator counts
-// Exhausted (generator ids whose counters ran out), StoreWrites (generator
-// ids taken from the source) and StoreErrors (source calls that failed).
-type Stats = idkit.Stats
 
 const (
 	counterBits = 40
@@ -99,7 +90,7 @@ func New(o Options) (*Generator, error) {
 		return nil, fmt.Errorf("%w: Options.Launch = %d, want %d to %d", ErrInvalid, o.Launch, lo, MaxLaunch)
 	}
 	if o.Source == nil {
-		return nil, fmt.Errorf("%w: Options.Source is nil, want a GeneratorSource such as a launchlog.Log", ErrInvalid)
+		return nil, fmt.Errorf("%w: Options.Source is nil, want a store.Generators such as a launchlog.Log", ErrInvalid)
 	}
 	if o.StartCounter == 0 {
 		o.StartCounter = 1
@@ -120,23 +111,51 @@ func New(o Options) (*Generator, error) {
 // Launch returns the generator's launch id.
 func (g *Generator) Launch() int { return int(g.launch) }
 
-// Stats returns the generator's counts of events.
-func (g *Generator) Stats() Stats {
-	return Stats{Exhausted: g.exhausted.Load(), StoreWrites: g.writes.Load(), StoreErrors: g.failures.Load()}
+// Stats returns the generator's counts of events. It reads counters only,
+// so it works after Close too.
+//
+// A decimalid Generator counts Exhausted (generator ids whose counters ran
+// out), StoreWrites (generator ids taken from the source) and StoreErrors
+// (source calls that failed).
+func (g *Generator) Stats() idkit.Stats {
+	return idkit.Stats{Exhausted: g.exhausted.Load(), StoreWrites: g.writes.Load(), StoreErrors: g.failures.Load()}
 }
 
-// Close cancels the source call in flight, if any. The generator goes on
-// issuing the counters of the generator id it holds, then fails with
-// ErrSource. It always returns nil.
+// Close stops the generator: every later call of Next, NextContext, Fill
+// and FillContext fails at once with ErrClosed, and so do the calls
+// waiting for the source, whose call in flight Close cancels. The counters
+// left of the generator id it holds are lost. It returns nil; calling it
+// again does nothing.
 func (g *Generator) Close() error {
+	g.mu.Lock()
+	g.closed = true
+	g.usedUp()
+	g.mu.Unlock()
 	g.cancel()
 	return nil
 }
 
+// usedUp sets the counter to MaxCounter, unless it is there already: past
+// it, every add fails the fast path's check, and the counter keeps its
+// headroom. g.mu is held, so the generator id stays.
+func (g *Generator) usedUp() {
+	for {
+		s := g.state.Load()
+		if s&counterMask == MaxCounter || g.state.CompareAndSwap(s, s&^counterMask|MaxCounter) {
+			return
+		}
+	}
+}
+
+// errClosed is the error of a call on a closed generator.
+func (g *Generator) errClosed() error {
+	return fmt.Errorf("%w: launch %d", ErrClosed, g.launch)
+}
+
 // Next returns a new ID. IDs from one goroutine increase until the
-// generator takes a new generator id. It fails only when the source fails
-// (ErrSource); then it issues nothing until a later call reaches the
-// source successfully.
+// generator takes a new generator id. It fails when the source fails
+// (ErrSource), and then issues nothing until a later call reaches the
+// source successfully, and with ErrClosed after Close.
 func (g *Generator) Next() (ID, error) {
 	s := g.state.Add(1)
 	if c := s & counterMask; c <= MaxCounter {
@@ -212,6 +231,11 @@ func (g *Generator) claim(dst []ID) (n int, usedUp bool, gen uint64) {
 func (g *Generator) roll(ctx context.Context, gen uint64) error {
 	for {
 		g.mu.Lock()
+		if g.closed {
+			g.usedUp() // the calls since Close added to it
+			g.mu.Unlock()
+			return g.errClosed()
+		}
 		if g.state.Load()>>counterBits != gen {
 			g.mu.Unlock()
 			return nil // another caller moved on
@@ -223,32 +247,34 @@ func (g *Generator) roll(ctx context.Context, gen uint64) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			if f.err != nil && g.state.Load()>>counterBits == gen && !(isContextErr(f.err) && ctx.Err() == nil && g.ctx.Err() == nil) {
+			if g.ctx.Err() != nil {
+				continue // closed: the loop reports it
+			}
+			if f.err != nil && g.state.Load()>>counterBits == gen && !(isContextErr(f.err) && ctx.Err() == nil) {
 				return f.err
 			}
 			continue // moved on, or the caller that fetched gave up: try again
 		}
-		for {
-			s := g.state.Load()
-			if s&counterMask == MaxCounter || g.state.CompareAndSwap(s, gen<<counterBits|MaxCounter) {
-				break // the headroom restored
-			}
-		}
+		g.usedUp() // the headroom restored
 		f := &fetchCall{done: make(chan struct{})}
 		g.inflight = f
 		g.mu.Unlock()
 
 		next, err := g.fetch(ctx, int(gen))
-		if err == nil {
+		g.mu.Lock()
+		closed := g.closed
+		if err == nil && !closed {
 			g.state.Store(next << counterBits)
 			g.exhausted.Add(1)
 		}
-		g.mu.Lock()
 		g.inflight = nil
 		g.mu.Unlock()
 		f.err = err
 		close(f.done)
-		if err != nil && ctx.Err() != nil {
+		switch {
+		case closed:
+			return g.errClosed() // Close ended the call, or came after it
+		case err != nil && ctx.Err() != nil:
 			return ctx.Err() // the caller gave up, not the source
 		}
 		return err

@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
-// source is a GeneratorSource for tests: it hands out next, next+1, ...
+// source is a store.Generators for tests: it hands out next, next+1, ...
 // and fails with err while err is set.
 type source struct {
 	mu       sync.Mutex
@@ -416,9 +417,10 @@ func TestSlowSource(t *testing.T) {
 	testwait.Recv(t, src.entered, "the waiter calling the source itself once the first caller gave up")
 	close(src.gate)
 	assert.NoError(t, testwait.Recv(t, waiter, "FillContext's return"))
-	assert.Equal(t, Stats{Exhausted: 1, StoreWrites: 2, StoreErrors: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{Exhausted: 1, StoreWrites: 2, StoreErrors: 1}, g.Stats())
 
-	// Close cancels a call in flight.
+	// Close cancels a call in flight, which then fails with ErrClosed, not
+	// with the source's error, which says "retry".
 	g2, err := New(Options{Launch: 7, Source: &source{next: 5}, StartCounter: MaxCounter})
 	require.NoError(t, err)
 	_, err = g2.Next()
@@ -433,6 +435,6 @@ func TestSlowSource(t *testing.T) {
 	testwait.Recv(t, src2.entered, "the source called")
 	require.NoError(t, g2.Close())
 	err = testwait.Recv(t, closed, "Next's return once the generator closed")
-	assert.ErrorIs(t, err, ErrSource)
-	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.NotErrorIs(t, err, ErrSource)
 }

@@ -64,25 +64,16 @@
 //     one on the host fails with an error of kind [idkit.ErrHeld] naming
 //     the first; without a store nothing checks.
 //
-// # The generator contract
+// # Against the generator contract
 //
-// A Generator keeps the contract every idkit generator keeps: [New] takes
-// [Options] and returns (*Generator, error), and *Generator is an
-// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
-// Close).
+// *Generator is an [idkit.Generator] of [ID]; the contract is written
+// there, once. What is particular to flake128:
 //
-//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
-//     the wait for the clock to catch up and the store write of the lease.
-//     The fast path, one atomic add, never looks at it. A call whose ctx
-//     ends returns ctx's error, not ErrStore.
-//   - [Stats], an alias of idkit.Stats, counts Waits, Rejected,
-//     StoreWrites and StoreErrors; the other counts stay zero.
-//   - [Generator.Close] stops the lease's background renewal and the store
-//     write in flight, and returns nil.
-//   - The store, if any, is a [HighWaterStore] (store.HighWater), whose
-//     calls take a ctx.
-//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind idkit.ErrInvalid
-//     and [ErrStore] of idkit.ErrUnavailable, so
-//     errors.Is(err, idkit.ErrUnavailable) holds across schemes;
-//     [ErrClockBackwards] is of no kind.
+//   - A ctx bounds the wait for the clock to catch up and the lease's
+//     store write.
+//   - Stats counts Waits, Rejected, StoreWrites and StoreErrors.
+//   - The store, if any, is a store.HighWater.
+//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
+//     idkit.ErrInvalid, [ErrStore] of idkit.ErrUnavailable and [ErrClosed]
+//     of idkit.ErrClosed; [ErrClockBackwards] is of no kind.
 package flake128

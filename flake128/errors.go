@@ -24,4 +24,6 @@ var (
 	// ErrStore reports that the high-water store failed, so no ID past the
 	// leased milliseconds can be issued safely.
 	ErrStore = errkind.New(idkit.ErrUnavailable, "flake128: high-water store failed")
+	// ErrClosed reports a call on a closed Generator.
+	ErrClosed = errkind.New(idkit.ErrClosed, "flake128: generator closed")
 )

@@ -13,17 +13,10 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/closing"
 	"github.com/idkit/idkit/internal/lease"
 	"github.com/idkit/idkit/store"
 )
-
-// HighWaterStore persists, per key, a time that only ever moves forward.
-// A Generator with a store leases milliseconds ahead in it, and a new
-// Generator for the same key starts after the mark, so that no run reuses
-// a millisecond an earlier run may have issued IDs in, even if the clock
-// was stepped back while the process was down. launchlog.Log and
-// fleet.Log implement it.
-type HighWaterStore = store.HighWater
 
 // Options configure a Generator. Options{} is a generator whose worker is
 // the MAC address of the host's first network interface, on the system
@@ -51,8 +44,9 @@ type Options struct {
 	// for the clock to pass a stored mark whatever MaxWait says.
 	MaxWait time.Duration
 	// Store, when set, makes restarts safe across a clock stepped back
-	// while the process was down; see HighWaterStore.
-	Store HighWaterStore
+	// while the process was down; see store.HighWater (launchlog.Log and
+	// fleet.Log are ones).
+	Store store.HighWater
 	// StoreKey names this generator's mark in Store. Empty means
 	// "flake128/" and the worker as 12 hexadecimal digits.
 	StoreKey string
@@ -70,6 +64,8 @@ const maxDuration = time.Hour
 // add past the last sequence of a millisecond carries into the next one,
 // which is the next ID in order, so every add yields a distinct ID. Next
 // takes the mutex only for a millisecond it has not issued in before.
+// Close sets approved, which Next reads anyway, to 0, below every claim,
+// so that every call takes the slow path, which reports ErrClosed.
 type Generator struct {
 	_        cpu.CacheLinePad
 	state    atomic.Uint64 // (ms-base)<<16 | sequence of the last claim
@@ -85,25 +81,26 @@ type Generator struct {
 	maxWait time.Duration
 	key     string
 	lease   *lease.Lease
+	closing *closing.Signal // ends the waits at Close
 
 	waits, rejected atomic.Uint64
+	closeOnce       sync.Once
 
 	mu      sync.Mutex // serialises the slow path; guards the fields below
 	high    uint64     // the latest clock reading, ms
 	started bool       // an ID has been issued
+	closed  bool       // Close has begun; approved is 0
 }
 
-// Stats counts the events a Generator has met since it was created: the
-// shape every idkit generator shares. A flake128 Generator counts Waits
-// (for the clock to catch up with the IDs' millisecond), Rejected (calls
-// refused with ErrClockBackwards) and its lease's StoreWrites and
-// StoreErrors.
-type Stats = idkit.Stats
-
-// Stats returns the generator's counts of events.
-func (g *Generator) Stats() Stats {
+// Stats returns the generator's counts of events. It reads counters only,
+// so it works after Close too.
+//
+// A flake128 Generator counts Waits (for the clock to catch up with the
+// IDs' millisecond), Rejected (calls refused with ErrClockBackwards) and
+// its lease's StoreWrites and StoreErrors.
+func (g *Generator) Stats() idkit.Stats {
 	writes, failures := g.lease.Counts()
-	return Stats{Waits: g.waits.Load(), Rejected: g.rejected.Load(), StoreWrites: writes, StoreErrors: failures}
+	return idkit.Stats{Waits: g.waits.Load(), Rejected: g.rejected.Load(), StoreWrites: writes, StoreErrors: failures}
 }
 
 // New returns a Generator for o. It reads the clock and, with a Store, the
@@ -139,6 +136,7 @@ func New(o Options) (*Generator, error) {
 		lead:    uint64(cmp.Or(o.MaxLead, 10*time.Millisecond) / time.Millisecond),
 		maxWait: cmp.Or(o.MaxWait, time.Second),
 		key:     cmp.Or(o.StoreKey, fmt.Sprintf("flake128/%012x", worker)),
+		closing: closing.New(),
 	}
 	if g.clk == nil {
 		g.clk = clock.System()
@@ -151,7 +149,7 @@ func New(o Options) (*Generator, error) {
 	g.high = now
 	start := now + 1 // a run before may have issued in this millisecond
 	ahead := uint64(cmp.Or(o.Lease, time.Second) / time.Millisecond)
-	var store lease.Store
+	var store store.HighWater
 	if o.Store != nil {
 		store = o.Store
 	} else {
@@ -223,13 +221,26 @@ func MACWorker(name string) (uint64, error) {
 // Worker returns the generator's worker.
 func (g *Generator) Worker() uint64 { return g.worker }
 
-// Close waits for the background renewal of the generator's lease in its
-// store, if one runs, and starts no more. A generator without a store has
-// nothing to close. After Close, Next goes on in the milliseconds already
-// leased, then fails with ErrStore. It always returns nil.
+// Close stops the generator: every later call of Next, NextContext, Fill
+// and FillContext fails at once with ErrClosed, and so do the calls
+// waiting for the clock or the store. Close then waits for the background
+// renewal of the lease in the store, if one runs, and releases the
+// worker's hold. It returns nil; calling it again does nothing.
 func (g *Generator) Close() error {
-	g.lease.Close()
+	g.closeOnce.Do(func() {
+		g.mu.Lock()
+		g.closed = true
+		g.approved.Store(0)
+		g.mu.Unlock()
+		g.closing.Close()
+		g.lease.Close()
+	})
 	return nil
+}
+
+// errClosed is the error of a call on a closed generator.
+func (g *Generator) errClosed() error {
+	return fmt.Errorf("%w: worker %012x", ErrClosed, g.worker)
 }
 
 // StoreKey returns the key of the generator's mark in its store.
@@ -237,8 +248,8 @@ func (g *Generator) StoreKey() string { return g.key }
 
 // Next returns a new ID. IDs from one goroutine strictly increase. It
 // fails with ErrClockBackwards when the clock is further behind the IDs
-// than MaxLead and MaxWait allow, and with ErrStore when the lease cannot
-// be extended.
+// than MaxLead and MaxWait allow, with ErrStore when the lease cannot be
+// extended, and with ErrClosed after Close.
 func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
 
 // NextContext is Next under ctx, which bounds its waits: for the clock to
@@ -288,6 +299,9 @@ func (g *Generator) slow(ctx context.Context, v uint64) (ID, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
+		if g.closed {
+			return ID{}, g.errClosed()
+		}
 		now, err := g.now()
 		if err != nil {
 			return ID{}, err
@@ -315,9 +329,9 @@ func (g *Generator) slow(ctx context.Context, v uint64) (ID, error) {
 			}
 			g.waits.Add(1)
 			g.mu.Unlock() // no lock held across a sleep
-			err := clock.SleepContext(ctx, g.clk, wait)
+			err := g.closing.Sleep(ctx, g.clk, wait)
 			g.mu.Lock()
-			if err != nil {
+			if err != nil && !g.closed {
 				return ID{}, err
 			}
 			continue
@@ -326,6 +340,9 @@ func (g *Generator) slow(ctx context.Context, v uint64) (ID, error) {
 			g.mu.Unlock() // nor across a store call
 			err := g.lease.Extend(ctx, ms)
 			g.mu.Lock()
+			if g.closed {
+				return ID{}, g.errClosed() // Close ended the store call, or came after it
+			}
 			if err != nil && ctx.Err() != nil {
 				return ID{}, ctx.Err() // the caller gave up, not the store
 			}

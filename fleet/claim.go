@@ -349,9 +349,10 @@ func (c *Claim) Check(t time.Time) error {
 	return c.err()
 }
 
-// Lost is closed when the claim is found lost, by Check or by the
-// background renewal.
-func (c *Claim) Lost() <-chan struct{} { return c.lostCh }
+// Done is closed when the claim is found lost, by Check or by the
+// background renewal, as a context's Done and concurrency.Session's Done
+// are; Check then says why.
+func (c *Claim) Done() <-chan struct{} { return c.lostCh }
 
 // Close stops renewing and revokes the lease, freeing the node at once. The
 // claim is lost from then on. It returns an error if etcd did not confirm

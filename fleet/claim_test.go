@@ -18,14 +18,11 @@ import (
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
-	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
-var (
-	_ traceid.NodeClaim   = (*fleet.Claim)(nil)
-	_ snowflake.NodeClaim = (*fleet.Claim)(nil)
-)
+var _ store.NodeClaim = (*fleet.Claim)(nil)
 
 func claim(t *testing.T, o fleet.ClaimOptions) *fleet.Claim {
 	t.Helper()
@@ -50,7 +47,7 @@ func TestClaimTakesLowestFreeAndReleases(t *testing.T) {
 	require.NoError(t, claims[1].Close())
 	require.ErrorIs(t, claims[1].Check(time.Now()), fleet.ErrNodeLost, "a closed claim is lost")
 	select {
-	case <-claims[1].Lost():
+	case <-claims[1].Done():
 	default:
 		t.Fatal("Lost not closed after Close")
 	}
@@ -199,7 +196,7 @@ func TestClaimAcrossMemberLossAndQuorumLoss(t *testing.T) {
 	require.True(t, lostBy.Before(time.Now().Add(o.TTL)), "the deadline lies within a TTL")
 	// Lost is closed by the renewal loop, which a loaded machine may run
 	// late; the claim is lost at the deadline whatever runs when.
-	testwait.Recv(t, held.Lost(), "loss of the claim after quorum was lost")
+	testwait.Recv(t, held.Done(), "loss of the claim after quorum was lost")
 	err := held.Check(time.Now())
 	require.ErrorIs(t, err, fleet.ErrNodeLost)
 	assert.False(t, time.Now().Before(lostBy), "lost at the deadline, not before")

@@ -8,9 +8,8 @@
 // limits and errors: launches, decimalid generator ids per launch and
 // high-water marks that only move forward. Every write is one etcd
 // transaction guarded by a comparison, so callers on any number of hosts
-// never receive the same value. It serves decimalid.GeneratorSource, the
-// HighWaterStore of traceid and snowflake, and segment.BlockStore (blocks
-// of dense IDs per tag).
+// never receive the same value. It serves store.Generators, store.HighWater
+// and segment.BlockStore (blocks of dense IDs per tag).
 //
 // # Node claims
 //

@@ -49,9 +49,8 @@ type LogOptions struct {
 
 // Log is a launch log kept in etcd: the twin of launchlog.Log for fleets
 // larger than one host, with the same methods, limits and errors
-// (launchlog's sentinels), so that *Log serves decimalid.GeneratorSource,
-// traceid.HighWaterStore, snowflake.HighWaterStore and segment.BlockStore
-// as launchlog.Log does.
+// (launchlog's sentinels), so that *Log serves store.Generators,
+// store.HighWater and segment.BlockStore as launchlog.Log does.
 //
 // Its keys live under LogOptions.Prefix (P below):
 //

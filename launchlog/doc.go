@@ -29,8 +29,8 @@
 //   - Blocks of IDs: [Log.ReserveBlock] reserves the next block of a tag
 //     for a segment.Allocator, which issues dense IDs from it.
 //
-// *Log satisfies decimalid.GeneratorSource, traceid.HighWaterStore,
-// store.Holder and segment.BlockStore.
+// *Log satisfies store.Generators, store.Holder (and so store.HighWater)
+// and segment.BlockStore.
 //
 // # Basics
 //

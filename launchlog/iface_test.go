@@ -1,13 +1,12 @@
 package launchlog_test
 
 import (
-	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/launchlog"
-	"github.com/idkit/idkit/traceid"
+	"github.com/idkit/idkit/store"
 )
 
 // Log serves the ID packages without an adapter.
 var (
-	_ decimalid.GeneratorSource = (*launchlog.Log)(nil)
-	_ traceid.HighWaterStore    = (*launchlog.Log)(nil)
+	_ store.Generators = (*launchlog.Log)(nil)
+	_ store.Holder     = (*launchlog.Log)(nil)
 )

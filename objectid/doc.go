@@ -52,20 +52,16 @@
 //     in 2^40 that two processes share them.
 //   - The 4-byte seconds run out in February 2106.
 //
-// # The generator contract
+// # Against the generator contract
 //
-// A Generator keeps the contract every idkit generator keeps: [New] takes
-// [Options] and returns (*Generator, error), and *Generator is an
-// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
-// Close). New's error and Next's and Fill's are always nil.
+// *Generator is an [idkit.Generator] of [ID]; the contract is written
+// there, once. What is particular to objectid:
 //
-//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
-//     the wait for the next second. The fast path, one atomic add, never
-//     looks at it. A call whose ctx ends returns ctx's error.
-//   - [Stats], an alias of idkit.Stats, counts Waits; the other counts
-//     stay zero.
-//   - [Generator.Close] has nothing to stop and returns nil.
-//   - A Generator uses no store.
+//   - New's error is always nil, and Next's and Fill's are nil until
+//     Close.
+//   - A ctx bounds the wait for the next second.
+//   - Stats counts Waits.
+//   - A Generator uses no store, and Close has nothing to stop.
 //   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
-//     idkit.ErrInvalid.
+//     idkit.ErrInvalid, and [ErrClosed] of idkit.ErrClosed.
 package objectid

@@ -14,4 +14,6 @@ var (
 	// are not 12, a time outside 1970 to 2106, a counter above 2^24-1. The
 	// wrapping error names it and the range.
 	ErrInvalid = errkind.New(idkit.ErrInvalid, "objectid: invalid")
+	// ErrClosed reports a call on a closed Generator.
+	ErrClosed = errkind.New(idkit.ErrClosed, "objectid: generator closed")
 )

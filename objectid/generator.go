@@ -12,6 +12,7 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/closing"
 )
 
 // Options configure a Generator.
@@ -32,7 +33,10 @@ type Generator struct {
 	_ cpu.CacheLinePad // keep the hot words on a cache line of their own
 	// window is second<<32 | base: the logical second (Unix seconds, mod
 	// 2^32) and the counter value that began it. An ID of that second may
-	// use counter values base .. base+2^24-1, so none repeats.
+	// use counter values base .. base+2^24-1, so none repeats. Close puts
+	// base half the counter's range away from the counter, so that every
+	// call takes the slow path, which reports ErrClosed and puts it there
+	// again.
 	window  atomic.Uint64
 	counter atomic.Uint32 // the last counter value handed out
 	_       cpu.CacheLinePad
@@ -40,16 +44,12 @@ type Generator struct {
 	coarse  clock.Coarse
 	clk     clock.Clock
 	process [ProcessLen]byte
+	closing *closing.Signal // ends the waits at Close
 
-	mu    sync.Mutex // serialises moving the window, never held across a sleep
-	waits atomic.Uint64
+	mu     sync.Mutex // serialises moving the window, never held across a sleep
+	closed bool       // Close has begun; guarded by mu
+	waits  atomic.Uint64
 }
-
-// Stats counts the events a Generator has met since it was created: the
-// shape every idkit generator shares. An objectid Generator counts Waits,
-// the calls that waited for the next second because a second's 2^24
-// counter values ran out.
-type Stats = idkit.Stats
 
 var std = newGenerator(Options{})
 
@@ -65,7 +65,7 @@ func NewID() ID {
 func New(o Options) (*Generator, error) { return newGenerator(o), nil }
 
 func newGenerator(o Options) *Generator {
-	g := &Generator{clk: o.Clock}
+	g := &Generator{clk: o.Clock, closing: closing.New()}
 	if g.clk == nil {
 		g.clk = clock.System()
 	}
@@ -86,8 +86,8 @@ func (g *Generator) Process() [ProcessLen]byte { return g.process }
 // next counter value. The second never moves backwards: if the wall clock
 // steps back, IDs keep the last second until the clock catches up. A
 // generator issues at most 2^24 IDs a second, as the counter's three bytes
-// allow, and waits for the next second beyond that. Its error is always
-// nil; it is there for the shape every idkit generator shares.
+// allow, and waits for the next second beyond that. It fails only after
+// Close, with ErrClosed.
 func (g *Generator) Next() (ID, error) {
 	w := g.window.Load()
 	c := g.counter.Add(1)
@@ -112,21 +112,45 @@ func (g *Generator) NextContext(ctx context.Context) (ID, error) {
 	return g.slow(ctx, c)
 }
 
-// Stats returns the generator's counts of events.
-func (g *Generator) Stats() Stats { return Stats{Waits: g.waits.Load()} }
+// Stats returns the generator's counts of events. It reads counters only,
+// so it works after Close too.
+//
+// An objectid Generator counts Waits, the calls that waited for the next
+// second because a second's 2^24 counter values ran out.
+func (g *Generator) Stats() idkit.Stats { return idkit.Stats{Waits: g.waits.Load()} }
 
-// Close does nothing: a Generator starts no goroutine and holds nothing.
-// It is there for the shape every idkit generator shares.
-func (g *Generator) Close() error { return nil }
+// Close stops the generator: every later call of Next, NextContext, Fill
+// and FillContext fails at once with ErrClosed, and so do the calls
+// waiting for the next second. A Generator starts no goroutine and holds
+// nothing else. Close returns nil; calling it again does nothing.
+func (g *Generator) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		g.closed = true
+		g.shut()
+		g.closing.Close()
+	}
+	return nil
+}
+
+// shut puts the window's base half the counter's range, 2^31, past the
+// last counter value, so that the next 2^31 - 2^24 values fail the fast
+// path's check. Only the calls that took a value since the last shut
+// move the counter meanwhile, and each of them takes the slow path,
+// which shuts it again. g.mu is held.
+func (g *Generator) shut() {
+	w := g.window.Load()
+	g.window.Store(w&^(1<<32-1) | uint64(g.counter.Load()+1<<31))
+}
 
 // fillRun is the most counter values one Fill claim takes.
 const fillRun = 256
 
 // Fill fills dst with new IDs in increasing order, claiming runs of up to
 // 256 counter values with one atomic add each, and returns len(dst). Like
-// Next, it cannot fail: it waits for the next second when the counter runs
-// out. The error, always nil, gives it the shape of every generator's
-// Fill.
+// Next, it waits for the next second when the counter runs out, and fails
+// only after Close, with ErrClosed.
 func (g *Generator) Fill(dst []ID) (int, error) { return g.FillContext(context.Background(), dst) }
 
 // FillContext is Fill, whose wait for the next second ends early when ctx
@@ -167,37 +191,42 @@ func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 // mutex is released for the wait.
 func (g *Generator) slow(ctx context.Context, c uint32) (ID, error) {
 	for {
-		id, ok, wait := g.move(c)
-		if ok {
-			return id, nil
+		id, ok, wait, err := g.move(c)
+		if err != nil || ok {
+			return id, err
 		}
 		g.waits.Add(1)
-		if err := clock.SleepContext(ctx, g.clk, wait); err != nil {
+		if err := g.closing.Sleep(ctx, g.clk, wait); err != nil && !g.closing.Closed() {
 			return ID{}, err
 		}
-		c = g.counter.Add(1)
+		c = g.counter.Add(1) // after Close, move reports it
 	}
 }
 
 // move is one try of slow under the mutex: it returns the ID of counter
-// value c, or of a fresh value, or how long to wait for the next second.
-func (g *Generator) move(c uint32) (id ID, ok bool, wait time.Duration) {
+// value c, or of a fresh value, or how long to wait for the next second,
+// or ErrClosed.
+func (g *Generator) move(c uint32) (id ID, ok bool, wait time.Duration, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.closed {
+		g.shut()
+		return ID{}, false, 0, ErrClosed
+	}
 	w := g.window.Load()
 	sec, base := uint32(w>>32), uint32(w)
 	now := g.clk.Now()
 	if s := uint32(now.Unix()); int32(s-sec) > 0 {
 		g.window.Store(uint64(s)<<32 | uint64(c))
-		return compose(s, &g.process, c), true, 0
+		return compose(s, &g.process, c), true, 0, nil
 	}
 	if c-base <= MaxCounter {
-		return compose(sec, &g.process, c), true, 0
+		return compose(sec, &g.process, c), true, 0, nil
 	}
 	// c may predate the window; only a fresh value past it too means
 	// the second is used up.
 	if c = g.counter.Add(1); c-base <= MaxCounter {
-		return compose(sec, &g.process, c), true, 0
+		return compose(sec, &g.process, c), true, 0, nil
 	}
-	return ID{}, false, time.Unix(now.Unix()+1, 0).Sub(now)
+	return ID{}, false, time.Unix(now.Unix()+1, 0).Sub(now), nil
 }

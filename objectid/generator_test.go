@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
@@ -120,7 +121,7 @@ func TestWaitEndsWithTheContext(t *testing.T) {
 	for range 2 {
 		assert.ErrorIs(t, testwait.Recv(t, done, "return once the context ended"), context.Canceled)
 	}
-	assert.Equal(t, Stats{Waits: 2}, g.Stats())
+	assert.Equal(t, idkit.Stats{Waits: 2}, g.Stats())
 
 	fake.Advance(time.Second)
 	assert.Equal(t, t0.Add(time.Second), next(t, g).Timestamp(), "the next second serves again")

@@ -111,13 +111,6 @@ func (o *Options) check() error {
 	return nil
 }
 
-// Stats counts the events an Allocator has met since it was created: the
-// shape every idkit generator shares. An Allocator counts Waits (calls of
-// Next and Fill that waited for a block because both buffers were used
-// up), StoreWrites (blocks reserved, the first one included) and
-// StoreErrors (reservations that failed). State tells the rest.
-type Stats = idkit.Stats
-
 // State describes an Allocator's blocks and steps.
 type State struct {
 	// Step is the length of the last block reserved: the step now, which
@@ -385,7 +378,8 @@ func (a *Allocator) refill(ctx context.Context, b *buffer) error {
 // wait waits for f to end and returns its error. A store that ignores
 // the end of its context's deadline is given half the timeout more, after
 // which the caller gives up on it. A caller whose ctx ends gives up at
-// once, with ctx's error.
+// once, with ctx's error, and so does every caller at Close, whose error
+// the caller reports instead.
 func (a *Allocator) wait(ctx context.Context, f *fetch) error {
 	d := a.timeout
 	if d < math.MaxInt64/2 {
@@ -398,6 +392,8 @@ func (a *Allocator) wait(ctx context.Context, f *fetch) error {
 		return f.err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-a.ctx.Done():
+		return context.Canceled // closed: refill reports ErrClosed
 	case <-t.C:
 		return fmt.Errorf("%w: tag %q: %T.ReserveBlock: no answer within %v: %w",
 			ErrUnavailable, a.tag, a.store, a.timeout, context.DeadlineExceeded)
@@ -499,11 +495,17 @@ func (a *Allocator) storeError(err error) error {
 	return fmt.Errorf("%w: tag %q: %T.ReserveBlock: %w", ErrUnavailable, a.tag, a.store, err)
 }
 
-// Stats returns the allocator's counts of events.
-func (a *Allocator) Stats() Stats {
+// Stats returns the allocator's counts of events. It reads counters only,
+// so it works after Close too.
+//
+// An Allocator counts Waits (calls of Next and Fill that waited for a
+// block because both buffers were used up), StoreWrites (blocks reserved,
+// the first one included) and StoreErrors (reservations that failed).
+// State tells the rest.
+func (a *Allocator) Stats() idkit.Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return Stats{Waits: a.waits, StoreWrites: a.blocks, StoreErrors: a.fetchErrors}
+	return idkit.Stats{Waits: a.waits, StoreWrites: a.blocks, StoreErrors: a.fetchErrors}
 }
 
 // State returns the allocator's blocks and steps now.
@@ -524,9 +526,10 @@ func (a *Allocator) State() State {
 	return s
 }
 
-// Close stops the allocator: later calls fail with ErrClosed, and a
-// reservation in flight is cancelled and waited for. The IDs left in its
-// blocks are lost. Close returns nil; calling it again does nothing.
+// Close stops the allocator: later calls fail at once with ErrClosed, and
+// so do the calls waiting for a block; a reservation in flight is
+// cancelled and waited for. The IDs left in its blocks are lost. Close
+// returns nil; calling it again does nothing.
 func (a *Allocator) Close() error {
 	a.mu.Lock()
 	if a.closed {

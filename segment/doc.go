@@ -16,7 +16,7 @@
 // next one, which it reserves in the background as soon as a tenth of the
 // current block is issued. Callers wait for the store only when both
 // blocks are used up, that is when a block lasts less than the store takes
-// to answer; [Stats] counts those waits.
+// to answer; [Allocator.Stats] counts those waits.
 //
 // # Adaptive step
 //
@@ -77,28 +77,22 @@
 // IDs are positive int64 values (see [ID]): text, JSON (as a string) and
 // SQL forms follow the rules of idkit's other 63-bit schemes.
 //
-// # The generator contract
+// # Against the generator contract
 //
-// An Allocator keeps the contract every idkit generator keeps, except that
-// [New] takes a ctx as well as [Options], since it reserves the first block
-// before it returns (*Allocator, error); ctx bounds only that reservation.
-// *Allocator is an [idkit.Generator] of [ID] (Next, NextContext, Fill,
-// FillContext, Stats, Close).
+// *Allocator is an [idkit.Generator] of [ID]; the contract is written
+// there, once. What is particular to segment:
 //
-//   - The ctx of [Allocator.NextContext] and [Allocator.FillContext]
-//     bounds the wait for a block; the reservation itself goes on for later
-//     calls. The fast path, one atomic add, never looks at it. A call whose
-//     ctx ends returns ctx's error, not ErrUnavailable.
-//   - [Stats], an alias of idkit.Stats, counts Waits, StoreWrites and
-//     StoreErrors; the other counts stay zero. [Allocator.State] tells the
-//     steps and blocks.
-//   - [Allocator.Close] cancels the reservation in flight and waits for
-//     it, and returns nil; later calls fail with [ErrClosed].
-//   - The store is a [BlockStore], whose ReserveBlock takes a ctx.
+//   - [New] takes a ctx as well as [Options], since it reserves the first
+//     block before it returns; ctx bounds only that reservation.
+//   - The ctx of a call bounds the wait for a block; the reservation itself
+//     goes on for later calls.
+//   - Stats counts Waits, StoreWrites and StoreErrors; [Allocator.State]
+//     tells the steps and blocks, after Close too.
+//   - Close cancels the reservation in flight and waits for it.
+//   - The store is a [BlockStore].
 //   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
-//     idkit.ErrInvalid, [ErrUnavailable] of idkit.ErrUnavailable and
-//     [ErrExhausted] of idkit.ErrExhausted, so
-//     errors.Is(err, idkit.ErrUnavailable) holds across schemes;
-//     [ErrBadBlock] and [ErrClosed] are of no kind (a bad block reaches
+//     idkit.ErrInvalid, [ErrUnavailable] of idkit.ErrUnavailable,
+//     [ErrExhausted] of idkit.ErrExhausted and [ErrClosed] of
+//     idkit.ErrClosed; [ErrBadBlock] is of no kind (a bad block reaches
 //     callers wrapped in ErrUnavailable).
 package segment

@@ -31,5 +31,5 @@ var (
 	// pass 2^63-1. Stores return it wrapped.
 	ErrExhausted = errkind.New(idkit.ErrExhausted, "segment: IDs of the tag exhausted")
 	// ErrClosed reports a call on a closed Allocator.
-	ErrClosed = errors.New("segment: allocator closed")
+	ErrClosed = errkind.New(idkit.ErrClosed, "segment: allocator closed")
 )

@@ -65,7 +65,7 @@
 // Every generator is an idkit.Generator: the server takes IDs with
 // FillContext under the request's context, so a request whose client has
 // gone stops taking IDs, even while it waits for the clock or the store,
-// and Shutdown closes every generator it built.
+// and Shutdown and Close close every generator it built.
 //
 // # Metrics
 //

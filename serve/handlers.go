@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/idkit/idkit"
-	"github.com/idkit/idkit/segment"
 )
 
 // Header values, shared so that a response allocates none for them.
@@ -241,7 +240,7 @@ func publicReason(err error) string {
 		return "IDs used up for now; retry after Retry-After"
 	case errors.Is(err, idkit.ErrUnavailable):
 		return "store unavailable; retry later"
-	case errors.Is(err, segment.ErrClosed):
+	case errors.Is(err, idkit.ErrClosed):
 		return "server shutting down; ask another server"
 	}
 	return "cannot issue IDs now; retry later"

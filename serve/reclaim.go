@@ -8,16 +8,15 @@ import (
 	"time"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/store"
 )
 
 // Claim is a node claim the server may take again once it is lost: a
-// fleet.Claim, which traceid and snowflake take as their NodeClaim.
+// fleet.Claim, which traceid and snowflake take as their store.NodeClaim.
 type Claim interface {
-	nodeClaim
-	// Lost is closed once the claim is lost.
-	Lost() <-chan struct{}
-	HighWater(ctx context.Context, key string) (time.Time, error)
-	AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error)
+	store.NodeClaim
+	// Done is closed once the claim is lost.
+	Done() <-chan struct{}
 	Close() error
 }
 
@@ -37,7 +36,7 @@ type claimed[ID any] struct {
 // claims a node again in the background and goes on with a new generator
 // there, so that the server becomes ready again without a restart. Until
 // then its calls fail with the lost claim's ErrNodeLost. It is the
-// scheme's nodeClaim too, following the claim in use.
+// scheme's claimState too, following the claim in use.
 type reclaiming[ID any] struct {
 	cur     atomic.Pointer[claimed[ID]]
 	scheme  string
@@ -68,7 +67,7 @@ func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, bu
 func (r *reclaiming[ID]) watch(c *claimed[ID]) {
 	defer r.wg.Done()
 	select {
-	case <-c.claim.Lost():
+	case <-c.claim.Done():
 		r.after(idkit.ErrNodeLost)
 	case <-r.ctx.Done():
 	}

@@ -27,7 +27,7 @@ type closingClaim struct {
 	lost   chan struct{}
 }
 
-func (c *closingClaim) Lost() <-chan struct{} { return c.lost }
+func (c *closingClaim) Done() <-chan struct{} { return c.lost }
 
 func (c *closingClaim) lose() {
 	c.claim.lost.Store(true)

@@ -45,8 +45,9 @@ type scheme struct {
 	inspect func(id string, q url.Values) (*explain.Report, error)
 	// stats returns the generator's counts of events.
 	stats func() idkit.Stats
-	// claim is the generator's node claim; nil for a fixed node.
-	claim nodeClaim
+	// claim is the state of the generator's node claim; nil for a fixed
+	// node.
+	claim claimState
 
 	issued           prometheus.Counter
 	idsLatency       prometheus.Observer
@@ -54,8 +55,10 @@ type scheme struct {
 	idsOK, inspectOK prometheus.Counter
 }
 
-// nodeClaim is a fleet.Claim as the generators take it.
-type nodeClaim interface {
+// claimState is what the server reads of a node claim for its health
+// and metrics: the node it holds, and whether it still holds it. A
+// store.NodeClaim has it, and so does a generator that claims again.
+type claimState interface {
 	Node() int
 	Check(t time.Time) error
 }

@@ -130,8 +130,9 @@ const maxMaxN = 1_000_000
 
 // Server issues and explains IDs over HTTP, and over gRPC and Connect on
 // the same port (see rpcHandler). It is an http.Handler; Serve
-// runs it in an http.Server with the configured timeouts, and Shutdown
-// stops that gracefully. A Server is safe for concurrent use.
+// runs it in an http.Server with the configured timeouts, Shutdown
+// stops that gracefully and Close at once. A Server is safe for
+// concurrent use.
 type Server struct {
 	cfg      Options
 	clk      clock.Clock
@@ -148,7 +149,7 @@ type Server struct {
 	tokens   *tokens     // nil without Options.TokenFile
 	limits   *limiter
 
-	closers   []func() error // of the generators and allocators, run once by Shutdown
+	closers   []func() error // of the generators and allocators, run once by Shutdown or Close
 	closeOnce sync.Once
 	closeErr  error
 
@@ -359,6 +360,26 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	if hs != nil {
 		err = hs.Shutdown(ctx)
+	}
+	return errors.Join(err, s.close())
+}
+
+// Close stops the server at once, as net/http's Server.Close does:
+// /healthz reports 503 from now on, and Serve's listener and connections
+// close, requests in flight included, without waiting for them. It then
+// closes the generators and segment allocators, whose unused IDs are lost:
+// a request still running gets an error of kind idkit.ErrClosed. It may be
+// called more than once, and after Shutdown.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.draining.Store(true)
+	hs := s.http
+	s.mu.Unlock()
+	var err error
+	if hs != nil {
+		if err = hs.Close(); errors.Is(err, net.ErrClosed) {
+			err = nil // the listener was closed before
+		}
 	}
 	return errors.Join(err, s.close())
 }

@@ -575,6 +575,47 @@ func TestShutdown(t *testing.T) {
 	assert.ErrorIs(t, s.Serve(ln), http.ErrServerClosed, "Serve after Shutdown")
 }
 
+// TestCloseStopsAtOnce: Close ends a request in flight without waiting
+// for it, refuses connections, and closes the generators, so that the
+// request's wait for the clock ends too and a later request is told the
+// server is shutting down.
+func TestCloseStopsAtOnce(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	s := newServer(t, Options{TraceID: &traceid.Options{Node: 1}, Clock: clk})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	inFlight := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/v1/traceid?n=3")
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		inFlight <- err
+	}()
+	testwait.Sleepers(t, clk, 1) // the request waits for the next second
+
+	require.NoError(t, s.Close())
+	testwait.Recv(t, inFlight, "the end of the request in flight, the clock standing still")
+	assert.ErrorIs(t, testwait.Recv(t, served, "return from Serve"), http.ErrServerClosed)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err == nil {
+		c.Close()
+	}
+	assert.Error(t, err, "a connection after Close")
+	testwait.Until(t, func() bool { return clk.Sleepers() == 0 }, "the handler's wait for the clock ended")
+	st, rep := getHealth(t, s)
+	assert.Equal(t, http.StatusServiceUnavailable, st)
+	assert.Equal(t, "server: shutting down", rep.Error)
+	resp := get(t, s, "/v1/traceid")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "the generator is closed")
+	assert.Contains(t, body(t, resp), "traceid: server shutting down")
+	assert.NoError(t, s.Close(), "a second Close")
+}
+
 // TestShutdownPastItsDeadline: a Shutdown whose context ends with a
 // request still in flight returns the context's error, and closes the
 // generators and allocators all the same.

@@ -57,7 +57,7 @@
 // A new Generator never reuses an ID an earlier run of the same node
 // issued. Without a store it issues nothing in the tick it was created in
 // (nor, under ExhaustBorrow, in the lead an earlier run may have borrowed).
-// With a [HighWaterStore] (launchlog.Log) it leases ticks ahead in the
+// With a store.HighWater (launchlog.Log) it leases ticks ahead in the
 // store, renewing in the background before the lease runs out, and on start
 // waits until the wall clock has passed the stored mark, which holds even
 // across a clock stepped back while the process was down.
@@ -75,7 +75,7 @@
 //     launchlog.Log is) holds its node from New to Close, and [Reserve] for
 //     the call, so that a second one on the host fails with an error of
 //     kind [idkit.ErrHeld] naming the first; without a store nothing
-//     checks, and across hosts nodes are claimed in etcd ([NodeClaim]).
+//     checks, and across hosts nodes are claimed in etcd (store.NodeClaim).
 //   - Time comes from a coarse clock refreshed every millisecond, so an ID's
 //     timestamp may lag the wall clock by about that much, and a clock
 //     stepped back by less than that may go unnoticed until the next tick
@@ -98,26 +98,18 @@
 //     of the clock (an earlier run may have borrowed that far), so it can
 //     borrow further only once the clock has caught up.
 //
-// # The generator contract
+// # Against the generator contract
 //
-// A Generator keeps the contract every idkit generator keeps: [New] takes
-// [Options] and returns (*Generator, error), and *Generator is an
-// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
-// Close).
+// *Generator is an [idkit.Generator] of [ID]; the contract is written
+// there, once. What is particular to snowflake:
 //
-//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
-//     the waits for the next tick and for the clock to catch up, and the
-//     store write of the lease. The fast path, one atomic add, never looks
-//     at it. A call whose ctx ends returns ctx's error, not ErrStore.
-//   - [Stats], an alias of idkit.Stats, fills every count: those above and
-//     the lease's StoreWrites and StoreErrors.
-//   - [Generator.Close] stops the lease's background renewal and the store
-//     write in flight, and returns nil.
-//   - The store, if any, is a [HighWaterStore] (store.HighWater) or a
-//     [NodeClaim]; every store call takes a ctx.
-//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind idkit.ErrInvalid,
-//     [ErrExpired] and [ErrExhausted] of idkit.ErrExhausted, [ErrStore] of
-//     idkit.ErrUnavailable and [ErrNodeLost] of idkit.ErrNodeLost, so
-//     errors.Is(err, idkit.ErrUnavailable) holds across schemes;
+//   - A ctx bounds the waits for the next tick and for the clock to catch
+//     up, and the lease's store write.
+//   - Stats fills every count.
+//   - The store, if any, is a store.HighWater or a store.NodeClaim.
+//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
+//     idkit.ErrInvalid, [ErrExpired] and [ErrExhausted] of
+//     idkit.ErrExhausted, [ErrStore] of idkit.ErrUnavailable, [ErrNodeLost]
+//     of idkit.ErrNodeLost and [ErrClosed] of idkit.ErrClosed;
 //     [ErrClockBackwards] is of no kind.
 package snowflake

@@ -31,4 +31,6 @@ var (
 	// ErrNodeLost reports that the generator's node claim is lost (see
 	// Options.Claim): it issues no more IDs.
 	ErrNodeLost = errkind.New(idkit.ErrNodeLost, "snowflake: node claim lost")
+	// ErrClosed reports a call on a closed Generator.
+	ErrClosed = errkind.New(idkit.ErrClosed, "snowflake: generator closed")
 )

@@ -20,8 +20,10 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/closing"
 	"github.com/idkit/idkit/internal/intid"
 	"github.com/idkit/idkit/internal/lease"
+	"github.com/idkit/idkit/store"
 )
 
 // Options configure a Generator. The zero value of each field is a
@@ -37,9 +39,10 @@ type Options struct {
 	// Claim, when set, supplies the node instead of Node (which must then
 	// be empty) and keeps the high-water marks instead of Store (which must
 	// then be nil): its number is split into the layout's node fields, and
-	// the generator fails with ErrNodeLost once the claim is lost. See
-	// NodeClaim.
-	Claim NodeClaim
+	// the generator fails with ErrNodeLost once the claim is lost. Its
+	// number is the whole node value, all of the layout's node fields
+	// together (see Layout.SplitNode). See store.NodeClaim.
+	Claim store.NodeClaim
 	// Clock is the source of time. Nil means the system clock; tests pass
 	// a fake one.
 	Clock clock.Clock
@@ -68,10 +71,11 @@ type Options struct {
 	SequenceStart SequenceStart
 
 	// Store, when set, makes restarts safe across a clock stepped back
-	// while the process was down; see HighWaterStore. Nil means a new
+	// while the process was down; see store.HighWater (launchlog.Log is
+	// one). Nil means a new
 	// generator only skips the tick it was created in (and, under
 	// ExhaustBorrow, the lead an earlier run may have borrowed).
-	Store HighWaterStore
+	Store store.HighWater
 	// StoreKey names this generator's mark in Store. Empty means
 	// "snowflake/" + the layout's name (or "custom") + "/" + each node field
 	// as name=value, comma-separated, for example
@@ -88,16 +92,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Stats counts the events a Generator has met since it was created: the
-// shape every idkit generator shares. A snowflake Generator counts
-// ClockBackward (the wall clock found stepped back to an earlier tick than
-// it had read), Waits (sleeps for the next tick, for the clock to catch up
-// or for a new generator's first tick), Borrowed (ticks taken ahead of the
-// clock under ExhaustBorrow), Rejected (calls refused by a policy, with
-// ErrClockBackwards or ErrExhausted), Exhausted (ticks whose sequence ran
-// out) and its lease's StoreWrites and StoreErrors.
-type Stats = idkit.Stats
-
 // Generator issues Snowflake IDs for one node. It is safe for concurrent
 // use.
 //
@@ -106,7 +100,9 @@ type Stats = idkit.Stats
 // between the sequence's maximum and the tick leave room for adds past the
 // last valid sequence without carrying into the tick. Everything else (a
 // new tick, an exhausted sequence, a clock found behind) takes a mutex and
-// reads the precise clock.
+// reads the precise clock. Close sets okFrom, which Next reads anyway, to
+// MaxInt64, so that every call takes the slow path, which reports
+// ErrClosed.
 type Generator struct {
 	_      cpu.CacheLinePad // keep state on a cache line of its own
 	state  atomic.Uint64    // tick<<shift | next sequence
@@ -139,7 +135,10 @@ type Generator struct {
 	lease       *lease.Lease // restart safety: ticks leased in the store
 	log         *slog.Logger
 	spin        bool // the clock is the system clock: spin out the last of a wait
-	claim       NodeClaim
+	claim       store.NodeClaim
+	closing     *closing.Signal // ends the waits at Close
+
+	closeOnce sync.Once
 
 	mu            sync.Mutex // serialises the slow path; guards the fields below
 	high          int64      // the latest precise clock reading, ns
@@ -148,6 +147,7 @@ type Generator struct {
 	startFrom     uint64     // the tick the clock must reach before the first ID
 	startTick     uint64     // the first tick this run may issue
 	lastExhausted uint64     // the last tick counted in Stats.Exhausted
+	closed        bool       // Close has begun; okFrom is MaxInt64
 
 	backward, waits, borrowed, rejected, exhausted atomic.Uint64
 }
@@ -257,6 +257,7 @@ func build(l Layout, o Options) (*Generator, error) {
 		log:        o.Logger,
 		clk:        o.Clock,
 		claim:      o.Claim,
+		closing:    closing.New(),
 	}
 	g.seqMask = 1<<g.shift - 1
 	g.useCAS = g.seqMask-g.maxSeq < minHeadroom
@@ -291,7 +292,7 @@ func (g *Generator) setPolicies(o Options) {
 // start reads the clock and, with a store, the stored mark, and sets the
 // generator's first tick after both, as if the tick before were used up,
 // so that the first Next waits for it on the slow path.
-func (g *Generator) start(store HighWaterStore) error {
+func (g *Generator) start(hw store.HighWater) error {
 	l := g.layout
 	now := g.clk.Now()
 	if err := g.fence(now.Add(clock.CoarseLag)); err != nil {
@@ -305,7 +306,7 @@ func (g *Generator) start(store HighWaterStore) error {
 	}
 	g.high = now.UnixNano()
 	g.startFrom = uint64(g.tickOf(g.high)) + 1
-	g.lease = newLease(store, g.key, g.leaseTicks, l, g.logf)
+	g.lease = newLease(hw, g.key, g.leaseTicks, l, g.logf)
 	first, err := g.lease.Start()
 	if err != nil && lease.Refused(err) {
 		return fmt.Errorf("snowflake: %w", err)
@@ -324,7 +325,7 @@ func (g *Generator) start(store HighWaterStore) error {
 			"mark", mark, "wait", mark.Sub(now))
 	}
 	g.startTick = g.startFrom
-	if store == nil && g.exhaust == ExhaustBorrow {
+	if hw == nil && g.exhaust == ExhaustBorrow {
 		g.startTick += g.leadTicks // an earlier run may have borrowed this far
 	}
 	if g.startTick > g.maxTick {
@@ -384,19 +385,41 @@ func (g *Generator) Node() map[string]int64 {
 	return m
 }
 
-// Close waits for the background renewal of the generator's lease in its
-// store, if one runs, and starts no more. A generator without a store has
-// nothing to close. After Close, Next goes on in the ticks already leased,
-// then fails with ErrStore. It always returns nil.
+// Close stops the generator: every later call of Next, NextContext, Fill
+// and FillContext fails at once with ErrClosed, and so do the calls
+// waiting for a tick, the clock or the store. Close then waits for the
+// background renewal of the lease in the store, if one runs, and releases
+// the node's hold. It returns nil; calling it again does nothing.
 func (g *Generator) Close() error {
-	g.lease.Close()
+	g.closeOnce.Do(func() {
+		g.mu.Lock()
+		g.closed = true
+		g.okFrom.Store(math.MaxInt64)
+		g.mu.Unlock()
+		g.closing.Close()
+		g.lease.Close()
+	})
 	return nil
 }
 
-// Stats returns the generator's counts of events.
-func (g *Generator) Stats() Stats {
+// errClosed is the error of a call on a closed generator.
+func (g *Generator) errClosed() error {
+	return fmt.Errorf("%w: key %q", ErrClosed, g.key)
+}
+
+// Stats returns the generator's counts of events. It reads counters only,
+// so it works after Close too.
+//
+// A snowflake Generator counts ClockBackward (the wall clock found stepped
+// back to an earlier tick than it had read), Waits (sleeps for the next
+// tick, for the clock to catch up or for a new generator's first tick),
+// Borrowed (ticks taken ahead of the clock under ExhaustBorrow), Rejected
+// (calls refused by a policy, with ErrClockBackwards or ErrExhausted),
+// Exhausted (ticks whose sequence ran out) and its lease's StoreWrites and
+// StoreErrors.
+func (g *Generator) Stats() idkit.Stats {
 	writes, failures := g.lease.Counts()
-	return Stats{
+	return idkit.Stats{
 		ClockBackward: g.backward.Load(),
 		Waits:         g.waits.Load(),
 		Borrowed:      g.borrowed.Load(),
@@ -410,8 +433,8 @@ func (g *Generator) Stats() Stats {
 // Next returns a new ID. IDs from one goroutine strictly increase. Next
 // waits when the ExhaustPolicy or ClockPolicy says to, and fails with
 // ErrClockBackwards or ErrExhausted when they say to refuse, with ErrStore
-// when the lease cannot be renewed, and with ErrExpired once the layout's
-// timestamp runs out.
+// when the lease cannot be renewed, with ErrExpired once the layout's
+// timestamp runs out, and with ErrClosed after Close.
 //
 // An ID's timestamp may lag the wall clock by about a millisecond (the
 // coarse clock's resolution), and runs ahead of it while the generator
@@ -518,6 +541,9 @@ func (g *Generator) slow(ctx context.Context, coarse int64) (ID, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for first := true; ; first = false {
+		if g.closed {
+			return 0, g.errClosed()
+		}
 		if !first {
 			coarse = g.coarse.UnixNano() // the caller's reading is stale after a wait
 		}
@@ -661,6 +687,9 @@ func (g *Generator) install(ctx context.Context, t uint64, now, coarse int64) er
 		g.mu.Unlock()
 		err := g.lease.Extend(ctx, t)
 		g.mu.Lock()
+		if g.closed {
+			return g.errClosed() // Close ended the store call, or came after it
+		}
 		if ferr := g.fenceTick(t); ferr != nil { // the store may have kept it waiting
 			return ferr
 		}
@@ -700,13 +729,19 @@ func (g *Generator) clamp(tick uint64) {
 // ctx's error if it ended first. On the system clock it spins on the
 // precise clock, yielding the processor between readings, for waits of at
 // most spinBelow. The caller holds g.mu, which sleep releases meanwhile;
-// the caller looks at the state again after it.
-func (g *Generator) sleep(ctx context.Context, d time.Duration) error {
+// the caller looks at the state again after it. Close ends the wait, and
+// sleep then fails with ErrClosed.
+func (g *Generator) sleep(ctx context.Context, d time.Duration) (err error) {
 	g.waits.Add(1)
 	g.mu.Unlock()
-	defer g.mu.Lock()
+	defer func() {
+		g.mu.Lock()
+		if g.closed {
+			err = g.errClosed()
+		}
+	}()
 	if !g.spin {
-		return clock.SleepContext(ctx, g.clk, d)
+		return g.closing.Sleep(ctx, g.clk, d)
 	}
 	deadline := g.clk.Now().Add(d)
 	for {
@@ -714,10 +749,12 @@ func (g *Generator) sleep(ctx context.Context, d time.Duration) error {
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
+		case g.closing.Closed():
+			return closing.ErrClosed
 		case r <= 0:
 			return nil
 		case r > spinBelow:
-			if err := clock.SleepContext(ctx, g.clk, r); err != nil {
+			if err := g.closing.Sleep(ctx, g.clk, r); err != nil {
 				return err
 			}
 		default:
@@ -746,10 +783,10 @@ func markEnd(l Layout, mark time.Time) uint64 {
 // newLease returns the generator's lease of ticks in store (none if store
 // is nil). A mark covers the ticks that start before it; a new run starts
 // at the first tick that starts at or after it.
-func newLease(store HighWaterStore, key string, ahead uint64, l Layout, logf func(slog.Level, string, ...any)) *lease.Lease {
-	var s lease.Store
-	if store != nil {
-		s = store
+func newLease(hw store.HighWater, key string, ahead uint64, l Layout, logf func(slog.Level, string, ...any)) *lease.Lease {
+	var s store.HighWater
+	if hw != nil {
+		s = hw
 	}
 	return lease.New(s, key, ahead, lease.Units{
 		Mark: l.tickTime,

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/testkit/memstore"
 	"github.com/idkit/idkit/internal/testkit/testwait"
@@ -355,7 +356,7 @@ func TestFirstIDWaitsForAFreshTick(t *testing.T) {
 				want += 2 * time.Millisecond // past what an earlier run may have borrowed
 			}
 			assert.Equal(t, want, tick(t, g, id))
-			assert.Equal(t, Stats{Waits: 1}, g.Stats())
+			assert.Equal(t, idkit.Stats{Waits: 1}, g.Stats())
 		})
 	}
 }
@@ -373,7 +374,7 @@ func TestExhaustWaitWaitsForTheNextTick(t *testing.T) {
 	assert.Equal(t, 2*time.Millisecond, tick(t, g, id))
 	assert.Equal(t, int64(0), parts(t, g, id).Sequence)
 	assert.Greater(t, id, first[3])
-	assert.Equal(t, Stats{Waits: 1, Exhausted: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{Waits: 1, Exhausted: 1}, g.Stats())
 }
 
 func TestExhaustBorrowTakesTicksAheadUpToTheLead(t *testing.T) {
@@ -385,14 +386,14 @@ func TestExhaustBorrowTakesTicksAheadUpToTheLead(t *testing.T) {
 	for i, id := range ids {
 		assert.Equal(t, time.Duration(1+i/4)*time.Millisecond, tick(t, g, id))
 	}
-	assert.Equal(t, Stats{Borrowed: 3, Exhausted: 3, StoreWrites: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{Borrowed: 3, Exhausted: 3, StoreWrites: 1}, g.Stats())
 	// Tick 5 ms would be 4 ms ahead: wait until the clock is at 2 ms.
 	id, err := nextAfterWait(t, g, fake, func() { fake.Advance(time.Millisecond) })
 	require.NoError(t, err)
 	ids = append(ids, id)
 	assert.Equal(t, 5*time.Millisecond, tick(t, g, id))
 	requireIncreasing(t, ids)
-	assert.Equal(t, Stats{Waits: 1, Borrowed: 4, Exhausted: 4, StoreWrites: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{Waits: 1, Borrowed: 4, Exhausted: 4, StoreWrites: 1}, g.Stats())
 }
 
 func TestExhaustErrorFails(t *testing.T) {
@@ -404,7 +405,7 @@ func TestExhaustErrorFails(t *testing.T) {
 		require.ErrorIs(t, err, ErrExhausted)
 		assert.Contains(t, err.Error(), "issued all 4 IDs; the next begins in 1ms")
 	}
-	assert.Equal(t, Stats{Rejected: 1000, Exhausted: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{Rejected: 1000, Exhausted: 1}, g.Stats())
 	fake.Advance(time.Millisecond)
 	id := next(t, g)
 	assert.Equal(t, 2*time.Millisecond, tick(t, g, id))
@@ -457,7 +458,7 @@ func TestClockReject(t *testing.T) {
 		require.ErrorIs(t, err, ErrClockBackwards)
 		assert.Contains(t, err.Error(), "the clock is 10ms behind its latest reading (policy reject)")
 	}
-	assert.Equal(t, Stats{ClockBackward: 1, Rejected: 3}, g.Stats())
+	assert.Equal(t, idkit.Stats{ClockBackward: 1, Rejected: 3}, g.Stats())
 	assert.Equal(t, []string{"snowflake: wall clock moved backwards"}, rec.messages(slog.LevelWarn), "one record per anomaly")
 
 	fake.Advance(11 * time.Millisecond) // back in the next tick
@@ -474,7 +475,7 @@ func TestClockWait(t *testing.T) {
 	id, err := nextAfterWait(t, g, fake, func() { fake.Advance(3 * time.Millisecond) })
 	require.NoError(t, err)
 	assert.Greater(t, id, last)
-	assert.Equal(t, Stats{ClockBackward: 1, Waits: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{ClockBackward: 1, Waits: 1}, g.Stats())
 
 	fake.Advance(-11 * time.Millisecond) // beyond the default 10 ms
 	_, err = g.Next()
@@ -485,7 +486,7 @@ func TestClockWait(t *testing.T) {
 	id2, err := nextAfterWait(t, g, fake, func() { fake.Advance(9 * time.Millisecond) })
 	require.NoError(t, err)
 	assert.Greater(t, id2, id)
-	assert.Equal(t, Stats{ClockBackward: 2, Waits: 2, Rejected: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{ClockBackward: 2, Waits: 2, Rejected: 1}, g.Stats())
 }
 
 func TestClockContinue(t *testing.T) {
@@ -509,7 +510,7 @@ func TestClockContinue(t *testing.T) {
 	require.ErrorIs(t, err, ErrClockBackwards)
 	assert.Contains(t, err.Error(), "25ms behind its latest reading (policy continue, tolerance 20ms)")
 	requireIncreasing(t, ids)
-	assert.Equal(t, Stats{ClockBackward: 2, Waits: 1, Rejected: 1, Exhausted: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{ClockBackward: 2, Waits: 1, Rejected: 1, Exhausted: 1}, g.Stats())
 }
 
 func TestClockContinueWithoutLimit(t *testing.T) {
@@ -545,7 +546,7 @@ func TestClockHybrid(t *testing.T) {
 	fake.Advance(60 * time.Millisecond) // 90 ms behind: continue again
 	ids = append(ids, next(t, g))
 	requireIncreasing(t, ids)
-	assert.Equal(t, Stats{ClockBackward: 3, Waits: 1, Rejected: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{ClockBackward: 3, Waits: 1, Rejected: 1}, g.Stats())
 }
 
 // A coarse clock that lags the precise one (as the system's may, by about a

@@ -1,9 +1,10 @@
 // Package store declares, once, what idkit's generators need from a
 // store: high-water marks (traceid, snowflake, flake128), one live holder
-// of a mark at a time (Holder), and generator ids (decimalid). Each scheme names them under its own name as an alias
-// (traceid.HighWaterStore is store.HighWater), so that one type serves
-// them all. launchlog.Log (a bbolt file) and fleet.Log (etcd) implement
-// both; fleet.Claim keeps a node's marks. segment.BlockStore is the third
+// of a mark at a time (Holder), a node held for a time (NodeClaim), and
+// generator ids (decimalid). The schemes take these types as they are, so
+// that one store serves them all. launchlog.Log (a bbolt file) and
+// fleet.Log (etcd) implement HighWater and Generators; fleet.Claim is a
+// NodeClaim. segment.BlockStore is the third
 // such interface, declared with its Block in package segment.
 //
 // Every call takes a context: a store returns the context's error,
@@ -49,6 +50,31 @@ type Holder interface {
 	// with an error of kind idkit.ErrHeld that names the live holder. ctx
 	// bounds a wait for the key, where the store waits at all.
 	Hold(ctx context.Context, key string) (io.Closer, error)
+}
+
+// NodeClaim is a node number held for a limited time, such as a claim in
+// etcd (fleet.Claim implements it). A traceid or snowflake generator on a
+// claim keeps its high-water marks in the claim, whose writes are fenced
+// by it: a write fails once the claim is lost, and a mark written by
+// another holder never raises this one's limit. So a later holder of the
+// node starts above every unit of time (a second, a tick) an earlier one
+// could issue in, whatever their clocks read.
+//
+// The generator checks the claim where it already reads the precise clock
+// (a new unit, a wait, after every store call, every ID while the clock is
+// behind), never per ID, and enters a unit only if the claim holds until
+// the unit ends (plus clock.CoarseLag), so that no ID is handed out after
+// the claim's deadline. Once the claim is lost the generator fails with an
+// error of kind idkit.ErrNodeLost.
+type NodeClaim interface {
+	// Node returns the claimed node number.
+	Node() int
+	// Check returns nil if the claim holds until t, as far as is known
+	// now, and an error once it is lost; a lost claim stays lost. t may be
+	// later than now: a claim that will not hold until t is lost at once.
+	Check(t time.Time) error
+	// HighWater keeps the node's marks, every write fenced by the claim.
+	HighWater
 }
 
 // Generators hands out generator ids for a launch: every call returns an

@@ -45,7 +45,7 @@
 // A new Generator never reuses an ID an earlier run of the same node issued.
 // Without a store it issues nothing in the second it was created in, which
 // is safe as long as the wall clock was not stepped back while no generator
-// ran. With a [HighWaterStore] (launchlog.Log) it leases seconds ahead in the
+// ran. With a store.HighWater (launchlog.Log) it leases seconds ahead in the
 // store and, on start, waits until the wall clock has passed the stored
 // mark, which holds even across a clock stepped back between runs. Either
 // way the first IDs of a new generator may take up to a second (plus the
@@ -60,7 +60,7 @@
 // [idkit.ErrHeld] that names the holder. The hold dies with its process,
 // so a crashed holder frees the node at once. What is safe, then: one
 // process per node per host through the launch log, or nodes claimed in
-// etcd ([NodeClaim]) across hosts. Without a store nothing can tell two
+// etcd (store.NodeClaim) across hosts. Without a store nothing can tell two
 // processes with the same node apart, and they issue the same IDs.
 //
 // # Text
@@ -69,26 +69,20 @@
 // JavaScript numbers lose integers above 2^53; decoding accepts a string or
 // a bare number. In SQL it is an int64.
 //
-// # The generator contract
+// # Against the generator contract
 //
-// A Generator keeps the contract every idkit generator keeps: [New] takes
-// [Options] and returns (*Generator, error), and *Generator is an
-// [idkit.Generator] of [ID] (Next, NextContext, Fill, FillContext, Stats,
-// Close).
+// *Generator is an [idkit.Generator] of [ID]; the contract is written
+// there, once. What is particular to traceid:
 //
-//   - The ctx of [Generator.NextContext] and [Generator.FillContext] bounds
-//     the wait for the next second and the store write of the lease. The
-//     fast path, one atomic add, never looks at it. A call whose ctx ends
-//     returns ctx's error, not ErrStore.
-//   - [Stats], an alias of idkit.Stats, counts Waits, ClockBackward,
-//     Exhausted, StoreWrites and StoreErrors; the other counts stay zero.
-//   - [Generator.Close] stops the lease's background renewal and the store
-//     write in flight, and returns nil.
-//   - The store, if any, is a [HighWaterStore] (store.HighWater) or a
-//     [NodeClaim]; every store call takes a ctx. Close releases the node's
-//     hold once the store write in flight has ended.
-//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind idkit.ErrInvalid,
-//     [ErrExhausted] of idkit.ErrExhausted, [ErrStore] of
-//     idkit.ErrUnavailable and [ErrNodeLost] of idkit.ErrNodeLost, so
-//     errors.Is(err, idkit.ErrUnavailable) holds across schemes.
+//   - A ctx bounds the wait for the next second and the lease's store
+//     write.
+//   - Stats counts Waits, ClockBackward, Exhausted, StoreWrites and
+//     StoreErrors.
+//   - Close ends the calls of its [PerCore] and [Shard] values too, and
+//     releases the node's hold once the store write in flight has ended.
+//   - The store, if any, is a store.HighWater or a store.NodeClaim.
+//   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
+//     idkit.ErrInvalid, [ErrExhausted] of idkit.ErrExhausted, [ErrStore]
+//     of idkit.ErrUnavailable, [ErrNodeLost] of idkit.ErrNodeLost and
+//     [ErrClosed] of idkit.ErrClosed.
 package traceid

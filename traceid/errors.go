@@ -23,4 +23,7 @@ var (
 	// ErrNodeLost reports that the generator's node claim is lost (see
 	// Options.Claim): it issues no more IDs.
 	ErrNodeLost = errkind.New(idkit.ErrNodeLost, "traceid: node claim lost")
+	// ErrClosed reports a call on a closed Generator, or on a PerCore or
+	// Shard of one.
+	ErrClosed = errkind.New(idkit.ErrClosed, "traceid: generator closed")
 )

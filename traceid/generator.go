@@ -14,8 +14,10 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/closing"
 	"github.com/idkit/idkit/internal/intid"
 	"github.com/idkit/idkit/internal/lease"
+	"github.com/idkit/idkit/store"
 )
 
 // Options configure a Generator. The zero value of each field is a sane
@@ -27,8 +29,8 @@ type Options struct {
 	// Claim, when set, supplies the node number instead of Node (which
 	// must then be 0 or the same number) and keeps the high-water marks
 	// instead of Store (which must then be nil); the generator fails with
-	// ErrNodeLost once the claim is lost. See NodeClaim.
-	Claim NodeClaim
+	// ErrNodeLost once the claim is lost. See store.NodeClaim.
+	Claim store.NodeClaim
 	// ThreadBits is T, the number of the 22 low bits that name a thread,
 	// 0 to 16. Each Shard claims one thread value for a second at a time, so
 	// a larger T lets more shards share a second; zero leaves all 22 bits to
@@ -38,10 +40,11 @@ type Options struct {
 	// waiting when no ID is left in the current second.
 	NoWait bool
 	// Store, when set, makes restarts safe across a clock stepped back
-	// while the process was down; see HighWaterStore. Nil means a new
+	// while the process was down; see store.HighWater (launchlog.Log is
+	// one). Nil means a new
 	// generator only skips the second it was created in (or, with a Claim,
 	// that the claim keeps the marks).
-	Store HighWaterStore
+	Store store.HighWater
 	// StoreKey names this generator's mark in Store. Empty means
 	// "traceid/node/N".
 	StoreKey string
@@ -58,18 +61,13 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Stats counts the events a Generator has met since it was created: the
-// shape every idkit generator shares. A traceid Generator counts Waits
-// (for the next second), ClockBackward (the wall clock found behind the
-// second it issues in), Exhausted (seconds whose IDs ran out) and its
-// lease's StoreWrites and StoreErrors.
-type Stats = idkit.Stats
-
 // Generator issues TraceIds for one node. It is safe for concurrent use.
 //
 // Its state is one atomic word, second<<32 | the last low value handed out
 // (thread and counter). Next adds one to it; the 32-bit low half leaves
 // room for adds past the last valid value without carrying into the second.
+// Close sets it to closedState, which the fast path's own checks send to a
+// slow path, and the slow paths report ErrClosed.
 type Generator struct {
 	_     cpu.CacheLinePad // keep state on a cache line of its own
 	state atomic.Uint64
@@ -86,10 +84,15 @@ type Generator struct {
 	log         *slog.Logger
 	node        int
 	threadBits  int
-	claim       NodeClaim
+	claim       store.NodeClaim
 
 	behind  atomic.Bool  // the wall clock is behind the logical second
 	lagging atomic.Int64 // a coarse reading found merely lagging the precise clock
+
+	closed    atomic.Bool     // Close has begun; the state is closedState
+	closing   *closing.Signal // ends the waits for the next second at Close
+	closeOnce sync.Once
+	views     views // the PerCores and Shards, which Close stops
 
 	mu            sync.Mutex // serialises the slow paths below
 	lastExhausted uint64     // the last second counted in Stats.Exhausted
@@ -101,6 +104,11 @@ const (
 	nsPerSec = uint64(time.Second)
 	lowHalf  = 1<<32 - 1
 	maxClaim = 1 << 16 // the most low values one Fill claim takes
+	// closedState is the state of a closed generator: the last second a
+	// state can hold, used up. The clock never reads that second, so
+	// every call finds the coarse time outside it and takes the slow
+	// path, and no caller moves the state to a later second.
+	closedState = math.MaxUint32<<32 | maxLow + 1
 )
 
 // New returns a Generator for o.Node. It reads the clock and, with a
@@ -122,6 +130,7 @@ func New(o Options) (*Generator, error) {
 		node:        o.Node,
 		threadBits:  o.ThreadBits,
 		claim:       o.Claim,
+		closing:     closing.New(),
 	}
 	if err := g.fenceNow(); err != nil {
 		return nil, err
@@ -134,7 +143,7 @@ func New(o Options) (*Generator, error) {
 	// Marks cover whole seconds, the mark's own included: a run that
 	// leased up to mark m may have issued in second m, and a new run starts
 	// in m+1.
-	var store lease.Store
+	var store store.HighWater
 	switch {
 	case o.Claim != nil:
 		store = o.Claim
@@ -208,19 +217,37 @@ func (g *Generator) Node() int { return g.node }
 // ThreadBits returns T, the number of low bits that name a thread.
 func (g *Generator) ThreadBits() int { return g.threadBits }
 
-// Close waits for the background renewal of the generator's lease in its
-// store, if one runs, and starts no more. A generator without a store has
-// nothing to close. After Close, Next goes on in the seconds already
-// leased, then fails with ErrStore. It always returns nil.
+// Close stops the generator: every later call of Next, NextContext, Fill
+// and FillContext, and of its PerCores' and Shards' methods, fails at once
+// with ErrClosed, and so do the calls waiting for the next second or the
+// store. Close then waits for the background renewal of the lease in the
+// store, if one runs, and releases the node's hold. It returns nil;
+// calling it again does nothing.
 func (g *Generator) Close() error {
-	g.lease.Close()
+	g.closeOnce.Do(func() {
+		g.closed.Store(true)
+		g.state.Store(closedState)
+		g.views.close()
+		g.closing.Close()
+		g.lease.Close()
+	})
 	return nil
 }
 
-// Stats returns the generator's counts of events.
-func (g *Generator) Stats() Stats {
+// errClosed is the error of a call on a closed generator.
+func (g *Generator) errClosed() error {
+	return fmt.Errorf("%w: node %d", ErrClosed, g.node)
+}
+
+// Stats returns the generator's counts of events. It reads counters only,
+// so it works after Close too.
+//
+// A traceid Generator counts Waits (for the next second), ClockBackward
+// (the wall clock found behind the second it issues in), Exhausted
+// (seconds whose IDs ran out) and its lease's StoreWrites and StoreErrors.
+func (g *Generator) Stats() idkit.Stats {
 	writes, failures := g.lease.Counts()
-	return Stats{
+	return idkit.Stats{
 		ClockBackward: g.backward.Load(),
 		Waits:         g.waits.Load(),
 		Exhausted:     g.exhausted.Load(),
@@ -232,7 +259,7 @@ func (g *Generator) Stats() Stats {
 // Next returns a new ID. IDs from one goroutine strictly increase within a
 // Period. It waits when the current second's IDs have run out (see
 // Options.NoWait) and fails only with ErrExhausted or ErrStore (or
-// ErrNodeLost, on a claim).
+// ErrNodeLost, on a claim), and with ErrClosed after Close.
 func (g *Generator) Next() (ID, error) { return g.NextContext(context.Background()) }
 
 // NextContext is Next under ctx, which bounds its waits: for the next
@@ -333,6 +360,9 @@ func outside(now int64, st uint64) bool {
 // second begins, or the wall clock is behind. Unless wait is set, it never
 // waits for the store (see advance).
 func (g *Generator) sync(ctx context.Context, st uint64, now int64, wait bool) error {
+	if g.closed.Load() {
+		return g.errClosed()
+	}
 	sec := st >> 32
 	if now < int64(sec*nsPerSec) {
 		// With a claim, every ID while the clock is behind checks it.
@@ -413,6 +443,9 @@ func (g *Generator) nextSecond(ctx context.Context, sec uint64, wait bool) error
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
+		if g.closed.Load() {
+			return g.errClosed()
+		}
 		st := g.state.Load()
 		if st>>32 != sec {
 			return nil // another caller moved on
@@ -440,9 +473,9 @@ func (g *Generator) nextSecond(ctx context.Context, sec uint64, wait bool) error
 		}
 		g.waits.Add(1)
 		g.mu.Unlock() // others may wait, or move on, meanwhile
-		err := clock.SleepContext(ctx, g.clock, min(until, time.Second))
+		err := g.closing.Sleep(ctx, g.clock, min(until, time.Second))
 		g.mu.Lock()
-		if err != nil {
+		if err != nil && !g.closed.Load() {
 			return err
 		}
 	}
@@ -467,6 +500,9 @@ func (g *Generator) advance(ctx context.Context, next uint64, wait bool) error {
 		g.mu.Unlock()
 		err := g.lease.Extend(ctx, next)
 		g.mu.Lock()
+		if g.closed.Load() {
+			return g.errClosed() // Close ended the store call, or came after it
+		}
 		if ferr := g.fence(next); ferr != nil {
 			return ferr
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/testkit/memstore"
 	"github.com/idkit/idkit/internal/testkit/testwait"
@@ -260,7 +261,7 @@ func TestExhaustedWaitsForNextSecond(t *testing.T) {
 		id := testwait.Recv(t, got, "the result")
 		assert.Equal(t, sec(last)+1, sec(id))
 		assert.Greater(t, id, last)
-		assert.Equal(t, Stats{Waits: 1, Exhausted: 1}, g.Stats())
+		assert.Equal(t, idkit.Stats{Waits: 1, Exhausted: 1}, g.Stats())
 	}
 }
 
@@ -275,7 +276,7 @@ func TestExhaustedNoWait(t *testing.T) {
 	require.ErrorIs(t, err, ErrExhausted)
 	_, err = g.Shard().Next()
 	require.ErrorIs(t, err, ErrExhausted)
-	assert.Equal(t, Stats{Exhausted: 1}, g.Stats())
+	assert.Equal(t, idkit.Stats{Exhausted: 1}, g.Stats())
 
 	fake.Advance(time.Second)
 	id := next(t, g)

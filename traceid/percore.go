@@ -2,6 +2,7 @@ package traceid
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync/atomic"
 	_ "unsafe" // for go:linkname
@@ -53,7 +54,8 @@ type PerCore struct {
 	// seconds are over then, even while the coarse clock reads them, so
 	// that a goroutine that moves to another processor never goes back a
 	// second. It is read with every ID and written about once a second at
-	// most, on a cache line of its own.
+	// most, on a cache line of its own. The generator's Close sets it to
+	// MaxInt64, which ends every run.
 	floor atomic.Int64
 	_     cpu.CacheLinePad
 }
@@ -77,17 +79,24 @@ type run struct {
 	_     cpu.CacheLinePad
 }
 
-// PerCore returns a PerCore issuing g's IDs.
+// PerCore returns a PerCore issuing g's IDs. Once g is closed its calls
+// fail with ErrClosed.
 func (g *Generator) PerCore() *PerCore {
 	procs := max(runtime.GOMAXPROCS(0), runtime.NumCPU())
-	return &PerCore{
+	p := &PerCore{
 		g:      g,
 		slots:  make([]coreSlot, procs),
 		coarse: g.coarse,
 		mask:   uint64(g.counterMask),
 		runLen: runLength(procs),
 	}
+	g.views.addPerCore(p)
+	return p
 }
+
+// stop ends every run, claimed or yet to be, so that every call takes
+// refill, which finds the generator closed.
+func (p *PerCore) stop() { p.floor.Store(math.MaxInt64) }
 
 // procPin and procUnpin keep the calling goroutine on its processor, and
 // return and release the processor's index: what sync.Pool does to reach
@@ -103,7 +112,7 @@ func procUnpin()
 
 // Next returns a new ID. Like Generator.Next it waits when no ID is left
 // in the current second, and fails only with ErrExhausted, ErrStore or
-// ErrNodeLost.
+// ErrNodeLost, and with ErrClosed once the generator is closed.
 func (p *PerCore) Next() (ID, error) {
 	i := procPin()
 	if i < len(p.slots) {

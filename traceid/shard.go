@@ -1,8 +1,12 @@
 package traceid
 
-import "context"
+import (
+	"context"
+	"math"
+	"sync/atomic"
 
-import "github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/clock"
+)
 
 // Shard issues IDs from chunks it claims from its Generator: one thread
 // value (2^(22-T) - 1 counters) of one second at a time, claimed with one
@@ -15,26 +19,38 @@ import "github.com/idkit/idkit/clock"
 type Shard struct {
 	g      *Generator
 	coarse clock.Coarse
-	hi     ID     // second and node bits of the chunk
-	until  int64  // when the chunk's second ends, in Unix ns
-	next   uint64 // the next low value to issue
-	last   uint64 // the last low value of the chunk
+	hi     ID // second and node bits of the chunk
+	// until is when the chunk's second ends, in Unix ns; the generator's
+	// Close sets it to MinInt64, which ends the chunk. Only Close writes
+	// it from another goroutine; an atomic load costs what a plain one
+	// does on amd64.
+	until atomic.Int64
+	next  uint64 // the next low value to issue
+	last  uint64 // the last low value of the chunk
 }
 
-// Shard returns a new Shard of g.
+// Shard returns a new Shard of g. Once g is closed its calls fail with
+// ErrClosed.
 func (g *Generator) Shard() *Shard {
-	return &Shard{g: g, coarse: g.coarse, next: 1}
+	s := &Shard{g: g, coarse: g.coarse, next: 1}
+	g.views.addShard(s)
+	return s
 }
+
+// stop ends the chunk, so that the next call claims one and finds the
+// generator closed.
+func (s *Shard) stop() { s.until.Store(math.MinInt64) }
 
 // Next returns a new ID. Like Generator.Next it waits when no ID is left
-// in the current second, and fails only with ErrExhausted or ErrStore.
+// in the current second, and fails only with ErrExhausted or ErrStore,
+// and with ErrClosed once the generator is closed.
 func (s *Shard) Next() (ID, error) {
 	if s.next <= s.last {
 		now, ok := s.coarse.Peek()
 		if !ok {
 			now = s.coarse.UnixNano()
 		}
-		if now < s.until {
+		if now < s.until.Load() {
 			id := s.hi | ID(s.next)
 			s.next++
 			return id, nil
@@ -70,8 +86,14 @@ func (s *Shard) claim() error {
 		}
 		if g.state.CompareAndSwap(st, st&^lowHalf|last) {
 			s.hi = g.id(st &^ lowHalf)
-			s.until = int64((st>>32 + 1) * nsPerSec)
+			s.until.Store(int64((st>>32 + 1) * nsPerSec))
 			s.next, s.last = first+1, last
+			if g.closed.Load() {
+				// Close came after the claim, and may have stopped the
+				// chunk before the store above: end it here.
+				s.last = 0
+				return g.errClosed()
+			}
 			return nil
 		}
 	}

@@ -35,10 +35,6 @@ import (
 // ErrClosed reports an extension asked of a closed lease.
 var ErrClosed = errors.New("lease closed")
 
-// Store persists, per key, a time that only ever moves forward; the ID
-// packages' HighWaterStore.
-type Store = store.HighWater
-
 // Units translates between a generator's units and marks.
 type Units struct {
 	// Mark returns the mark that covers every unit below end.
@@ -50,7 +46,7 @@ type Units struct {
 
 // Lease is one generator's lease. It is safe for concurrent use.
 type Lease struct {
-	store    Store
+	store    store.HighWater
 	key      string
 	ahead    uint64
 	units    Units
@@ -80,10 +76,10 @@ type write struct {
 // the unit being issued. A nil store means no restart safety: every unit
 // is allowed. failed, if not nil, is told of each failed background
 // renewal.
-func New(store Store, key string, ahead uint64, units Units, failed func(error)) *Lease {
-	l := &Lease{store: store, key: key, ahead: ahead, units: units, failed: failed}
+func New(hw store.HighWater, key string, ahead uint64, units Units, failed func(error)) *Lease {
+	l := &Lease{store: hw, key: key, ahead: ahead, units: units, failed: failed}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
-	if store == nil {
+	if hw == nil {
 		l.limit.Store(math.MaxUint64)
 	}
 	return l
@@ -115,7 +111,7 @@ func (l *Lease) Start() (uint64, error) {
 
 // Hold holds key in s, if s is a store.Holder, and returns release, which
 // ends the hold; otherwise a release that does nothing.
-func Hold(ctx context.Context, s Store, key string) (release func(), err error) {
+func Hold(ctx context.Context, s store.HighWater, key string) (release func(), err error) {
 	h, ok := s.(store.Holder)
 	if !ok {
 		return func() {}, nil
