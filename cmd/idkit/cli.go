@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
@@ -44,7 +46,7 @@ func (c *console) atExit(f func()) { c.exits = append(c.exits, f) }
 var commands []*command
 
 func init() {
-	commands = []*command{cmdNew, cmdInspect, cmdLaunch, cmdNodes, cmdServe, cmdSQL, cmdPublicID, cmdCompare, cmdHelp}
+	commands = []*command{cmdNew, cmdInspect, cmdLaunch, cmdNodes, cmdServe, cmdSQL, cmdPublicID, cmdCompare, cmdVersion, cmdHelp}
 }
 
 // usageError reports bad command-line arguments: exit status 2.
@@ -68,10 +70,22 @@ func (c *console) run(args []string) int {
 		printCommands(stderr)
 		return 2
 	}
+	switch {
+	case isHelpFlag(args[0]):
+		args = append([]string{"help"}, args[1:]...)
+	case args[0] == "--version" || args[0] == "-version":
+		args = append([]string{"version"}, args[1:]...)
+	}
 	cmd := lookup(args[0])
 	if cmd == nil {
 		fmt.Fprintf(stderr, "idkit: unknown command %q; run 'idkit help'\n", args[0])
 		return 2
+	}
+	// "idkit COMMAND -h" is help for every command, those whose first
+	// argument is not a flag (a scheme, a kind) included.
+	if len(args) > 1 && isHelpFlag(args[1]) {
+		printHelp(stdout, cmd)
+		return 0
 	}
 	err := cmd.Run(c, args[1:])
 	for i := len(c.exits) - 1; i >= 0; i-- {
@@ -225,6 +239,61 @@ Examples:
 		}
 		return usagef("too many arguments")
 	},
+}
+
+var cmdVersion = &command{
+	Name:  "version",
+	Usage: "version",
+	Short: "print idkit's version, commit and Go version",
+	Long: `
+Version prints the module version idkit was built from ("(devel)" for a
+build from a checkout), the commit and whether the tree had changes, and
+the Go version, from the build information. "idkit --version" prints the
+same.
+
+Examples:
+
+	idkit version
+	idkit --version
+`,
+	Run: func(c *console, args []string) error {
+		if len(args) > 0 {
+			return usagef("unexpected argument %q", args[0])
+		}
+		_, err := fmt.Fprintln(c.stdout, versionLine())
+		return err
+	},
+}
+
+// versionLine says what idkit was built from: "idkit v1.2.3 (commit
+// 0123abcd, go1.26.8)".
+func versionLine() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "idkit (no build information) " + runtime.Version()
+	}
+	version := info.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	var commit, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if commit != "" {
+		commit = "commit " + commit + modified + ", "
+	}
+	return fmt.Sprintf("idkit %s (%s%s)", version, commit, info.GoVersion)
 }
 
 func printCommands(w io.Writer) {

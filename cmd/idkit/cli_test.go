@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -217,4 +219,34 @@ func TestParseArgs(t *testing.T) {
 			assert.Equal(t, tt.json, *asJSON)
 		})
 	}
+}
+
+// The entry points every CLI has: -h, --help and help list the commands,
+// "COMMAND -h" prints the command's usage for every command, and
+// --version and version print the build's version.
+func TestEntryPoints(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}} {
+		code, stdout, stderr := idkit(args...)
+		assert.Equal(t, 0, code, "%v", args)
+		assert.Empty(t, stderr, "%v", args)
+		for _, c := range commands {
+			assert.Contains(t, stdout, "\n  "+c.Name+" ", "%v lists %s", args, c.Name)
+		}
+	}
+	for _, c := range commands {
+		for _, h := range []string{"-h", "--help"} {
+			code, stdout, stderr := idkit(c.Name, h)
+			assert.Equal(t, 0, code, "%s %s: %s", c.Name, h, stderr)
+			assert.True(t, strings.HasPrefix(stdout, "usage: idkit "+c.Usage+"\n"), "%s %s: %q", c.Name, h, stdout)
+		}
+	}
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		code, stdout, stderr := idkit(args...)
+		assert.Equal(t, 0, code, "%v: %s", args, stderr)
+		assert.Regexp(t, `^idkit \S+ \(.*`+regexp.QuoteMeta(runtime.Version())+`\)\n$`, stdout, "%v", args)
+	}
+	code, _, stderr := idkit("version", "extra")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `unexpected argument "extra"`)
 }
