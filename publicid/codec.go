@@ -132,13 +132,15 @@ func (k Key) KeyLine() string {
 // ParseKeys reads a key file: one key a line, its id character (or the
 // id as a number) and its secret in hexadecimal, 32, 48 or 64 digits (16,
 // 24 or 32 bytes), separated by spaces; blank lines and lines starting
-// with # are skipped. The first key is the one a Codec encodes with.
+// with # are skipped. The first key is the one a Codec encodes with. Two
+// lines of one key id are refused, naming both.
 //
 // An error names the line and what is wrong with it, and never repeats a
 // secret: not the secret's text, nor a key id column longer than a key id
 // (which may be a secret in the wrong column).
 func ParseKeys(text []byte) ([]Key, error) {
 	var keys []Key
+	lineOf := map[int]int{} // key id -> the line that holds it
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -153,6 +155,10 @@ func ParseKeys(text []byte) ([]Key, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: key file line %d: %w", ErrInvalid, n, err)
 		}
+		if first, ok := lineOf[k.ID]; ok {
+			return nil, fmt.Errorf("%w: key file lines %d and %d both hold key id %c: a key id names one key; keep the line of the key your public IDs were made with", ErrInvalid, first, n, k.idChar())
+		}
+		lineOf[k.ID] = n
 		keys = append(keys, k)
 	}
 	if err := sc.Err(); err != nil {

@@ -78,7 +78,15 @@ func (c *console) run(args []string) int {
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
-		fmt.Fprintf(stderr, "idkit: unknown command %q; run 'idkit help'\n", args[0])
+		var names []string
+		for _, c := range commands {
+			names = append(names, c.Name)
+		}
+		if near := nearest(args[0], names); near != "" {
+			fmt.Fprintf(stderr, "idkit: unknown command %q; did you mean %q? run 'idkit help'\n", args[0], near)
+		} else {
+			fmt.Fprintf(stderr, "idkit: unknown command %q; run 'idkit help'\n", args[0])
+		}
 		return 2
 	}
 	// "idkit COMMAND -h" is help for every command, those whose first
@@ -148,24 +156,108 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			return err
 		}
 		msg := err.Error()
-		if strings.HasPrefix(msg, "flag provided but not defined") {
-			msg += " (" + flagList(fs) + ")"
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			msg = "unknown flag " + flagName(name)
+			if near := nearest(name, names); near != "" {
+				msg += "; did you mean " + flagName(near) + "?"
+			} else {
+				msg += " (" + flagList(fs) + ")"
+			}
 		}
 		return usageError{msg}
 	}
 	return nil
 }
 
+// flagName spells a flag as help does: -n, --node.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// nearest returns the name of names closest to s, if one is close enough
+// to be a typo of it: at most a third of its letters changed, added,
+// dropped or swapped with a neighbour (at least one, and never all), with
+// a name that s begins preferred among those as close; else a name that s
+// is the start of, at least three letters long; else "".
+func nearest(s string, names []string) string {
+	s = strings.ToLower(s)
+	limit := max(1, len(s)/3)
+	var best []string
+	bestDist := limit + 1
+	for _, n := range names {
+		d := editDistance(s, n)
+		if d >= len(s) || d > limit {
+			continue
+		}
+		switch {
+		case d < bestDist:
+			best, bestDist = []string{n}, d
+		case d == bestDist:
+			best = append(best, n)
+		}
+	}
+	if len(best) > 1 {
+		var started []string
+		for _, n := range best {
+			if strings.HasPrefix(n, s) {
+				started = append(started, n)
+			}
+		}
+		best = started
+	}
+	if len(best) == 1 {
+		return best[0]
+	}
+	if len(best) > 1 || len(s) < 3 {
+		return ""
+	}
+	var started []string
+	for _, n := range names {
+		if strings.HasPrefix(n, s) {
+			started = append(started, n)
+		}
+	}
+	if len(started) == 1 {
+		return started[0]
+	}
+	return ""
+}
+
+// editDistance is the optimal string alignment distance of a and b: the
+// fewest letters changed, added, dropped or swapped with a neighbour.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // flagList names the flags fs defines, as help spells them.
 func flagList(fs *flag.FlagSet) string {
 	var names []string
-	fs.VisitAll(func(f *flag.Flag) {
-		if len(f.Name) == 1 {
-			names = append(names, "-"+f.Name)
-		} else {
-			names = append(names, "--"+f.Name)
-		}
-	})
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, flagName(f.Name)) })
 	if len(names) == 0 {
 		return "it takes no flags"
 	}

@@ -68,7 +68,12 @@ func TestUsageErrorsExit2(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"; run 'idkit help'`},
+		{[]string{"nwe"}, `unknown command "nwe"; did you mean "new"?`},
+		{[]string{"inspct", "traceid", "1"}, `unknown command "inspct"; did you mean "inspect"?`},
+		{[]string{"new", "traceid", "--nod", "3"}, "unknown flag --nod; did you mean --node?"},
+		{[]string{"new", "traceid", "-thread-bit", "3"}, "unknown flag --thread-bit; did you mean --thread-bits?"},
+		{[]string{"compare", "--shemes", "counter"}, "unknown flag --shemes; did you mean --schemes?"},
 		{[]string{"help", "nope"}, `unknown command "nope"`},
 		{[]string{"help", "new", "extra"}, "too many arguments"},
 
@@ -78,7 +83,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"new", "TraceId"}, `unknown scheme "TraceId"`},
 		{[]string{"new", "ulid", "-n", "-1"}, "-n -1 out of range, want 0 to 100000000"},
 		{[]string{"new", "ulid", "-n", "100000001"}, "-n 100000001 out of range"},
-		{[]string{"new", "ulid", "--node", "1"}, "flag provided but not defined: -node (want one of -n)"},
+		{[]string{"new", "ulid", "--node", "1"}, "unknown flag --node (want one of -n)"},
 		{[]string{"new", "uuid4", "extra"}, `unexpected argument "extra"`},
 
 		{[]string{"new", "traceid"}, "traceid needs --node (0 to 65535)"},
@@ -108,7 +113,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"inspect", "traceid", "1", "2"}, `unexpected argument "2"`},
 		{[]string{"inspect", "traceid", "1", "--at", "yesterday"}, `--at "yesterday" is not an RFC 3339 time`},
 		{[]string{"inspect", "traceid", "1", "--thread-bits", "17"}, "--thread-bits 17 out of range, want 0 to 16"},
-		{[]string{"inspect", "snowflake", "1", "--at", "2025-01-01T00:00:00Z"}, "flag provided but not defined: -at (want one of --json, --preset)"},
+		{[]string{"inspect", "snowflake", "1", "--at", "2025-01-01T00:00:00Z"}, "unknown flag --at (want one of --json, --preset)"},
 		{[]string{"inspect", "snowflake", "1", "--preset", "nope"}, `unknown --preset "nope"`},
 		{[]string{"inspect", "decimalid", "10000000001", "--log", ""}, "--log is empty"},
 
@@ -117,7 +122,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"launch", "begin", "--log", filepath.Join(dir, "a.db"), "now"}, `unexpected argument "now"`},
 		{[]string{"launch", "begin", "--log", ""}, "--log is empty"},
 		{[]string{"launch", "current", "--log", filepath.Join(dir, "a.db"), "x"}, `unexpected argument "x"`},
-		{[]string{"launch", "list", "--ticket", "x"}, "flag provided but not defined: -ticket"},
+		{[]string{"launch", "list", "--ticket", "x"}, "unknown flag --ticket"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -249,4 +254,26 @@ func TestEntryPoints(t *testing.T) {
 	code, _, stderr := idkit("version", "extra")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `unexpected argument "extra"`)
+}
+
+// nearest suggests a name only when one is clearly what was meant.
+func TestNearest(t *testing.T) {
+	t.Parallel()
+	names := []string{"node", "n", "log", "wait", "thread-bits", "etcd", "etcd-user", "etcd-key"}
+	for _, tt := range []struct{ in, want string }{
+		{"nod", "node"},
+		{"ndoe", "node"},
+		{"NODE", "node"},
+		{"thread-bit", "thread-bits"},
+		{"threadbits", "thread-bits"},
+		{"lgo", "log"},
+		{"zzz", ""},
+		{"x", ""},
+		{"etcd-usr", "etcd-user"},
+		{"etcd-k", "etcd-key"},
+		{"etc", "etcd"},
+		{"etcd-", "etcd"},
+	} {
+		assert.Equal(t, tt.want, nearest(tt.in, names), tt.in)
+	}
 }

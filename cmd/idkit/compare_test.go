@@ -95,7 +95,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"compare", "--writers", "0"}, "--writers 0 out of range, want 1..=1024"},
 		{[]string{"compare", "--writers", "x"}, `invalid value "x" for flag -writers`},
 		{[]string{"compare", "--schemes", "uuidv9"}, `unknown scheme "uuidv9", want one of counter`},
-		{[]string{"compare", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"compare", "--bogus"}, "unknown flag --bogus"},
 		{[]string{"compare", "extra"}, `unexpected argument "extra"`},
 		{[]string{"compare", "--need", "fast"}, `--need: compare: bad constraint "fast": want one of 64bit, js-safe`},
 		{[]string{"compare", "--need", "writers=0"}, `--need: compare: bad constraint "writers=0": want writers=1..1024`},

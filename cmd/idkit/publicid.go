@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 
 var cmdPublicID = &command{
 	Name:  "publicid",
-	Usage: "publicid keygen|encode|decode [--id K] [--out FILE] [--key-file FILE] [--domain 63|53] [--number] [ID...]",
+	Usage: "publicid keygen|encode|decode [--id K] [--out FILE [--first]] [--key-file FILE] [--domain 63|53] [--number] [ID...]",
 	Short: "map ordered IDs to public IDs that cannot be counted, and back",
 	Long: `
 Publicid maps IDs (any positive int64: TraceIds, Snowflakes, DecimalIds,
@@ -30,7 +31,10 @@ before FF1 (second character 0 to 7) no longer decode.
 	                     to append to a key file; keep the file secret
 	  --out FILE         append the key line to FILE instead, creating it
 	                     with mode 0600; a FILE that others may read or
-	                     write is refused (chmod 600 it)
+	                     write is refused (chmod 600 it), and so is a key
+	                     id FILE already holds
+	  --first            put the new key first in FILE, where it encodes:
+	                     a rotation; the old keys stay and still decode
 	encode ID...         print the public ID of each ID
 	decode PUBLIC...     print the ID of each public ID
 
@@ -52,6 +56,7 @@ of another construction, fails with exit status 1.
 Examples:
 
 	idkit publicid keygen --id 1 --out keys.txt
+	idkit publicid keygen --id 2 --out keys.txt --first    # rotate to key 2
 	idkit publicid encode --key-file keys.txt 4649612572545253377
 	idkit new traceid --node 7 -n 3 | idkit publicid encode --key-file keys.txt
 	idkit publicid decode --key-file keys.txt 1A1EG5RH5T6119
@@ -72,6 +77,7 @@ func runPublicID(c *console, args []string) error {
 	case "keygen":
 		id := fs.Int("id", 1, "key id, 0 to 31")
 		out := fs.String("out", "", "append the key line to FILE (mode 0600) instead of printing it")
+		first := fs.Bool("first", false, "with --out, put the key first, where it encodes: a key rotation")
 		rest, err := parseArgs(fs, args[1:])
 		if err != nil {
 			return err
@@ -83,8 +89,11 @@ func runPublicID(c *console, args []string) error {
 		if err != nil {
 			return usageError{err.Error()}
 		}
+		if *first && *out == "" {
+			return usagef("--first applies to --out FILE only")
+		}
 		if *out != "" {
-			return appendKey(*out, k)
+			return addKey(*out, k, *first)
 		}
 		_, err = fmt.Fprintln(c.stdout, k.KeyLine())
 		return err
@@ -175,11 +184,13 @@ func runPublicID(c *console, args []string) error {
 	return nil
 }
 
-// appendKey appends the key line of k to the key file path, which it
-// creates with mode 0600. It refuses to add to a file that others may read
-// or write, and leaves such a file unchanged.
-func appendKey(path string, k publicid.Key) (err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+// addKey adds the key line of k to the key file path, which it creates
+// with mode 0600: at the end, or first (where it encodes) when first is
+// set, by writing the whole file anew and renaming it into place. It
+// refuses a file that others may read or write, and a key id the file
+// already holds, naming its line, and leaves the file unchanged then.
+func addKey(path string, k publicid.Key, first bool) (err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("key file: %w", err)
 	}
@@ -195,7 +206,44 @@ func appendKey(path string, k publicid.Key) (err error) {
 	if perm := st.Mode().Perm(); perm&0o077 != 0 {
 		return fmt.Errorf("key file %s may be read or written by others (mode %04o), so no key was added to it: chmod 600 %s", path, perm, path)
 	}
-	if _, err := io.WriteString(f, k.KeyLine()+"\n"); err != nil {
+	old, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("key file: %w", err)
+	}
+	for n, line := range strings.Split(string(old), "\n") {
+		if line = strings.TrimSpace(line); line == "" || line[0] == '#' {
+			continue
+		}
+		if held, err := publicid.ParseKeys([]byte(line)); err == nil && held[0].ID == k.ID {
+			return fmt.Errorf("key file %s already holds key id %d, on line %d, so no key was added to it: a key id names one key; choose another with --id", path, k.ID, n+1)
+		}
+	}
+	line := k.KeyLine() + "\n"
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		old = append(old, '\n')
+		if !first {
+			line = "\n" + line
+		}
+	}
+	if !first {
+		if _, err := f.Write([]byte(line)); err != nil {
+			return fmt.Errorf("key file: %w", err)
+		}
+		return f.Sync()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("key file: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
+	if _, err := tmp.Write(append([]byte(line), old...)); err != nil {
+		tmp.Close()
+		return fmt.Errorf("key file: %w", err)
+	}
+	if err := errors.Join(tmp.Sync(), tmp.Close()); err != nil {
+		return fmt.Errorf("key file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("key file: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -123,4 +124,52 @@ func TestPublicIDKeyFileErrorsHideSecret(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A key file stays usable: keygen refuses a key id the file holds, naming
+// its line, and --first rotates to a new key while the old one still
+// decodes what it made.
+func TestPublicIDKeyRotation(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "keys.txt")
+	code, _, stderr := idkit("publicid", "keygen", "--id", "1", "--out", path)
+	require.Equal(t, 0, code, stderr)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	code, _, stderr = idkit("publicid", "keygen", "--id", "1", "--out", path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "already holds key id 1, on line 1, so no key was added to it")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the file is unchanged")
+
+	code, old, stderr := idkit("publicid", "encode", "--key-file", path, "4649612572545253377")
+	require.Equal(t, 0, code, stderr)
+	old = strings.TrimSpace(old)
+	assert.True(t, strings.HasPrefix(old, "1"), "key 1 encodes: %s", old)
+
+	code, _, stderr = idkit("publicid", "keygen", "--id", "2", "--out", path, "--first")
+	require.Equal(t, 0, code, stderr)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the rewritten file stays private")
+	code, rotated, stderr := idkit("publicid", "encode", "--key-file", path, "4649612572545253377")
+	require.Equal(t, 0, code, stderr)
+	rotated = strings.TrimSpace(rotated)
+	assert.True(t, strings.HasPrefix(rotated, "2"), "key 2 encodes after the rotation: %s", rotated)
+	code, stdout, stderr := idkit("publicid", "decode", "--key-file", path, old, rotated)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "4649612572545253377\n4649612572545253377\n", stdout, "both decode")
+
+	code, _, stderr = idkit("publicid", "keygen", "--id", "3", "--first")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--first applies to --out FILE only")
+
+	// A file with two lines of one key id, as an older keygen could make.
+	dup := filepath.Join(t.TempDir(), "dup.txt")
+	require.NoError(t, os.WriteFile(dup, append(after, after...), 0o600))
+	code, _, stderr = idkit("publicid", "decode", "--key-file", dup, old)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "key file lines 1 and 2 both hold key id 1")
 }

@@ -41,7 +41,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--schemes", "decimalid", "--launch", "100000"}, "--launch 100000 out of range, want 1 to 99999"},
 		{[]string{"--schemes", "objectid", "extra"}, `unexpected argument "extra"`},
 		{[]string{"--schemes", "objectid", "--log", log, "--etcd", "127.0.0.1:1"}, "give either --log or --etcd, not both"},
-		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"--bogus"}, "unknown flag --bogus"},
 		{[]string{"--schemes", "objectid", "--segment-tag", "a b"}, `invalid value "a b" for flag -segment-tag: segment: invalid: tag "a b" has byte ' ' at 1`},
 		{[]string{"--schemes", "objectid", "--segment-tag", "a,a"}, `tag "a" given twice`},
 	}
