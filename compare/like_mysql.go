@@ -243,8 +243,7 @@ func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int
 			  coalesce(sum(CASE stat_name WHEN 'n_leaf_pages' THEN stat_value END), 0)
 			FROM mysql.innodb_index_stats WHERE database_name = ? AND table_name = ? AND index_name = ?`,
 			schema, table, ix.name).Scan(&size, &leaves)
-		var my *mysql.MySQLError
-		if errors.As(err, &my) && (my.Number == 1142 || my.Number == 1044) {
+		if isMySQLDenied(err) {
 			t.Indexes = []IndexFigures{{Name: indexes[0].displayName(), Bytes: t.TableBytes}}
 			t.Notes = append(t.Notes, "the secondary indexes' sizes today are left out: this user may not read mysql.innodb_index_stats on the source")
 			break

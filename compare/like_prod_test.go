@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -188,37 +187,17 @@ func privatePostgres(t *testing.T) string {
 	data := filepath.Join(dir, "data")
 	out, err := exec.Command(runuser, "-u", "postgres", "--", filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust").CombinedOutput()
 	require.NoError(t, err, "initdb: %s", out)
-	var log strings.Builder
+	// runuser passes SIGTERM on to postgres: a smart shutdown.
 	cmd := exec.Command(runuser, "-u", "postgres", "--", filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-c", "listen_addresses=", "-c", "shared_buffers=32MB")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		// runuser passes SIGTERM on: a smart shutdown.
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(testwait.Bound):
-			cmd.Process.Kill()
-			<-exited
-			t.Errorf("postgres did not stop within %v of SIGTERM", testwait.Bound)
-		}
-	})
 	dsn := "postgres://postgres@/postgres?host=" + url.QueryEscape(dir)
-	testwait.Until(t, func() bool {
-		select {
-		case err := <-exited:
-			t.Fatalf("postgres exited: %v: %s", err, log.String())
-		default:
-		}
+	runServer(t, "postgres", cmd, func() bool {
 		c, err := pgx.Connect(context.Background(), dsn)
 		if err != nil {
 			return false
 		}
 		c.Close(context.Background())
 		return true
-	}, "the test's own PostgreSQL server answering")
+	})
 	return dsn
 }
 

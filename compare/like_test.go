@@ -345,9 +345,26 @@ func binlogMariaDB(t *testing.T) string {
 	out, err := exec.Command(install, "--no-defaults", "--datadir="+data, "--user=root",
 		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
 	require.NoError(t, err, "mariadb-install-db: %s", out)
-	var log strings.Builder
 	cmd := exec.Command(mariadbd, "--no-defaults", "--datadir="+data, "--user=root", "--skip-networking",
 		"--socket="+sock, "--log-bin="+filepath.Join(dir, "binlog"), "--innodb-buffer-pool-size=64M", "--pid-file="+filepath.Join(dir, "pid"))
+	dsn := "root@unix(" + sock + ")/mysql"
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	runServer(t, "mariadbd", cmd, func() bool { return db.Ping() == nil })
+	var binlog int
+	require.NoError(t, db.QueryRow("SELECT @@log_bin").Scan(&binlog))
+	require.Equal(t, 1, binlog, "the binary log is on")
+	return dsn
+}
+
+// runServer starts cmd, a database server of the test's own, and returns
+// once ready says it answers, failing the test if it exits first. It is
+// stopped with SIGTERM when the test ends, and killed if it has not
+// stopped within testwait.Bound.
+func runServer(t *testing.T, name string, cmd *exec.Cmd, ready func() bool) {
+	t.Helper()
+	var log strings.Builder
 	cmd.Stdout, cmd.Stderr = &log, &log
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -359,25 +376,17 @@ func binlogMariaDB(t *testing.T) string {
 		case <-time.After(testwait.Bound):
 			cmd.Process.Kill()
 			<-exited
-			t.Errorf("mariadbd did not stop within %v of SIGTERM", testwait.Bound)
+			t.Errorf("%s did not stop within %v of SIGTERM", name, testwait.Bound)
 		}
 	})
-	dsn := "root@unix(" + sock + ")/mysql"
-	db, err := sql.Open("mysql", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
 	testwait.Until(t, func() bool {
 		select {
 		case err := <-exited:
-			t.Fatalf("mariadbd exited: %v: %s", err, log.String())
+			t.Fatalf("%s exited: %v: %s", name, err, log.String())
 		default:
 		}
-		return db.Ping() == nil
-	}, "the test's own MariaDB server answering")
-	var binlog int
-	require.NoError(t, db.QueryRow("SELECT @@log_bin").Scan(&binlog))
-	require.Equal(t, 1, binlog, "the binary log is on")
-	return dsn
+		return ready()
+	}, "the test's own "+name+" answering")
 }
 
 // TestLikeMySQLTakesNoLocks runs --like on a server with the binary log on
