@@ -198,7 +198,9 @@ type hold struct {
 }
 
 // Close releases the key. It clears the holder record first, so that the
-// file says the key is free.
+// file says the key is free, and unlocks the file before closing it: a
+// copy of the descriptor in a child that this process is starting (between
+// its fork and its exec) would otherwise keep the lock a moment longer.
 func (h *hold) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -206,7 +208,10 @@ func (h *hold) Close() error {
 		return nil
 	}
 	_ = h.file.Truncate(0)
-	err := h.file.Close() // closing the only descriptor releases the lock
+	err := unlockHold(h.file)
+	if cerr := h.file.Close(); err == nil {
+		err = cerr
+	}
 	h.file = nil
 	if err != nil {
 		return fmt.Errorf("launchlog: release %s in %s: %w", h.key, h.log.path, err)

@@ -11,3 +11,5 @@ import (
 func lockHold(*os.File) (bool, error) {
 	return false, errors.New("holds need a Unix or Windows file lock, which this system lacks")
 }
+
+func unlockHold(*os.File) error { return nil }

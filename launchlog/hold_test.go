@@ -130,6 +130,38 @@ func TestHoldDiesWithItsProcess(t *testing.T) {
 	require.NoError(t, h.Close())
 }
 
+// TestHoldReleasedWhileACopyLives releases a hold whose descriptor a
+// child process holds a copy of, as a child that this process starts does
+// between its fork and its exec: the key is free at once all the same.
+func TestHoldReleasedWhileACopyLives(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "idkit.db")
+	l, err := New(Options{Path: path})
+	require.NoError(t, err)
+	h, err := l.Hold(context.Background(), "node/7")
+	require.NoError(t, err)
+
+	cmd := helper("wait", path, 0)
+	cmd.ExtraFiles = []*os.File{h.(*hold).file} // the child's fd 3 shares the open file
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- s
+	}()
+	require.Equal(t, "waiting\n", testwait.Recv(t, line, "the child's start"))
+
+	require.NoError(t, h.Close())
+	again, err := l.Hold(context.Background(), "node/7")
+	require.NoError(t, err, "the key is free while the child keeps its copy of the descriptor")
+	require.NoError(t, again.Close())
+}
+
 func TestHoldErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -20,3 +20,9 @@ func lockHold(f *os.File) (ok bool, err error) {
 	}
 	return err == nil, err
 }
+
+// unlockHold releases f's flock. Close alone would not while a copy of the
+// descriptor lives on, as in a child process between fork and exec.
+func unlockHold(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}

@@ -22,3 +22,9 @@ func lockHold(f *os.File) (ok bool, err error) {
 	}
 	return err == nil, err
 }
+
+// unlockHold releases the byte lockHold locked.
+func unlockHold(f *os.File) error {
+	ol := &windows.Overlapped{OffsetHigh: holdOffset >> 32}
+	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
+}

@@ -106,6 +106,10 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("held")
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		_ = h.Close()
+	case "wait":
+		// Do nothing until stdin closes, with the descriptors it was given.
+		fmt.Println("waiting")
+		_, _ = io.Copy(io.Discard, os.Stdin)
 	default:
 		fail(fmt.Errorf("unknown mode %q", mode))
 	}
