@@ -1,10 +1,6 @@
 package objectid
 
-import (
-	"testing"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-)
+import "testing"
 
 var sink ID
 
@@ -35,14 +31,6 @@ func BenchmarkNew(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			sink = NewID()
-		}
-	})
-	// The MongoDB driver's generator, which reads the precise clock for
-	// each ID, in the same run for comparison.
-	b.Run("driver/serial", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			sink = ID(bson.NewObjectID())
 		}
 	})
 }

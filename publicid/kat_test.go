@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/publicid/ff1"
+	"github.com/idkit/idkit/publicid/internal/ff1"
 )
 
 // pinned are public IDs made by FF1 (construction 1) under a fixed key, as

@@ -1,6 +1,6 @@
 package publicid
 
-import "github.com/idkit/idkit/publicid/ff1"
+import "github.com/idkit/idkit/publicid/internal/ff1"
 
 // perm is a keyed permutation of the IDs 1 to 2^n-1: FF1 with radix 2 and
 // an empty tweak on strings of n bits, which permutes 0 to 2^n-1, with

@@ -13,7 +13,7 @@ import (
 
 	idkitpkg "github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/compare"
+	"github.com/idkit/idkit/cmd/idkit/internal/compare"
 )
 
 // A command is one idkit subcommand.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/idkit/idkit/compare"
+	"github.com/idkit/idkit/cmd/idkit/internal/compare"
 )
 
 var cmdCompare = &command{

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/compare"
+	"github.com/idkit/idkit/cmd/idkit/internal/compare"
 )
 
 func TestCompare(t *testing.T) {

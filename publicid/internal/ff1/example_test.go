@@ -4,7 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/idkit/idkit/publicid/ff1"
+	"github.com/idkit/idkit/publicid/internal/ff1"
 )
 
 // NIST's first FF1 sample: AES-128, radix 10, no tweak.

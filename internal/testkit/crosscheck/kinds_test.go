@@ -1,4 +1,4 @@
-package idkit_test
+package crosscheck
 
 import (
 	"errors"
@@ -16,7 +16,6 @@ import (
 	"github.com/idkit/idkit/ordinal"
 	"github.com/idkit/idkit/otelid"
 	"github.com/idkit/idkit/publicid"
-	"github.com/idkit/idkit/publicid/ff1"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/mysqlstore"
 	"github.com/idkit/idkit/segment/pgstore"
@@ -40,7 +39,6 @@ func TestKinds(t *testing.T) {
 			segment.ErrSyntax, segment.ErrRange, segment.ErrInvalid,
 			launchlog.ErrInvalid, launchlog.ErrNetworkFS, fleet.ErrInvalid, instagram.ErrInvalid, ordinal.ErrInvalid,
 			publicid.ErrSyntax, publicid.ErrRange, publicid.ErrInvalid,
-			ff1.ErrKey, ff1.ErrRadix, ff1.ErrLength, ff1.ErrNumeral, ff1.ErrTweak,
 			otelid.ErrNil, serve.ErrInvalid,
 		},
 		idkit.ErrUnavailable: {

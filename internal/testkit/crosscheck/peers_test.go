@@ -1,4 +1,4 @@
-package peerbench
+package crosscheck
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/rs/xid"
 	"github.com/segmentio/ksuid"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // peers lists, by benchmark name, functions that make one new ID of a peer
@@ -26,6 +27,7 @@ func peers(b *testing.B) []peer {
 		{"xid", func() { _ = xid.New() }},
 		{"ksuid", func() { _ = ksuid.New() }},
 		{"bwmarrin-snowflake", func() { _ = node.Generate() }},
+		{"mongo-objectid", func() { _ = bson.NewObjectID() }},
 	}
 }
 

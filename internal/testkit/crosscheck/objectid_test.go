@@ -1,4 +1,4 @@
-package objectid_test
+package crosscheck
 
 import (
 	"bytes"

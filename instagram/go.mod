@@ -1,0 +1,33 @@
+module github.com/idkit/idkit/instagram
+
+go 1.26.0
+
+replace (
+	github.com/idkit/idkit => ..
+	github.com/idkit/idkit/cmd/idkit => ../cmd/idkit
+	github.com/idkit/idkit/fleet => ../fleet
+	github.com/idkit/idkit/internal/explain => ../internal/explain
+	github.com/idkit/idkit/internal/testkit/crosscheck => ../internal/testkit/crosscheck
+	github.com/idkit/idkit/internal/testkit/etcdtest => ../internal/testkit/etcdtest
+	github.com/idkit/idkit/otelid => ../otelid
+	github.com/idkit/idkit/proto => ../proto
+	github.com/idkit/idkit/segment/mysqlstore => ../segment/mysqlstore
+	github.com/idkit/idkit/segment/pgstore => ../segment/pgstore
+	github.com/idkit/idkit/segment/redisstore => ../segment/redisstore
+	github.com/idkit/idkit/serve => ../serve
+)
+
+require (
+	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)

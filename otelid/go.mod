@@ -1,0 +1,39 @@
+module github.com/idkit/idkit/otelid
+
+go 1.26.0
+
+replace (
+	github.com/idkit/idkit => ..
+	github.com/idkit/idkit/cmd/idkit => ../cmd/idkit
+	github.com/idkit/idkit/fleet => ../fleet
+	github.com/idkit/idkit/instagram => ../instagram
+	github.com/idkit/idkit/internal/explain => ../internal/explain
+	github.com/idkit/idkit/internal/testkit/crosscheck => ../internal/testkit/crosscheck
+	github.com/idkit/idkit/internal/testkit/etcdtest => ../internal/testkit/etcdtest
+	github.com/idkit/idkit/proto => ../proto
+	github.com/idkit/idkit/segment/mysqlstore => ../segment/mysqlstore
+	github.com/idkit/idkit/segment/pgstore => ../segment/pgstore
+	github.com/idkit/idkit/segment/redisstore => ../segment/redisstore
+	github.com/idkit/idkit/serve => ../serve
+)
+
+require (
+	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
