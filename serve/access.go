@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,16 +15,22 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/idkit/idkit/clock"
 )
 
-// TLSFiles are the files of a server that speaks HTTPS. The certificate
-// and key are read again when either file changes (looked at once a
-// ReloadInterval at most), so that a renewed certificate takes effect
-// without a restart or a dropped connection; a pair that does not load
-// leaves the old one in use, and is logged.
+// TLSFiles are the files of a server that speaks HTTPS. They are read
+// again when one of them changes, appears or goes (looked at once a
+// second at most), so that a renewed certificate takes effect
+// without a restart or a dropped connection. A reload fails closed: a
+// certificate and key that no longer load (a file deleted, emptied,
+// unreadable, or a key that does not match) leave no certificate in use,
+// so that new handshakes fail and /readyz answers 503 until the files load
+// again; a CA bundle is read block by block, a block that does not parse
+// is skipped and logged, and a bundle with no certificate left trusts no
+// client. Connections already open go on. Replace the files at once (a
+// rename, as Kubernetes does with a secret's volume), not in place.
 type TLSFiles struct {
 	// CertFile and KeyFile are the PEM certificate chain and private key.
 	CertFile, KeyFile string
@@ -33,114 +40,179 @@ type TLSFiles struct {
 	ClientCAFile string
 }
 
-// reloadInterval is how often, at most, the server looks at its TLS and
-// token files for changes, on its clock.
-const reloadInterval = time.Second
-
-// watched is a file read again when its size or modification time changes.
-type watched struct {
-	path    string
-	clk     clock.Clock
-	logger  *slog.Logger
-	load    func() error // reads the file; on error the old contents stay
-	mu      sync.Mutex
-	checked time.Time // when the file was last looked at
-	mod     time.Time
-	size    int64
-}
-
-// refresh reloads the file if it changed, looking at most once a
-// reloadInterval.
-func (w *watched) refresh() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := w.clk.Now()
-	if !w.checked.IsZero() && now.Sub(w.checked) < reloadInterval && now.After(w.checked) {
-		return
-	}
-	w.checked = now
-	fi, err := os.Stat(w.path)
-	if err != nil || (fi.ModTime().Equal(w.mod) && fi.Size() == w.size) {
-		return
-	}
-	if err := w.load(); err != nil {
-		if w.logger != nil {
-			w.logger.Warn("serve: reload failed; the previous contents stay in use", "file", w.path, "err", err)
-		}
-		return
-	}
-	w.mod, w.size = fi.ModTime(), fi.Size()
-}
-
 // certificate serves the key pair of files, reloaded as they change.
 type certificate struct {
-	files   TLSFiles
-	watched []*watched
-	mu      sync.Mutex
-	cert    *tls.Certificate
+	files TLSFiles
+	w     *watched
+	mu    sync.Mutex
+	cert  *tls.Certificate // nil after a failed reload
+	last  *tls.Certificate // the last pair that loaded, for the probes
+	err   error
 }
 
-func (c *certificate) load() error {
+func (c *certificate) load() ([]string, error) {
 	cert, err := tls.LoadX509KeyPair(c.files.CertFile, c.files.KeyFile)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.cert = &cert
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	for _, w := range c.watched {
-		w.refresh()
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err != nil {
+		c.cert, c.err = nil, err
+		return nil, err
+	}
+	c.cert, c.last, c.err = &cert, &cert, nil
+	return nil, nil
+}
+
+// get returns the certificate in use, or an error that fails the
+// handshake when none is.
+func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	c.w.refresh()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cert == nil {
+		return nil, fmt.Errorf("serve: no certificate in use, the last reload failed: %w", c.err)
+	}
 	return c.cert, nil
 }
 
+// lastGood returns the last certificate that loaded, even after a failed
+// reload: the probe listener's, which tells an orchestrator why the main
+// port refuses handshakes rather than refusing its own.
+func (c *certificate) lastGood(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	c.w.refresh()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last, nil
+}
+
+// clientCAs is the pool of CAs whose client certificates are accepted,
+// reloaded as the bundle changes. config is the TLS configuration that
+// requires them, rebuilt at each reload.
+type clientCAs struct {
+	path   string
+	base   *tls.Config
+	w      *watched
+	config atomic.Pointer[tls.Config]
+}
+
+// load reads the bundle block by block; blocks that do not parse are
+// skipped. With none left, the pool is empty and no client is accepted.
+func (c *clientCAs) load() (skipped []string, err error) {
+	pool := x509.NewCertPool()
+	b, err := os.ReadFile(c.path)
+	n := 0
+	if err == nil {
+		nl := []byte("\n")
+		rest := b
+		for {
+			at := 1 + bytes.Count(b[:len(b)-len(rest)], nl) // the line the block begins on
+			if i := bytes.Index(rest, []byte("-----BEGIN")); i >= 0 {
+				at += bytes.Count(rest[:i], nl)
+			}
+			var block *pem.Block
+			if block, rest = pem.Decode(rest); block == nil {
+				break
+			}
+			if block.Type != "CERTIFICATE" {
+				skipped = append(skipped, fmt.Sprintf("%s line %d: a PEM block of type %q, want CERTIFICATE", c.path, at, block.Type))
+				continue
+			}
+			cert, perr := x509.ParseCertificate(block.Bytes)
+			if perr != nil {
+				skipped = append(skipped, fmt.Sprintf("%s line %d: %v", c.path, at, perr))
+				continue
+			}
+			pool.AddCert(cert)
+			n++
+		}
+		if n == 0 {
+			err = fmt.Errorf("%s holds no PEM certificate: %w", c.path, errNothingValid)
+		}
+	}
+	cfg := c.base.Clone()
+	cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	if err != nil {
+		cfg.ClientCAs = x509.NewCertPool() // trusts no client
+	}
+	c.config.Store(cfg)
+	return skipped, err
+}
+
+// forClient is the server's GetConfigForClient: the configuration with
+// the CAs of the bundle's last load.
+func (c *clientCAs) forClient(*tls.ClientHelloInfo) (*tls.Config, error) {
+	c.w.refresh()
+	return c.config.Load(), nil
+}
+
+// aeadSuites are the TLS 1.2 cipher suites offered: ECDHE with AES-GCM or
+// ChaCha20-Poly1305 only, no CBC. (TLS 1.3's suites are all AEAD and not
+// configurable.)
+var aeadSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// serverTLS holds the server's TLS configurations: the main port's, and
+// the probe listener's, which asks for no client certificate.
+type serverTLS struct {
+	main, probes *tls.Config
+	watched      []*watched
+}
+
 // tlsConfig returns the server's TLS configuration for files: TLS 1.2 at
-// least, the certificate reloaded as it changes, and client certificates
-// required when a client CA is given.
-func tlsConfig(files TLSFiles, clk clock.Clock, logger *slog.Logger) (*tls.Config, error) {
+// least with AEAD suites only, the certificate reloaded as it changes,
+// and client certificates required when a client CA is given.
+func tlsConfig(files TLSFiles, clk clock.Clock, logger *slog.Logger) (*serverTLS, error) {
 	if files.CertFile == "" || files.KeyFile == "" {
 		return nil, fmt.Errorf("%w: Options.TLS needs CertFile and KeyFile", ErrInvalid)
 	}
 	c := &certificate{files: files}
-	if err := c.load(); err != nil {
+	w, err := newWatched("certificate", []string{files.CertFile, files.KeyFile}, clk, logger, c.load)
+	if err != nil {
 		return nil, fmt.Errorf("%w: Options.TLS: %w", ErrInvalid, err)
 	}
-	for _, path := range []string{files.CertFile, files.KeyFile} {
-		w := &watched{path: path, clk: clk, logger: logger, load: c.load}
-		if fi, err := os.Stat(path); err == nil {
-			w.mod, w.size, w.checked = fi.ModTime(), fi.Size(), clk.Now()
-		}
-		c.watched = append(c.watched, w)
+	c.w = w
+	st := &serverTLS{watched: []*watched{w}}
+	st.main = &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		CipherSuites:   aeadSuites,
+		GetCertificate: c.get,
+		NextProtos:     []string{"h2", "http/1.1"},
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: c.get}
+	st.probes = st.main.Clone()
+	st.probes.GetCertificate = c.lastGood
 	if files.ClientCAFile != "" {
-		pem, err := os.ReadFile(files.ClientCAFile)
+		ca := &clientCAs{path: files.ClientCAFile, base: st.main.Clone()}
+		w, err := newWatched("client_ca", []string{files.ClientCAFile}, clk, logger, ca.load)
 		if err != nil {
 			return nil, fmt.Errorf("%w: Options.TLS.ClientCAFile: %w", ErrInvalid, err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: Options.TLS.ClientCAFile %s holds no PEM certificate", ErrInvalid, files.ClientCAFile)
-		}
-		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		ca.w = w
+		st.watched = append(st.watched, w)
+		// Every handshake takes the configuration of the bundle's last
+		// load; this one requires a client certificate too, for a
+		// program that reads it.
+		st.main.ClientCAs, st.main.ClientAuth = ca.config.Load().ClientCAs, tls.RequireAndVerifyClientCert
+		st.main.GetConfigForClient = ca.forClient
 	}
-	return cfg, nil
+	return st, nil
 }
 
 // tokens are the bearer tokens a client may present, from a file with one
 // token a line, optionally after the client's name and a space ("alice
 // 8f0c..."); blank lines and lines starting with # are skipped. Only their
 // SHA-256 sums are kept, and a presented token is compared with every one
-// in constant time.
+// in constant time. A line that is not a valid token is skipped and
+// logged, naming its number; a file that is deleted, emptied or
+// unreadable leaves no token valid.
 type tokens struct {
-	w  *watched
-	mu sync.Mutex
+	path string
+	w    *watched
+	mu   sync.Mutex
 	// sums and names of the tokens, in the file's order.
 	sums  [][sha256.Size]byte
 	names []string
@@ -148,24 +220,27 @@ type tokens struct {
 
 // newTokens reads the token file at path.
 func newTokens(path string, clk clock.Clock, logger *slog.Logger) (*tokens, error) {
-	t := &tokens{}
-	t.w = &watched{path: path, clk: clk, logger: logger, load: t.load}
-	if err := t.load(); err != nil {
+	t := &tokens{path: path}
+	w, err := newWatched("tokens", []string{path}, clk, logger, t.load)
+	if err != nil {
 		return nil, fmt.Errorf("%w: Options.TokenFile: %w", ErrInvalid, err)
 	}
-	if fi, err := os.Stat(path); err == nil {
-		t.w.mod, t.w.size, t.w.checked = fi.ModTime(), fi.Size(), clk.Now()
-	}
+	t.w = w
 	return t, nil
 }
 
-func (t *tokens) load() error {
-	b, err := os.ReadFile(t.w.path)
-	if err != nil {
-		return err
-	}
+func (t *tokens) load() (skipped []string, err error) {
 	var sums [][sha256.Size]byte
 	var names []string
+	defer func() {
+		t.mu.Lock()
+		t.sums, t.names = sums, names
+		t.mu.Unlock()
+	}()
+	b, err := os.ReadFile(t.path)
+	if err != nil {
+		return nil, err
+	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -178,21 +253,20 @@ func (t *tokens) load() error {
 		}
 		token = strings.TrimSpace(token)
 		if len(token) < 16 {
-			return fmt.Errorf("%s line %d: a token of %d characters, want 16 or more", t.w.path, n, len(token))
+			skipped = append(skipped, fmt.Sprintf("%s line %d: a token of %d characters, want 16 or more", t.path, n, len(token)))
+			continue
 		}
 		sums = append(sums, sha256.Sum256([]byte(token)))
 		names = append(names, name)
 	}
 	if err := sc.Err(); err != nil {
-		return err
+		sums, names = nil, nil
+		return skipped, fmt.Errorf("%s: %w", t.path, err)
 	}
 	if len(sums) == 0 {
-		return fmt.Errorf("%s holds no token", t.w.path)
+		return skipped, fmt.Errorf("%s holds no token: %w", t.path, errNothingValid)
 	}
-	t.mu.Lock()
-	t.sums, t.names = sums, names
-	t.mu.Unlock()
-	return nil
+	return skipped, nil
 }
 
 // client returns the name of the client whose token r presents, or "" if

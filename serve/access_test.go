@@ -103,10 +103,10 @@ func TestTLSAndTokens(t *testing.T) {
 	resp = call(t, kept, url+"/v1/objectid", bob)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the connection open across the renewal goes on")
 
-	// A token file that no longer loads leaves the tokens in use.
+	// A token file with no valid token left leaves no token valid.
 	testcert.WriteFile(t, tokenFile, []byte("short\n"))
 	clk.Advance(2 * reloadInterval)
-	assert.Equal(t, http.StatusOK, call(t, fresh, url+"/v1/objectid", bob).StatusCode)
+	assert.Equal(t, http.StatusUnauthorized, call(t, fresh, url+"/v1/objectid", bob).StatusCode)
 }
 
 // TestMutualTLS: with a client CA, a client without a certificate of that

@@ -128,6 +128,10 @@ func (h *health) check(ctx context.Context) healthReport {
 			note(name+" node claim", c.Check(now), "lost")
 		}
 	}
+	for _, w := range h.s.watched {
+		err := w.state()
+		note(w.name, err, reloadReason(err))
+	}
 	if h.s.store != nil {
 		err := h.probe(ctx)
 		public := "failing"

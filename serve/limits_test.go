@@ -2,10 +2,12 @@ package serve
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,37 +64,51 @@ func TestNoLimits(t *testing.T) {
 	}
 }
 
-// TestMaxConns: past MaxConns open connections, a new client waits until
-// one closes.
+// TestMaxConns: past MaxConns open connections, a new client waits while
+// every connection is busy, and takes the room of the first one that goes
+// idle, which is closed.
 func TestMaxConns(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, Options{ObjectID: &objectid.Options{}, Limits: Limits{MaxConns: 1}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go s.Serve(ln)
-	request := func(c net.Conn) error {
-		if _, err := c.Write([]byte("GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
-			return err
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	const request = "GET /livez HTTP/1.1\r\nHost: x\r\n\r\n"
 	first, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
-	require.NoError(t, request(first), "the first connection is served") // and stays open
+	defer first.Close()
+	_, err = first.Write([]byte(request[:10])) // busy: its request is half sent
+	require.NoError(t, err)
+	testwait.Until(t, func() bool {
+		return strings.Contains(body(t, get(t, s, "/metrics")), `idkit_connections_open{listener="main"} 1`+"\n")
+	}, "the first connection open")
 	second, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
 	defer second.Close()
 	served := make(chan error, 1)
-	go func() { served <- request(second) }()
+	go func() {
+		_, err := second.Write([]byte(request))
+		if err == nil {
+			var resp *http.Response
+			if resp, err = http.ReadResponse(bufio.NewReader(second), nil); err == nil {
+				resp.Body.Close()
+			}
+		}
+		served <- err
+	}()
 	select {
 	case err := <-served:
-		t.Fatalf("the second connection was served (%v) while the first held the only slot", err)
-	case <-time.After(100 * time.Millisecond): // a window to be served in, were the cap not held
+		t.Fatalf("the second connection was served (%v) while the first, busy, held the only room", err)
+	default:
 	}
-	first.Close()
-	assert.NoError(t, testwait.Recv(t, served, "the second connection served once the first closed"))
+	_, err = first.Write([]byte(request[10:]))
+	require.NoError(t, err)
+	r := bufio.NewReader(first)
+	resp, err := http.ReadResponse(r, nil)
+	require.NoError(t, err, "the first connection is served")
+	resp.Body.Close()
+	assert.NoError(t, testwait.Recv(t, served, "the second connection served once the first went idle"))
+	_, err = r.ReadByte()
+	assert.ErrorIs(t, err, io.EOF, "the idle connection closed to make room")
+	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_connections_evicted_total{listener="main"} 1`)
 }

@@ -26,6 +26,9 @@ type metrics struct {
 	latency     *prometheus.HistogramVec
 	requests    *prometheus.CounterVec
 	storeErrors *prometheus.CounterVec
+	conns       *prometheus.GaugeVec   // by listener
+	evicted     *prometheus.CounterVec // by listener
+	handshakes  prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -47,11 +50,23 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "idkit_store_errors_total",
 			Help: "Failed operations on the launch log (high-water marks, generator ids, launches, segment blocks, health probes), by operation.",
 		}, []string{"op"}),
+		conns: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "idkit_connections_open",
+			Help: "Connections open, by listener: main, probes, metrics.",
+		}, []string{"listener"}),
+		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idkit_connections_evicted_total",
+			Help: "Idle connections closed to make room for a new client at the listener's connection cap, by listener.",
+		}, []string{"listener"}),
+		handshakes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "idkit_tls_handshake_errors_total",
+			Help: "Failed TLS handshakes, on every listener; the log has one line a minute at most.",
+		}),
 	}
 	for _, op := range []string{"highwater", "advance", "generator", "launch", "block", "probe"} {
 		m.storeErrors.WithLabelValues(op)
 	}
-	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors,
+	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.evicted, m.handshakes,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -76,6 +91,9 @@ func (m *metrics) done(_ *http.Request, route, scheme string, status int, start 
 // register adds the metrics read from s's generators and claims.
 func (m *metrics) register(s *Server) {
 	s.reg.MustRegister(&statsCollector{s})
+	if len(s.watched) > 0 {
+		s.reg.MustRegister(reloadCollector{s.watched})
+	}
 	for _, name := range s.names {
 		sc := s.schemes[name]
 		if sc.claim == nil {

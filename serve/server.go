@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/net/netutil"
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
@@ -109,8 +107,14 @@ type Options struct {
 	// and /metrics need none.
 	TokenFile string
 	// SeparateMetrics takes /metrics off the server's own routes, for a
-	// program that serves MetricsHandler on a listener of its own.
+	// program that serves the metrics on a listener of its own
+	// (ServeMetrics, or MetricsHandler).
 	SeparateMetrics bool
+	// ProbeMaxConns and MetricsMaxConns are the connection caps of
+	// ServeProbes and ServeMetrics, which are outside Limits.MaxConns.
+	// Zero means DefaultProbeMaxConns (16) and DefaultMetricsMaxConns
+	// (64).
+	ProbeMaxConns, MetricsMaxConns int
 	// Limits bound what one client may take; the zero value means the
 	// defaults. See Limits.
 	Limits Limits
@@ -145,16 +149,19 @@ type Server struct {
 	store    *countingStore // nil without Options.Store
 	health   *health
 	draining atomic.Bool
-	tls      *tls.Config // nil for plain HTTP
-	tokens   *tokens     // nil without Options.TokenFile
+	tls      *serverTLS // nil for plain HTTP
+	tokens   *tokens    // nil without Options.TokenFile
+	watched  []*watched // the files reloaded as they change: certificate, client CAs, tokens
 	limits   *limiter
 
 	closers   []func() error // of the generators and allocators, run once by Shutdown or Close
 	closeOnce sync.Once
 	closeErr  error
 
-	mu   sync.Mutex
-	http *http.Server // set by Serve
+	errorLog *log.Logger // the http.Servers' own errors; see handshakeLog
+
+	mu      sync.Mutex
+	servers []*http.Server // started by Serve, ServeProbes and ServeMetrics
 }
 
 // New builds the generators that c names and returns a Server for them.
@@ -190,6 +197,21 @@ func New(c Options) (*Server, error) {
 	if c.MaxHeaderBytes == 0 {
 		c.MaxHeaderBytes = 8 << 10
 	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"ProbeMaxConns", &c.ProbeMaxConns, DefaultProbeMaxConns},
+		{"MetricsMaxConns", &c.MetricsMaxConns, DefaultMetricsMaxConns},
+	} {
+		if *f.v < 0 {
+			return nil, fmt.Errorf("%w: Options.%s %d is negative, want 0 (the default, %d) or more", ErrInvalid, f.name, *f.v, f.def)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
 	if c.Clock == nil {
 		c.Clock = clock.System()
 	}
@@ -200,6 +222,7 @@ func New(c Options) (*Server, error) {
 			return nil, err
 		}
 		s.tls = cfg
+		s.watched = append(s.watched, cfg.watched...)
 	}
 	if c.TokenFile != "" {
 		t, err := newTokens(c.TokenFile, c.Clock, c.Logger)
@@ -207,6 +230,7 @@ func New(c Options) (*Server, error) {
 			return nil, err
 		}
 		s.tokens = t
+		s.watched = append(s.watched, t.w)
 	}
 	if c.Limits.IDsPerSecond == 0 {
 		c.Limits.IDsPerSecond = DefaultIDsPerSecond
@@ -220,6 +244,7 @@ func New(c Options) (*Server, error) {
 	s.cfg.Limits = c.Limits
 	s.limits = newLimiter(c.Limits, c.MaxN)
 	s.m = newMetrics(s.reg)
+	s.errorLog = newErrorLog(c.Logger, c.Clock, s.m.handshakes)
 	if c.Store != nil {
 		s.store = &countingStore{Store: c.Store, errors: s.m.storeErrors}
 	}
@@ -310,7 +335,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Serve accepts connections on l and serves them with the configured
-// timeouts until Shutdown; it then returns http.ErrServerClosed.
+// timeouts until Shutdown; it then returns http.ErrServerClosed. At
+// Limits.MaxConns connections open, a new client makes room by closing
+// the connection idle longest; with none idle it waits.
 func (s *Server) Serve(l net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
@@ -319,7 +346,7 @@ func (s *Server) Serve(l net.Listener) error {
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
-		ErrorLog:          slogErrorLog(s.cfg.Logger),
+		ErrorLog:          s.errorLog,
 	}
 	if s.tls == nil {
 		// gRPC clients speak HTTP/2 with prior knowledge (h2c) to a
@@ -327,61 +354,50 @@ func (s *Server) Serve(l net.Listener) error {
 		hs.Protocols = new(http.Protocols)
 		hs.Protocols.SetHTTP1(true)
 		hs.Protocols.SetUnencryptedHTTP2(true)
+	} else {
+		hs.TLSConfig = s.tls.main
 	}
-	s.mu.Lock()
-	if s.draining.Load() {
-		s.mu.Unlock()
-		return http.ErrServerClosed
-	}
-	s.http = hs
-	s.mu.Unlock()
-	if n := s.cfg.Limits.MaxConns; n > 0 {
-		l = netutil.LimitListener(l, n)
-	}
-	if s.tls != nil {
-		hs.TLSConfig = s.tls
-		return hs.ServeTLS(l, "", "") // the certificate comes from TLSConfig
-	}
-	return hs.Serve(l)
+	return s.serve(hs, l, "main", s.cfg.Limits.MaxConns)
 }
 
 // Shutdown stops the server gracefully: /healthz reports 503 from now on,
-// Serve stops accepting connections, and Shutdown waits for the requests
-// in flight to finish, or for ctx to end (then it returns ctx's error and
-// the remaining connections stay open until the caller exits). Either way
-// it then closes the generators and segment allocators, whose unused IDs
-// are lost: a request still running gets an error. It may be called more
-// than once.
+// Serve, ServeProbes and ServeMetrics stop accepting connections, and
+// Shutdown waits for the requests in flight to finish, or for ctx to end
+// (then it returns ctx's error and the remaining connections stay open
+// until the caller exits). Either way it then closes the generators and
+// segment allocators, whose unused IDs are lost: a request still running
+// gets an error. It may be called more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.draining.Store(true)
-	hs := s.http
+	servers := slices.Clone(s.servers)
 	s.mu.Unlock()
-	var err error
-	if hs != nil {
-		err = hs.Shutdown(ctx)
+	var errs []error
+	for _, hs := range servers {
+		errs = append(errs, hs.Shutdown(ctx))
 	}
-	return errors.Join(err, s.close())
+	return errors.Join(errors.Join(errs...), s.close())
 }
 
 // Close stops the server at once, as net/http's Server.Close does:
-// /healthz reports 503 from now on, and Serve's listener and connections
-// close, requests in flight included, without waiting for them. It then
-// closes the generators and segment allocators, whose unused IDs are lost:
-// a request still running gets an error of kind idkit.ErrClosed. It may be
-// called more than once, and after Shutdown.
+// /healthz reports 503 from now on, and the listeners and connections of
+// Serve, ServeProbes and ServeMetrics close, requests in flight included,
+// without waiting for them. It then closes the generators and segment
+// allocators, whose unused IDs are lost: a request still running gets an
+// error of kind idkit.ErrClosed. It may be called more than once, and
+// after Shutdown.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.draining.Store(true)
-	hs := s.http
+	servers := slices.Clone(s.servers)
 	s.mu.Unlock()
-	var err error
-	if hs != nil {
-		if err = hs.Close(); errors.Is(err, net.ErrClosed) {
-			err = nil // the listener was closed before
+	var errs []error
+	for _, hs := range servers {
+		if err := hs.Close(); !errors.Is(err, net.ErrClosed) { // not closed before
+			errs = append(errs, err)
 		}
 	}
-	return errors.Join(err, s.close())
+	return errors.Join(errors.Join(errs...), s.close())
 }
 
 // close closes what New opened, once, and returns what closing it
@@ -457,14 +473,4 @@ func (s *Server) lookup(w http.ResponseWriter, name string) *scheme {
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("unknown scheme %q", name))
 	return nil
-}
-
-// slogErrorLog returns a log.Logger for the http.Server's own errors
-// (such as TLS handshakes and panics), written to l at level Warn, or nil
-// for the standard logger.
-func slogErrorLog(l *slog.Logger) *log.Logger {
-	if l == nil {
-		return nil
-	}
-	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
 }

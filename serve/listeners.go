@@ -1,0 +1,143 @@
+package serve
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// The listeners beside the main one: the probes', which answers an
+// orchestrator's liveness and readiness probes whatever the main port's
+// clients do, and the metrics', which a scraper reads. Each has a
+// connection cap of its own (idle connections closed first, as on the
+// main port) and timeouts shorter than the main port's.
+const (
+	// DefaultProbeMaxConns and DefaultMetricsMaxConns are the defaults
+	// of Options.ProbeMaxConns and Options.MetricsMaxConns.
+	DefaultProbeMaxConns   = 16
+	DefaultMetricsMaxConns = 64
+
+	probeReadTimeout   = 2 * time.Second  // the request line and headers, and the request
+	probeIdleTimeout   = 10 * time.Second // a kept-alive connection between probes
+	metricsReadTimeout = 5 * time.Second
+	metricsWriteTimout = 15 * time.Second
+	metricsIdleTimeout = 30 * time.Second
+)
+
+// probeWriteTimeout is how long a probe's answer may take: /readyz may
+// wait ProbeTimeout for the store.
+func (s *Server) probeWriteTimeout() time.Duration { return s.cfg.ProbeTimeout + 3*time.Second }
+
+// ProbeHandler serves /livez and /readyz alone, needing no token and no
+// client certificate; every other path is 404. ServeProbes serves it.
+func (s *Server) ProbeHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", s.handleLive)
+	mux.HandleFunc("GET /readyz", s.handleHealth)
+	mux.HandleFunc("/livez", methodNotAllowed)
+	mux.HandleFunc("/readyz", methodNotAllowed)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; this listener serves /livez and /readyz", r.URL.Path))
+	})
+	return noBody(mux)
+}
+
+// metricsOnly serves /metrics alone; every other path is 404.
+func (s *Server) metricsOnly() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.MetricsHandler())
+	mux.HandleFunc("/metrics", methodNotAllowed)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; this listener serves /metrics", r.URL.Path))
+	})
+	return noBody(mux)
+}
+
+// noBody refuses a request with a body, which no route reads, rather than
+// leave it for the server to drain.
+func noBody(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			writeError(w, http.StatusRequestEntityTooLarge, "a request takes no body")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ServeProbes serves ProbeHandler on l until Shutdown or Close, and then
+// returns http.ErrServerClosed. It is for a listener of its own, such as
+// the one a Kubernetes probe reaches: it asks no client certificate, is
+// outside Limits.MaxConns with a cap of its own (Options.ProbeMaxConns),
+// and has short timeouts: 2 s to read a request, ProbeTimeout and 3 s to
+// answer, 10 s idle. With Options.TLS it speaks HTTPS with the server's
+// certificate, the last that loaded even after a failed reload, so that
+// /readyz can say why the main port refuses handshakes.
+func (s *Server) ServeProbes(l net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.ProbeHandler(),
+		ReadHeaderTimeout: probeReadTimeout,
+		ReadTimeout:       probeReadTimeout,
+		WriteTimeout:      s.probeWriteTimeout(),
+		IdleTimeout:       probeIdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		ErrorLog:          s.errorLog,
+	}
+	if s.tls != nil {
+		hs.TLSConfig = s.tls.probes
+	}
+	return s.serve(hs, l, "probes", s.cfg.ProbeMaxConns)
+}
+
+// ServeMetrics serves the metrics on l, at /metrics alone (404 elsewhere),
+// until Shutdown or Close, and then returns http.ErrServerClosed. It needs
+// no token and speaks plain HTTP; it has a connection cap of its own
+// (Options.MetricsMaxConns, idle connections closed first) and timeouts:
+// 5 s to read a request, 15 s to answer, 30 s idle. Use it with
+// Options.SeparateMetrics.
+func (s *Server) ServeMetrics(l net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.metricsOnly(),
+		ReadHeaderTimeout: metricsReadTimeout,
+		ReadTimeout:       metricsReadTimeout,
+		WriteTimeout:      metricsWriteTimout,
+		IdleTimeout:       metricsIdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		ErrorLog:          s.errorLog,
+	}
+	return s.serve(hs, l, "metrics", s.cfg.MetricsMaxConns)
+}
+
+// serve runs hs on l, its connections capped at max (none if max < 0),
+// until Shutdown or Close.
+func (s *Server) serve(hs *http.Server, l net.Listener, name string, max int) error {
+	s.mu.Lock()
+	if s.draining.Load() {
+		s.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.servers = append(s.servers, hs)
+	s.mu.Unlock()
+	if max > 0 {
+		lim := newConnLimit(max, s.m.evicted.WithLabelValues(name), s.m.conns.WithLabelValues(name))
+		l = lim.listener(l)
+		hs.ConnState = lim.connState
+	}
+	if hs.TLSConfig != nil {
+		return hs.ServeTLS(l, "", "") // the certificate comes from TLSConfig
+	}
+	return hs.Serve(l)
+}
+
+// Descriptors returns the most file descriptors the connections of the
+// server's listeners may hold: the caps of the main, probe and metrics
+// listeners, and one waiting connection and the listening socket of
+// each. It is 0 when the main port has no cap (Limits.MaxConns < 0).
+// The files and stores a program opens come on top.
+func (s *Server) Descriptors() int {
+	if s.cfg.Limits.MaxConns < 0 {
+		return 0
+	}
+	return s.cfg.Limits.MaxConns + s.cfg.ProbeMaxConns + s.cfg.MetricsMaxConns + 3*2
+}

@@ -1,0 +1,182 @@
+package serve
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testkit/testcert"
+	"github.com/idkit/idkit/internal/testkit/testwait"
+	"github.com/idkit/idkit/objectid"
+)
+
+// freePort returns a listener on a free local port and its address.
+func freePort(t *testing.T) (net.Listener, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return ln, ln.Addr().String()
+}
+
+// served runs serve on ln in the background; the test's end checks that it
+// stopped with http.ErrServerClosed.
+func served(t *testing.T, s *Server, serve func(net.Listener) error, ln net.Listener) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- serve(ln) }()
+	t.Cleanup(func() {
+		s.Close()
+		err := testwait.Recv(t, done, "the end of a listener's Serve")
+		assert.True(t, errors.Is(err, http.ErrServerClosed), "Serve returned %v", err)
+	})
+}
+
+// keepIdle sends one request on a new connection to addr, reads the
+// answer and leaves the connection open and idle; it is closed when the
+// test ends.
+func keepIdle(t *testing.T, addr, path string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	require.NoError(t, c.SetDeadline(time.Now().Add(testwait.Bound)))
+	_, err = c.Write([]byte("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, path)
+}
+
+// TestProbesAndMetricsListeners: the probe listener serves /livez and
+// /readyz alone, the metrics listener /metrics alone; neither needs a
+// token.
+func TestProbesAndMetricsListeners(t *testing.T) {
+	t.Parallel()
+	tokenFile := filepath.Join(t.TempDir(), "tokens")
+	testcert.WriteFile(t, tokenFile, []byte("alice alice-0123456789abcdef\n"))
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, TokenFile: tokenFile, SeparateMetrics: true})
+	pln, probes := freePort(t)
+	mln, metrics := freePort(t)
+	served(t, s, s.ServeProbes, pln)
+	served(t, s, s.ServeMetrics, mln)
+	c := &http.Client{Timeout: testwait.Bound}
+	for _, tt := range []struct {
+		url  string
+		want int
+	}{
+		{"http://" + probes + "/livez", http.StatusOK},
+		{"http://" + probes + "/readyz", http.StatusOK},
+		{"http://" + probes + "/healthz", http.StatusNotFound},
+		{"http://" + probes + "/metrics", http.StatusNotFound},
+		{"http://" + probes + "/v1/objectid", http.StatusNotFound},
+		{"http://" + metrics + "/metrics", http.StatusOK},
+		{"http://" + metrics + "/livez", http.StatusNotFound},
+		{"http://" + metrics + "/v1/objectid", http.StatusNotFound},
+		{"http://" + metrics + "/", http.StatusNotFound},
+	} {
+		resp, err := c.Get(tt.url)
+		require.NoError(t, err, tt.url)
+		resp.Body.Close()
+		assert.Equal(t, tt.want, resp.StatusCode, tt.url)
+	}
+	resp, err := c.Post("http://"+probes+"/livez", "text/plain", strings.NewReader("x"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "a probe with a body")
+}
+
+// TestProbesAnswerWhileListenersAreFull: a few hundred idle connections to
+// the metrics listener and MaxConns idle connections to the main port
+// leave /livez on the probe listener answering, and a new client of the
+// main port is served, taking the room of an idle connection. (A few
+// hundred rather than thousands keeps the test fast: past its cap the
+// metrics listener accepts nothing more, so the number beyond the cap
+// changes only the kernel's backlog, not the server.)
+func TestProbesAnswerWhileListenersAreFull(t *testing.T) {
+	t.Parallel()
+	const maxConns, metricsConns = 20, 300
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, SeparateMetrics: true, Limits: Limits{MaxConns: maxConns}})
+	ln, main := freePort(t)
+	pln, probes := freePort(t)
+	mln, metrics := freePort(t)
+	served(t, s, s.Serve, ln)
+	served(t, s, s.ServeProbes, pln)
+	served(t, s, s.ServeMetrics, mln)
+
+	// The metrics listener's room taken by idle kept-alive connections,
+	// and then by connections that send nothing, far past its cap.
+	for range DefaultMetricsMaxConns / 2 {
+		keepIdle(t, metrics, "/metrics")
+	}
+	for range metricsConns {
+		c, err := net.Dial("tcp", metrics)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+	}
+	for range maxConns {
+		keepIdle(t, main, "/livez")
+	}
+	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
+	testwait.Until(t, func() bool {
+		return strings.Contains(scrape(), `idkit_connections_open{listener="metrics"} 64`+"\n")
+	}, "the metrics listener at its cap")
+	m := scrape()
+	assertMetric(t, m, `idkit_connections_open{listener="main"} 20`)
+
+	c := &http.Client{Timeout: testwait.Bound, Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, path := range []string{"/livez", "/readyz"} {
+		resp, err := c.Get("http://" + probes + path)
+		require.NoError(t, err, "%s on the probe listener", path)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+	}
+	resp, err := c.Get("http://" + main + "/v1/objectid")
+	require.NoError(t, err, "a new client of the main port")
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	m = scrape()
+	assertMetric(t, m, `idkit_connections_evicted_total{listener="main"} 1`)
+	assertMetric(t, m, `idkit_connections_open{listener="metrics"} 64`)
+}
+
+// TestProbesWithoutClientCertificate: with a client CA, the main port
+// refuses a client without a certificate while the probe listener
+// answers it, over HTTPS.
+func TestProbesWithoutClientCertificate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := testcert.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, "server", 10, true)
+	caFile := ca.WriteCA(t, dir, "clients")
+	s := newServer(t, Options{ObjectID: &objectid.Options{},
+		TLS: &TLSFiles{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile}})
+	ln, main := freePort(t)
+	pln, probes := freePort(t)
+	served(t, s, s.Serve, ln)
+	served(t, s, s.ServeProbes, pln)
+
+	noCert := client(ca, nil, false)
+	_, err := noCert.Get("https://" + main + "/livez")
+	assert.Error(t, err, "the main port without a client certificate")
+	for _, path := range []string{"/livez", "/readyz"} {
+		resp := call(t, noCert, "https://"+probes+path, "")
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Equal(t, int64(10), resp.TLS.PeerCertificates[0].SerialNumber.Int64())
+	}
+	// A Kubernetes probe verifies no server certificate either.
+	k8s := &http.Client{Timeout: testwait.Bound, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := k8s.Get("https://" + probes + "/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}

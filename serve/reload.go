@@ -1,0 +1,193 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/idkit/idkit/clock"
+)
+
+// reloadInterval is how often, at most, the server looks at its TLS and
+// token files for changes, on its clock.
+const reloadInterval = time.Second
+
+// errNothingValid is the error of a file that was read but holds nothing
+// the server can use: no token, no certificate.
+var errNothingValid = errors.New("nothing valid")
+
+// watched is a set of files (a token file; a certificate and its key; a
+// CA bundle) read again when one of them changes, appears or goes. A
+// reload fails closed: what the files no longer hold is dropped whatever
+// else happened to them, so that a deleted, emptied or unreadable file
+// leaves nothing of it in use, and a part that does not parse (a line, a
+// PEM block) is skipped while the rest applies.
+type watched struct {
+	name   string // names the files in logs, readiness and metrics: "tokens", "certificate", "client_ca"
+	paths  []string
+	clk    clock.Clock
+	logger *slog.Logger
+	// load reads the files and puts what they hold in use, or, when they
+	// hold nothing usable, puts nothing in use and returns why. skipped
+	// lists the parts it left out, each naming where.
+	load func() (skipped []string, err error)
+
+	mu      sync.Mutex
+	checked time.Time // when the files were last looked at
+	stamps  []stamp   // of paths, as last loaded
+	err     error     // of the last load
+	skipped int       // parts the last load left out
+	results map[string]int
+}
+
+// stamp tells whether a file changed: its size and modification time, or
+// that it was missing.
+type stamp struct {
+	present bool
+	mod     time.Time
+	size    int64
+}
+
+func stampOf(path string) stamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return stamp{}
+	}
+	return stamp{true, fi.ModTime(), fi.Size()}
+}
+
+// newWatched loads the files once and returns them watched. A load that
+// skips a part or fails is an error here: a server does not start on
+// files it cannot use whole.
+func newWatched(name string, paths []string, clk clock.Clock, logger *slog.Logger, load func() ([]string, error)) (*watched, error) {
+	w := &watched{name: name, paths: paths, clk: clk, logger: logger, load: load, results: make(map[string]int)}
+	w.stamps = w.stat()
+	skipped, err := load()
+	switch {
+	case len(skipped) == 1:
+		return nil, errors.New(skipped[0])
+	case len(skipped) > 1:
+		return nil, fmt.Errorf("%s, and %d more parts", skipped[0], len(skipped)-1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.checked = clk.Now()
+	w.results["ok"]++
+	return w, nil
+}
+
+func (w *watched) stat() []stamp {
+	s := make([]stamp, len(w.paths))
+	for i, p := range w.paths {
+		s[i] = stampOf(p)
+	}
+	return s
+}
+
+// refresh reloads the files if one of them changed since the last load,
+// looking at most once a reloadInterval.
+func (w *watched) refresh() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.clk.Now()
+	if !w.checked.IsZero() && now.Sub(w.checked) < reloadInterval && !now.Before(w.checked) {
+		return
+	}
+	w.checked = now
+	stamps := w.stat()
+	changed := false
+	for i := range stamps {
+		if stamps[i] != w.stamps[i] {
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	w.stamps = stamps
+	skipped, err := w.load()
+	w.err, w.skipped = err, len(skipped)
+	for _, s := range skipped {
+		w.warn("serve: reload skipped a part; the others apply", "part", s)
+	}
+	switch {
+	case err != nil:
+		w.results["failed"]++
+		w.warn("serve: reload found nothing valid; nothing from the file is in use", "err", err)
+	case len(skipped) > 0:
+		w.results["partial"]++
+	default:
+		w.results["ok"]++
+		if w.logger != nil {
+			w.logger.Info("serve: reloaded", "files", w.name)
+		}
+	}
+}
+
+func (w *watched) warn(msg string, args ...any) {
+	if w.logger != nil {
+		w.logger.Warn(msg, append([]any{"files", w.name}, args...)...)
+	}
+}
+
+// state refreshes the files and returns the last load's error.
+func (w *watched) state() error {
+	w.refresh()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// publicReason says why a load failed in words that name no file.
+func reloadReason(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "file missing, nothing in use"
+	case errors.Is(err, errNothingValid):
+		return "nothing valid in the file, nothing in use"
+	default:
+		return "file unreadable, nothing in use"
+	}
+}
+
+var (
+	reloadOKDesc = prometheus.NewDesc("idkit_config_reload_successful",
+		"1 if the last load of the files applied whole, 0 if it skipped a part or found nothing valid (then nothing of them is in use).", []string{"files"}, nil)
+	reloadSkippedDesc = prometheus.NewDesc("idkit_config_reload_skipped_parts",
+		"Lines or PEM blocks the last load of the files skipped.", []string{"files"}, nil)
+	reloadsDesc = prometheus.NewDesc("idkit_config_reloads_total",
+		"Loads of the files, by result: ok, partial (a part skipped) or failed (nothing valid, nothing in use).", []string{"files", "result"}, nil)
+)
+
+// reloadCollector reports the watched files' loads.
+type reloadCollector struct{ files []*watched }
+
+func (c reloadCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- reloadOKDesc
+	ch <- reloadSkippedDesc
+	ch <- reloadsDesc
+}
+
+func (c reloadCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, w := range c.files {
+		w.refresh()
+		w.mu.Lock()
+		ok := 0.0
+		if w.err == nil && w.skipped == 0 {
+			ok = 1
+		}
+		ch <- prometheus.MustNewConstMetric(reloadOKDesc, prometheus.GaugeValue, ok, w.name)
+		ch <- prometheus.MustNewConstMetric(reloadSkippedDesc, prometheus.GaugeValue, float64(w.skipped), w.name)
+		for _, r := range []string{"ok", "partial", "failed"} {
+			ch <- prometheus.MustNewConstMetric(reloadsDesc, prometheus.CounterValue, float64(w.results[r]), w.name, r)
+		}
+		w.mu.Unlock()
+	}
+}
