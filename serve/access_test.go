@@ -2,6 +2,7 @@ package serve
 
 import (
 	"crypto/tls"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -241,4 +242,34 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 	assert.Zero(t, total.failed, "requests failed across the reloads (%d served)", total.ok)
 	assert.Positive(t, total.ok)
+}
+
+// TestTLSSuitesAndHandshakeLog: TLS 1.2 offers AEAD suites only, and
+// failed handshakes are counted, with one log line for many.
+func TestTLSSuitesAndHandshakeLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := testcert.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, "server", 10, true)
+	var log syncBuffer
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start),
+		Logger: slog.New(slog.NewTextHandler(&log, nil)), TLS: &TLSFiles{CertFile: certFile, KeyFile: keyFile}})
+	url := serveTLS(t, s)
+	tls12 := func(suite uint16) *http.Client {
+		return &http.Client{Timeout: testwait.Bound, Transport: &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{
+			RootCAs: ca.Pool(), MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{suite}}}}
+	}
+	for _, suite := range []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256} {
+		resp := call(t, tls12(suite), url+"/livez", "")
+		assert.Equal(t, http.StatusOK, resp.StatusCode, tls.CipherSuiteName(suite))
+	}
+	const failures = 5
+	for range failures {
+		_, err := tls12(tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA).Get(url + "/livez")
+		assert.Error(t, err, "a CBC suite")
+	}
+	testwait.Until(t, func() bool {
+		return strings.Contains(body(t, get(t, s, "/metrics")), "idkit_tls_handshake_errors_total 5\n")
+	}, "5 failed handshakes counted")
+	assert.Equal(t, 1, strings.Count(log.String(), "TLS handshakes failed"), "one log line for many:\n%s", log.String())
 }

@@ -29,6 +29,7 @@ type metrics struct {
 	conns       *prometheus.GaugeVec   // by listener
 	evicted     *prometheus.CounterVec // by listener
 	handshakes  prometheus.Counter
+	inflated    prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -62,11 +63,15 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "idkit_tls_handshake_errors_total",
 			Help: "Failed TLS handshakes, on every listener; the log has one line a minute at most.",
 		}),
+		inflated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "idkit_rpc_inflated_bytes_total",
+			Help: "Bytes of compressed RPC request messages inflated, at most 64 KiB a message.",
+		}),
 	}
 	for _, op := range []string{"highwater", "advance", "generator", "launch", "block", "probe"} {
 		m.storeErrors.WithLabelValues(op)
 	}
-	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.evicted, m.handshakes,
+	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.evicted, m.handshakes, m.inflated,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

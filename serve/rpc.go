@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -52,12 +53,16 @@ type rpcClient struct {
 // a client can list and call the service without the .proto). Each call is
 // authenticated as a request to /v1/ is, and counted in the metrics.
 func (s *Server) rpcHandler() http.Handler {
+	m := newRPCMetrics(s)
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(newRPCMetrics(s)),
+		connect.WithInterceptors(m),
 		connect.WithReadMaxBytes(rpcMaxRequest),
 		// A batch of IDs compresses well, but costs more CPU to compress
 		// than to issue; small answers are sent as they are.
 		connect.WithCompressMinBytes(4 << 10),
+		connect.WithCompression("gzip",
+			func() connect.Decompressor { return &cappedGzip{inflated: s.m.inflated} },
+			func() connect.Compressor { return gzip.NewWriter(nil) }),
 	}
 	mux := http.NewServeMux()
 	mux.Handle(idkitv1connect.NewIDServiceHandler(&rpcService{s}, opts...))
@@ -65,11 +70,25 @@ func (s *Server) rpcHandler() http.Handler {
 	reflector := grpcreflect.NewStaticReflector(idkitv1connect.IDServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
+	errs := connect.NewErrorWriter(opts...)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		// The credentials are in the HTTP request (a header, the TLS
 		// state), which a connect handler does not see: the client is
-		// found here and handed down in the context.
+		// found here, before the body is read, and handed down in the
+		// context.
 		name, ok := s.authenticate(r)
+		var err error
+		if !ok && needsCredential(r.URL.Path) {
+			_, err = rpcAuthenticated(r.Context())
+		} else {
+			err = s.boundBody(w, r)
+		}
+		if err != nil {
+			m.done(r.URL.Path, nil, err, start)
+			errs.Write(w, r, err)
+			return
+		}
 		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), rpcClientKey{}, rpcClient{name, ok})))
 	})
 }
