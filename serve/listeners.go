@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -115,6 +116,7 @@ func (s *Server) serve(hs *http.Server, l net.Listener, name string, max int) er
 	s.mu.Lock()
 	if s.draining.Load() {
 		s.mu.Unlock()
+		l.Close()
 		return http.ErrServerClosed
 	}
 	s.servers = append(s.servers, hs)
@@ -140,4 +142,31 @@ func (s *Server) Descriptors() int {
 		return 0
 	}
 	return s.cfg.Limits.MaxConns + s.cfg.ProbeMaxConns + s.cfg.MetricsMaxConns + 3*2
+}
+
+// ErrFileLimit is the error of CheckFileLimit: the process may not open
+// as many files as the server's listeners may hold connections.
+var ErrFileLimit = errors.New("serve: the limit on open files (RLIMIT_NOFILE) is below the connection caps")
+
+// CheckFileLimit checks that the process may open the descriptors the
+// server's listeners may hold (Descriptors) and reserve more, for the
+// program's files and stores. It returns an error of ErrFileLimit that
+// says both numbers when the soft RLIMIT_NOFILE is lower (Go raises the
+// soft limit to the hard one at start), and nil when the limit is enough
+// or not known on this system, or when the main port has no cap.
+func (s *Server) CheckFileLimit(reserve int) error {
+	need := s.Descriptors()
+	if need == 0 {
+		return nil
+	}
+	limit, ok := fileLimit()
+	return checkFileLimit(need+reserve, limit, ok, s.cfg)
+}
+
+func checkFileLimit(need int, limit uint64, known bool, c Options) error {
+	if !known || limit >= uint64(need) {
+		return nil
+	}
+	return fmt.Errorf("%w: it is %d, and the server may hold %d descriptors: %d connections on the main port, %d on the probe listener, %d on the metrics listener, %d for files, stores and listening sockets; raise the limit (ulimit -n, systemd's LimitNOFILE=) or lower the caps",
+		ErrFileLimit, limit, need, c.Limits.MaxConns, c.ProbeMaxConns, c.MetricsMaxConns, need-c.Limits.MaxConns-c.ProbeMaxConns-c.MetricsMaxConns)
 }

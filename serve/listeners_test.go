@@ -180,3 +180,18 @@ func TestProbesWithoutClientCertificate(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
+
+// TestFileLimit: a limit on open files below what the listeners may hold
+// is an error that names both numbers and the caps.
+func TestFileLimit(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, Limits: Limits{MaxConns: 1000}})
+	need := s.Descriptors()
+	assert.Equal(t, 1000+DefaultProbeMaxConns+DefaultMetricsMaxConns+6, need)
+	err := checkFileLimit(need+50, 1024, true, s.cfg)
+	require.ErrorIs(t, err, ErrFileLimit)
+	assert.Contains(t, err.Error(), "it is 1024, and the server may hold 1136 descriptors: 1000 connections on the main port, 16 on the probe listener, 64 on the metrics listener, 56 for files")
+	assert.NoError(t, checkFileLimit(need+50, uint64(need+50), true, s.cfg))
+	assert.NoError(t, checkFileLimit(need+50, 0, false, s.cfg), "a limit not known")
+	assert.Zero(t, newServer(t, Options{ObjectID: &objectid.Options{}, Limits: Limits{MaxConns: -1}}).Descriptors(), "no cap")
+}

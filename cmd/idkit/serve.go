@@ -41,8 +41,9 @@ then stops accepting connections, lets the requests in flight finish (up to
 	GET /v1/segment/TAG?n=N   dense IDs of a --segment-tag
 	GET /livez            200 while the process serves (liveness)
 	GET /readyz           200, or 503 once a node claim is lost, the
-	                      launch log does not answer, or while stopping
-	                      (readiness; /healthz is the same)
+	                      launch log does not answer, the token file or
+	                      a TLS file holds nothing valid, or while
+	                      stopping (readiness; /healthz is the same)
 	GET /metrics          Prometheus metrics
 	GET /openapi.json     the OpenAPI 3.1 document of the HTTP API
 	idkit.v1.IDService    Next and Inspect over gRPC (h2c without TLS),
@@ -83,17 +84,33 @@ Flags:
 ` + segmentStoreHelp + `	--tls-cert FILE, --tls-key FILE
 	                    serve HTTPS with this PEM certificate and key, read
 	                    again when the files change (no restart, no
-	                    dropped connection)
+	                    dropped connection); TLS 1.2 with AEAD suites only,
+	                    or 1.3. A pair that no longer loads leaves no
+	                    certificate in use until it loads again
 	--tls-client-ca FILE  require client certificates signed by these CAs
 	                    (mutual TLS); a verified certificate authenticates
-	                    a client as a token does
+	                    a client as a token does. Read again when it
+	                    changes: a CA taken out is no longer trusted, a
+	                    bad PEM block is skipped and logged, and a bundle
+	                    with no certificate trusts no client
 	--token-file FILE   require a bearer token on /v1/ (Authorization:
 	                    Bearer TOKEN): one a line, "NAME TOKEN" or TOKEN,
-	                    16 characters or more; read again when it changes.
-	                    Without one, /v1/ answers 401. /livez, /readyz and
+	                    16 characters or more; read again when it changes,
+	                    once a second at most. Without one, /v1/ answers
+	                    401. A bad line is skipped and logged with its
+	                    number; a file emptied or deleted leaves no token
+	                    valid and /readyz 503. /livez, /readyz and
 	                    /metrics need none
-	--metrics-addr HOST:PORT  serve /metrics there instead, on a listener of
-	                    its own
+	--probe-addr HOST:PORT  serve /livez and /readyz alone there too, for
+	                    an orchestrator's probes: no token, no client
+	                    certificate (HTTPS with --tls-cert), outside
+	                    --max-conns (16 connections of its own), 2 s to
+	                    read a request, 10 s idle
+	--metrics-addr HOST:PORT  serve /metrics there instead, alone, on a
+	                    listener of its own: plain HTTP, 5 s to read a
+	                    request, 15 s to answer, 30 s idle
+	--metrics-max-conns N  most connections open at once on --metrics-addr
+	                    (default 64)
 	--max-n N           most IDs a request may ask for (default 10000)
 	--ids-per-client N  most IDs a client (a token, a client certificate, or
 	                    else a remote host) may take a second (default
@@ -102,8 +119,14 @@ Flags:
 	                    a segment tag's step
 	--requests-per-client N  most requests to /v1/ a client may make a
 	                    second (default 10000; -1 for no limit)
-	--max-conns N       most connections open at once (default 4096; -1
-	                    for no limit); further clients wait
+	--max-conns N       most connections open at once on --addr (default
+	                    4096; -1 for no limit); at the cap a new client
+	                    closes the connection idle longest, or waits if
+	                    none is idle. At start the limit on open files
+	                    (RLIMIT_NOFILE) must cover the three listeners'
+	                    caps and 64 more, or serve exits naming the numbers
+	--idle-timeout D    how long a kept-alive connection may stay idle on
+	                    --addr (default 2m)
 	--inspect-launches  show the launch record (ticket, by, note) when a
 	                    DecimalId is inspected; off by default, since any
 	                    client may ask
@@ -135,6 +158,11 @@ Examples:
 `,
 	Run: runServe,
 }
+
+// fileReserve is how many descriptors serve keeps for its files and
+// stores (the launch log, the TLS and token files, etcd and segment store
+// connections, standard streams) beside its listeners' connections.
+const fileReserve = 64
 
 // serveSchemes are the schemes serve offers, in order.
 var serveSchemes = []string{"traceid", "snowflake", "decimalid", "objectid"}
@@ -175,6 +203,9 @@ func runServe(c *console, args []string) error {
 	tlsClientCA := fs.String("tls-client-ca", "", "PEM CAs of the client certificates to require")
 	tokenFile := fs.String("token-file", "", "file of bearer tokens that /v1/ requires")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this address instead")
+	metricsMaxConns := fs.Int("metrics-max-conns", serve.DefaultMetricsMaxConns, "most connections open at once on --metrics-addr")
+	probeAddr := fs.String("probe-addr", "", "serve /livez and /readyz alone on this address too")
+	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "how long a kept-alive connection may stay idle")
 	maxN := fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
 	idsPerClient := fs.Float64("ids-per-client", serve.DefaultIDsPerSecond, "most IDs a client may take a second")
 	requestsPerClient := fs.Float64("requests-per-client", serve.DefaultRequestsPerSecond, "most requests a client may make a second")
@@ -196,6 +227,10 @@ func runServe(c *console, args []string) error {
 		return usagef("--max-n %d out of range, want 1 to 1000000", *maxN)
 	case *grace < 0:
 		return usagef("--shutdown-timeout %v is negative", *grace)
+	case *idleTimeout <= 0:
+		return usagef("--idle-timeout %v, want a positive duration such as 2m", *idleTimeout)
+	case *metricsMaxConns < 1:
+		return usagef("--metrics-max-conns %d, want 1 or more", *metricsMaxConns)
 	case isSet(fs, "launch") && (*launch < 1 || *launch > decimalid.MaxLaunch):
 		return usagef("--launch %d out of range, want 1 to %d", *launch, decimalid.MaxLaunch)
 	}
@@ -298,6 +333,8 @@ func runServe(c *console, args []string) error {
 	}
 	cfg.Limits = serve.Limits{IDsPerSecond: *idsPerClient, RequestsPerSecond: *requestsPerClient, MaxConns: *maxConns}
 	cfg.SeparateMetrics = *metricsAddr != ""
+	cfg.MetricsMaxConns = *metricsMaxConns
+	cfg.IdleTimeout = *idleTimeout
 	if *segmentStore != "" {
 		if len(tags) == 0 {
 			return usagef("--segment-store (or $%s) without --segment-tag: no tag to serve from it", envSegmentStore)
@@ -333,23 +370,34 @@ func runServe(c *console, args []string) error {
 		return err
 	}
 	defer srv.Shutdown(context.Background()) // closes the generators if serving never starts
-	if *metricsAddr != "" {
-		mln, err := net.Listen("tcp", *metricsAddr)
-		if err != nil {
-			return err
-		}
-		ms := &http.Server{Handler: srv.MetricsHandler(), ReadHeaderTimeout: 5 * time.Second}
-		go ms.Serve(mln)
-		defer ms.Close()
-		fmt.Fprintf(c.stderr, "idkit serve: metrics on http://%s/metrics\n", mln.Addr())
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
+	if *maxConns < 0 {
+		fmt.Fprintln(c.stderr, "idkit serve: --max-conns -1: connections on --addr are bounded only by the limit on open files, which they may use up")
+	} else if err := srv.CheckFileLimit(fileReserve); err != nil {
 		return err
 	}
 	proto := "http"
 	if cfg.TLS != nil {
 		proto = "https"
+	}
+	if *metricsAddr != "" {
+		mln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return err
+		}
+		go srv.ServeMetrics(mln)
+		fmt.Fprintf(c.stderr, "idkit serve: metrics on http://%s/metrics\n", mln.Addr())
+	}
+	if *probeAddr != "" {
+		pln, err := net.Listen("tcp", *probeAddr)
+		if err != nil {
+			return err
+		}
+		go srv.ServeProbes(pln)
+		fmt.Fprintf(c.stderr, "idkit serve: probes on %s://%s/livez and /readyz\n", proto, pln.Addr())
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(c.stderr, "idkit serve: listening on %s://%s (%s)\n", proto, ln.Addr(), strings.Join(srv.Schemes(), ", "))
 	served := make(chan error, 1)

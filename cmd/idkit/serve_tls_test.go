@@ -92,3 +92,44 @@ func TestServeLimits(t *testing.T) {
 		assert.Contains(t, stderr, "want a positive number, or -1 for no limit")
 	}
 }
+
+// TestServeProbeAndMetricsAddr: --probe-addr answers /livez and /readyz to
+// a client without a certificate while the main port requires one
+// (--tls-client-ca), and serves nothing else; --metrics-addr serves
+// /metrics alone; bad values of the new flags are usage errors.
+func TestServeProbeAndMetricsAddr(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := testcert.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, "server", 2, true)
+	caFile := ca.WriteCA(t, dir, "clients")
+	url, stderr, stop := serveInProcess(t, "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db"),
+		"--tls-cert", certFile, "--tls-key", keyFile, "--tls-client-ca", caFile,
+		"--probe-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--metrics-max-conns", "8", "--idle-timeout", "30s")
+	defer func() { assert.Zero(t, stop(), stderr.String()) }()
+	probes := regexp.MustCompile(`probes on (https://\S+)/livez`).FindStringSubmatch(stderr.String())
+	require.Len(t, probes, 2, stderr.String())
+	metrics := regexp.MustCompile(`metrics on (http://\S+)/metrics`).FindStringSubmatch(stderr.String())
+	require.Len(t, metrics, 2, stderr.String())
+
+	noCert := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
+	status := func(c *http.Client, url string) int {
+		resp, err := c.Get(url)
+		require.NoError(t, err, url)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, err := noCert.Get(url + "/livez")
+	assert.Error(t, err, "the main port without a client certificate")
+	assert.Equal(t, http.StatusOK, status(noCert, probes[1]+"/livez"))
+	assert.Equal(t, http.StatusOK, status(noCert, probes[1]+"/readyz"))
+	assert.Equal(t, http.StatusNotFound, status(noCert, probes[1]+"/v1/objectid"))
+	assert.Equal(t, http.StatusNotFound, status(noCert, probes[1]+"/metrics"))
+	assert.Equal(t, http.StatusOK, status(http.DefaultClient, metrics[1]+"/metrics"))
+	assert.Equal(t, http.StatusNotFound, status(http.DefaultClient, metrics[1]+"/livez"))
+
+	for _, args := range [][]string{{"--idle-timeout", "0s"}, {"--metrics-max-conns", "0"}} {
+		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
+		assert.Equal(t, 2, code, stderr)
+	}
+}
