@@ -47,6 +47,21 @@
 // answers with the readiness of /readyz, and server reflection lets a client
 // such as grpcurl list and call the service without the .proto.
 //
+// # Listeners, reloads and bounds
+//
+// Serve runs the main port; ServeProbes runs /livez and /readyz alone on a
+// listener of its own (no token, no client certificate, a cap and short
+// timeouts of its own) and ServeMetrics /metrics alone. At every
+// listener's connection cap the connection idle longest makes room for a
+// new client. The token file, certificate and client CAs are read again as
+// they change and fail closed: what a file no longer holds is no longer in
+// use, a bad line or PEM block is skipped and logged, and a file with
+// nothing valid leaves nothing in use and /readyz 503 (see TLSFiles and
+// Options.TokenFile). An RPC to IDService without a credential is refused
+// before its body is read, and a message larger than 64 KiB once inflated
+// is InvalidArgument. TLS 1.2 offers AEAD suites only; failed handshakes
+// are counted, and logged once a minute at most.
+//
 // # Schemes
 //
 // Options names the generators to serve by their options: traceid and

@@ -101,10 +101,13 @@ type Options struct {
 	// TLSFiles.
 	TLS *TLSFiles
 	// TokenFile, when set, is a file of bearer tokens, one a line (see
-	// the package documentation), read again when it changes: every
-	// request to /v1/ must present one (Authorization: Bearer TOKEN), or a
-	// verified client certificate, or get 401. /livez, /readyz, /healthz
-	// and /metrics need none.
+	// the package documentation), read again when it changes, once a
+	// second at most: every request to /v1/ must present one
+	// (Authorization: Bearer TOKEN), or a verified client certificate, or
+	// get 401. /livez, /readyz, /healthz and /metrics need none. New
+	// refuses a file with a bad line or no token; a reload skips a bad
+	// line, logging its number, and a file deleted, emptied or unreadable
+	// leaves no token valid and /readyz 503.
 	TokenFile string
 	// SeparateMetrics takes /metrics off the server's own routes, for a
 	// program that serves the metrics on a listener of its own
