@@ -21,6 +21,9 @@
 //		// retry later: no ID was issued
 //	}
 //
+// A store that refuses a request for good (a missing privilege, a failed
+// login) says so with kind ErrRefused, which retrying does not help.
+//
 // A closed generator fails every call with an error of kind ErrClosed,
 // never ErrUnavailable, so that a caller does not retry it:
 //
@@ -42,8 +45,8 @@ var (
 	// The error names what was wrong and the allowed range.
 	ErrInvalid = errors.New("idkit: invalid")
 	// ErrUnavailable: the store a generator needs did not answer, or
-	// failed, so no ID could be issued safely. Trying again later may
-	// succeed.
+	// failed, or the clock it reads stands too far back, so no ID could be
+	// issued safely. Trying again later may succeed.
 	ErrUnavailable = errors.New("idkit: store unavailable")
 	// ErrNotDurable: a store whose writes could be lost in a crash, which
 	// could hand out IDs again; refused unless the caller accepts that.
@@ -60,8 +63,18 @@ var (
 	// its IDs. The error names the holder. Retrying does not help while it
 	// runs: use another node, stop the holder, or claim nodes in etcd.
 	ErrHeld = errors.New("idkit: node held by another process")
-	// ErrClosed: the generator or server was closed. No call
-	// succeeds after Close, at once and for good, so retrying does not
-	// help: use another generator.
+	// ErrCorrupt: a store holds data that idkit did not write or that
+	// breaks its rules (a damaged file, a foreign value, a bad block).
+	// Nothing is issued from it, and retrying does not help: an operator
+	// has to look.
+	ErrCorrupt = errors.New("idkit: corrupt store")
+	// ErrRefused: the store refused the request for a reason that trying
+	// again does not change: a missing privilege, a failed login, a
+	// request larger than it accepts. The error names the reason; an
+	// operator has to act.
+	ErrRefused = errors.New("idkit: refused by the store")
+	// ErrClosed: the generator, store, claim or server was closed. No
+	// call succeeds after Close, at once and for good, so retrying does
+	// not help: use another one.
 	ErrClosed = errors.New("idkit: closed")
 )

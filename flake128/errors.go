@@ -1,8 +1,6 @@
 package flake128
 
 import (
-	"errors"
-
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/errkind"
 )
@@ -20,7 +18,7 @@ var (
 	// ErrClockBackwards reports that IDs have run further ahead of the
 	// wall clock than Options.MaxLead and the clock would not catch up
 	// within Options.MaxWait.
-	ErrClockBackwards = errors.New("flake128: clock moved backwards beyond tolerance")
+	ErrClockBackwards = errkind.New(idkit.ErrUnavailable, "flake128: clock moved backwards beyond tolerance")
 	// ErrStore reports that the high-water store failed, so no ID past the
 	// leased milliseconds can be issued safely.
 	ErrStore = errkind.New(idkit.ErrUnavailable, "flake128: high-water store failed")

@@ -333,8 +333,8 @@ func (c *Claim) Deadline() time.Time { return *c.deadline.Load() }
 // Check returns nil if the claim holds until t, a time of the claim's
 // clock (on the system clock a monotonic reading counts), as far as is
 // known now. It returns an error wrapping ErrNodeLost from the first call
-// whose t reaches the deadline, or once the claim was closed, revoked or
-// fenced out, on. t may be later than now: a generator asks whether the
+// whose t reaches the deadline, or once the claim was revoked or fenced
+// out, on; and ErrClosed once the claim was closed. t may be later than now: a generator asks whether the
 // claim holds until the unit it is about to issue in ends, and a claim
 // that will not is lost at once.
 func (c *Claim) Check(t time.Time) error {
@@ -355,14 +355,20 @@ func (c *Claim) Check(t time.Time) error {
 func (c *Claim) Done() <-chan struct{} { return c.lostCh }
 
 // Close stops renewing and revokes the lease, freeing the node at once. The
-// claim is lost from then on. It returns an error if etcd did not confirm
+// claim is lost from then on, and Check fails with ErrClosed. It returns an error if etcd did not confirm
 // the revocation, in which case the node frees itself after the TTL.
 func (c *Claim) Close() error {
 	var err error
 	c.closing.Do(func() {
 		close(c.stop)
 		<-c.done
-		c.lose(fmt.Errorf("%w: node %d: claim closed", ErrNodeLost, c.node))
+		c.mu.Lock()
+		c.cause = fmt.Errorf("%w: node %d", ErrClosed, c.node) // whatever was lost before
+		if !c.lost.Load() {
+			c.lost.Store(true)
+			close(c.lostCh)
+		}
+		c.mu.Unlock()
 		err = c.revoke()
 	})
 	return err

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/internal/testkit/etcdtest"
@@ -45,7 +46,8 @@ func TestClaimTakesLowestFreeAndReleases(t *testing.T) {
 		claims = append(claims, c)
 	}
 	require.NoError(t, claims[1].Close())
-	require.ErrorIs(t, claims[1].Check(time.Now()), fleet.ErrNodeLost, "a closed claim is lost")
+	require.ErrorIs(t, claims[1].Check(time.Now()), fleet.ErrClosed, "a closed claim says so")
+	require.ErrorIs(t, claims[1].Check(time.Now()), idkit.ErrClosed)
 	select {
 	case <-claims[1].Done():
 	default:

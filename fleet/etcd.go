@@ -96,15 +96,36 @@ type clientError struct{ err error }
 func (e clientError) Error() string { return e.err.Error() }
 func (e clientError) Unwrap() error { return e.err }
 
-// etcdError wraps an error of the etcd client in ErrUnavailable, with what
-// was being done in front: etcd did not answer (see unanswered), or
-// refused the request (too large, not permitted, ...), which retrying
-// would not change.
+// etcdError wraps an error of the etcd client, with what was being done
+// in front: in ErrUnavailable if etcd did not answer (see unanswered) or
+// failed the request in a way that may pass, in ErrRefused if it refused
+// the request for good (see refusedForGood).
 func etcdError(what string, err error) error {
-	if unanswered(err) {
+	switch {
+	case unanswered(err):
 		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
+	case refusedForGood(err):
+		return fmt.Errorf("%w: %s: %w", ErrRefused, what, err)
 	}
-	return fmt.Errorf("%w: %s: etcd refused the request: %w", ErrUnavailable, what, err)
+	return fmt.Errorf("%w: %s: etcd failed the request: %w", ErrUnavailable, what, err)
+}
+
+// refusedForGood reports whether err is etcd's refusal of a request that
+// no retry changes: permission denied, a failed authentication, or an
+// invalid request (too large, too many operations in one transaction).
+func refusedForGood(err error) bool {
+	var code codes.Code
+	var ee rpctypes.EtcdError
+	var se interface{ GRPCStatus() *status.Status }
+	switch {
+	case errors.As(err, &ee):
+		code = ee.Code()
+	case errors.As(err, &se):
+		code = se.GRPCStatus().Code()
+	default:
+		return false
+	}
+	return code == codes.PermissionDenied || code == codes.Unauthenticated || code == codes.InvalidArgument
 }
 
 // unanswered reports whether err means that no member could serve the

@@ -1,8 +1,6 @@
 package launchlog
 
 import (
-	"errors"
-
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/errkind"
 )
@@ -15,7 +13,7 @@ var (
 	// id 99999, the last one.
 	ErrGeneratorsExhausted = errkind.New(idkit.ErrExhausted, "launchlog: generator ids exhausted for the launch (0..=99999 all used)")
 	// ErrNoLaunch reports a launch that is not in the log.
-	ErrNoLaunch = errors.New("launchlog: no such launch")
+	ErrNoLaunch = errkind.New(idkit.ErrInvalid, "launchlog: no such launch")
 	// ErrInvalid reports an argument or option outside its allowed range.
 	ErrInvalid = errkind.New(idkit.ErrInvalid, "launchlog: invalid")
 	// ErrLocked reports that another process held the file past the lock
@@ -23,7 +21,7 @@ var (
 	ErrLocked = errkind.New(idkit.ErrUnavailable, "launchlog: file locked by another process")
 	// ErrCorrupt reports a file that is not a valid launch log: not a bbolt
 	// file, damaged, or holding records this package did not write.
-	ErrCorrupt = errors.New("launchlog: corrupt file")
+	ErrCorrupt = errkind.New(idkit.ErrCorrupt, "launchlog: corrupt file")
 	// ErrHeld reports a key that another live holder holds (Log.Hold);
 	// the error is a *HeldError that names it.
 	ErrHeld = errkind.New(idkit.ErrHeld, "launchlog: key held by another process")

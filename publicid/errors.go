@@ -1,8 +1,6 @@
 package publicid
 
 import (
-	"errors"
-
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/errkind"
 )
@@ -16,11 +14,11 @@ var (
 	// ErrUnknownKey reports a public ID whose key id is not among the
 	// codec's keys: made under another key, or not a public ID of this
 	// service.
-	ErrUnknownKey = errors.New("publicid: unknown key")
+	ErrUnknownKey = errkind.New(idkit.ErrInvalid, "publicid: unknown key")
 	// ErrUnknownConstruction reports a public ID made by another
 	// construction than the codec's: by the one publicid used before FF1,
 	// or by a later one.
-	ErrUnknownConstruction = errors.New("publicid: unknown construction")
+	ErrUnknownConstruction = errkind.New(idkit.ErrInvalid, "publicid: unknown construction")
 	// ErrInvalid reports a key or option outside its allowed range; the
 	// wrapping error names it and the range.
 	ErrInvalid = errkind.New(idkit.ErrInvalid, "publicid: invalid")

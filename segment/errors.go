@@ -1,8 +1,6 @@
 package segment
 
 import (
-	"errors"
-
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/errkind"
 )
@@ -26,7 +24,7 @@ var (
 	// ErrBadBlock reports a block that breaks the BlockStore contract: not
 	// within 1..=2^63-1, Last below First, or not above a block reserved
 	// before. No ID of it is issued.
-	ErrBadBlock = errors.New("segment: store returned a bad block")
+	ErrBadBlock = errkind.New(idkit.ErrCorrupt, "segment: store returned a bad block")
 	// ErrExhausted reports that a tag's IDs ran out: the next block would
 	// pass 2^63-1. Stores return it wrapped.
 	ErrExhausted = errkind.New(idkit.ErrExhausted, "segment: IDs of the tag exhausted")

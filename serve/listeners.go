@@ -1,11 +1,13 @@
 package serve
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 )
 
 // The listeners beside the main one: the probes', which answers an
@@ -146,7 +148,7 @@ func (s *Server) Descriptors() int {
 
 // ErrFileLimit is the error of CheckFileLimit: the process may not open
 // as many files as the server's listeners may hold connections.
-var ErrFileLimit = errors.New("serve: the limit on open files (RLIMIT_NOFILE) is below the connection caps")
+var ErrFileLimit = errkind.New(idkit.ErrInvalid, "serve: the limit on open files (RLIMIT_NOFILE) is below the connection caps")
 
 // CheckFileLimit checks that the process may open the descriptors the
 // server's listeners may hold (Descriptors) and reserve more, for the

@@ -1,8 +1,6 @@
 package snowflake
 
 import (
-	"errors"
-
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/errkind"
 )
@@ -21,7 +19,7 @@ var (
 	ErrExpired = errkind.New(idkit.ErrExhausted, "snowflake: layout's timestamp has run out")
 	// ErrClockBackwards reports that the wall clock stepped back further
 	// than the generator's ClockPolicy tolerates.
-	ErrClockBackwards = errors.New("snowflake: clock moved backwards beyond tolerance")
+	ErrClockBackwards = errkind.New(idkit.ErrUnavailable, "snowflake: clock moved backwards beyond tolerance")
 	// ErrExhausted reports that the current tick's sequence ran out under
 	// ExhaustError.
 	ErrExhausted = errkind.New(idkit.ErrExhausted, "snowflake: sequence exhausted for this tick")

@@ -814,7 +814,7 @@ func (g *Generator) fence(until time.Time) error {
 		return nil
 	}
 	if err := g.claim.Check(until); err != nil {
-		return fmt.Errorf("%w: %w", ErrNodeLost, err)
+		return lease.NodeLost(ErrNodeLost, err)
 	}
 	return nil
 }

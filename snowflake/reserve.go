@@ -237,7 +237,7 @@ func (r *reserver) fence(now time.Time) error {
 		return nil
 	}
 	if err := r.o.Claim.Check(now.Add(clock.CoarseLag)); err != nil {
-		return fmt.Errorf("%w: %w", ErrNodeLost, err)
+		return lease.NodeLost(ErrNodeLost, err)
 	}
 	return nil
 }

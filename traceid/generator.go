@@ -556,7 +556,7 @@ func (g *Generator) fenceNow() error {
 
 func (g *Generator) checkClaim(until time.Time) error {
 	if err := g.claim.Check(until); err != nil {
-		return fmt.Errorf("%w: %w", ErrNodeLost, err)
+		return lease.NodeLost(ErrNodeLost, err)
 	}
 	return nil
 }

@@ -196,7 +196,7 @@ func (r *reserver) fence() error {
 		return nil
 	}
 	if err := r.o.Claim.Check(r.o.Clock.Now().Add(clock.CoarseLag)); err != nil {
-		return fmt.Errorf("%w: %w", ErrNodeLost, err)
+		return lease.NodeLost(ErrNodeLost, err)
 	}
 	return nil
 }

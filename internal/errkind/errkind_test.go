@@ -20,3 +20,15 @@ func TestNew(t *testing.T) {
 	assert.ErrorIs(t, err, idkit.ErrUnavailable)
 	assert.NotErrorIs(t, err, idkit.ErrInvalid)
 }
+
+func TestMark(t *testing.T) {
+	t.Parallel()
+	errDown := errkind.New(idkit.ErrUnavailable, "pkg: server unavailable")
+	cause := errors.New("connection refused")
+	err := errkind.Mark(errDown, fmt.Errorf("pkg: connect: %w", cause))
+	assert.Equal(t, "pkg: connect: connection refused", err.Error(), "the message is unchanged")
+	assert.ErrorIs(t, err, errDown)
+	assert.ErrorIs(t, err, idkit.ErrUnavailable)
+	assert.ErrorIs(t, err, cause)
+	assert.NotErrorIs(t, err, idkit.ErrRefused)
+}

@@ -23,6 +23,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -123,11 +124,22 @@ func Hold(ctx context.Context, s store.HighWater, key string) (release func(), e
 	return func() { _ = held.Close() }, nil
 }
 
+// NodeLost wraps err, the refusal of a generator's node claim, in lost,
+// the generator's ErrNodeLost. A claim closed under a running generator is
+// a lost node to the generator, not a closed generator: the claim's words
+// are kept, its kind is not.
+func NodeLost(lost, err error) error {
+	if errors.Is(err, idkit.ErrClosed) {
+		return fmt.Errorf("%w: %v", lost, err)
+	}
+	return fmt.Errorf("%w: %w", lost, err)
+}
+
 // Refused reports whether err refuses a hold outright, another process
 // holding the key (idkit.ErrHeld) or a store that cannot hold keys safely
 // (idkit.ErrInvalid), rather than a store that failed for now.
 func Refused(err error) bool {
-	return errors.Is(err, idkit.ErrHeld) || errors.Is(err, idkit.ErrInvalid)
+	return errors.Is(err, idkit.ErrHeld) || errors.Is(err, idkit.ErrInvalid) || errors.Is(err, idkit.ErrRefused)
 }
 
 // Allows reports whether the mark covers unit u.

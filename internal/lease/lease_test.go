@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 	"github.com/idkit/idkit/internal/lease"
 	"github.com/idkit/idkit/internal/testkit/memstore"
 	"github.com/idkit/idkit/internal/testkit/testwait"
@@ -262,4 +263,24 @@ func TestCloseReleasesTheHoldAfterTheLastWrite(t *testing.T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	assert.Equal(t, []string{"hold", "write", "written", "release"}, h.events)
+}
+
+// TestNodeLost: a claim's refusal becomes the generator's ErrNodeLost; a
+// claim closed under the generator keeps its words but not its kind, so
+// that the generator is not taken for closed.
+func TestNodeLost(t *testing.T) {
+	t.Parallel()
+	errLost := errkind.New(idkit.ErrNodeLost, "pkg: node claim lost")
+	claimLost := errkind.New(idkit.ErrNodeLost, "claim: lost")
+	claimClosed := errkind.New(idkit.ErrClosed, "claim: closed")
+
+	err := lease.NodeLost(errLost, claimLost)
+	assert.ErrorIs(t, err, errLost)
+	assert.ErrorIs(t, err, claimLost, "the claim's error is kept")
+
+	err = lease.NodeLost(errLost, fmt.Errorf("node 7: %w", claimClosed))
+	assert.ErrorIs(t, err, errLost)
+	assert.ErrorIs(t, err, idkit.ErrNodeLost)
+	assert.NotErrorIs(t, err, idkit.ErrClosed, "the generator is not closed")
+	assert.Equal(t, "pkg: node claim lost: node 7: claim: closed", err.Error())
 }

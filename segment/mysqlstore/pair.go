@@ -21,8 +21,9 @@ import (
 // independently. A Pair is therefore not a segment.BlockStore. It is safe
 // for concurrent use.
 type Pair struct {
-	sides [2]*Store
-	turn  atomic.Uint64
+	sides  [2]*Store
+	turn   atomic.Uint64
+	closed atomic.Bool
 }
 
 // OpenPair connects to the servers at dsnA and dsnB, setting each
@@ -65,6 +66,9 @@ func OpenPair(ctx context.Context, dsnA, dsnB string, opts Options) (*Pair, erro
 // turns and trying the other when one fails, and returns its block of
 // Unit IDs. The error, when both fail, holds both servers' errors.
 func (p *Pair) Reserve(ctx context.Context, tag string) (segment.Block, error) {
+	if p.closed.Load() {
+		return segment.Block{}, fmt.Errorf("%w: pair: reserve for tag %q", ErrClosed, tag)
+	}
 	if err := segment.CheckTag(tag); err != nil {
 		return segment.Block{}, fmt.Errorf("mysqlstore: %w", err)
 	}
@@ -84,8 +88,12 @@ func (p *Pair) Reserve(ctx context.Context, tag string) (segment.Block, error) {
 	return segment.Block{}, fmt.Errorf("mysqlstore: pair: both servers failed: %w", errors.Join(errs[0], errs[1]))
 }
 
-// Close closes the connections to both servers.
+// Close closes the connections to both servers; later calls fail with
+// ErrClosed.
 func (p *Pair) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
 	var errs []error
 	for _, s := range p.sides {
 		if s != nil {

@@ -11,6 +11,7 @@ import (
 	"math"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -26,10 +27,45 @@ const (
 	DefaultUnit   int64 = 1000
 )
 
-// ErrNotDurable reports a server whose commits may be lost in a crash.
-// Bad options and arguments wrap segment.ErrInvalid, and a tag whose IDs
-// ran out segment.ErrExhausted.
-var ErrNotDurable = errkind.New(idkit.ErrNotDurable, "mysqlstore: commits are not durable")
+// Errors of this package. Bad options and arguments wrap
+// segment.ErrInvalid, and a tag whose IDs ran out segment.ErrExhausted.
+var (
+	// ErrNotDurable reports a server whose commits may be lost in a crash.
+	ErrNotDurable = errkind.New(idkit.ErrNotDurable, "mysqlstore: commits are not durable")
+	// ErrUnavailable marks an error of the server or the connection that
+	// may pass: trying again later may succeed.
+	ErrUnavailable = errkind.New(idkit.ErrUnavailable, "mysqlstore: server unavailable")
+	// ErrRefused marks the server's refusal for good: a failed login, a
+	// missing privilege, database or table.
+	ErrRefused = errkind.New(idkit.ErrRefused, "mysqlstore: refused by the server")
+	// ErrClosed reports a call on a closed Store or Pair.
+	ErrClosed = errkind.New(idkit.ErrClosed, "mysqlstore: store closed")
+)
+
+// serverError marks err, an error of the server or the connection, as
+// ErrRefused or ErrUnavailable, its message unchanged; an error that has
+// a kind already (segment.ErrInvalid, ...) it returns as it is.
+func serverError(err error) error {
+	var myErr *mysql.MySQLError
+	switch {
+	case errors.Is(err, segment.ErrInvalid) || errors.Is(err, segment.ErrExhausted) || errors.Is(err, ErrNotDurable):
+		return err
+	case errors.As(err, &myErr) && refusedForGood(myErr.Number):
+		return errkind.Mark(ErrRefused, err)
+	}
+	return errkind.Mark(ErrUnavailable, err)
+}
+
+// refusedForGood reports whether the server's error number refuses for
+// good: access denied (1044, 1045, 1142, 1143, 1227), no such database
+// (1049) or table (1146).
+func refusedForGood(number uint16) bool {
+	switch number {
+	case 1044, 1045, 1142, 1143, 1227, 1049, 1146:
+		return true
+	}
+	return false
+}
 
 // Options configure a Store.
 type Options struct {
@@ -71,6 +107,7 @@ func (o *Options) check() error {
 type Store struct {
 	db       *sql.DB
 	own      bool
+	closed   atomic.Bool
 	opts     Options
 	database string
 	// increment and offset are the session's auto_increment_increment and
@@ -143,7 +180,7 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if err := db.QueryRowContext(ctx,
 		"SELECT @@innodb_flush_log_at_trx_commit, DATABASE(), @@session.auto_increment_increment, @@session.auto_increment_offset").
 		Scan(&flush, &database, &increment, &offset); err != nil {
-		return nil, fmt.Errorf("mysqlstore: connect: %w", err)
+		return nil, serverError(fmt.Errorf("mysqlstore: connect: %w", err))
 	}
 	if flush != 1 && !opts.AllowLazyFlush {
 		return nil, fmt.Errorf("%w: innodb_flush_log_at_trx_commit is %d, so a crash of the server could hand out a block twice; set it to 1, or set Options.AllowLazyFlush to accept that", ErrNotDurable, flush)
@@ -224,6 +261,9 @@ func (s *Store) replace(ctx context.Context, tag string) (string, error) {
 // consecutive. tag and step are checked with segment.CheckTag and
 // segment.CheckStep.
 func (s *Store) ReserveBlock(ctx context.Context, tag string, step int64) (segment.Block, error) {
+	if s.closed.Load() {
+		return segment.Block{}, fmt.Errorf("%w: reserve block for tag %q", ErrClosed, tag)
+	}
 	if err := segment.CheckTag(tag); err != nil {
 		return segment.Block{}, fmt.Errorf("mysqlstore: %w", err)
 	}
@@ -235,8 +275,11 @@ func (s *Store) ReserveBlock(ctx context.Context, tag string, step int64) (segme
 		tickets = max(step/s.opts.Unit, 1)
 	}
 	first, last, err := s.tickets(ctx, tag, tickets)
+	if err != nil && s.closed.Load() {
+		return segment.Block{}, fmt.Errorf("%w: reserve block for tag %q: %w", ErrClosed, tag, err)
+	}
 	if err != nil {
-		return segment.Block{}, err
+		return segment.Block{}, serverError(err)
 	}
 	return s.block(tag, first, last)
 }
@@ -336,8 +379,12 @@ func (s *Store) block(tag string, first, last int64) (segment.Block, error) {
 	return segment.Block{First: (first-1)*u + 1, Last: last * u}, nil
 }
 
-// Close closes the connections if Open made them.
+// Close closes the connections if Open made them; later calls fail with
+// ErrClosed.
 func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
 	if s.own {
 		return s.db.Close()
 	}

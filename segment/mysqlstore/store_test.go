@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
@@ -218,6 +219,8 @@ func TestUnreachable(t *testing.T) {
 	defer cancel()
 	_, err := mysqlstore.Open(ctx, "nobody@tcp(127.0.0.1:1)/none?timeout=5s", mysqlstore.Options{})
 	assert.ErrorContains(t, err, "mysqlstore: connect: ")
+	assert.ErrorIs(t, err, mysqlstore.ErrUnavailable)
+	assert.ErrorIs(t, err, idkit.ErrUnavailable, "may pass")
 }
 
 // TestProcesses and TestKillLoop run alone, not in parallel: their
@@ -263,4 +266,52 @@ func TestOutage(t *testing.T) {
 	cfg.Timeout = 2 * time.Second
 	s := open(t, cfg.FormatDSN(), mysqlstore.Options{Unit: 100})
 	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 10*time.Second)
+}
+
+// TestClosed: after Close every call of a Store and of a Pair fails with
+// ErrClosed, of kind idkit.ErrClosed and never idkit.ErrUnavailable.
+func TestClosed(t *testing.T) {
+	t.Parallel()
+	dsn, _ := newDatabase(t)
+	ctx := context.Background()
+	s := open(t, dsn, mysqlstore.Options{Unit: 1})
+	_, err := s.ReserveBlock(ctx, "t", 1)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "a second Close does nothing")
+	_, err = s.ReserveBlock(ctx, "t", 1)
+	assert.ErrorIs(t, err, mysqlstore.ErrClosed)
+	assert.ErrorIs(t, err, idkit.ErrClosed)
+	assert.NotErrorIs(t, err, idkit.ErrUnavailable)
+
+	dsnB, _ := newDatabase(t)
+	p, err := mysqlstore.OpenPair(ctx, dsn, dsnB, mysqlstore.Options{Prefix: "pair"})
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+	_, err = p.Reserve(ctx, "t")
+	assert.ErrorIs(t, err, mysqlstore.ErrClosed)
+	assert.NotErrorIs(t, err, idkit.ErrUnavailable)
+}
+
+// TestRefused: a user without rights on the database is refused with
+// ErrRefused, of kind idkit.ErrRefused, which no retry changes.
+func TestRefused(t *testing.T) {
+	t.Parallel()
+	dsn, db := newDatabase(t)
+	ctx := context.Background()
+	user := "idkit_nobody_" + storetest.Suffix(t)
+	_, err := db.Exec("CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw'")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := db.Exec("DROP USER '" + user + "'@'%'")
+		assert.NoError(t, err)
+	})
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	cfg.User, cfg.Passwd = user, "pw"
+	_, err = mysqlstore.Open(ctx, cfg.FormatDSN(), mysqlstore.Options{})
+	require.Error(t, err, "a user with no rights on the database")
+	assert.ErrorIs(t, err, mysqlstore.ErrRefused)
+	assert.ErrorIs(t, err, idkit.ErrRefused)
+	assert.NotErrorIs(t, err, idkit.ErrUnavailable, "not retryable")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,10 +20,37 @@ import (
 // DefaultTable is the table a Store uses when Options.Table is empty.
 const DefaultTable = "idkit_segment"
 
-// ErrNotDurable reports a session whose commits may be lost in a crash.
-// Bad options and arguments wrap segment.ErrInvalid, and a tag whose IDs
-// ran out segment.ErrExhausted.
-var ErrNotDurable = errkind.New(idkit.ErrNotDurable, "pgstore: commits are not durable")
+// Errors of this package. Bad options and arguments wrap
+// segment.ErrInvalid, and a tag whose IDs ran out segment.ErrExhausted.
+var (
+	// ErrNotDurable reports a session whose commits may be lost in a crash.
+	ErrNotDurable = errkind.New(idkit.ErrNotDurable, "pgstore: commits are not durable")
+	// ErrUnavailable marks an error of the server or the connection that
+	// may pass: trying again later may succeed.
+	ErrUnavailable = errkind.New(idkit.ErrUnavailable, "pgstore: server unavailable")
+	// ErrRefused marks the server's refusal for good: a failed login, a
+	// missing privilege, database or table.
+	ErrRefused = errkind.New(idkit.ErrRefused, "pgstore: refused by the server")
+	// ErrClosed reports a call on a closed Store.
+	ErrClosed = errkind.New(idkit.ErrClosed, "pgstore: store closed")
+)
+
+// serverError marks err, an error of the server or the connection, as
+// ErrRefused or ErrUnavailable, its message unchanged.
+func serverError(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && refusedForGood(pgErr.Code) {
+		return errkind.Mark(ErrRefused, err)
+	}
+	return errkind.Mark(ErrUnavailable, err)
+}
+
+// refusedForGood reports whether SQLSTATE code refuses for good: class 28
+// (invalid authorization), 42501 (insufficient privilege), 3D000 (no such
+// database), 42P01 (no such table) and 3F000 (no such schema).
+func refusedForGood(code string) bool {
+	return strings.HasPrefix(code, "28") || code == "42501" || code == "3D000" || code == "42P01" || code == "3F000"
+}
 
 // Options configure a Store.
 type Options struct {
@@ -38,6 +66,7 @@ type Options struct {
 type Store struct {
 	pool   *pgxpool.Pool
 	own    bool
+	closed atomic.Bool
 	table  string // quoted
 	update string
 	insert string
@@ -79,7 +108,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: connect: %w", err)
+		return nil, serverError(fmt.Errorf("pgstore: connect: %w", err))
 	}
 	s, err := New(ctx, pool, opts)
 	if err != nil {
@@ -100,13 +129,13 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 	}
 	var sync string
 	if err := pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&sync); err != nil {
-		return nil, fmt.Errorf("pgstore: connect: %w", err)
+		return nil, serverError(fmt.Errorf("pgstore: connect: %w", err))
 	}
 	if sync == "off" {
 		return nil, fmt.Errorf("%w: synchronous_commit is off, so a crash of the server could hand out a block twice; set it to on", ErrNotDurable)
 	}
 	if err := createTable(ctx, pool, table); err != nil {
-		return nil, fmt.Errorf("pgstore: create table %s: %w", table, err)
+		return nil, serverError(fmt.Errorf("pgstore: create table %s: %w", table, err))
 	}
 	return &Store{
 		pool:   pool,
@@ -142,6 +171,9 @@ func (s *Store) Table() string { return s.table }
 // UPDATE has committed. tag and step are checked with segment.CheckTag
 // and segment.CheckStep.
 func (s *Store) ReserveBlock(ctx context.Context, tag string, step int64) (segment.Block, error) {
+	if s.closed.Load() {
+		return segment.Block{}, fmt.Errorf("%w: reserve block for tag %q in %s", ErrClosed, tag, s.table)
+	}
 	if err := segment.CheckTag(tag); err != nil {
 		return segment.Block{}, fmt.Errorf("pgstore: %w", err)
 	}
@@ -162,7 +194,10 @@ func (s *Store) ReserveBlock(ctx context.Context, tag string, step int64) (segme
 		if errors.As(err, &pgErr) && pgErr.Code == "22003" { // numeric_value_out_of_range
 			return segment.Block{}, fmt.Errorf("%w: tag %q: a block of %d would pass 2^63-1", segment.ErrExhausted, tag, step)
 		}
-		return segment.Block{}, fmt.Errorf("pgstore: reserve block of %d for tag %q in %s: %w", step, tag, s.table, err)
+		if s.closed.Load() {
+			return segment.Block{}, fmt.Errorf("%w: reserve block for tag %q in %s: %w", ErrClosed, tag, s.table, err)
+		}
+		return segment.Block{}, serverError(fmt.Errorf("pgstore: reserve block of %d for tag %q in %s: %w", step, tag, s.table, err))
 	}
 	return segment.Block{First: last - step + 1, Last: last}, nil
 }
@@ -173,9 +208,13 @@ func (s *Store) advance(ctx context.Context, tag string, step int64) (int64, err
 	return last, err
 }
 
-// Close closes the connections if Open made them. It returns nil, as
-// every store's Close returns an error: pgxpool's Close reports none.
+// Close closes the connections if Open made them; later calls fail with
+// ErrClosed. It returns nil, as every store's Close returns an error:
+// pgxpool's Close reports none.
 func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
 	if s.own {
 		s.pool.Close()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
@@ -221,6 +222,8 @@ func TestUnreachable(t *testing.T) {
 
 	_, err := pgstore.Open(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=5", pgstore.Options{})
 	assert.ErrorContains(t, err, "pgstore: connect: ")
+	assert.ErrorIs(t, err, pgstore.ErrUnavailable)
+	assert.ErrorIs(t, err, idkit.ErrUnavailable, "may pass")
 
 	u, err := url.Parse(dsn)
 	require.NoError(t, err)
@@ -238,6 +241,7 @@ func TestUnreachable(t *testing.T) {
 		cancel()
 		require.Error(t, err, "got %v through a cut connection", b)
 		assert.ErrorContains(t, err, `pgstore: reserve block of 100 for tag "t"`)
+		assert.ErrorIs(t, err, idkit.ErrUnavailable)
 	}
 	proxy.Restore()
 	testwait.Until(t, func() bool {
@@ -245,4 +249,52 @@ func TestUnreachable(t *testing.T) {
 		return err == nil
 	}, "reserving again through the restored connection")
 	assert.Equal(t, int64(101), b.First, "the blocks after the cut continue the committed ones")
+}
+
+// TestClosed: after Close every call fails with ErrClosed, of kind
+// idkit.ErrClosed and never idkit.ErrUnavailable, whether or not the store
+// made its pool.
+func TestClosed(t *testing.T) {
+	t.Parallel()
+	dsn, schema, pool := newSchema(t)
+	ctx := context.Background()
+	own := open(t, dsn, schema+".own")
+	lent, err := pgstore.New(ctx, pool, pgstore.Options{Table: schema + ".lent"})
+	require.NoError(t, err)
+	for _, s := range []*pgstore.Store{own, lent} {
+		_, err := s.ReserveBlock(ctx, "t", 10)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		require.NoError(t, s.Close(), "a second Close does nothing")
+		_, err = s.ReserveBlock(ctx, "t", 10)
+		assert.ErrorIs(t, err, pgstore.ErrClosed)
+		assert.ErrorIs(t, err, idkit.ErrClosed)
+		assert.NotErrorIs(t, err, idkit.ErrUnavailable)
+	}
+	var one int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT 1").Scan(&one), "Close leaves a lent pool open")
+}
+
+// TestRefused: a role without the rights the store needs is refused with
+// ErrRefused, of kind idkit.ErrRefused, which no retry changes.
+func TestRefused(t *testing.T) {
+	t.Parallel()
+	dsn, schema, pool := newSchema(t)
+	ctx := context.Background()
+	role := schema + "_nobody"
+	_, err := pool.Exec(ctx, "CREATE ROLE "+role+" LOGIN")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := pool.Exec(context.Background(), "DROP ROLE "+role)
+		assert.NoError(t, err)
+	})
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	u.User = url.User(role)
+	_, err = pgstore.Open(ctx, u.String(), pgstore.Options{Table: schema + ".blocks"})
+	require.Error(t, err, "a role with no rights on the schema")
+	assert.ErrorIs(t, err, pgstore.ErrRefused)
+	assert.ErrorIs(t, err, idkit.ErrRefused)
+	assert.NotErrorIs(t, err, idkit.ErrUnavailable, "not retryable")
+	assert.ErrorContains(t, err, "permission denied")
 }

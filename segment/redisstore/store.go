@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -22,10 +23,35 @@ const DefaultPrefix = "idkit:segment:"
 // MaxPrefixLen is the longest key prefix, in bytes.
 const MaxPrefixLen = 256
 
-// ErrNotDurable reports a server that may lose its counters on a restart
-// (see the package documentation). Bad options and arguments wrap
+// Errors of this package. Bad options and arguments wrap
 // segment.ErrInvalid, and a tag whose IDs ran out segment.ErrExhausted.
-var ErrNotDurable = errkind.New(idkit.ErrNotDurable, "redisstore: counters are not durable")
+var (
+	// ErrNotDurable reports a server that may lose its counters on a
+	// restart (see the package documentation).
+	ErrNotDurable = errkind.New(idkit.ErrNotDurable, "redisstore: counters are not durable")
+	// ErrUnavailable marks an error of the server or the connection that
+	// may pass: trying again later may succeed.
+	ErrUnavailable = errkind.New(idkit.ErrUnavailable, "redisstore: server unavailable")
+	// ErrRefused marks the server's refusal for good: a failed login or a
+	// missing permission (NOAUTH, WRONGPASS, NOPERM).
+	ErrRefused = errkind.New(idkit.ErrRefused, "redisstore: refused by the server")
+	// ErrClosed reports a call on a closed Store, or on a Counter of one.
+	ErrClosed = errkind.New(idkit.ErrClosed, "redisstore: store closed")
+)
+
+// serverError marks err, an error of the server or the connection, as
+// ErrRefused or ErrUnavailable, its message unchanged.
+func serverError(err error) error {
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		for _, code := range []string{"NOAUTH", "WRONGPASS", "NOPERM"} {
+			if strings.HasPrefix(reply.Error(), code) {
+				return errkind.Mark(ErrRefused, err)
+			}
+		}
+	}
+	return errkind.Mark(ErrUnavailable, err)
+}
 
 // Options configure a Store.
 type Options struct {
@@ -43,6 +69,7 @@ type Options struct {
 type Store struct {
 	client redis.UniversalClient
 	own    bool
+	closed atomic.Bool
 	prefix string
 }
 
@@ -87,7 +114,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts Options) (*Stor
 		return nil, fmt.Errorf("%w: redisstore: Prefix is %d bytes, want up to %d", segment.ErrInvalid, len(opts.Prefix), MaxPrefixLen)
 	}
 	if err := client.Ping(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("redisstore: connect to %s: %w", addrOf(client), err)
+		return nil, serverError(fmt.Errorf("redisstore: connect to %s: %w", addrOf(client), err))
 	}
 	if !opts.AllowVolatile {
 		if err := checkDurable(ctx, client); err != nil {
@@ -154,6 +181,9 @@ func (s *Store) ReserveBlock(ctx context.Context, tag string, step int64) (segme
 }
 
 func (s *Store) incr(ctx context.Context, tag string, n int64) (int64, error) {
+	if s.closed.Load() {
+		return 0, fmt.Errorf("%w: INCRBY %s %d", ErrClosed, s.Key(tag), n)
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("redisstore: INCRBY %s %d: %w", s.Key(tag), n, err)
 	}
@@ -161,8 +191,10 @@ func (s *Store) incr(ctx context.Context, tag string, n int64) (int64, error) {
 	switch {
 	case err != nil && s.wouldOverflow(ctx, tag, n, err):
 		return 0, fmt.Errorf("%w: redisstore: tag %q: %d more would pass 2^63-1", segment.ErrExhausted, tag, n)
+	case err != nil && s.closed.Load():
+		return 0, fmt.Errorf("%w: INCRBY %s %d: %w", ErrClosed, s.Key(tag), n, err)
 	case err != nil:
-		return 0, fmt.Errorf("redisstore: INCRBY %s %d: %w", s.Key(tag), n, err)
+		return 0, serverError(fmt.Errorf("redisstore: INCRBY %s %d: %w", s.Key(tag), n, err))
 	case v < n:
 		// Someone set the key below zero: the block would reach below 1.
 		return 0, fmt.Errorf("redisstore: INCRBY %s %d returned %d, below 1 after the increment: the key was changed by something else", s.Key(tag), n, v)
@@ -183,8 +215,12 @@ func (s *Store) wouldOverflow(ctx context.Context, tag string, n int64, err erro
 	return gerr == nil && v > math.MaxInt64-n
 }
 
-// Close closes the connection if Open made it.
+// Close closes the connection if Open made it; later calls, and those of
+// its Counters, fail with ErrClosed.
 func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
 	if s.own {
 		return s.client.Close()
 	}
@@ -203,6 +239,9 @@ type Counter struct {
 
 // Counter returns a Counter for tag.
 func (s *Store) Counter(tag string) (*Counter, error) {
+	if s.closed.Load() {
+		return nil, fmt.Errorf("%w: Counter(%q)", ErrClosed, tag)
+	}
 	if err := segment.CheckTag(tag); err != nil {
 		return nil, fmt.Errorf("redisstore: %w", err)
 	}

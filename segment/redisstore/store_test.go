@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
@@ -199,6 +200,8 @@ func TestUnreachable(t *testing.T) {
 	defer cancel()
 	_, err := redisstore.Open(ctx, "127.0.0.1:1", redisstore.Options{AllowVolatile: true})
 	assert.ErrorContains(t, err, "redisstore: connect to 127.0.0.1:1: ")
+	assert.ErrorIs(t, err, redisstore.ErrUnavailable)
+	assert.ErrorIs(t, err, idkit.ErrUnavailable, "may pass")
 
 	// A URL that does not parse is not repeated: it may hold a password.
 	_, err = redisstore.Open(ctx, "redis://app:s3cret@127.0.0.1:notaport/0", redisstore.Options{AllowVolatile: true})
@@ -239,4 +242,33 @@ func TestOutage(t *testing.T) {
 	proxy := etcdtest.NewProxy(t, "tcp://"+addr)
 	s := open(t, proxy.Addr(), prefix)
 	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 10*time.Second)
+}
+
+// TestClosed: after Close every call of the Store and of its Counters
+// fails with ErrClosed, of kind idkit.ErrClosed and never
+// idkit.ErrUnavailable.
+func TestClosed(t *testing.T) {
+	t.Parallel()
+	addr, prefix, _ := newPrefix(t)
+	ctx := context.Background()
+	s := open(t, addr, prefix)
+	c, err := s.Counter("t")
+	require.NoError(t, err)
+	_, err = c.Next(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "a second Close does nothing")
+	_, err = s.ReserveBlock(ctx, "t", 10)
+	assertClosed(t, err, "ReserveBlock")
+	_, err = c.Next(ctx)
+	assertClosed(t, err, "Counter.Next")
+	_, err = s.Counter("u")
+	assertClosed(t, err, "Counter")
+}
+
+func assertClosed(t *testing.T, err error, call string) {
+	t.Helper()
+	assert.ErrorIs(t, err, redisstore.ErrClosed, call)
+	assert.ErrorIs(t, err, idkit.ErrClosed, call)
+	assert.NotErrorIs(t, err, idkit.ErrUnavailable, call)
 }
