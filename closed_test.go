@@ -149,7 +149,7 @@ func newTraceID(t *testing.T, o traceid.Options) (closable, *clock.Fake, map[str
 	fake := clock.NewFake(closedStart)
 	o.Clock = fake
 	o.ThreadBits = 4 // a Shard claims a thread's chunk, not the whole second
-	g, err := traceid.New(o)
+	g, err := traceid.New(context.Background(), o)
 	require.NoError(t, err)
 	pc, shard := g.PerCore(), g.Shard()
 	return asClosable(g), fake, map[string]func() error{
@@ -163,14 +163,14 @@ func newSnowflake(t *testing.T, o snowflake.Options) (closable, *clock.Fake, map
 	t.Helper()
 	fake := clock.NewFake(closedStart)
 	o.Clock = fake
-	g, err := snowflake.New(o)
+	g, err := snowflake.New(context.Background(), o)
 	require.NoError(t, err)
 	return asClosable(g), fake, nil
 }
 
 func newDecimalID(t *testing.T, src store.Generators) (closable, *clock.Fake, map[string]func() error) {
 	t.Helper()
-	g, err := decimalid.New(decimalid.Options{Launch: 9, Source: src})
+	g, err := decimalid.New(context.Background(), decimalid.Options{Launch: 9, Source: src})
 	require.NoError(t, err)
 	return asClosable(g), nil, nil
 }
@@ -179,7 +179,7 @@ func newFlake128(t *testing.T, o flake128.Options) (closable, *clock.Fake, map[s
 	t.Helper()
 	fake := clock.NewFake(closedStart)
 	o.Clock = fake
-	g, err := flake128.New(o)
+	g, err := flake128.New(context.Background(), o)
 	require.NoError(t, err)
 	return asClosable(g), fake, nil
 }

@@ -37,20 +37,20 @@ func TestOneShape(t *testing.T) {
 	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	t.Run("traceid", func(t *testing.T) {
 		fake := clock.NewFake(start)
-		g, err := traceid.New(traceid.Options{Node: 3, Clock: fake, Store: &memstore.Store{}})
+		g, err := traceid.New(context.Background(), traceid.Options{Node: 3, Clock: fake, Store: &memstore.Store{}})
 		require.NoError(t, err)
 		fake.Advance(time.Second) // a fresh generator starts in the next second
 		checkShape(t, g, func(s idkit.Stats) bool { return s.StoreWrites > 0 })
 	})
 	t.Run("snowflake", func(t *testing.T) {
 		fake := clock.NewFake(start)
-		g, err := snowflake.New(snowflake.Options{Clock: fake, Store: &memstore.Store{}})
+		g, err := snowflake.New(context.Background(), snowflake.Options{Clock: fake, Store: &memstore.Store{}})
 		require.NoError(t, err)
 		fake.Advance(time.Millisecond)
 		checkShape(t, g, func(s idkit.Stats) bool { return s.StoreWrites > 0 })
 	})
 	t.Run("decimalid", func(t *testing.T) {
-		g, err := decimalid.New(decimalid.Options{Launch: 9, Source: &generators{}, StartCounter: decimalid.MaxCounter - 10})
+		g, err := decimalid.New(context.Background(), decimalid.Options{Launch: 9, Source: &generators{}, StartCounter: decimalid.MaxCounter - 10})
 		require.NoError(t, err)
 		checkShape(t, g, func(s idkit.Stats) bool { return s.Exhausted == 1 && s.StoreWrites == 2 })
 	})
@@ -60,7 +60,7 @@ func TestOneShape(t *testing.T) {
 		checkShape(t, g, func(s idkit.Stats) bool { return s == idkit.Stats{} })
 	})
 	t.Run("flake128", func(t *testing.T) {
-		g, err := flake128.New(flake128.Options{Worker: 5, Clock: clock.NewFake(start), Store: &memstore.Store{}})
+		g, err := flake128.New(context.Background(), flake128.Options{Worker: 5, Clock: clock.NewFake(start), Store: &memstore.Store{}})
 		require.NoError(t, err)
 		checkShape(t, g, func(s idkit.Stats) bool { return s.StoreWrites > 0 })
 	})

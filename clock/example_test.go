@@ -1,6 +1,7 @@
 package clock_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // instead of waiting a second.
 func ExampleFake() {
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	g, err := traceid.New(traceid.Options{Node: 7, Clock: fake, NoWait: true})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 7, Clock: fake, NoWait: true})
 	if err != nil {
 		panic(err)
 	}
@@ -37,7 +38,7 @@ func (s skewed) Sleep(d time.Duration) { time.Sleep(d) }
 // Generators take any Clock; CoarseOf gives it the cheap view they read per
 // ID.
 func ExampleClock() {
-	g, err := traceid.New(traceid.Options{Node: 7, Clock: skewed{by: -time.Hour}})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 7, Clock: skewed{by: -time.Hour}})
 	if err != nil {
 		panic(err)
 	}

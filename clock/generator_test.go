@@ -1,6 +1,7 @@
 package clock_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func (c fakeOnly) Sleep(d time.Duration) { c.f.Sleep(d) }
 func TestGeneratorOnUserClock(t *testing.T) {
 	t.Parallel()
 	f := clock.NewFake(t0)
-	g, err := traceid.New(traceid.Options{Node: 3, Clock: fakeOnly{f}})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 3, Clock: fakeOnly{f}})
 	require.NoError(t, err)
 	done := make(chan traceid.ID)
 	go func() {

@@ -1,12 +1,13 @@
 package decimalid
 
 import (
+	"context"
 	"testing"
 )
 
 func newBenchGenerator(b *testing.B) *Generator {
 	b.Helper()
-	g, err := New(Options{Launch: 65, Source: &source{next: 92}})
+	g, err := New(context.Background(), Options{Launch: 65, Source: &source{next: 92}})
 	if err != nil {
 		b.Fatal(err)
 	}

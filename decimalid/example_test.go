@@ -18,7 +18,7 @@ func (c *counter) NextGenerator(ctx context.Context, launch int) (int, error) {
 }
 
 func Example() {
-	g, err := decimalid.New(decimalid.Options{Launch: 65, Source: &counter{}})
+	g, err := decimalid.New(context.Background(), decimalid.Options{Launch: 65, Source: &counter{}})
 	if err != nil {
 		panic(err)
 	}
@@ -75,7 +75,7 @@ func ExampleID_MarshalJSON() {
 }
 
 func ExampleGenerator_Fill() {
-	g, err := decimalid.New(decimalid.Options{Launch: 65, Source: &counter{}, StartCounter: decimalid.MaxCounter - 1})
+	g, err := decimalid.New(context.Background(), decimalid.Options{Launch: 65, Source: &counter{}, StartCounter: decimalid.MaxCounter - 1})
 	if err != nil {
 		panic(err)
 	}
@@ -94,9 +94,9 @@ func ExampleGenerator_Fill() {
 }
 
 func ExampleNew_testLaunch() {
-	_, err := decimalid.New(decimalid.Options{Launch: 0, Source: &counter{}})
+	_, err := decimalid.New(context.Background(), decimalid.Options{Launch: 0, Source: &counter{}})
 	fmt.Println(err)
-	g, _ := decimalid.New(decimalid.Options{Launch: 0, TestLaunch: true, Source: &counter{}})
+	g, _ := decimalid.New(context.Background(), decimalid.Options{Launch: 0, TestLaunch: true, Source: &counter{}})
 	id, _ := g.Next()
 	fmt.Println(id.SplitString())
 	// Output:

@@ -78,7 +78,7 @@ const (
 
 // New returns a Generator for o.Launch, holding a generator id fetched from
 // o.Source.
-func New(o Options) (*Generator, error) {
+func New(ctx context.Context, o Options) (*Generator, error) {
 	lo := 1
 	if o.TestLaunch {
 		lo = 0
@@ -100,7 +100,7 @@ func New(o Options) (*Generator, error) {
 	}
 	g := &Generator{launch: uint64(o.Launch), source: o.Source}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	gen, err := g.fetch(context.Background(), -1)
+	gen, err := g.fetch(ctx, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func TestNewOptions(t *testing.T) {
 			if tt.src != nil {
 				tt.o.Source = tt.src
 			}
-			g, err := New(tt.o)
+			g, err := New(context.Background(), tt.o)
 			assert.ErrorIs(t, err, tt.err)
 			assert.ErrorContains(t, err, tt.want)
 			assert.Nil(t, g)
@@ -112,7 +112,7 @@ func TestNewOptions(t *testing.T) {
 func TestNewTestLaunch(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 3}
-	g, err := New(Options{Launch: 0, TestLaunch: true, Source: src})
+	g, err := New(context.Background(), Options{Launch: 0, TestLaunch: true, Source: src})
 	require.NoError(t, err)
 	id, err := g.Next()
 	require.NoError(t, err)
@@ -124,7 +124,7 @@ func TestNewTestLaunch(t *testing.T) {
 func TestNext(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 92}
-	g, err := New(Options{Launch: 65, Source: src})
+	g, err := New(context.Background(), Options{Launch: 65, Source: src})
 	require.NoError(t, err)
 	assert.Equal(t, 65, g.Launch())
 	for c := 1; c <= 1000; c++ {
@@ -135,7 +135,7 @@ func TestNext(t *testing.T) {
 	assert.Equal(t, 1, src.calls, "one generator id at start, none since")
 	assert.Equal(t, []int{65}, src.launches)
 
-	g, err = New(Options{Launch: 65, Source: src, StartCounter: 1415})
+	g, err = New(context.Background(), Options{Launch: 65, Source: src, StartCounter: 1415})
 	require.NoError(t, err)
 	id, err := g.Next()
 	require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestNext(t *testing.T) {
 func TestRoll(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 5}
-	g, err := New(Options{Launch: 7, Source: src, StartCounter: MaxCounter - 2})
+	g, err := New(context.Background(), Options{Launch: 7, Source: src, StartCounter: MaxCounter - 2})
 	require.NoError(t, err)
 	want := []ID{
 		mustCompose(t, MaxCounter-2, 5, 7),
@@ -166,7 +166,7 @@ func TestRoll(t *testing.T) {
 func TestRollSourceFails(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 5}
-	g, err := New(Options{Launch: 7, Source: src, StartCounter: MaxCounter - 1})
+	g, err := New(context.Background(), Options{Launch: 7, Source: src, StartCounter: MaxCounter - 1})
 	require.NoError(t, err)
 	for c := MaxCounter - 1; c <= MaxCounter; c++ {
 		id, err := g.Next()
@@ -198,7 +198,7 @@ func TestRollSourceFails(t *testing.T) {
 func TestRollSourceRepeats(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 5, repeat: true}
-	g, err := New(Options{Launch: 7, Source: src, StartCounter: MaxCounter})
+	g, err := New(context.Background(), Options{Launch: 7, Source: src, StartCounter: MaxCounter})
 	require.NoError(t, err)
 	_, err = g.Next()
 	require.NoError(t, err)
@@ -211,7 +211,7 @@ func TestRollSourceRepeats(t *testing.T) {
 func TestRollSourceOutOfRange(t *testing.T) {
 	t.Parallel()
 	src := &source{next: MaxGenerator}
-	g, err := New(Options{Launch: 7, Source: src, StartCounter: MaxCounter})
+	g, err := New(context.Background(), Options{Launch: 7, Source: src, StartCounter: MaxCounter})
 	require.NoError(t, err)
 	_, err = g.Next()
 	require.NoError(t, err)
@@ -226,7 +226,7 @@ func TestRollSourceOutOfRange(t *testing.T) {
 func TestRollHeadroom(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 5}
-	g, err := New(Options{Launch: 7, Source: src, StartCounter: MaxCounter})
+	g, err := New(context.Background(), Options{Launch: 7, Source: src, StartCounter: MaxCounter})
 	require.NoError(t, err)
 	_, err = g.Next()
 	require.NoError(t, err)
@@ -246,7 +246,7 @@ func TestRollHeadroom(t *testing.T) {
 func TestFill(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 5}
-	g, err := New(Options{Launch: 7, Source: src})
+	g, err := New(context.Background(), Options{Launch: 7, Source: src})
 	require.NoError(t, err)
 	for _, size := range []int{0, 1, 10, maxClaim - 1, maxClaim, maxClaim + 1, 3*maxClaim + 5} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
@@ -269,7 +269,7 @@ func TestFill(t *testing.T) {
 func TestFillRoll(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 5}
-	g, err := New(Options{Launch: 7, Source: src, StartCounter: MaxCounter - 5})
+	g, err := New(context.Background(), Options{Launch: 7, Source: src, StartCounter: MaxCounter - 5})
 	require.NoError(t, err)
 	dst := make([]ID, 10)
 	n, err := g.Fill(dst)
@@ -285,7 +285,7 @@ func TestFillRoll(t *testing.T) {
 	assert.Equal(t, want, dst)
 
 	// A failing source stops a Fill part way, with the IDs it has.
-	g, err = New(Options{Launch: 7, Source: src, StartCounter: MaxCounter - 2})
+	g, err = New(context.Background(), Options{Launch: 7, Source: src, StartCounter: MaxCounter - 2})
 	require.NoError(t, err)
 	src.fail(errDown)
 	clear(dst)
@@ -313,7 +313,7 @@ func TestConcurrentNext(t *testing.T) {
 		t.Run(fmt.Sprint("start ", start), func(t *testing.T) {
 			t.Parallel()
 			src := &source{next: 5}
-			g, err := New(Options{Launch: 7, Source: src, StartCounter: start})
+			g, err := New(context.Background(), Options{Launch: 7, Source: src, StartCounter: start})
 			require.NoError(t, err)
 			got := make([][]ID, workers)
 			var wg sync.WaitGroup
@@ -386,7 +386,7 @@ func checkShardedMonotonic(t *testing.T, got [][]ID) {
 func TestSlowSource(t *testing.T) {
 	t.Parallel()
 	src := &source{next: 1}
-	g, err := New(Options{Launch: 7, Source: src, StartCounter: MaxCounter})
+	g, err := New(context.Background(), Options{Launch: 7, Source: src, StartCounter: MaxCounter})
 	require.NoError(t, err)
 	_, err = g.Next() // the last counter of generator id 1
 	require.NoError(t, err)
@@ -421,7 +421,7 @@ func TestSlowSource(t *testing.T) {
 
 	// Close cancels a call in flight, which then fails with ErrClosed, not
 	// with the source's error, which says "retry".
-	g2, err := New(Options{Launch: 7, Source: &source{next: 5}, StartCounter: MaxCounter})
+	g2, err := New(context.Background(), Options{Launch: 7, Source: &source{next: 5}, StartCounter: MaxCounter})
 	require.NoError(t, err)
 	_, err = g2.Next()
 	require.NoError(t, err)

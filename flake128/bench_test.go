@@ -1,6 +1,7 @@
 package flake128
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ var sink ID
 // MaxLead at most, so a very fast run measures the cap.
 func BenchmarkNext(b *testing.B) {
 	b.Run("serial", func(b *testing.B) {
-		g, err := New(Options{Worker: 1, Store: &memstore.Store{}, MaxLead: time.Second})
+		g, err := New(context.Background(), Options{Worker: 1, Store: &memstore.Store{}, MaxLead: time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -24,7 +25,7 @@ func BenchmarkNext(b *testing.B) {
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {
-		g, err := New(Options{Worker: 1, Store: &memstore.Store{}, MaxLead: time.Second})
+		g, err := New(context.Background(), Options{Worker: 1, Store: &memstore.Store{}, MaxLead: time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package flake128_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -32,7 +33,7 @@ func ExampleParse() {
 // the stored mark; a fake clock fixes the time here.
 func ExampleNew() {
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	g, err := flake128.New(flake128.Options{Worker: 0x109add5e0e8f, Clock: fake, Store: &memstore.Store{}})
+	g, err := flake128.New(context.Background(), flake128.Options{Worker: 0x109add5e0e8f, Clock: fake, Store: &memstore.Store{}})
 	if err != nil {
 		panic(err)
 	}

@@ -107,7 +107,7 @@ func (g *Generator) Stats() idkit.Stats {
 // stored mark; the first ID comes from a millisecond after both, so the
 // first Next may wait about MaxLead, or until the clock passes the mark.
 // An invalid option is an error naming it.
-func New(o Options) (*Generator, error) {
+func New(ctx context.Context, o Options) (*Generator, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -165,7 +165,7 @@ func New(o Options) (*Generator, error) {
 			return uint64((ns + int64(time.Millisecond) - 1) / int64(time.Millisecond))
 		},
 	}, nil)
-	first, err := g.lease.Start()
+	first, err := g.lease.Start(ctx)
 	if err != nil && lease.Refused(err) {
 		return nil, fmt.Errorf("flake128: worker %012x: %w", worker, err)
 	}

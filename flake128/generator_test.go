@@ -28,7 +28,7 @@ func newTest(t *testing.T, o Options) (*Generator, *clock.Fake, *memstore.Store)
 	if o.Store == nil {
 		o.Store = store
 	}
-	g, err := New(o)
+	g, err := New(context.Background(), o)
 	require.NoError(t, err)
 	return g, fake, store
 }
@@ -187,7 +187,7 @@ func TestRestartAfterClockSteppedBack(t *testing.T) {
 	store := &memstore.Store{}
 	fake := clock.NewFake(t0)
 	o := Options{Worker: 9, Clock: fake, Store: store, Lease: 50 * time.Millisecond}
-	g, err := New(o)
+	g, err := New(context.Background(), o)
 	require.NoError(t, err)
 	var last ID
 	for range 20 {
@@ -199,7 +199,7 @@ func TestRestartAfterClockSteppedBack(t *testing.T) {
 	assert.True(t, mark.After(last.Time()), "the mark %v covers the last ID's millisecond %v", mark, last.Time())
 
 	fake.Advance(-10 * time.Second) // the host's clock is stepped back while no run is up
-	g2, err := New(o)
+	g2, err := New(context.Background(), o)
 	require.NoError(t, err)
 	done := make(chan ID)
 	go func() { id, _ := g2.Next(); done <- id }()
@@ -213,7 +213,7 @@ func TestRestartAfterClockSteppedBack(t *testing.T) {
 func TestRestartWithoutStoreSkipsLead(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
-	g, err := New(Options{Worker: 3, Clock: fake})
+	g, err := New(context.Background(), Options{Worker: 3, Clock: fake})
 	require.NoError(t, err)
 	done := make(chan ID)
 	go func() { id, _ := g.Next(); done <- id }()
@@ -227,13 +227,13 @@ func TestStoreFailure(t *testing.T) {
 	t.Parallel()
 	store := &memstore.Store{}
 	store.Fail(errors.New("disk full"))
-	_, err := New(Options{Worker: 1, Clock: clock.NewFake(t0), Store: store})
+	_, err := New(context.Background(), Options{Worker: 1, Clock: clock.NewFake(t0), Store: store})
 	assert.ErrorIs(t, err, ErrStore)
 	assert.ErrorContains(t, err, "disk full")
 
 	store2 := &memstore.Store{}
 	fake := clock.NewFake(t0)
-	g, err := New(Options{Worker: 1, Clock: fake, Store: store2, Lease: 2 * time.Millisecond})
+	g, err := New(context.Background(), Options{Worker: 1, Clock: fake, Store: store2, Lease: 2 * time.Millisecond})
 	require.NoError(t, err)
 	next(t, g)
 	store2.Fail(errors.New("disk full"))
@@ -255,7 +255,7 @@ func TestOptionsRejected(t *testing.T) {
 		{Options{Interface: "no-such-interface0"}, `Options.Interface "no-such-interface0"`},
 		{Options{Worker: 1, Clock: clock.NewFake(time.Unix(-1, 0))}, "before 1970"},
 	} {
-		_, err := New(tt.o)
+		_, err := New(context.Background(), tt.o)
 		assert.ErrorIs(t, err, ErrInvalid, tt.msg)
 		assert.ErrorContains(t, err, tt.msg)
 	}

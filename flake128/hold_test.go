@@ -1,6 +1,7 @@
 package flake128_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -20,19 +21,19 @@ func TestOneHolderPerWorker(t *testing.T) {
 	log, err := launchlog.New(launchlog.Options{Path: filepath.Join(t.TempDir(), "idkit.db")})
 	require.NoError(t, err)
 	o := flake128.Options{Worker: 7, Store: log}
-	g, err := flake128.New(o)
+	g, err := flake128.New(context.Background(), o)
 	require.NoError(t, err)
-	_, err = flake128.New(o)
+	_, err = flake128.New(context.Background(), o)
 	assert.ErrorIs(t, err, idkit.ErrHeld, "a second Generator")
 	assert.NotErrorIs(t, err, flake128.ErrStore)
 	assert.ErrorContains(t, err, "flake128: worker 000000000007: launchlog: flake128/000000000007 in ")
 
-	g8, err := flake128.New(flake128.Options{Worker: 8, Store: log})
+	g8, err := flake128.New(context.Background(), flake128.Options{Worker: 8, Store: log})
 	require.NoError(t, err, "worker 8 is free")
 	require.NoError(t, g8.Close())
 
 	require.NoError(t, g.Close())
-	g, err = flake128.New(o)
+	g, err = flake128.New(context.Background(), o)
 	require.NoError(t, err, "free once the Generator is closed")
 	id, err := g.Next()
 	require.NoError(t, err)

@@ -89,7 +89,7 @@ func BenchmarkGenerator(b *testing.B) {
 			if node == "claimed" {
 				o = traceid.Options{Claim: claim}
 			}
-			g, err := traceid.New(o)
+			g, err := traceid.New(context.Background(), o)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -111,7 +111,7 @@ func BenchmarkGenerator(b *testing.B) {
 				o.Node, _ = snowflake.Twitter().SplitNode(int64(claim.Node()))
 				o.Store = log
 			}
-			g, err := snowflake.New(o)
+			g, err := snowflake.New(context.Background(), o)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -262,7 +262,7 @@ func TestClaimCutOffHolderHandsOver(t *testing.T) {
 	require.True(t, (<-aLast).Before(takenAt), "the cut-off holder issued after the node was taken over")
 	require.True(t, a.Deadline().Before(takenAt), "the cut-off holder's deadline passed before the node was taken over")
 
-	g, err := traceid.New(traceid.Options{Claim: b})
+	g, err := traceid.New(context.Background(), traceid.Options{Claim: b})
 	require.NoError(t, err)
 	ids := <-aIDs
 	require.NotEmpty(t, ids)
@@ -288,7 +288,7 @@ func issueUntilLost(t *testing.T, c *fleet.Claim, cli *clientv3.Client, prefix s
 	// A lease of 10s keeps the marks well ahead of the claim's deadline, so
 	// that the claim, not a failed mark renewal, is what stops the
 	// generator; the next holder waits for the mark.
-	g, err := traceid.New(traceid.Options{Claim: c, Lease: 10 * time.Second})
+	g, err := traceid.New(context.Background(), traceid.Options{Claim: c, Lease: 10 * time.Second})
 	require.NoError(t, err)
 	ids, last, errc, issuing := make(chan []traceid.ID, 1), make(chan time.Time, 1), make(chan error, 1), make(chan struct{})
 	go func() {

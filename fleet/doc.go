@@ -29,7 +29,7 @@
 //	cli, _ := clientv3.New(clientv3.Config{Endpoints: endpoints})
 //	claim, err := fleet.ClaimNode(ctx, fleet.ClaimOptions{Client: cli, Space: "traceid", Max: traceid.MaxNode})
 //	defer claim.Close()
-//	g, err := traceid.New(traceid.Options{Claim: claim})
+//	g, err := traceid.New(ctx, traceid.Options{Claim: claim})
 //
 // They check the claim where they already read the precise clock (a new
 // second or tick, after a store call or a wait, every ID while the clock

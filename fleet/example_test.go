@@ -30,7 +30,7 @@ func Example() {
 		log.Fatal(err) // ErrNoFreeNode, ErrClockSkew or ErrUnavailable
 	}
 	defer claim.Close()
-	g, err := traceid.New(traceid.Options{Claim: claim})
+	g, err := traceid.New(context.Background(), traceid.Options{Claim: claim})
 	if err != nil {
 		log.Fatal(err)
 	}

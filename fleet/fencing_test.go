@@ -38,7 +38,7 @@ var fencedSchemes = []fencedScheme{
 	{
 		name: "traceid", space: "traceid",
 		start: func(c *fleet.Claim, clk clock.Clock) (func([]int64) (int, error), error) {
-			g, err := traceid.New(traceid.Options{Claim: c, Clock: clk})
+			g, err := traceid.New(context.Background(), traceid.Options{Claim: c, Clock: clk})
 			if err != nil {
 				return nil, err
 			}
@@ -60,7 +60,7 @@ var fencedSchemes = []fencedScheme{
 	{
 		name: "snowflake", space: "snowflake/twitter",
 		start: func(c *fleet.Claim, clk clock.Clock) (func([]int64) (int, error), error) {
-			g, err := snowflake.New(snowflake.Options{Layout: snowflake.Twitter(), Claim: c, Clock: clk})
+			g, err := snowflake.New(context.Background(), snowflake.Options{Layout: snowflake.Twitter(), Claim: c, Clock: clk})
 			if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -28,7 +29,7 @@ func ExampleLog() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := decimalid.New(decimalid.Options{Launch: launch.ID, Source: log})
+	g, err := decimalid.New(context.Background(), decimalid.Options{Launch: launch.ID, Source: log})
 	if err != nil {
 		panic(err)
 	}

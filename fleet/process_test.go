@@ -82,12 +82,12 @@ func runChild(mode string) error {
 	if err != nil {
 		return err
 	}
-	tg, err := traceid.New(traceid.Options{Claim: claim})
+	tg, err := traceid.New(context.Background(), traceid.Options{Claim: claim})
 	if err != nil {
 		return err
 	}
 	launch, _ := strconv.Atoi(os.Getenv("IDKIT_FLEET_LAUNCH"))
-	dg, err := decimalid.New(decimalid.Options{Launch: launch, Source: log})
+	dg, err := decimalid.New(context.Background(), decimalid.Options{Launch: launch, Source: log})
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func TestNoCollisionWithGo(t *testing.T) {
 	results := make(chan result, 4)
 	for _, shard := range []int64{4, 6, instagram.MaxShard} {
 		go func() {
-			g, err := snowflake.New(snowflake.Options{Layout: l, Node: map[string]int64{"shard": shard}})
+			g, err := snowflake.New(context.Background(), snowflake.Options{Layout: l, Node: map[string]int64{"shard": shard}})
 			if !assert.NoError(t, err) {
 				results <- result{shard, nil}
 				return

@@ -35,7 +35,7 @@ func Example() {
 
 	// Every generator of the launch takes its generator id from the log.
 	for range 2 {
-		g, err := decimalid.New(decimalid.Options{Launch: launch.ID, Source: log})
+		g, err := decimalid.New(context.Background(), decimalid.Options{Launch: launch.ID, Source: log})
 		if err != nil {
 			panic(err)
 		}

@@ -35,7 +35,7 @@ import (
 
 func newBenchIDGenerator(b *testing.B) *IDGenerator {
 	b.Helper()
-	g, err := traceid.New(traceid.Options{Node: 1})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

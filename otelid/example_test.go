@@ -17,7 +17,7 @@ import (
 func ExampleIDGenerator() {
 	// In production leave Clock nil for the system clock.
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	g, err := traceid.New(traceid.Options{Node: 7, Clock: fake})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 7, Clock: fake})
 	if err != nil {
 		panic(err)
 	}
@@ -52,7 +52,7 @@ func ExampleIDGenerator() {
 func ExampleHandler() {
 	// In production leave Clock nil for the system clock.
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	g, err := traceid.New(traceid.Options{Node: 7, Clock: fake})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 7, Clock: fake})
 	if err != nil {
 		panic(err)
 	}

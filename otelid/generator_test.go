@@ -30,7 +30,7 @@ func newTraceID(t testing.TB, o traceid.Options) (*traceid.Generator, *clock.Fak
 	t.Helper()
 	fake := clock.NewFake(t0)
 	o.Clock = fake
-	g, err := traceid.New(o)
+	g, err := traceid.New(context.Background(), o)
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	return g, fake
@@ -200,7 +200,7 @@ func TestIDsLayout(t *testing.T) {
 func TestFallback(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
-	g, err := traceid.New(traceid.Options{Node: 9, NoWait: true, Clock: fake})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 9, NoWait: true, Clock: fake})
 	require.NoError(t, err)
 	_, err = g.Next()
 	require.ErrorIs(t, err, traceid.ErrExhausted, "the test needs a failing generator")
@@ -294,7 +294,7 @@ func TestClaimedNode(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
 	claim := &claimtest.Claim{Number: 31337, Deadline: t0.Add(2 * time.Second)}
-	g, err := traceid.New(traceid.Options{Claim: claim, Clock: fake})
+	g, err := traceid.New(context.Background(), traceid.Options{Claim: claim, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	x, err := NewIDGenerator(g, Options{})

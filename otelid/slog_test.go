@@ -180,7 +180,7 @@ func TestHandlerConformance(t *testing.T) {
 func TestHandlerFallback(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
-	g, err := traceid.New(traceid.Options{Node: 5, NoWait: true, Clock: fake})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 5, NoWait: true, Clock: fake})
 	require.NoError(t, err)
 	var out bytes.Buffer
 	h, err := NewHandler(slog.NewJSONHandler(&out, nil), g, HandlerOptions{Key: "log_id"})
@@ -215,7 +215,7 @@ func TestHandlerNeverWaits(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
 	store := memstore.NewGated(4)
-	g, err := traceid.New(traceid.Options{Node: 5, Clock: fake, Store: store})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 5, Clock: fake, Store: store})
 	require.NoError(t, err)
 	var out bytes.Buffer
 	h, err := NewHandler(slog.NewJSONHandler(&out, nil), g, HandlerOptions{Key: "log_id"})

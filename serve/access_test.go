@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/tls"
 	"log/slog"
 	"math/big"
@@ -163,7 +164,7 @@ func TestAccessOptionErrors(t *testing.T) {
 		{Options{TLS: &TLSFiles{CertFile: certFile, KeyFile: keyFile, ClientCAFile: notPEM}}, "holds no PEM certificate"},
 	} {
 		tt.o.ObjectID = &objectid.Options{}
-		_, err := New(tt.o)
+		_, err := New(context.Background(), tt.o)
 		require.ErrorIs(t, err, ErrInvalid, tt.want)
 		assert.Contains(t, err.Error(), tt.want)
 		assert.False(t, strings.Contains(err.Error(), "abc"), "the token in the error")

@@ -95,7 +95,7 @@ func BenchmarkTLS(b *testing.B) {
 			o := tc.o
 			o.TraceID = &traceid.Options{Node: 7}
 			o.Limits = Limits{IDsPerSecond: -1, RequestsPerSecond: -1}
-			s, err := New(o)
+			s, err := New(context.Background(), o)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func BenchmarkGreedyClient(b *testing.B) {
 			name = "beside-greedy"
 		}
 		b.Run(name, func(b *testing.B) {
-			s, err := New(Options{TraceID: &traceid.Options{Node: 7}, TokenFile: tokenFile})
+			s, err := New(context.Background(), Options{TraceID: &traceid.Options{Node: 7}, TokenFile: tokenFile})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -50,7 +50,7 @@ func (c *counterSource) NextGenerator(context.Context, int) (int, error) {
 // BenchmarkHandler measures one request through ServeHTTP, without the
 // network: ns/op is per request, ns/ID per ID.
 func BenchmarkHandler(b *testing.B) {
-	s, err := New(benchOptions(b))
+	s, err := New(context.Background(), benchOptions(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func BenchmarkLoopback(b *testing.B) {
 		n    int
 	}{{"traceid", 1}, {"decimalid", 1}, {"decimalid", 1000}, {"traceid", 1000}} {
 		b.Run(tc.name+"/n="+strconv.Itoa(tc.n), func(b *testing.B) {
-			s, err := New(benchOptions(b))
+			s, err := New(context.Background(), benchOptions(b))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,7 +16,7 @@ import (
 // A server for TraceIds and ObjectIDs, and a client that asks it for IDs
 // and decodes them into traceid.ID, whose JSON is a string.
 func Example() {
-	s, err := serve.New(serve.Options{
+	s, err := serve.New(context.Background(), serve.Options{
 		TraceID:  &traceid.Options{Node: 7}, // Store: a launchlog.Log makes restarts safe across clock steps
 		ObjectID: &objectid.Options{},
 	})

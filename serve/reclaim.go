@@ -41,7 +41,7 @@ type reclaiming[ID any] struct {
 	cur     atomic.Pointer[claimed[ID]]
 	scheme  string
 	reclaim Reclaim
-	build   func(Claim) (idkit.Generator[ID], error)
+	build   func(context.Context, Claim) (idkit.Generator[ID], error)
 	retry   time.Duration // between failed attempts
 	logf    func(msg string, args ...any)
 
@@ -53,7 +53,7 @@ type reclaiming[ID any] struct {
 	wg      sync.WaitGroup
 }
 
-func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, build func(Claim) (idkit.Generator[ID], error), logf func(string, ...any)) *reclaiming[ID] {
+func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, build func(context.Context, Claim) (idkit.Generator[ID], error), logf func(string, ...any)) *reclaiming[ID] {
 	r := &reclaiming[ID]{scheme: scheme, reclaim: reclaim, build: build, retry: time.Second, logf: logf}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.cur.Store(&first)
@@ -160,7 +160,7 @@ func (r *reclaiming[ID]) attempt() (*claimed[ID], error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := r.build(claim)
+	g, err := r.build(r.ctx, claim)
 	if err != nil {
 		claim.Close()
 		return nil, err

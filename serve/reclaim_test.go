@@ -126,11 +126,11 @@ func TestClaimsWantNoNode(t *testing.T) {
 		{TraceID: &traceid.Options{Node: 4}, Claims: cs.claim},
 		{Snowflake: &snowflake.Options{Node: map[string]int64{"worker": 1}}, Claims: cs.claim},
 	} {
-		_, err := New(o)
+		_, err := New(context.Background(), o)
 		assert.ErrorIs(t, err, ErrInvalid)
 		assert.ErrorContains(t, err, "Options.Claims gives")
 	}
 	cs.fail.Store(true)
-	_, err := New(Options{Snowflake: &snowflake.Options{}, Claims: cs.claim})
+	_, err := New(context.Background(), Options{Snowflake: &snowflake.Options{}, Claims: cs.claim})
 	assert.ErrorContains(t, err, "claiming a node for snowflake")
 }

@@ -123,14 +123,14 @@ func (s *Server) logf(msg string, args ...any) {
 
 // claimFor takes the first node claim of scheme from Options.Claims, when
 // it is set; the scheme's own options must then name no claim and no node.
-func (s *Server) claimFor(scheme string, claim any, node bool) (Claim, error) {
+func (s *Server) claimFor(ctx context.Context, scheme string, claim any, node bool) (Claim, error) {
 	if s.cfg.Claims == nil {
 		return nil, nil
 	}
 	if claim != nil || node {
 		return nil, fmt.Errorf("%w: Options.Claims gives %s its node: leave its Claim nil and Node 0", ErrInvalid, scheme)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	c, err := s.cfg.Claims(ctx, scheme)
 	if err != nil {
@@ -142,7 +142,7 @@ func (s *Server) claimFor(scheme string, claim any, node bool) (Claim, error) {
 // bind makes g the generator of sc, which Shutdown closes. On a claim c
 // that the server took (Options.Claims), a lost claim is taken again and
 // build makes the generator on the new one.
-func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c Claim, build func(Claim) (idkit.Generator[ID], error)) {
+func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c Claim, build func(context.Context, Claim) (idkit.Generator[ID], error)) {
 	if c == nil {
 		sc.issue, sc.values, sc.stats = issueDecimal(g), fillValues(g), g.Stats
 		s.closers = append(s.closers, g.Close)
@@ -153,8 +153,8 @@ func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c Claim, buil
 	s.closers = append(s.closers, r.Close)
 }
 
-func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
-	c, err := s.claimFor("traceid", o.Claim, o.Node != 0)
+func (s *Server) traceIDScheme(ctx context.Context, o traceid.Options) (*scheme, error) {
+	c, err := s.claimFor(ctx, "traceid", o.Claim, o.Node != 0)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 	if o.Store == nil && o.Claim == nil && s.store != nil {
 		o.Store = s.store.marks() // a claim keeps its marks itself
 	}
-	g, err := traceid.New(o)
+	g, err := traceid.New(ctx, o)
 	if err != nil {
 		if c != nil {
 			c.Close()
@@ -177,9 +177,9 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
-	bind(s, sc, g, c, func(c Claim) (idkit.Generator[traceid.ID], error) {
+	bind(s, sc, g, c, func(ctx context.Context, c Claim) (idkit.Generator[traceid.ID], error) {
 		o.Claim = c
-		return traceid.New(o)
+		return traceid.New(ctx, o)
 	})
 	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
 		ref := s.clk.Now()
@@ -198,8 +198,8 @@ func (s *Server) traceIDScheme(o traceid.Options) (*scheme, error) {
 	return sc, nil
 }
 
-func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
-	c, err := s.claimFor("snowflake", o.Claim, len(o.Node) != 0)
+func (s *Server) snowflakeScheme(ctx context.Context, o snowflake.Options) (*scheme, error) {
+	c, err := s.claimFor(ctx, "snowflake", o.Claim, len(o.Node) != 0)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
 	if o.Store == nil && o.Claim == nil && s.store != nil {
 		o.Store = s.store.marks() // a claim keeps its marks itself
 	}
-	g, err := snowflake.New(o)
+	g, err := snowflake.New(ctx, o)
 	if err != nil {
 		if c != nil {
 			c.Close()
@@ -222,9 +222,9 @@ func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
-	bind(s, sc, g, c, func(c Claim) (idkit.Generator[snowflake.ID], error) {
+	bind(s, sc, g, c, func(ctx context.Context, c Claim) (idkit.Generator[snowflake.ID], error) {
 		o.Claim = c
-		return snowflake.New(o)
+		return snowflake.New(ctx, o)
 	})
 	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
@@ -235,14 +235,14 @@ func (s *Server) snowflakeScheme(o snowflake.Options) (*scheme, error) {
 	return sc, nil
 }
 
-func (s *Server) decimalIDScheme(o decimalid.Options) (*scheme, error) {
+func (s *Server) decimalIDScheme(ctx context.Context, o decimalid.Options) (*scheme, error) {
 	if o.Source == nil && s.store != nil {
 		o.Source = s.store
 	}
 	if o.Source == nil {
 		return nil, fmt.Errorf("%w: DecimalID needs a Source of generator ids, or Options.Store", ErrInvalid)
 	}
-	g, err := decimalid.New(o)
+	g, err := decimalid.New(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +272,7 @@ func (s *Server) decimalIDScheme(o decimalid.Options) (*scheme, error) {
 	}}, nil
 }
 
-func (s *Server) objectIDScheme(o objectid.Options) (*scheme, error) {
+func (s *Server) objectIDScheme(ctx context.Context, o objectid.Options) (*scheme, error) {
 	if o.Clock == nil {
 		o.Clock = s.clk
 	}
@@ -308,7 +308,7 @@ func (s *Server) objectIDScheme(o objectid.Options) (*scheme, error) {
 	return sc, nil
 }
 
-func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
+func (s *Server) segmentScheme(ctx context.Context, o segment.Options) (*scheme, error) {
 	if o.Clock == nil {
 		o.Clock = s.clk
 	}
@@ -318,7 +318,7 @@ func (s *Server) segmentScheme(o segment.Options) (*scheme, error) {
 	if o.Store == nil {
 		return nil, fmt.Errorf("%w: segment tag %q needs a Store of blocks, or Options.Blocks", ErrInvalid, o.Tag)
 	}
-	a, err := segment.New(context.Background(), o)
+	a, err := segment.New(ctx, o)
 	if err != nil {
 		return nil, err
 	}

@@ -168,7 +168,7 @@ type Server struct {
 }
 
 // New builds the generators that c names and returns a Server for them.
-func New(c Options) (*Server, error) {
+func New(ctx context.Context, c Options) (*Server, error) {
 	if c.MaxN == 0 {
 		c.MaxN = DefaultMaxN
 	}
@@ -252,13 +252,13 @@ func New(c Options) (*Server, error) {
 		s.store = &countingStore{Store: c.Store, errors: s.m.storeErrors}
 	}
 	var list []*scheme
-	for _, build := range []func() (*scheme, error){
+	for _, build := range []func(context.Context) (*scheme, error){
 		optional(c.TraceID, s.traceIDScheme),
 		optional(c.Snowflake, s.snowflakeScheme),
 		optional(c.DecimalID, s.decimalIDScheme),
 		optional(c.ObjectID, s.objectIDScheme),
 	} {
-		sc, err := build()
+		sc, err := build(ctx)
 		if err != nil {
 			s.close()
 			return nil, err
@@ -268,7 +268,7 @@ func New(c Options) (*Server, error) {
 		}
 	}
 	for _, o := range c.Segments {
-		sc, err := s.segmentScheme(o)
+		sc, err := s.segmentScheme(ctx, o)
 		if err != nil {
 			s.close()
 			return nil, err
@@ -295,12 +295,12 @@ func New(c Options) (*Server, error) {
 
 // optional returns a function that builds the scheme of options o with
 // build, or returns a nil scheme if o is nil: a scheme not configured.
-func optional[O any](o *O, build func(O) (*scheme, error)) func() (*scheme, error) {
-	return func() (*scheme, error) {
+func optional[O any](o *O, build func(context.Context, O) (*scheme, error)) func(context.Context) (*scheme, error) {
+	return func(ctx context.Context) (*scheme, error) {
 		if o == nil {
 			return nil, nil
 		}
-		return build(*o)
+		return build(ctx, *o)
 	}
 }
 

@@ -66,7 +66,7 @@ func allSchemes(t *testing.T) Options {
 
 func newServer(t *testing.T, c Options) *Server {
 	t.Helper()
-	s, err := New(c)
+	s, err := New(context.Background(), c)
 	require.NoError(t, err)
 	// Closes the segment allocators, whose fetches write to the launch
 	// log, before the log and its directory go.
@@ -351,7 +351,7 @@ func TestOptionsErrors(t *testing.T) {
 		{Options{Snowflake: &snowflake.Options{Node: map[string]int64{"worker": 99}}}, "snowflake"},
 	}
 	for _, tt := range tests {
-		_, err := New(tt.c)
+		_, err := New(context.Background(), tt.c)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tt.want)
 	}
@@ -623,7 +623,7 @@ func TestShutdownPastItsDeadline(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
 	l := newLog(t)
-	s, err := New(Options{TraceID: &traceid.Options{Node: 1}, Store: l, Blocks: l, Clock: clk,
+	s, err := New(context.Background(), Options{TraceID: &traceid.Options{Node: 1}, Store: l, Blocks: l, Clock: clk,
 		Segments: []segment.Options{{Tag: "t"}}})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -932,16 +932,16 @@ func TestBlocksDown(t *testing.T) {
 func TestNewRefusesAHeldNode(t *testing.T) {
 	t.Parallel()
 	o := allSchemes(t)
-	first, err := New(o)
+	first, err := New(context.Background(), o)
 	require.NoError(t, err)
 	for _, only := range []Options{
 		{Store: o.Store, TraceID: &traceid.Options{Node: 7}},
 		{Store: o.Store, Snowflake: &snowflake.Options{Node: map[string]int64{"datacenter": 1, "worker": 3}}},
 	} {
-		_, err = New(only)
+		_, err = New(context.Background(), only)
 		assert.ErrorIs(t, err, idkit.ErrHeld)
 	}
-	other, err := New(Options{Store: o.Store, TraceID: &traceid.Options{Node: 8}})
+	other, err := New(context.Background(), Options{Store: o.Store, TraceID: &traceid.Options{Node: 8}})
 	require.NoError(t, err, "another node is free")
 	require.NoError(t, other.Shutdown(context.Background()))
 

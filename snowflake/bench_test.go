@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -75,7 +76,7 @@ func benchFill(b *testing.B, g *Generator) {
 // already passed its start-up wait.
 func newBenchGenerator(b *testing.B, o Options) *Generator {
 	b.Helper()
-	g, err := New(o)
+	g, err := New(context.Background(), o)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,11 +19,11 @@ func TestClaimSplitsIntoNodeFields(t *testing.T) {
 	assert.Equal(t, map[string]int64{"datacenter": 2, "worker": 3}, g.Node())
 	assert.Equal(t, map[string]int64{"datacenter": 2, "worker": 3}, parts(t, g, next(t, g)).Node)
 
-	_, err := New(Options{Layout: Twitter(), Claim: claim, Node: map[string]int64{"worker": 3}, Clock: clock.NewFake(t0)})
+	_, err := New(context.Background(), Options{Layout: Twitter(), Claim: claim, Node: map[string]int64{"worker": 3}, Clock: clock.NewFake(t0)})
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "Options.Node and Options.Claim are both set")
 
-	_, err = New(Options{Layout: Twitter(), Claim: &claimtest.Claim{Number: 1024, Deadline: t0.Add(time.Hour)}, Clock: clock.NewFake(t0)})
+	_, err = New(context.Background(), Options{Layout: Twitter(), Claim: &claimtest.Claim{Number: 1024, Deadline: t0.Add(time.Hour)}, Clock: clock.NewFake(t0)})
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "node number 1024, want 0 to 1023")
 }
@@ -54,7 +54,7 @@ func TestClaimCheckedAfterTheStoreWrite(t *testing.T) {
 	t.Parallel()
 	claim := &claimtest.Claim{Number: 5, Deadline: t0.Add(10 * time.Second)}
 	fake := clock.NewFake(t0)
-	g, err := New(Options{Layout: small(), Claim: claim, Clock: fake})
+	g, err := New(context.Background(), Options{Layout: small(), Claim: claim, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Millisecond)
 	claim.During(func() { fake.Set(t0.Add(20 * time.Second)) }) // the write stalls past the deadline

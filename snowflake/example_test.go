@@ -1,6 +1,7 @@
 package snowflake_test
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"time"
@@ -9,7 +10,7 @@ import (
 )
 
 func ExampleNew() {
-	g, err := snowflake.New(snowflake.Options{
+	g, err := snowflake.New(context.Background(), snowflake.Options{
 		Layout: snowflake.Twitter(),
 		Node:   map[string]int64{"datacenter": 3, "worker": 17},
 	})
@@ -28,7 +29,7 @@ func ExampleNew() {
 // for a clock stepped back and fails beyond, and borrows up to 5 ms ahead
 // when a millisecond's sequence runs out.
 func ExampleNew_policies() {
-	g, err := snowflake.New(snowflake.Options{
+	g, err := snowflake.New(context.Background(), snowflake.Options{
 		Layout:        snowflake.ShardingSphere(),
 		Node:          map[string]int64{"worker": 42},
 		ClockPolicy:   snowflake.ClockWait,

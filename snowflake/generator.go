@@ -174,7 +174,7 @@ const (
 // the first Next may wait up to a tick, or until the clock passes the mark).
 // An invalid option is an error naming it; a layout whose timestamp has run
 // out is ErrExpired.
-func New(o Options) (*Generator, error) {
+func New(ctx context.Context, o Options) (*Generator, error) {
 	l, err := o.check()
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func New(o Options) (*Generator, error) {
 	if o.Claim != nil {
 		store = o.Claim
 	}
-	if err := g.start(store); err != nil {
+	if err := g.start(ctx, store); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -292,7 +292,7 @@ func (g *Generator) setPolicies(o Options) {
 // start reads the clock and, with a store, the stored mark, and sets the
 // generator's first tick after both, as if the tick before were used up,
 // so that the first Next waits for it on the slow path.
-func (g *Generator) start(hw store.HighWater) error {
+func (g *Generator) start(ctx context.Context, hw store.HighWater) error {
 	l := g.layout
 	now := g.clk.Now()
 	if err := g.fence(now.Add(clock.CoarseLag)); err != nil {
@@ -307,7 +307,7 @@ func (g *Generator) start(hw store.HighWater) error {
 	g.high = now.UnixNano()
 	g.startFrom = uint64(g.tickOf(g.high)) + 1
 	g.lease = newLease(hw, g.key, g.leaseTicks, l, g.logf)
-	first, err := g.lease.Start()
+	first, err := g.lease.Start(ctx)
 	if err != nil && lease.Refused(err) {
 		return fmt.Errorf("snowflake: %w", err)
 	}

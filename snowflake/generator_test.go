@@ -44,7 +44,7 @@ func start(t *testing.T, o Options) (*Generator, *clock.Fake) {
 	t.Helper()
 	fake := clock.NewFake(t0)
 	o.Clock = fake
-	g, err := New(o)
+	g, err := New(context.Background(), o)
 	require.NoError(t, err)
 	fake.Advance(g.Layout().Unit)
 	return g, fake
@@ -148,7 +148,7 @@ func TestNoLockAcrossTheStore(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
 	store := memstore.NewGated(4)
-	g, err := New(Options{Layout: small(), Node: map[string]int64{"node": 7}, Store: store, Clock: fake})
+	g, err := New(context.Background(), Options{Layout: small(), Node: map[string]int64{"node": 7}, Store: store, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Millisecond)
 	ch := nextAsync(g)
@@ -167,7 +167,7 @@ func TestContextEndsTheWait(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
 	store := memstore.NewGated(4)
-	g, err := New(Options{Layout: small(), Node: map[string]int64{"node": 7}, Store: store, Clock: fake})
+	g, err := New(context.Background(), Options{Layout: small(), Node: map[string]int64{"node": 7}, Store: store, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -291,7 +291,7 @@ func TestNewRejectsOptions(t *testing.T) {
 				now = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 			}
 			tt.o.Clock = clock.NewFake(now)
-			_, err := New(tt.o)
+			_, err := New(context.Background(), tt.o)
 			require.ErrorIs(t, err, tt.err)
 			assert.Contains(t, err.Error(), tt.msg)
 		})
@@ -347,7 +347,7 @@ func TestFirstIDWaitsForAFreshTick(t *testing.T) {
 		t.Run(ep.String(), func(t *testing.T) {
 			t.Parallel()
 			fake := clock.NewFake(t0.Add(400 * time.Microsecond))
-			g, err := New(Options{Layout: small(), Clock: fake, ExhaustPolicy: ep, MaxLead: 2 * time.Millisecond})
+			g, err := New(context.Background(), Options{Layout: small(), Clock: fake, ExhaustPolicy: ep, MaxLead: 2 * time.Millisecond})
 			require.NoError(t, err)
 			id, err := nextAfterWait(t, g, fake, func() { fake.Set(t0.Add(time.Millisecond)) })
 			require.NoError(t, err)
@@ -556,7 +556,7 @@ func TestCoarseLagIsNotABackwardStep(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
 	rec := &recorder{}
-	g, err := New(Options{Layout: small(), Clock: laggingClock{fake, 3 * time.Millisecond},
+	g, err := New(context.Background(), Options{Layout: small(), Clock: laggingClock{fake, 3 * time.Millisecond},
 		ClockPolicy: ClockReject, Logger: slog.New(rec)})
 	require.NoError(t, err)
 	fake.Advance(time.Millisecond)
@@ -656,7 +656,7 @@ func TestConcurrentNextDistinctAndIncreasing(t *testing.T) {
 // clock, precise waits) under contention.
 func TestConcurrentNextSystemClock(t *testing.T) {
 	t.Parallel()
-	g, err := New(Options{Layout: Twitter()})
+	g, err := New(context.Background(), Options{Layout: Twitter()})
 	require.NoError(t, err)
 	n := 20000
 	if raceEnabled {
@@ -775,9 +775,9 @@ func TestExpiresWhileRunning(t *testing.T) {
 	assert.Contains(t, err.Error(), "layout brief expired at")
 
 	fake2 := clock.NewFake(t0.Add(3 * time.Second))
-	_, err = New(Options{Layout: l, Clock: fake2})
+	_, err = New(context.Background(), Options{Layout: l, Clock: fake2})
 	require.ErrorIs(t, err, ErrExpired)
 	fake2.Set(t0.Add(2 * time.Second)) // the last tick, but no fresh one after it
-	_, err = New(Options{Layout: l, Clock: fake2})
+	_, err = New(context.Background(), Options{Layout: l, Clock: fake2})
 	require.ErrorIs(t, err, ErrExpired)
 }

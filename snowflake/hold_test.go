@@ -23,9 +23,9 @@ func TestOneHolderPerNode(t *testing.T) {
 	require.NoError(t, err)
 	o := snowflake.Options{Node: map[string]int64{"worker": 7}, Store: log, Clock: clock.NewFake(reserveT0)}
 
-	g, err := snowflake.New(o)
+	g, err := snowflake.New(context.Background(), o)
 	require.NoError(t, err)
-	_, err = snowflake.New(o)
+	_, err = snowflake.New(context.Background(), o)
 	assert.ErrorIs(t, err, idkit.ErrHeld, "a second Generator")
 	assert.NotErrorIs(t, err, snowflake.ErrStore)
 	assert.ErrorContains(t, err, "snowflake: launchlog: snowflake/twitter/datacenter=0,worker=7 in ")
@@ -34,7 +34,7 @@ func TestOneHolderPerNode(t *testing.T) {
 
 	o8 := o
 	o8.Node = map[string]int64{"worker": 8}
-	g8, err := snowflake.New(o8)
+	g8, err := snowflake.New(context.Background(), o8)
 	require.NoError(t, err, "worker 8 is free")
 	require.NoError(t, g8.Close())
 

@@ -91,7 +91,7 @@ func TestReserveAndGenerator(t *testing.T) {
 	ids := reserveIDs(t, o, 10)
 
 	f.Advance(-time.Second)
-	g, err := snowflake.New(o)
+	g, err := snowflake.New(context.Background(), o)
 	require.NoError(t, err)
 	done := make(chan snowflake.ID)
 	go func() {

@@ -47,7 +47,7 @@ func TestRestartAfterClockSteppedBackWithStore(t *testing.T) {
 				ExhaustPolicy: tt.policy, MaxLead: 5 * time.Millisecond, Logger: slog.New(rec)}
 			const key = "snowflake/small/node=7"
 
-			g1, err := New(o)
+			g1, err := New(context.Background(), o)
 			require.NoError(t, err)
 			fake.Advance(time.Millisecond)
 			var run1 []ID
@@ -65,7 +65,7 @@ func TestRestartAfterClockSteppedBackWithStore(t *testing.T) {
 			}
 
 			fake.Advance(-2 * time.Second) // the process is down; the clock steps back
-			g2, err := New(o)
+			g2, err := New(context.Background(), o)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"snowflake: high-water mark ahead of the clock; waiting for the clock to pass it"},
 				rec.messages(slog.LevelWarn))
@@ -101,7 +101,7 @@ func TestRestartWithoutStore(t *testing.T) {
 			t.Parallel()
 			fake := clock.NewFake(t0)
 			o := Options{Layout: small(), Clock: fake, ExhaustPolicy: ep, MaxLead: 5 * time.Millisecond}
-			g1, err := New(o)
+			g1, err := New(context.Background(), o)
 			require.NoError(t, err)
 			fake.Advance(time.Millisecond)
 			var run1 []ID
@@ -111,7 +111,7 @@ func TestRestartWithoutStore(t *testing.T) {
 				run1 = append(run1, id)
 			}
 			fake.Advance(300 * time.Microsecond) // crash and restart within the tick
-			g2, err := New(o)
+			g2, err := New(context.Background(), o)
 			require.NoError(t, err)
 			var run2 []ID
 			for range 40 {
@@ -168,7 +168,7 @@ func TestStoreErrors(t *testing.T) {
 	t.Parallel()
 	store := &memstore.Store{}
 	store.Fail(errors.New("locked"))
-	_, err := New(Options{Clock: clock.NewFake(t0), Store: store, StoreKey: "k"})
+	_, err := New(context.Background(), Options{Clock: clock.NewFake(t0), Store: store, StoreKey: "k"})
 	require.ErrorIs(t, err, ErrStore)
 	assert.Contains(t, err.Error(), `read "k": locked`)
 
@@ -176,7 +176,7 @@ func TestStoreErrors(t *testing.T) {
 	store.Fail(nil)
 	_, err = store.AdvanceHighWater(context.Background(), "k", t0.AddDate(100, 0, 0))
 	require.NoError(t, err)
-	_, err = New(Options{Clock: clock.NewFake(t0), Store: store, StoreKey: "k"})
+	_, err = New(context.Background(), Options{Clock: clock.NewFake(t0), Store: store, StoreKey: "k"})
 	require.ErrorIs(t, err, ErrExpired)
 }
 

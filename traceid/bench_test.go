@@ -1,6 +1,7 @@
 package traceid
 
 import (
+	"context"
 	"testing"
 
 	"github.com/idkit/idkit/internal/testkit/cores"
@@ -12,7 +13,7 @@ import (
 
 func newBenchGenerator(b *testing.B, o Options) *Generator {
 	b.Helper()
-	g, err := New(o)
+	g, err := New(context.Background(), o)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,11 +20,11 @@ func TestClaimSuppliesNode(t *testing.T) {
 	assert.Equal(t, 9, g.Node())
 	assert.Equal(t, 9, next(t, g).Node())
 
-	_, err := New(Options{Node: 3, Claim: claim, Clock: clock.NewFake(t0)})
+	_, err := New(context.Background(), Options{Node: 3, Claim: claim, Clock: clock.NewFake(t0)})
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "Options.Node = 3 but Options.Claim holds node 9")
 
-	_, err = New(Options{Claim: claim, Store: &memstore.Store{}, Clock: clock.NewFake(t0)})
+	_, err = New(context.Background(), Options{Claim: claim, Store: &memstore.Store{}, Clock: clock.NewFake(t0)})
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "Options.Store and Options.Claim are both set")
 }
@@ -32,7 +32,7 @@ func TestClaimSuppliesNode(t *testing.T) {
 func TestClaimLostAtNew(t *testing.T) {
 	t.Parallel()
 	claim := &claimtest.Claim{Number: 1, Deadline: t0}
-	_, err := New(Options{Claim: claim, Clock: clock.NewFake(t0)})
+	_, err := New(context.Background(), Options{Claim: claim, Clock: clock.NewFake(t0)})
 	require.ErrorIs(t, err, ErrNodeLost)
 	require.ErrorIs(t, err, claimtest.ErrLost)
 }
@@ -101,7 +101,7 @@ func TestClaimKeepsTheMarks(t *testing.T) {
 	require.NoError(t, err)
 	_, err = second.Marks.AdvanceHighWater(context.Background(), "traceid/node/4", mark)
 	require.NoError(t, err)
-	h, err := New(Options{Claim: second, Clock: fake})
+	h, err := New(context.Background(), Options{Claim: second, Clock: fake})
 	require.NoError(t, err)
 	fake.Set(mark.Add(time.Second)) // past the old holder's lease
 	id := next(t, h)
@@ -115,7 +115,7 @@ func TestClaimCheckedAfterTheStoreWrite(t *testing.T) {
 	t.Parallel()
 	claim := &claimtest.Claim{Number: 2, Deadline: t0.Add(10 * time.Second)}
 	fake := clock.NewFake(t0)
-	g, err := New(Options{Claim: claim, Clock: fake})
+	g, err := New(context.Background(), Options{Claim: claim, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	claim.During(func() { fake.Set(t0.Add(20 * time.Second)) }) // the write stalls past the deadline

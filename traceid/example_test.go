@@ -1,6 +1,7 @@
 package traceid_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -12,7 +13,7 @@ import (
 func Example() {
 	// In production leave Clock nil for the system clock.
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	g, err := traceid.New(traceid.Options{Node: 7, Clock: fake})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 7, Clock: fake})
 	if err != nil {
 		panic(err)
 	}
@@ -73,7 +74,7 @@ func ExampleID_MarshalJSON() {
 
 func ExampleGenerator_Shard() {
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	g, _ := traceid.New(traceid.Options{Node: 1, ThreadBits: 8, Clock: fake})
+	g, _ := traceid.New(context.Background(), traceid.Options{Node: 1, ThreadBits: 8, Clock: fake})
 	fake.Advance(time.Second)
 
 	s := g.Shard() // one per goroutine
@@ -90,7 +91,7 @@ func ExampleGenerator_Shard() {
 
 func ExampleGenerator_Fill() {
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	g, _ := traceid.New(traceid.Options{Node: 1, Clock: fake})
+	g, _ := traceid.New(context.Background(), traceid.Options{Node: 1, Clock: fake})
 	fake.Advance(time.Second)
 
 	batch := make([]traceid.ID, 4)

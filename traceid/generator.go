@@ -114,7 +114,7 @@ const (
 // New returns a Generator for o.Node. It reads the clock and, with a
 // Store, the stored mark; the first ID comes from a second that begins
 // after both.
-func New(o Options) (*Generator, error) {
+func New(ctx context.Context, o Options) (*Generator, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func New(o Options) (*Generator, error) {
 	}, func(err error) {
 		g.logf(slog.LevelWarn, "traceid: lease renewal failed; will retry before the lease runs out", "err", err)
 	})
-	first, err := g.lease.Start()
+	first, err := g.lease.Start(ctx)
 	if err != nil && lease.Refused(err) {
 		return nil, fmt.Errorf("traceid: node %d: %w", o.Node, err)
 	}

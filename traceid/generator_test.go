@@ -29,7 +29,7 @@ func start(t *testing.T, o Options) (*Generator, *clock.Fake) {
 	t.Helper()
 	fake := clock.NewFake(t0)
 	o.Clock = fake
-	g, err := New(o)
+	g, err := New(context.Background(), o)
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	return g, fake
@@ -104,11 +104,11 @@ func TestNewRejectsOptions(t *testing.T) {
 		{Options{Lease: 2 * time.Hour}, "Options.Lease = 2h0m0s, want 1s to 1h"},
 	} {
 		tt.o.Clock = clock.NewFake(t0)
-		_, err := New(tt.o)
+		_, err := New(context.Background(), tt.o)
 		require.ErrorIs(t, err, ErrInvalid)
 		assert.Contains(t, err.Error(), tt.msg)
 	}
-	_, err := New(Options{Clock: clock.NewFake(time.Unix(-5, 0))})
+	_, err := New(context.Background(), Options{Clock: clock.NewFake(time.Unix(-5, 0))})
 	require.ErrorIs(t, err, ErrInvalid, "a clock before 1970")
 }
 
@@ -286,12 +286,12 @@ func TestExhaustedNoWait(t *testing.T) {
 func TestFreshGeneratorWaitsForFreshSecond(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
-	g, err := New(Options{Clock: fake, NoWait: true})
+	g, err := New(context.Background(), Options{Clock: fake, NoWait: true})
 	require.NoError(t, err)
 	_, err = g.Next()
 	require.ErrorIs(t, err, ErrExhausted, "nothing in the second the generator was created in")
 
-	g, err = New(Options{Clock: fake})
+	g, err = New(context.Background(), Options{Clock: fake})
 	require.NoError(t, err)
 	got := make(chan ID)
 	go func() { got <- next(t, g) }()
@@ -308,7 +308,7 @@ func TestNoLockAcrossTheStore(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
 	store := memstore.NewGated(4)
-	g, err := New(Options{Clock: fake, Store: store})
+	g, err := New(context.Background(), Options{Clock: fake, Store: store})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	got := make(chan ID)
@@ -328,7 +328,7 @@ func TestContextEndsTheWait(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
 	store := memstore.NewGated(4)
-	g, err := New(Options{Clock: fake, Store: store})
+	g, err := New(context.Background(), Options{Clock: fake, Store: store})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -445,7 +445,7 @@ func TestClockBackwardLoggedOnce(t *testing.T) {
 func TestCoarseLagIsNotBackward(t *testing.T) {
 	t.Parallel()
 	precise, coarse := clock.NewFake(t0), clock.NewFake(t0)
-	g, err := New(Options{Clock: lagClock{precise, coarse}})
+	g, err := New(context.Background(), Options{Clock: lagClock{precise, coarse}})
 	require.NoError(t, err)
 	precise.Advance(time.Second) // coarse still reads the creation second
 	ids := take(t, g, 10)
@@ -467,7 +467,7 @@ func TestWrapAcrossPeriod(t *testing.T) {
 	t.Parallel()
 	wrap := time.Unix(56*(1<<25), 0) // a multiple of 2^25 seconds: the second field is 0
 	fake := clock.NewFake(wrap.Add(-2*time.Second + 500*time.Millisecond))
-	g, err := New(Options{Clock: fake})
+	g, err := New(context.Background(), Options{Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	before := take(t, g, 3)
@@ -489,13 +489,13 @@ func TestWrapAcrossPeriod(t *testing.T) {
 func TestRestartSameSecond(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
-	first, err := New(Options{Node: 4, Clock: fake})
+	first, err := New(context.Background(), Options{Node: 4, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	issued := take(t, first, 1000) // then abandoned mid-second
 
 	fake.Advance(100 * time.Millisecond)
-	second, err := New(Options{Node: 4, Clock: fake, NoWait: true})
+	second, err := New(context.Background(), Options{Node: 4, Clock: fake, NoWait: true})
 	require.NoError(t, err)
 	_, err = second.Next()
 	require.ErrorIs(t, err, ErrExhausted, "nothing in the second the first run used")
@@ -511,7 +511,7 @@ func TestRestartAfterClockSteppedBackWithStore(t *testing.T) {
 	t.Parallel()
 	store := &memstore.Store{}
 	fake := clock.NewFake(t0)
-	first, err := New(Options{Node: 4, Clock: fake, Store: store})
+	first, err := New(context.Background(), Options{Node: 4, Clock: fake, Store: store})
 	require.NoError(t, err)
 	var issued []ID
 	for range 3 {
@@ -527,7 +527,7 @@ func TestRestartAfterClockSteppedBackWithStore(t *testing.T) {
 
 	// The process is gone; the clock is stepped back 5 s before the next run.
 	fake.Advance(-5 * time.Second)
-	second, err := New(Options{Node: 4, Clock: fake, Store: store})
+	second, err := New(context.Background(), Options{Node: 4, Clock: fake, Store: store})
 	require.NoError(t, err)
 	got := make(chan []ID)
 	go func() { got <- take(t, second, 2000) }()
@@ -552,12 +552,12 @@ func TestRestartWithoutStoreAfterStepBackWouldRepeat(t *testing.T) {
 	// The store is what makes the stepped-back restart safe: without it the
 	// second run starts in a second the first already used.
 	fake := clock.NewFake(t0)
-	first, err := New(Options{Clock: fake})
+	first, err := New(context.Background(), Options{Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	issued := take(t, first, 10)
 	fake.Advance(-5 * time.Second)
-	second, err := New(Options{Clock: fake})
+	second, err := New(context.Background(), Options{Clock: fake})
 	require.NoError(t, err)
 	fake.Set(t0.Add(time.Second))
 	assert.Equal(t, issued[0], next(t, second))
@@ -599,7 +599,7 @@ func TestStoreFailureStopsIssuing(t *testing.T) {
 	assert.Equal(t, fake.Now().Unix(), sec(id))
 
 	store.Fail(boom)
-	_, err = New(Options{Store: store, Clock: fake})
+	_, err = New(context.Background(), Options{Store: store, Clock: fake})
 	require.ErrorIs(t, err, ErrStore)
 }
 
@@ -659,7 +659,7 @@ func TestWaitingForMarkIsNotBackward(t *testing.T) {
 	fake := clock.NewFake(t0)
 	_, err := store.AdvanceHighWater(context.Background(), "traceid/node/0", t0.Add(3*time.Second))
 	require.NoError(t, err)
-	g, err := New(Options{Clock: fake, Store: store})
+	g, err := New(context.Background(), Options{Clock: fake, Store: store})
 	require.NoError(t, err)
 	got := make(chan ID)
 	go func() { got <- next(t, g) }()

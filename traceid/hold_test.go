@@ -27,9 +27,9 @@ func TestOneHolderPerNode(t *testing.T) {
 	o := traceid.Options{Node: 7, Store: log, Clock: f}
 	ctx := context.Background()
 
-	g, err := traceid.New(o)
+	g, err := traceid.New(context.Background(), o)
 	require.NoError(t, err)
-	_, err = traceid.New(o)
+	_, err = traceid.New(context.Background(), o)
 	assert.ErrorIs(t, err, idkit.ErrHeld, "a second Generator")
 	assert.NotErrorIs(t, err, traceid.ErrStore, "not a store failure, which is retryable")
 	assert.ErrorContains(t, err, "traceid: node 7: launchlog: traceid/node/7 in ")
@@ -39,7 +39,7 @@ func TestOneHolderPerNode(t *testing.T) {
 
 	o8 := o
 	o8.Node = 8
-	g8, err := traceid.New(o8)
+	g8, err := traceid.New(context.Background(), o8)
 	require.NoError(t, err, "node 8 is free")
 	require.NoError(t, g8.Close())
 
@@ -54,7 +54,7 @@ func TestOneHolderPerNode(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- traceid.Reserve(ctx, o, make([]traceid.ID, 3)) }()
 	testwait.Sleepers(t, f, 1)
-	_, err = traceid.New(o)
+	_, err = traceid.New(context.Background(), o)
 	assert.ErrorIs(t, err, idkit.ErrHeld, "a Generator beside a Reserve call in progress")
 	err = traceid.Reserve(ctx, o, make([]traceid.ID, 1))
 	assert.ErrorIs(t, err, idkit.ErrHeld, "two Reserve calls at once")
@@ -62,7 +62,7 @@ func TestOneHolderPerNode(t *testing.T) {
 	require.True(t, ok)
 	f.Set(wake)
 	require.NoError(t, testwait.Recv(t, done, "the waiting Reserve call"))
-	g, err = traceid.New(o)
+	g, err = traceid.New(context.Background(), o)
 	require.NoError(t, err, "free once the call returned")
 	require.NoError(t, g.Close())
 }

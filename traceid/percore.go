@@ -133,7 +133,29 @@ func (p *PerCore) Next() (ID, error) {
 		}
 	}
 	procUnpin()
-	return p.refill(true)
+	return p.refill(context.Background(), true)
+}
+
+// NextContext is Next with a context, which bounds its waits for the next
+// second and for the store; on the fast path it costs what Next does.
+func (p *PerCore) NextContext(ctx context.Context) (ID, error) {
+	i := procPin()
+	if i < len(p.slots) {
+		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
+			now, ok := p.coarse.Peek()
+			if !ok {
+				now = p.coarse.UnixNano()
+			}
+			if uint64(now-r.start) < nsPerSec || p.g.lags(now) {
+				if id, ok := r.pop(p.mask); ok {
+					procUnpin()
+					return id, nil
+				}
+			}
+		}
+	}
+	procUnpin()
+	return p.refill(ctx, true)
 }
 
 // TryNext is Next for callers that must never wait, such as a log
@@ -157,7 +179,7 @@ func (p *PerCore) TryNext() (ID, error) {
 		}
 	}
 	procUnpin()
-	return p.refill(false)
+	return p.refill(context.Background(), false)
 }
 
 // refill claims a new run, unpinned since the claim may wait or call the
@@ -166,14 +188,14 @@ func (p *PerCore) TryNext() (ID, error) {
 // claims one value at a time, through the generator's checks, as Next
 // takes them. A run of a second the coarse clock has not reached yet ends
 // the runs of earlier seconds (see floor).
-func (p *PerCore) refill(wait bool) (ID, error) {
+func (p *PerCore) refill(ctx context.Context, wait bool) (ID, error) {
 	g := p.g
 	for {
 		want := p.runLen
 		if now := g.coarse.UnixNano(); now < int64(g.state.Load()>>32*nsPerSec) && !g.lags(now) {
 			want = 1
 		}
-		v, first, last, err := g.claimRun(context.Background(), want, wait)
+		v, first, last, err := g.claimRun(ctx, want, wait)
 		if err != nil {
 			return 0, err
 		}

@@ -1,6 +1,7 @@
 package traceid
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -151,7 +152,7 @@ func TestPerCoreClaimLost(t *testing.T) {
 func TestPerCoreNeverGoesBackASecond(t *testing.T) {
 	t.Parallel()
 	precise, coarse := clock.NewFake(t0), clock.NewFake(t0)
-	g, err := New(Options{Node: 1, NoWait: true, Clock: lagClock{precise, coarse}})
+	g, err := New(context.Background(), Options{Node: 1, NoWait: true, Clock: lagClock{precise, coarse}})
 	require.NoError(t, err)
 	precise.Advance(time.Second)
 	coarse.Advance(time.Second)
@@ -205,7 +206,7 @@ func TestTryNextNeverWaits(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
 	store := memstore.NewGated(4)
-	g, err := New(Options{Node: 3, Clock: fake, Store: store})
+	g, err := New(context.Background(), Options{Node: 3, Clock: fake, Store: store})
 	require.NoError(t, err)
 	p := g.PerCore()
 

@@ -90,7 +90,7 @@ func TestReserveContinues(t *testing.T) {
 func TestReserveFirstCallAfterARunWithoutStore(t *testing.T) {
 	t.Parallel()
 	f := clock.NewFake(reserveT0)
-	g, err := traceid.New(traceid.Options{Node: 3, Clock: f}) // no store
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 3, Clock: f}) // no store
 	require.NoError(t, err)
 	f.Advance(time.Second) // it issues nothing in the second it started in
 	issued := make([]traceid.ID, 100)
@@ -115,7 +115,7 @@ func TestReserveThenGenerator(t *testing.T) {
 	ids := reserve(t, o, 10)
 
 	f.Advance(-3 * time.Second)
-	g, err := traceid.New(o)
+	g, err := traceid.New(context.Background(), o)
 	require.NoError(t, err)
 	done := make(chan traceid.ID)
 	go func() {

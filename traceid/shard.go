@@ -56,7 +56,29 @@ func (s *Shard) Next() (ID, error) {
 			return id, nil
 		}
 	}
-	if err := s.claim(); err != nil {
+	if err := s.claim(context.Background()); err != nil {
+		return 0, err
+	}
+	id := s.hi | ID(s.next)
+	s.next++
+	return id, nil
+}
+
+// NextContext is Next with a context, which bounds its waits for the next
+// second and for the store; on the fast path it costs what Next does.
+func (s *Shard) NextContext(ctx context.Context) (ID, error) {
+	if s.next <= s.last {
+		now, ok := s.coarse.Peek()
+		if !ok {
+			now = s.coarse.UnixNano()
+		}
+		if now < s.until.Load() {
+			id := s.hi | ID(s.next)
+			s.next++
+			return id, nil
+		}
+	}
+	if err := s.claim(ctx); err != nil {
 		return 0, err
 	}
 	id := s.hi | ID(s.next)
@@ -65,12 +87,12 @@ func (s *Shard) Next() (ID, error) {
 }
 
 // claim takes the next whole chunk of the generator's current second.
-func (s *Shard) claim() error {
+func (s *Shard) claim(ctx context.Context) error {
 	g := s.g
 	for {
 		st := g.state.Load()
 		if now := g.coarse.UnixNano(); outside(now, st) {
-			if err := g.sync(context.Background(), st, now, true); err != nil {
+			if err := g.sync(ctx, st, now, true); err != nil {
 				return err
 			}
 			st = g.state.Load()
@@ -79,7 +101,7 @@ func (s *Shard) claim() error {
 		first := (st&lowHalf + g.chunk - 1) / g.chunk * g.chunk
 		last := first + g.chunk - 1
 		if last > maxLow {
-			if err := g.nextSecond(context.Background(), st>>32, true); err != nil {
+			if err := g.nextSecond(ctx, st>>32, true); err != nil {
 				return err
 			}
 			continue

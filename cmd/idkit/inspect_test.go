@@ -131,7 +131,7 @@ func TestInspectTraceIDTime(t *testing.T) {
 func TestInspectOTelIDs(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
-	g, err := traceid.New(traceid.Options{Node: 321, Clock: fake})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 321, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
 	ids, err := otelid.NewIDGenerator(g, otelid.Options{})

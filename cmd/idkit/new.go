@@ -175,7 +175,7 @@ func newTraceID(c *console, fs *flag.FlagSet) func() (func() (string, error), er
 		if o.Store != nil || o.Claim != nil {
 			return reserved(fs, func(ids []traceid.ID) error { return traceid.Reserve(context.Background(), o, ids) }), nil
 		}
-		g, err := traceid.New(o)
+		g, err := traceid.New(context.Background(), o)
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +259,7 @@ func newDecimalID(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 			}
 			*launch = cur.ID
 		}
-		g, err := decimalid.New(decimalid.Options{Launch: *launch, Source: l})
+		g, err := decimalid.New(context.Background(), decimalid.Options{Launch: *launch, Source: l})
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +308,7 @@ func newSnowflake(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 			}
 			return reserved(fs, func(ids []snowflake.ID) error { return snowflake.Reserve(context.Background(), o, ids) }), nil
 		}
-		g, err := snowflake.New(o)
+		g, err := snowflake.New(context.Background(), o)
 		if err != nil {
 			return nil, err
 		}
@@ -477,7 +477,7 @@ func newFlake128(c *console, fs *flag.FlagSet) func() (func() (string, error), e
 		if l != nil {
 			o.Store, o.Lease = l, flake128Lease
 		}
-		g, err := flake128.New(o)
+		g, err := flake128.New(context.Background(), o)
 		if err != nil {
 			return nil, err
 		}

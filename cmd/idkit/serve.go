@@ -365,7 +365,7 @@ func runServe(c *console, args []string) error {
 	stop, cancel := signal.NotifyContext(stop, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
-	srv, err := serve.New(cfg)
+	srv, err := serve.New(stop, cfg) // a signal ends a start that waits on a store or a claim
 	if err != nil {
 		return err
 	}

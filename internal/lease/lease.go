@@ -89,18 +89,22 @@ func New(hw store.HighWater, key string, ahead uint64, units Units, failed func(
 // Start holds the key if the store is a store.Holder, reads the stored
 // mark and returns the first unit this run may issue in as far as earlier
 // runs are concerned: 0 without a store or a mark. It is called once,
-// before any other method. A key held elsewhere fails it with the
-// Holder's error (see Refused).
-func (l *Lease) Start() (uint64, error) {
+// before any other method; ctx bounds its wait for the store (and Close
+// ends it). A key held elsewhere fails it with the Holder's error (see
+// Refused).
+func (l *Lease) Start(ctx context.Context) (uint64, error) {
 	if l.store == nil {
 		return 0, nil
 	}
-	release, err := Hold(l.ctx, l.store, l.key)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(l.ctx, cancel)()
+	release, err := Hold(ctx, l.store, l.key)
 	if err != nil {
 		l.failures.Add(1)
 		return 0, err
 	}
-	mark, err := l.store.HighWater(l.ctx, l.key)
+	mark, err := l.store.HighWater(ctx, l.key)
 	if err != nil {
 		release()
 		l.failures.Add(1)

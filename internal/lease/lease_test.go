@@ -28,7 +28,7 @@ var seconds = lease.Units{
 
 func TestWithoutStoreAllowsEverything(t *testing.T) {
 	l := lease.New(nil, "k", 4, seconds, nil)
-	first, err := l.Start()
+	first, err := l.Start(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, first)
 	assert.True(t, l.Allows(math.MaxUint64-1))
@@ -39,7 +39,7 @@ func TestWithoutStoreAllowsEverything(t *testing.T) {
 func TestStartAfterTheStoredMark(t *testing.T) {
 	store := &memstore.Store{}
 	l := lease.New(store, "k", 4, seconds, nil)
-	first, err := l.Start()
+	first, err := l.Start(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, first, "no mark: start anywhere")
 	assert.False(t, l.Allows(0), "nothing is leased before Extend")
@@ -48,7 +48,7 @@ func TestStartAfterTheStoredMark(t *testing.T) {
 	assert.True(t, l.Allows(100))
 	assert.True(t, l.Allows(104), "the lease runs ahead of the unit")
 	assert.False(t, l.Allows(105))
-	next, err := lease.New(store, "k", 4, seconds, nil).Start()
+	next, err := lease.New(store, "k", 4, seconds, nil).Start(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(105), next, "a new run starts after everything leased")
 }
@@ -242,9 +242,9 @@ func TestCloseReleasesTheHoldAfterTheLastWrite(t *testing.T) {
 	t.Parallel()
 	h := &holder{entered: make(chan struct{}, 1), canceled: make(chan struct{}, 1), release: make(chan struct{})}
 	l := lease.New(h, "k", 4, seconds, nil)
-	_, err := l.Start()
+	_, err := l.Start(context.Background())
 	require.NoError(t, err)
-	_, err = lease.New(h, "k", 4, seconds, nil).Start()
+	_, err = lease.New(h, "k", 4, seconds, nil).Start(context.Background())
 	require.ErrorIs(t, err, idkit.ErrHeld, "a second lease on the key")
 	assert.True(t, lease.Refused(err))
 

@@ -46,6 +46,7 @@ func TestOneSchemeIsLight(t *testing.T) {
 	write("main.go", `package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/idkit/idkit/launchlog"
@@ -57,7 +58,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := traceid.New(traceid.Options{Node: 1, Store: log})
+	g, err := traceid.New(context.Background(), traceid.Options{Node: 1, Store: log})
 	if err != nil {
 		panic(err)
 	}

@@ -49,7 +49,7 @@ func newNext(scheme string, log *launchlog.Log, launch int, c clock.Clock) (func
 		if log != nil {
 			o.Store = log
 		}
-		g, err := traceid.New(o)
+		g, err := traceid.New(context.Background(), o)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func newNext(scheme string, log *launchlog.Log, launch int, c clock.Clock) (func
 		if log != nil {
 			o.Store = log
 		}
-		g, err := snowflake.New(o)
+		g, err := snowflake.New(context.Background(), o)
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func newNext(scheme string, log *launchlog.Log, launch int, c clock.Clock) (func
 		if log != nil {
 			o.Store = log
 		}
-		g, err := flake128.New(o)
+		g, err := flake128.New(context.Background(), o)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +94,7 @@ func newNext(scheme string, log *launchlog.Log, launch int, c clock.Clock) (func
 		if log == nil {
 			o.Source = &memSource{}
 		}
-		g, err := decimalid.New(o)
+		g, err := decimalid.New(context.Background(), o)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -20,7 +21,7 @@ var flake128Scheme = Scheme{
 	KeyLen:  len(flake128.ID{}),
 	New: func(writers int) ([]Generator, error) {
 		return each(writers, func(k int) (Generator, error) {
-			g, err := flake128.New(flake128.Options{Worker: uint64(k) + 1})
+			g, err := flake128.New(context.Background(), flake128.Options{Worker: uint64(k) + 1})
 			if err != nil {
 				return nil, fmt.Errorf("compare: flake128 writer %d: %w", k, err)
 			}

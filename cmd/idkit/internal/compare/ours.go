@@ -47,7 +47,7 @@ var traceidScheme = Scheme{
 	KeyLen:  8,
 	New: func(writers int) ([]Generator, error) {
 		return each(writers, func(k int) (Generator, error) {
-			g, err := traceid.New(traceid.Options{Node: k})
+			g, err := traceid.New(context.Background(), traceid.Options{Node: k})
 			if err != nil {
 				return nil, fmt.Errorf("compare: traceid writer %d: %w", k, err)
 			}
@@ -81,7 +81,7 @@ var decimalidScheme = Scheme{
 	KeyLen:  8,
 	New: func(writers int) ([]Generator, error) {
 		return each(writers, func(k int) (Generator, error) {
-			g, err := decimalid.New(decimalid.Options{Launch: 1, Source: fixedGenerator(k)})
+			g, err := decimalid.New(context.Background(), decimalid.Options{Launch: 1, Source: fixedGenerator(k)})
 			if err != nil {
 				return nil, fmt.Errorf("compare: decimalid writer %d: %w", k, err)
 			}
@@ -124,7 +124,7 @@ func snowflakeScheme(name string, layout func() snowflake.Layout, summary string
 		New: func(writers int) ([]Generator, error) {
 			l := layout()
 			return each(writers, func(k int) (Generator, error) {
-				g, err := snowflake.New(snowflake.Options{Layout: l, Node: nodeFields(l, k)})
+				g, err := snowflake.New(context.Background(), snowflake.Options{Layout: l, Node: nodeFields(l, k)})
 				if err != nil {
 					return nil, fmt.Errorf("compare: %s writer %d: %w", name, k, err)
 				}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 
@@ -36,7 +37,7 @@ var publicID63Scheme = Scheme{
 			return nil, fmt.Errorf("compare: publicid-63: %w", err)
 		}
 		return each(writers, func(k int) (Generator, error) {
-			g, err := traceid.New(traceid.Options{Node: k})
+			g, err := traceid.New(context.Background(), traceid.Options{Node: k})
 			if err != nil {
 				return nil, fmt.Errorf("compare: publicid-63 writer %d: %w", k, err)
 			}
