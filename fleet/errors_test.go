@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // sentinels are the errors package fleet promises to wrap (errors.go): its
 // own, and launchlog's for the launch log.
 var sentinels = []error{
-	ErrInvalid, ErrUnavailable, ErrNoFreeNode, ErrNodeLost, ErrClockSkew, ErrCorrupt,
+	ErrInvalid, ErrUnavailable, ErrRefused, ErrNoFreeNode, ErrNodeLost, ErrClockSkew, ErrCorrupt, ErrClosed,
 	launchlog.ErrInvalid, launchlog.ErrNoLaunch, launchlog.ErrLaunchesExhausted, launchlog.ErrGeneratorsExhausted,
 }
 
@@ -61,9 +62,12 @@ func TestErrorsWrapASentinel(t *testing.T) {
 			_, err := ClaimNode(bg, ClaimOptions{Client: cli, Prefix: prefix, Min: held.Node(), Max: held.Node()})
 			return err
 		},
-		"Get no launch":            func() error { _, err := l.Get(99999); return err },
-		"Get bad id":               func() error { _, err := l.Get(-1); return err },
-		"Begin bad info":           func() error { _, err := l.Begin(launchlog.Info{Ticket: string(make([]byte, 1<<20))}); return err },
+		"Get no launch": func() error { _, err := l.Get(context.Background(), 99999); return err },
+		"Get bad id":    func() error { _, err := l.Get(context.Background(), -1); return err },
+		"Begin bad info": func() error {
+			_, err := l.Begin(context.Background(), launchlog.Info{Ticket: string(make([]byte, 1<<20))})
+			return err
+		},
 		"NextGenerator bad launch": func() error { _, err := l.NextGenerator(bg, -1); return err },
 		"NextGenerator ended":      func() error { _, err := l.NextGenerator(ended, 1); return err },
 		"HighWater bad key":        func() error { _, err := l.HighWater(bg, ""); return err },
@@ -72,21 +76,24 @@ func TestErrorsWrapASentinel(t *testing.T) {
 			_, err := l.AdvanceHighWater(bg, "k", time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))
 			return err
 		},
-		"AdvanceHighWater ended":      func() error { _, err := l.AdvanceHighWater(ended, "k", time.Now()); return err },
-		"ReserveBlock bad tag":        func() error { _, err := l.ReserveBlock(bg, "bad tag", 1); return err },
-		"ReserveBlock bad step":       func() error { _, err := l.ReserveBlock(bg, "t", 0); return err },
-		"ReserveBlock ended":          func() error { _, err := l.ReserveBlock(ended, "t", 1); return err },
-		"Claim.HighWater lost":        func() error { _, err := lost.HighWater(bg, "k"); return err },
-		"Claim.AdvanceHighWater lost": func() error { _, err := lost.AdvanceHighWater(bg, "k", time.Now()); return err },
-		"Claim.HighWater bad key":     func() error { _, err := held.HighWater(bg, ""); return err },
-		"Claim.HighWater ended":       func() error { _, err := held.HighWater(ended, "k"); return err },
-		"Claim.Check lost":            func() error { return lost.Check(time.Now()) },
-		"Nodes ended":                 func() error { _, err := Nodes(ended, cli, prefix, 0); return err },
+		"AdvanceHighWater ended":        func() error { _, err := l.AdvanceHighWater(ended, "k", time.Now()); return err },
+		"ReserveBlock bad tag":          func() error { _, err := l.ReserveBlock(bg, "bad tag", 1); return err },
+		"ReserveBlock bad step":         func() error { _, err := l.ReserveBlock(bg, "t", 0); return err },
+		"ReserveBlock ended":            func() error { _, err := l.ReserveBlock(ended, "t", 1); return err },
+		"Claim.HighWater closed":        func() error { _, err := lost.HighWater(bg, "k"); return err },
+		"Claim.AdvanceHighWater closed": func() error { _, err := lost.AdvanceHighWater(bg, "k", time.Now()); return err },
+		"Claim.HighWater bad key":       func() error { _, err := held.HighWater(bg, ""); return err },
+		"Claim.HighWater ended":         func() error { _, err := held.HighWater(ended, "k"); return err },
+		"Claim.Check closed":            func() error { return lost.Check(time.Now()) },
+		"Nodes ended":                   func() error { _, err := Nodes(ended, cli, prefix, 0); return err },
 	}
 	run := func(name string, call func() error) {
 		err := call()
 		if assert.Error(t, err, name) {
 			assert.True(t, wrapsSentinel(err), "%s: %v wraps no sentinel of fleet or launchlog", name, err)
+			if strings.HasSuffix(name, " closed") {
+				assert.ErrorIs(t, err, ErrClosed, "%s: every call of a closed claim", name)
+			}
 		}
 	}
 	for name, call := range calls {

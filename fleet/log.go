@@ -156,9 +156,9 @@ func (l *Log) launchesRange() (string, string) {
 // the current time, or the previous launch's StartedAt if the clock reads
 // earlier. Once launch 99999 exists it fails with
 // launchlog.ErrLaunchesExhausted.
-func (l *Log) Begin(info launchlog.Info) (launchlog.Launch, error) {
+func (l *Log) Begin(ctx context.Context, info launchlog.Info) (launchlog.Launch, error) {
 	var launch launchlog.Launch
-	err := l.run(context.Background(), "Begin", func(ctx context.Context) error {
+	err := l.run(ctx, "Begin", func(ctx context.Context) error {
 		last, lastMod, err := l.readLast(ctx)
 		if err != nil {
 			return err
@@ -214,12 +214,12 @@ func (l *Log) Begin(info launchlog.Info) (launchlog.Launch, error) {
 }
 
 // Get returns launch id, or an error wrapping launchlog.ErrNoLaunch.
-func (l *Log) Get(id int) (launchlog.Launch, error) {
+func (l *Log) Get(ctx context.Context, id int) (launchlog.Launch, error) {
 	if id < 1 || id > launchlog.MaxLaunch {
 		return launchlog.Launch{}, logInvalidf("launch id = %d, want 1 to %d", id, launchlog.MaxLaunch)
 	}
 	var launch launchlog.Launch
-	err := l.run(context.Background(), fmt.Sprintf("Get(%d)", id), func(ctx context.Context) error {
+	err := l.run(ctx, fmt.Sprintf("Get(%d)", id), func(ctx context.Context) error {
 		resp, err := l.cli.Txn(ctx).Then(clientv3.OpGet(l.lastKey()), clientv3.OpGet(l.launchKey(id))).Commit()
 		if err != nil {
 			return clientError{err}
@@ -240,9 +240,9 @@ func (l *Log) Get(id int) (launchlog.Launch, error) {
 
 // Current returns the latest launch, or an error wrapping
 // launchlog.ErrNoLaunch if there is none.
-func (l *Log) Current() (launchlog.Launch, error) {
+func (l *Log) Current(ctx context.Context) (launchlog.Launch, error) {
 	var launch launchlog.Launch
-	err := l.run(context.Background(), "Current", func(ctx context.Context) error {
+	err := l.run(ctx, "Current", func(ctx context.Context) error {
 		last, _, err := l.readLast(ctx)
 		if err != nil {
 			return err
@@ -257,9 +257,9 @@ func (l *Log) Current() (launchlog.Launch, error) {
 }
 
 // List returns all launches, oldest first.
-func (l *Log) List() ([]launchlog.Launch, error) {
+func (l *Log) List(ctx context.Context) ([]launchlog.Launch, error) {
 	var launches []launchlog.Launch
-	err := l.run(context.Background(), "List", func(ctx context.Context) error {
+	err := l.run(ctx, "List", func(ctx context.Context) error {
 		from, to := l.launchesRange()
 		resp, err := l.cli.Txn(ctx).Then(
 			clientv3.OpGet(l.lastKey()),

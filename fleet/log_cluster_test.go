@@ -90,7 +90,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 		wg.Go(func() {
 			l := logs[w]
 			for running() {
-				launch, err := l.Begin(launchlog.Info{By: fmt.Sprint("worker ", w)})
+				launch, err := l.Begin(context.Background(), launchlog.Info{By: fmt.Sprint("worker ", w)})
 				if err != nil {
 					if fail(fmt.Errorf("Begin, worker %d: %w", w, err)) {
 						return
@@ -146,7 +146,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 	for id, n := range launches {
 		assert.Equal(t, 1, n, "launch %d handed out %d times", id, n)
 	}
-	list, err := logs[1].List()
+	list, err := logs[1].List(context.Background())
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, len(list), len(launches), "every launch handed out is recorded")
 	for i, l := range list {

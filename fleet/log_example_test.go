@@ -25,7 +25,7 @@ func ExampleLog() {
 	if err != nil {
 		panic(err)
 	}
-	launch, err := log.Begin(launchlog.Info{Ticket: "REL-1415", By: "ann"})
+	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "REL-1415", By: "ann"})
 	if err != nil {
 		panic(err)
 	}

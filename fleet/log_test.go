@@ -113,7 +113,7 @@ func TestLogKeyLayout(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	l := newTestLog(t, c.Client(), clock.NewFake(logEpoch))
-	_, err := l.Begin(launchlog.Info{Ticket: "REL-1", By: "ann", Note: "n"})
+	_, err := l.Begin(context.Background(), launchlog.Info{Ticket: "REL-1", By: "ann", Note: "n"})
 	require.NoError(t, err)
 	for range 3 {
 		_, err = l.NextGenerator(context.Background(), 12)
@@ -142,15 +142,15 @@ func TestLogBeginExhausted(t *testing.T) {
 	put(t, l, l.lastKey(), "99998")
 	put(t, l, l.launchKey(99998), `{"id":99998,"started_at":"2025-11-21T09:00:00Z","ticket":"","by":"","note":"seeded"}`)
 
-	got, err := l.Begin(launchlog.Info{Note: "last"})
+	got, err := l.Begin(context.Background(), launchlog.Info{Note: "last"})
 	require.NoError(t, err)
 	assert.Equal(t, launchlog.MaxLaunch, got.ID)
 	for range 2 {
-		_, err = l.Begin(launchlog.Info{Note: "too many"})
+		_, err = l.Begin(context.Background(), launchlog.Info{Note: "too many"})
 		assert.ErrorIs(t, err, launchlog.ErrLaunchesExhausted)
 		assert.ErrorContains(t, err, l.prefix)
 	}
-	cur, err := l.Current()
+	cur, err := l.Current(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, got, cur)
 	kvs := dump(t, l)
@@ -195,18 +195,18 @@ func TestLogStartedAtNeverBackwards(t *testing.T) {
 	l2, err := NewLog(LogOptions{Client: cli, Prefix: l.prefix, Clock: behind})
 	require.NoError(t, err)
 
-	first, err := l.Begin(launchlog.Info{By: "ahead"})
+	first, err := l.Begin(context.Background(), launchlog.Info{By: "ahead"})
 	require.NoError(t, err)
 	assert.Equal(t, logEpoch.Add(time.Hour), first.StartedAt)
-	second, err := l2.Begin(launchlog.Info{By: "behind"})
+	second, err := l2.Begin(context.Background(), launchlog.Info{By: "behind"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, second.ID)
 	assert.Equal(t, first.StartedAt, second.StartedAt, "a clock behind stamps the previous launch's time")
 	behind.Set(logEpoch.Add(2 * time.Hour))
-	third, err := l2.Begin(launchlog.Info{By: "behind, caught up"})
+	third, err := l2.Begin(context.Background(), launchlog.Info{By: "behind, caught up"})
 	require.NoError(t, err)
 	assert.Equal(t, logEpoch.Add(2*time.Hour), third.StartedAt)
-	list, err := l.List()
+	list, err := l.List(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []launchlog.Launch{first, second, third}, list)
 }
@@ -256,10 +256,10 @@ func TestLogCorrupt(t *testing.T) {
 			}
 			before := dump(t, l)
 			ops := map[string]func() error{
-				"Begin":         func() error { _, err := l.Begin(launchlog.Info{}); return err },
-				"Current":       func() error { _, err := l.Current(); return err },
-				"Get":           func() error { _, err := l.Get(1); return err },
-				"List":          func() error { _, err := l.List(); return err },
+				"Begin":         func() error { _, err := l.Begin(context.Background(), launchlog.Info{}); return err },
+				"Current":       func() error { _, err := l.Current(context.Background()); return err },
+				"Get":           func() error { _, err := l.Get(context.Background(), 1); return err },
+				"List":          func() error { _, err := l.List(context.Background()); return err },
 				"NextGenerator": func() error { _, err := l.NextGenerator(context.Background(), 1); return err },
 				"HighWater":     func() error { _, err := l.HighWater(context.Background(), "k"); return err },
 				"AdvanceHighWater": func() error {
@@ -292,7 +292,7 @@ func TestLogUnavailable(t *testing.T) {
 	prefix := etcdtest.Prefix(t, c.Client())
 	warm, err := NewLog(LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
-	_, err = warm.Begin(launchlog.Info{})
+	_, err = warm.Begin(context.Background(), launchlog.Info{})
 	require.NoError(t, err)
 	_, err = warm.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
@@ -313,7 +313,7 @@ func TestLogUnavailable(t *testing.T) {
 
 	px.Restore()
 	testwait.Until(t, func() bool {
-		_, err := l.Current()
+		_, err := l.Current(context.Background())
 		return err == nil
 	}, "the log answering again once the proxy is restored")
 	got, err := warm.NextGenerator(context.Background(), 1)
@@ -322,15 +322,46 @@ func TestLogUnavailable(t *testing.T) {
 }
 
 // logOps returns every operation of l, for tests that call them all.
-func logOps(l *Log) map[string]func() error {
+func logOps(l *Log) map[string]func() error { return logOpsIn(context.Background(), l) }
+
+// logOpsIn is logOps with the operations called under ctx.
+func logOpsIn(ctx context.Context, l *Log) map[string]func() error {
 	return map[string]func() error{
-		"Begin":            func() error { _, err := l.Begin(launchlog.Info{}); return err },
-		"Current":          func() error { _, err := l.Current(); return err },
-		"Get":              func() error { _, err := l.Get(1); return err },
-		"List":             func() error { _, err := l.List(); return err },
-		"NextGenerator":    func() error { _, err := l.NextGenerator(context.Background(), 1); return err },
-		"HighWater":        func() error { _, err := l.HighWater(context.Background(), "k"); return err },
-		"AdvanceHighWater": func() error { _, err := l.AdvanceHighWater(context.Background(), "k", logEpoch); return err },
+		"Begin":            func() error { _, err := l.Begin(ctx, launchlog.Info{}); return err },
+		"Current":          func() error { _, err := l.Current(ctx); return err },
+		"Get":              func() error { _, err := l.Get(ctx, 1); return err },
+		"List":             func() error { _, err := l.List(ctx); return err },
+		"NextGenerator":    func() error { _, err := l.NextGenerator(ctx, 1); return err },
+		"HighWater":        func() error { _, err := l.HighWater(ctx, "k"); return err },
+		"AdvanceHighWater": func() error { _, err := l.AdvanceHighWater(ctx, "k", logEpoch); return err },
+	}
+}
+
+// TestLogContext: with etcd cut off and a timeout far beyond the test's
+// bound, every operation returns once the context passed to it ends, with
+// its error.
+func TestLogContext(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.Start(t, 1)
+	px := etcdtest.NewProxy(t, c.Endpoint(0))
+	cli := etcdtest.NewClient(t, px.Endpoint())
+	l, err := NewLog(LogOptions{Client: cli, Prefix: etcdtest.Prefix(t, c.Client()), Timeout: time.Hour})
+	require.NoError(t, err)
+	_, err = l.Begin(context.Background(), launchlog.Info{})
+	require.NoError(t, err, "the log answers before the cut")
+
+	px.Cut()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 16)
+	ops := logOpsIn(ctx, l)
+	for _, op := range ops {
+		go func() { done <- op() }()
+	}
+	cancel()
+	for range ops {
+		err := testwait.Recv(t, done, "an operation returning once its context ended")
+		assert.ErrorIs(t, err, context.Canceled)
 	}
 }
 

@@ -134,7 +134,7 @@ func TestProcessesShareOneEtcd(t *testing.T) {
 	prefix := etcdtest.Prefix(t, cli)
 	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
-	launch, err := log.Begin(launchlog.Info{Ticket: "REL-1"})
+	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "REL-1"})
 	require.NoError(t, err)
 
 	type result struct {

@@ -27,7 +27,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	launch, err := log.Begin(launchlog.Info{Ticket: "REL-1415", By: "ann", Note: "autumn release"})
+	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "REL-1415", By: "ann", Note: "autumn release"})
 	if err != nil {
 		panic(err)
 	}
@@ -87,14 +87,14 @@ func ExampleLog_Current() {
 		panic(err)
 	}
 
-	_, err = log.Current()
+	_, err = log.Current(context.Background())
 	fmt.Println(err != nil, errors.Is(err, launchlog.ErrNoLaunch))
 	for _, who := range []string{"ann", "bob"} {
-		if _, err := log.Begin(launchlog.Info{By: who}); err != nil {
+		if _, err := log.Begin(context.Background(), launchlog.Info{By: who}); err != nil {
 			panic(err)
 		}
 	}
-	cur, err := log.Current()
+	cur, err := log.Current(context.Background())
 	fmt.Println(cur.ID, cur.By, err)
 	// Output:
 	// true true

@@ -2,6 +2,7 @@ package launchlog
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -35,7 +36,10 @@ type Info struct {
 //
 // Launches live in the "launches" bucket: the 4-byte big-endian id maps to
 // the Launch as JSON; the bucket's sequence is the last id handed out.
-func (l *Log) Begin(info Info) (Launch, error) {
+func (l *Log) Begin(ctx context.Context, info Info) (Launch, error) {
+	if err := ctx.Err(); err != nil {
+		return Launch{}, fmt.Errorf("launchlog: Begin in %s: %w", l.path, err)
+	}
 	var launch Launch
 	err := l.update(func(tx *bbolt.Tx) error {
 		b, err := createBucket(tx, launchesBucket)
@@ -84,9 +88,12 @@ func (l *Log) Begin(info Info) (Launch, error) {
 }
 
 // Get returns launch id, or ErrNoLaunch.
-func (l *Log) Get(id int) (Launch, error) {
+func (l *Log) Get(ctx context.Context, id int) (Launch, error) {
 	if err := checkLaunch("launch id", id, 1); err != nil {
 		return Launch{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Launch{}, fmt.Errorf("launchlog: Get(%d) in %s: %w", id, l.path, err)
 	}
 	var launch Launch
 	err := l.view(func(tx *bbolt.Tx) error {
@@ -109,7 +116,10 @@ func (l *Log) Get(id int) (Launch, error) {
 }
 
 // Current returns the latest launch, or ErrNoLaunch if there is none.
-func (l *Log) Current() (Launch, error) {
+func (l *Log) Current(ctx context.Context) (Launch, error) {
+	if err := ctx.Err(); err != nil {
+		return Launch{}, fmt.Errorf("launchlog: Current in %s: %w", l.path, err)
+	}
 	var launch Launch
 	err := l.view(func(tx *bbolt.Tx) error {
 		var k, v []byte
@@ -130,7 +140,10 @@ func (l *Log) Current() (Launch, error) {
 }
 
 // List returns all launches, oldest first.
-func (l *Log) List() ([]Launch, error) {
+func (l *Log) List(ctx context.Context) ([]Launch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("launchlog: List in %s: %w", l.path, err)
+	}
 	var launches []Launch
 	err := l.view(func(tx *bbolt.Tx) error {
 		b := bucket(tx, launchesBucket)

@@ -1,6 +1,7 @@
 package launchlog
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,26 +24,26 @@ func TestBeginNeverEarlier(t *testing.T) {
 	l2, err := New(Options{Path: l.path, Clock: behind})
 	require.NoError(t, err)
 
-	first, err := l.Begin(Info{Note: "first"})
+	first, err := l.Begin(context.Background(), Info{Note: "first"})
 	require.NoError(t, err)
 	assert.Equal(t, epoch, first.StartedAt)
 
-	second, err := l2.Begin(Info{Note: "clock an hour behind"})
+	second, err := l2.Begin(context.Background(), Info{Note: "clock an hour behind"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, second.ID)
 	assert.Equal(t, first.StartedAt, second.StartedAt, "StartedAt went back")
 
 	ahead.Set(epoch.Add(-time.Nanosecond))
-	third, err := l.Begin(Info{Note: "clock stepped back"})
+	third, err := l.Begin(context.Background(), Info{Note: "clock stepped back"})
 	require.NoError(t, err)
 	assert.Equal(t, first.StartedAt, third.StartedAt, "StartedAt went back")
 
 	behind.Set(epoch.Add(time.Minute))
-	fourth, err := l2.Begin(Info{Note: "clock ahead again"})
+	fourth, err := l2.Begin(context.Background(), Info{Note: "clock ahead again"})
 	require.NoError(t, err)
 	assert.Equal(t, epoch.Add(time.Minute), fourth.StartedAt)
 
-	list, err := l.List()
+	list, err := l.List(context.Background())
 	require.NoError(t, err)
 	require.Len(t, list, 4)
 	for i := 1; i < len(list); i++ {
@@ -57,12 +58,12 @@ func TestBeginNeverEarlier(t *testing.T) {
 func TestBeginDamagedPrevious(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
-	_, err := l.Begin(Info{})
+	_, err := l.Begin(context.Background(), Info{})
 	require.NoError(t, err)
 	require.NoError(t, l.update(func(tx *bbolt.Tx) error {
 		return tx.Bucket(launchesBucket).Put(idKey(1), []byte(`{"id":1,"started_at":"yesterday"}`))
 	}))
-	_, err = l.Begin(Info{})
+	_, err = l.Begin(context.Background(), Info{})
 	assert.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorContains(t, err, "launch 1")
 }

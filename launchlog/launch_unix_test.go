@@ -3,6 +3,7 @@
 package launchlog
 
 import (
+	"context"
 	"errors"
 	"os"
 	"syscall"
@@ -47,7 +48,7 @@ func TestBeginReadsClockUnderLock(t *testing.T) {
 	l := newLogOn(t, probe)
 	probe.path = l.path
 	for range 3 {
-		_, err := l.Begin(Info{})
+		_, err := l.Begin(context.Background(), Info{})
 		require.NoError(t, err)
 	}
 	assert.Equal(t, []bool{true, true, true}, probe.locked, "the file was locked each time Begin read the clock")

@@ -101,9 +101,9 @@ func TestLaunches(t *testing.T) {
 	l, err := New(Options{Path: path, Clock: fake})
 	require.NoError(t, err)
 
-	_, err = l.Current()
+	_, err = l.Current(context.Background())
 	assert.ErrorIs(t, err, ErrNoLaunch, "empty log")
-	list, err := l.List()
+	list, err := l.List(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, list)
 	_, err = os.Stat(path)
@@ -116,7 +116,7 @@ func TestLaunches(t *testing.T) {
 	}
 	var want []Launch
 	for i, info := range infos {
-		got, err := l.Begin(info)
+		got, err := l.Begin(context.Background(), info)
 		require.NoError(t, err)
 		w := Launch{ID: i + 1, StartedAt: fake.Now(), Ticket: info.Ticket, By: info.By, Note: info.Note}
 		assert.Equal(t, w, got)
@@ -126,24 +126,24 @@ func TestLaunches(t *testing.T) {
 
 	// A second handle, as another process or a later run, sees the same.
 	l2 := reopen(t, l)
-	list, err = l2.List()
+	list, err = l2.List(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, want, list)
-	cur, err := l2.Current()
+	cur, err := l2.Current(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, want[2], cur)
 	for _, w := range want {
-		got, err := l2.Get(w.ID)
+		got, err := l2.Get(context.Background(), w.ID)
 		require.NoError(t, err)
 		assert.Equal(t, w, got)
 		assert.Equal(t, time.UTC, got.StartedAt.Location())
 	}
 
-	_, err = l2.Get(4)
+	_, err = l2.Get(context.Background(), 4)
 	assert.ErrorIs(t, err, ErrNoLaunch)
 	assert.ErrorContains(t, err, "4")
 	for _, id := range []int{0, -1, MaxLaunch + 1} {
-		_, err = l2.Get(id)
+		_, err = l2.Get(context.Background(), id)
 		assert.ErrorIs(t, err, ErrInvalid, "Get(%d)", id)
 		assert.ErrorContains(t, err, "want 1..=99999")
 	}
@@ -152,18 +152,18 @@ func TestLaunches(t *testing.T) {
 func TestBeginExhausted(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
-	_, err := l.Begin(Info{Note: "one"})
+	_, err := l.Begin(context.Background(), Info{Note: "one"})
 	require.NoError(t, err)
 	setSequence(t, l, MaxLaunch-1)
 
-	got, err := l.Begin(Info{Note: "last"})
+	got, err := l.Begin(context.Background(), Info{Note: "last"})
 	require.NoError(t, err)
 	assert.Equal(t, MaxLaunch, got.ID)
 	for range 2 {
-		_, err = l.Begin(Info{Note: "too many"})
+		_, err = l.Begin(context.Background(), Info{Note: "too many"})
 		assert.ErrorIs(t, err, ErrLaunchesExhausted)
 	}
-	list, err := l.List()
+	list, err := l.List(context.Background())
 	require.NoError(t, err)
 	require.Len(t, list, 2)
 	assert.Equal(t, []int{1, MaxLaunch}, []int{list[0].ID, list[1].ID})
@@ -330,13 +330,13 @@ type op struct {
 
 func ops(l *Log) []op {
 	return []op{
-		{"Begin", true, func() error { _, err := l.Begin(Info{}); return err }},
+		{"Begin", true, func() error { _, err := l.Begin(context.Background(), Info{}); return err }},
 		{"NextGenerator", true, func() error { _, err := l.NextGenerator(context.Background(), 1); return err }},
 		{"AdvanceHighWater", true, func() error { _, err := l.AdvanceHighWater(context.Background(), "k", epoch); return err }},
 		{"ReserveBlock", true, func() error { _, err := l.ReserveBlock(context.Background(), "k", 10); return err }},
-		{"Current", false, func() error { _, err := l.Current(); return err }},
-		{"Get", false, func() error { _, err := l.Get(1); return err }},
-		{"List", false, func() error { _, err := l.List(); return err }},
+		{"Current", false, func() error { _, err := l.Current(context.Background()); return err }},
+		{"Get", false, func() error { _, err := l.Get(context.Background(), 1); return err }},
+		{"List", false, func() error { _, err := l.List(context.Background()); return err }},
 		{"HighWater", false, func() error { _, err := l.HighWater(context.Background(), "k"); return err }},
 	}
 }

@@ -57,7 +57,7 @@ func TestHelperProcess(t *testing.T) {
 			fail(err)
 		}
 		for {
-			launch, err := l.Begin(Info{Ticket: "kill", By: "helper"})
+			launch, err := l.Begin(context.Background(), Info{Ticket: "kill", By: "helper"})
 			if err != nil {
 				fail(err)
 			}
@@ -224,7 +224,7 @@ func TestKilledMidWrite(t *testing.T) {
 	}{
 		{"loop", func(l *Log) (int, error) { return l.NextGenerator(context.Background(), 1) }},
 		{"begin-loop", func(l *Log) (int, error) {
-			launch, err := l.Begin(Info{})
+			launch, err := l.Begin(context.Background(), Info{})
 			return launch.ID, err
 		}},
 		{"advance-loop", func(l *Log) (int, error) {

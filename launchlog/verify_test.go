@@ -23,7 +23,7 @@ func TestVerifyBigLog(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
 	for i := range 60 {
-		_, err := l.Begin(Info{Ticket: fmt.Sprint("REL-", i), Note: strings.Repeat("n", i*300)})
+		_, err := l.Begin(context.Background(), Info{Ticket: fmt.Sprint("REL-", i), Note: strings.Repeat("n", i*300)})
 		require.NoError(t, err)
 		_, err = l.NextGenerator(context.Background(), i%7)
 		require.NoError(t, err)
@@ -74,7 +74,7 @@ func TestVerifyBigLog(t *testing.T) {
 	for _, op := range ops(l) {
 		assert.NoError(t, op.call(), op.name)
 	}
-	list, err := l.List()
+	list, err := l.List(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, list, 60+bulk+1) // and the one Begin of ops
 	got, err := l.NextGenerator(context.Background(), 60+bulk)

@@ -238,6 +238,8 @@ func publicReason(err error) string {
 		return "node claim lost; ask another server"
 	case errors.Is(err, idkit.ErrExhausted):
 		return "IDs used up for now; retry after Retry-After"
+	case errors.Is(err, idkit.ErrRefused):
+		return "store refused the request; ask another server"
 	case errors.Is(err, idkit.ErrUnavailable):
 		return "store unavailable; retry later"
 	case errors.Is(err, idkit.ErrClosed):

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/idkit/idkit"
 	idstore "github.com/idkit/idkit/store"
 )
 
@@ -134,11 +135,18 @@ func (h *health) check(ctx context.Context) healthReport {
 	}
 	if h.s.store != nil {
 		err := h.probe(ctx)
-		public := "failing"
-		if errors.Is(err, errNoAnswer) {
-			public = err.Error() // "no answer within 2s": nothing of the store
+		note("store", err, storeReason(err))
+	}
+	// A segment tag's store is as its last reservation found it: the
+	// allocator reserves the next block once a tenth of the current one
+	// is issued, so a store that fails shows here while the blocks in
+	// hand still serve, and the allocator's retries in the background
+	// make the tag ready again once the store answers.
+	for _, name := range h.s.names {
+		if b := h.s.schemes[name].blocks; b != nil {
+			err := b.state()
+			note(name+" store", err, storeReason(err))
 		}
-		note("store", err, public)
 	}
 	if len(errs) > 0 {
 		rep.Status = "fail"
@@ -179,6 +187,24 @@ func (h *health) probe(ctx context.Context) error {
 }
 
 var errNoAnswer = errors.New("no answer")
+
+// storeReason tells a client why a store check failed, by the error's
+// kind: refused (a missing privilege, a failed login: trying again will
+// not help until an operator acts), unavailable, or no answer in time.
+// The store's own error goes to the log.
+func storeReason(err error) string {
+	switch {
+	case errors.Is(err, errNoAnswer):
+		return err.Error() // "no answer within 2s": nothing of the store
+	case errors.Is(err, idkit.ErrRefused):
+		return "refused"
+	case errors.Is(err, idkit.ErrCorrupt):
+		return "corrupt"
+	case errors.Is(err, idkit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return "unavailable"
+	}
+	return "failing"
+}
 
 // run probes the store once.
 func (h *health) run(done chan struct{}) {

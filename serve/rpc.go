@@ -19,9 +19,11 @@ import (
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/explain"
 	"github.com/idkit/idkit/objectid"
 	idkitv1 "github.com/idkit/idkit/proto/idkit/v1"
@@ -67,6 +69,7 @@ func (s *Server) rpcHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(idkitv1connect.NewIDServiceHandler(&rpcService{s}, opts...))
 	mux.Handle(grpchealth.NewHandler(rpcHealth{s}, opts...))
+	mux.Handle(healthWatch, connect.NewServerStreamHandler(healthWatch, rpcHealth{s}.watch, opts...))
 	reflector := grpcreflect.NewStaticReflector(idkitv1connect.IDServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
@@ -88,6 +91,13 @@ func (s *Server) rpcHandler() http.Handler {
 			m.done(r.URL.Path, nil, err, start)
 			errs.Write(w, r, err)
 			return
+		}
+		if r.URL.Path == healthWatch {
+			// A watch lasts as long as its client wants, past the
+			// server's read and write timeouts.
+			rc := http.NewResponseController(w)
+			rc.SetReadDeadline(time.Time{})
+			rc.SetWriteDeadline(time.Time{})
 		}
 		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), rpcClientKey{}, rpcClient{name, ok})))
 	})
@@ -354,11 +364,61 @@ func fillRaw(g idkit.Generator[objectid.ID]) func(ctx context.Context, dst []byt
 type rpcHealth struct{ s *Server }
 
 func (h rpcHealth) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
-	if req.Service != "" && req.Service != idkitv1connect.IDServiceName {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q, want \"\" (the server) or %s", req.Service, idkitv1connect.IDServiceName))
+	if err := checkHealthService(req.Service); err != nil {
+		return nil, err
 	}
 	if rep := h.s.health.check(ctx); rep.Error != "" {
 		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
 	}
 	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}
+
+// checkHealthService refuses a health check of a service not served.
+func checkHealthService(service string) error {
+	if service != "" && service != idkitv1connect.IDServiceName {
+		return connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q, want \"\" (the server) or %s", service, idkitv1connect.IDServiceName))
+	}
+	return nil
+}
+
+// healthWatch is the procedure of gRPC's streaming health check.
+const healthWatch = "/grpc.health.v1.Health/Watch"
+
+// watch answers grpc.health.v1.Health/Watch: the status now, then each
+// change, as the checks of /readyz find it every ProbeInterval on the
+// server's clock, until the client goes away. A server that drains sends
+// NOT_SERVING at once and ends the stream, so that Shutdown does not
+// wait for the watch.
+func (h rpcHealth) watch(ctx context.Context, req *connect.Request[healthpb.HealthCheckRequest], stream *connect.ServerStream[healthpb.HealthCheckResponse]) error {
+	if err := checkHealthService(req.Msg.GetService()); err != nil {
+		return err
+	}
+	wake, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-h.s.drained:
+			cancel()
+		case <-wake.Done():
+		}
+	}()
+	last := healthpb.HealthCheckResponse_UNKNOWN // never sent
+	for {
+		status := healthpb.HealthCheckResponse_SERVING
+		if rep := h.s.health.check(ctx); rep.Error != "" {
+			status = healthpb.HealthCheckResponse_NOT_SERVING
+		}
+		if status != last {
+			if err := stream.Send(&healthpb.HealthCheckResponse{Status: status}); err != nil {
+				return err
+			}
+			last = status
+		}
+		if h.s.draining.Load() {
+			return nil
+		}
+		if err := clock.SleepContext(wake, h.s.clk, h.s.cfg.ProbeInterval); err != nil && !h.s.draining.Load() {
+			return nil // the client went away
+		}
+	}
 }

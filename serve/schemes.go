@@ -48,6 +48,9 @@ type scheme struct {
 	// claim is the state of the generator's node claim; nil for a fixed
 	// node.
 	claim claimState
+	// blocks is a segment tag's block store, whose last reservation tells
+	// readiness; nil for the other schemes.
+	blocks *countingBlocks
 
 	issued           prometheus.Counter
 	idsLatency       prometheus.Observer
@@ -250,7 +253,7 @@ func (s *Server) decimalIDScheme(ctx context.Context, o decimalid.Options) (*sch
 	var lookup explain.LaunchLookup
 	if launches := s.cfg.Launches; launches != nil {
 		lookup = func(id decimalid.ID) (launchlog.Launch, error) {
-			l, err := launches.Get(id.Launch())
+			l, err := launches.Get(context.Background(), id.Launch()) // the log bounds its own wait (Timeout)
 			switch {
 			case errors.Is(err, launchlog.ErrNoLaunch):
 				return l, &httpError{http.StatusNotFound, fmt.Sprintf("launch %d of %s is not in the launch log", id.Launch(), id)}
@@ -312,19 +315,21 @@ func (s *Server) segmentScheme(ctx context.Context, o segment.Options) (*scheme,
 	if o.Clock == nil {
 		o.Clock = s.clk
 	}
-	if o.Store == nil && s.cfg.Blocks != nil {
-		o.Store = &countingBlocks{s.cfg.Blocks, s.m.storeErrors}
+	if o.Store == nil {
+		o.Store = s.cfg.Blocks
 	}
 	if o.Store == nil {
 		return nil, fmt.Errorf("%w: segment tag %q needs a Store of blocks, or Options.Blocks", ErrInvalid, o.Tag)
 	}
+	blocks := &countingBlocks{BlockStore: o.Store, errors: s.m.storeErrors}
+	o.Store = blocks
 	a, err := segment.New(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, a.Close)
 	tag := a.Tag()
-	return &scheme{name: "segment/" + tag, issue: issueDecimal(a), values: fillValues(a), stats: a.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
+	return &scheme{name: "segment/" + tag, issue: issueDecimal(a), values: fillValues(a), stats: a.Stats, blocks: blocks, inspect: func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err
 		}
@@ -332,10 +337,14 @@ func (s *Server) segmentScheme(ctx context.Context, o segment.Options) (*scheme,
 	}}, nil
 }
 
-// countingBlocks is a block store with its errors counted.
+// countingBlocks is a segment tag's block store with its errors counted
+// and the result of its last reservation kept, for readiness.
 type countingBlocks struct {
 	segment.BlockStore
 	errors *prometheus.CounterVec
+
+	mu   sync.Mutex
+	last error // the last reservation's error; nil once one succeeded
 }
 
 func (c *countingBlocks) ReserveBlock(ctx context.Context, tag string, step int64) (segment.Block, error) {
@@ -343,7 +352,17 @@ func (c *countingBlocks) ReserveBlock(ctx context.Context, tag string, step int6
 	if err != nil {
 		c.errors.WithLabelValues("block").Inc()
 	}
+	c.mu.Lock()
+	c.last = err
+	c.mu.Unlock()
 	return b, err
+}
+
+// state returns the error of the last reservation, nil if it succeeded.
+func (c *countingBlocks) state() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
 }
 
 // maxDecimal is the length of the longest int64 in decimal.

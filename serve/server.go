@@ -38,7 +38,7 @@ type Store interface {
 // Launches reads the record of a launch from the launch log, for
 // inspecting a DecimalId. launchlog.Log and fleet.Log implement it.
 type Launches interface {
-	Get(id int) (launchlog.Launch, error)
+	Get(ctx context.Context, id int) (launchlog.Launch, error)
 }
 
 // Options configures a Server. A nil scheme option means that scheme is not
@@ -152,6 +152,8 @@ type Server struct {
 	store    *countingStore // nil without Options.Store
 	health   *health
 	draining atomic.Bool
+	drained  chan struct{} // closed once draining is set; see drain
+	drainOne sync.Once
 	tls      *serverTLS // nil for plain HTTP
 	tokens   *tokens    // nil without Options.TokenFile
 	watched  []*watched // the files reloaded as they change: certificate, client CAs, tokens
@@ -218,7 +220,7 @@ func New(ctx context.Context, c Options) (*Server, error) {
 	if c.Clock == nil {
 		c.Clock = clock.System()
 	}
-	s := &Server{cfg: c, clk: c.Clock, schemes: make(map[string]*scheme), reg: prometheus.NewRegistry()}
+	s := &Server{cfg: c, clk: c.Clock, schemes: make(map[string]*scheme), reg: prometheus.NewRegistry(), drained: make(chan struct{})}
 	if c.TLS != nil {
 		cfg, err := tlsConfig(*c.TLS, c.Clock, c.Logger)
 		if err != nil {
@@ -372,7 +374,7 @@ func (s *Server) Serve(l net.Listener) error {
 // gets an error. It may be called more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.draining.Store(true)
+	s.drain()
 	servers := slices.Clone(s.servers)
 	s.mu.Unlock()
 	var errs []error
@@ -391,7 +393,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // after Shutdown.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	s.draining.Store(true)
+	s.drain()
 	servers := slices.Clone(s.servers)
 	s.mu.Unlock()
 	var errs []error
@@ -401,6 +403,13 @@ func (s *Server) Close() error {
 		}
 	}
 	return errors.Join(errors.Join(errs...), s.close())
+}
+
+// drain makes the server report not ready from now on, and ends the
+// health watches, which would otherwise keep Shutdown waiting.
+func (s *Server) drain() {
+	s.draining.Store(true)
+	s.drainOne.Do(func() { close(s.drained) })
 }
 
 // close closes what New opened, once, and returns what closing it

@@ -41,7 +41,7 @@ func newLog(t *testing.T) *launchlog.Log {
 	t.Helper()
 	l, err := launchlog.New(launchlog.Options{Path: filepath.Join(t.TempDir(), "idkit.db")})
 	require.NoError(t, err)
-	_, err = l.Begin(launchlog.Info{Ticket: "REL-1", By: "test"})
+	_, err = l.Begin(context.Background(), launchlog.Info{Ticket: "REL-1", By: "test"})
 	require.NoError(t, err)
 	return l
 }
@@ -797,11 +797,11 @@ func (s *secretStore) AdvanceHighWater(ctx context.Context, key string, t time.T
 	return s.Log.AdvanceHighWater(ctx, key, t)
 }
 
-func (s *secretStore) Get(id int) (launchlog.Launch, error) {
+func (s *secretStore) Get(_ context.Context, id int) (launchlog.Launch, error) {
 	if s.fail.Load() {
 		return launchlog.Launch{}, errSecret
 	}
-	return s.Log.Get(id)
+	return s.Log.Get(context.Background(), id)
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -446,7 +447,7 @@ func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error
 				return launchlog.Launch{}, otherError{err}
 			}
 		}
-		launch, err := l.Get(id.Launch())
+		launch, err := l.Get(context.Background(), id.Launch())
 		if errors.Is(err, launchlog.ErrNoLaunch) {
 			return launch, otherError{fmt.Errorf("launch %d of %s is not in %s", id.Launch(), id, where.name())}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -81,7 +82,7 @@ func launchBegin(c *console, args []string) error {
 	if err != nil {
 		return err
 	}
-	launch, err := l.Begin(launchlog.Info{Ticket: *ticket, By: *by, Note: *note})
+	launch, err := l.Begin(context.Background(), launchlog.Info{Ticket: *ticket, By: *by, Note: *note})
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func launchShow(c *console, sub string, args []string) error {
 		return err
 	}
 	if sub == "current" {
-		launch, err := l.Current()
+		launch, err := l.Current(context.Background())
 		if errors.Is(err, launchlog.ErrNoLaunch) {
 			return fmt.Errorf("no launch in %s yet; record one with 'idkit launch begin %s'", where.name(), where.hint())
 		}
@@ -123,7 +124,7 @@ func launchShow(c *console, sub string, args []string) error {
 			add("note", launch.Note).
 			writeText(c.stdout)
 	}
-	launches, err := l.List()
+	launches, err := l.List(context.Background())
 	if err != nil {
 		return err
 	}

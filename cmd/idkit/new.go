@@ -250,7 +250,7 @@ func newDecimalID(c *console, fs *flag.FlagSet) func() (func() (string, error), 
 			return nil, err
 		}
 		if !isSet(fs, "launch") {
-			cur, err := l.Current()
+			cur, err := l.Current(context.Background())
 			if errors.Is(err, launchlog.ErrNoLaunch) {
 				return nil, fmt.Errorf("no launch in %s yet; record one with 'idkit launch begin %s', or give --launch N", where.name(), where.hint())
 			}

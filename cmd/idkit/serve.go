@@ -41,16 +41,19 @@ then stops accepting connections, lets the requests in flight finish (up to
 	GET /v1/segment/TAG?n=N   dense IDs of a --segment-tag
 	GET /livez            200 while the process serves (liveness)
 	GET /readyz           200, or 503 once a node claim is lost, the
-	                      launch log does not answer, the token file or
-	                      a TLS file holds nothing valid, or while
-	                      stopping (readiness; /healthz is the same)
+	                      launch log does not answer, a segment tag's
+	                      store refused or failed its last reservation,
+	                      the token file or a TLS file holds nothing
+	                      valid, or while stopping (readiness; /healthz
+	                      is the same)
 	GET /metrics          Prometheus metrics
 	GET /openapi.json     the OpenAPI 3.1 document of the HTTP API
 	idkit.v1.IDService    Next and Inspect over gRPC (h2c without TLS),
 	                      gRPC-Web and Connect JSON on the same port, e.g.
 	                      POST /idkit.v1.IDService/Next with
 	                      {"scheme":"traceid","n":3}; with gRPC health
-	                      checks and server reflection (grpcurl list)
+	                      checks (Check and Watch) and server reflection
+	                      (grpcurl list)
 
 Error bodies name the kind of failure; the details (files, endpoints, store
 errors) go to the log on stderr.
@@ -282,7 +285,7 @@ func runServe(c *console, args []string) error {
 	}
 	if want["decimalid"] {
 		if !isSet(fs, "launch") {
-			cur, err := l.Current()
+			cur, err := l.Current(context.Background())
 			switch {
 			case errors.Is(err, launchlog.ErrNoLaunch) && !isSet(fs, "schemes"):
 				fmt.Fprintf(c.stderr, "idkit serve: decimalid not served: no launch in %s yet; record one with 'idkit launch begin %s'\n", where.name(), where.hint())

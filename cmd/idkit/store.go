@@ -21,10 +21,10 @@ import (
 // store is a launch log: the bbolt file (--log) or etcd (--etcd). Both
 // backends have the same methods and errors.
 type store interface {
-	Begin(launchlog.Info) (launchlog.Launch, error)
-	Get(id int) (launchlog.Launch, error)
-	Current() (launchlog.Launch, error)
-	List() ([]launchlog.Launch, error)
+	Begin(ctx context.Context, info launchlog.Info) (launchlog.Launch, error)
+	Get(ctx context.Context, id int) (launchlog.Launch, error)
+	Current(ctx context.Context) (launchlog.Launch, error)
+	List(ctx context.Context) ([]launchlog.Launch, error)
 	idstore.HighWater
 	idstore.Generators
 	segment.BlockStore

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -144,7 +145,7 @@ func crashCampaign(t *testing.T, scheme string, restarts int) {
 	logPath := filepath.Join(dir, "launch.db")
 	log, err := launchlog.New(launchlog.Options{Path: logPath})
 	require.NoError(t, err)
-	launch, err := log.Begin(launchlog.Info{Ticket: "faults", By: t.Name()})
+	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "faults", By: t.Name()})
 	require.NoError(t, err)
 
 	// The child's clock starts far from a TraceId wrap and only moves as the

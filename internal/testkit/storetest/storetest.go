@@ -25,10 +25,10 @@ import (
 // Store is the launch log contract: launches, generator ids per launch,
 // and high-water marks.
 type Store interface {
-	Begin(info launchlog.Info) (launchlog.Launch, error)
-	Get(id int) (launchlog.Launch, error)
-	Current() (launchlog.Launch, error)
-	List() ([]launchlog.Launch, error)
+	Begin(ctx context.Context, info launchlog.Info) (launchlog.Launch, error)
+	Get(ctx context.Context, id int) (launchlog.Launch, error)
+	Current(ctx context.Context) (launchlog.Launch, error)
+	List(ctx context.Context) ([]launchlog.Launch, error)
 	store.HighWater
 	store.Generators
 }
@@ -93,11 +93,11 @@ func testLaunches(t *testing.T, open Open) {
 	fake := clock.NewFake(epoch)
 	s, again := open(t, fake)
 
-	_, err := s.Current()
+	_, err := s.Current(context.Background())
 	assert.ErrorIs(t, err, launchlog.ErrNoLaunch, "Current of an empty log")
-	_, err = s.Get(1)
+	_, err = s.Get(context.Background(), 1)
 	assert.ErrorIs(t, err, launchlog.ErrNoLaunch, "Get of an empty log")
-	list, err := s.List()
+	list, err := s.List(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, list)
 
@@ -109,7 +109,7 @@ func testLaunches(t *testing.T, open Open) {
 	}
 	var want []launchlog.Launch
 	for i, info := range infos {
-		got, err := s.Begin(info)
+		got, err := s.Begin(context.Background(), info)
 		require.NoError(t, err)
 		w := launchlog.Launch{ID: i + 1, StartedAt: fake.Now().UTC(), Ticket: info.Ticket, By: info.By, Note: info.Note}
 		assert.Equal(t, w, got)
@@ -120,27 +120,27 @@ func testLaunches(t *testing.T, open Open) {
 
 	// A second handle, as another process or host, sees the same.
 	s2 := again(t)
-	list, err = s2.List()
+	list, err = s2.List(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, want, list)
-	cur, err := s2.Current()
+	cur, err := s2.Current(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, want[len(want)-1], cur)
 	for _, w := range want {
-		got, err := s2.Get(w.ID)
+		got, err := s2.Get(context.Background(), w.ID)
 		require.NoError(t, err)
 		assert.Equal(t, w, got)
 		assert.Equal(t, time.UTC, got.StartedAt.Location())
 	}
-	_, err = s2.Get(len(want) + 1)
+	_, err = s2.Get(context.Background(), len(want)+1)
 	assert.ErrorIs(t, err, launchlog.ErrNoLaunch)
 	assert.ErrorContains(t, err, fmt.Sprint(len(want)+1))
 
 	// The next launch continues from either handle.
-	got, err := s.Begin(launchlog.Info{By: "carol"})
+	got, err := s.Begin(context.Background(), launchlog.Info{By: "carol"})
 	require.NoError(t, err)
 	assert.Equal(t, len(want)+1, got.ID)
-	cur, err = s2.Current()
+	cur, err = s2.Current(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, got, cur)
 }
@@ -150,22 +150,22 @@ func testStartedAtNeverBackwards(t *testing.T, open Open) {
 	// disagree: a launch never starts before the one it follows.
 	fake := clock.NewFake(epoch)
 	s, again := open(t, fake)
-	first, err := s.Begin(launchlog.Info{Note: "first"})
+	first, err := s.Begin(context.Background(), launchlog.Info{Note: "first"})
 	require.NoError(t, err)
 	assert.Equal(t, epoch, first.StartedAt)
 
 	fake.Set(epoch.Add(-time.Hour))
-	second, err := again(t).Begin(launchlog.Info{Note: "clock an hour behind"})
+	second, err := again(t).Begin(context.Background(), launchlog.Info{Note: "clock an hour behind"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, second.ID)
 	assert.Equal(t, epoch, second.StartedAt, "a clock behind stamps the previous launch's time")
 
 	fake.Set(epoch.Add(time.Hour))
-	third, err := s.Begin(launchlog.Info{Note: "clock ahead again"})
+	third, err := s.Begin(context.Background(), launchlog.Info{Note: "clock ahead again"})
 	require.NoError(t, err)
 	assert.Equal(t, epoch.Add(time.Hour), third.StartedAt)
 
-	list, err := s.List()
+	list, err := s.List(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []launchlog.Launch{first, second, third}, list)
 }
@@ -173,7 +173,7 @@ func testStartedAtNeverBackwards(t *testing.T, open Open) {
 func testLaunchInvalid(t *testing.T, open Open) {
 	s, _ := open(t, clock.NewFake(epoch))
 	for _, id := range []int{0, -1, launchlog.MaxLaunch + 1} {
-		_, err := s.Get(id)
+		_, err := s.Get(context.Background(), id)
 		assert.ErrorIs(t, err, launchlog.ErrInvalid, "Get(%d)", id)
 		assert.ErrorContains(t, err, fmt.Sprint(id), "Get(%d) names the id", id)
 		assert.ErrorContains(t, err, "99999", "Get(%d) names the range", id)
@@ -188,7 +188,7 @@ func testLaunchInvalid(t *testing.T, open Open) {
 	got, err := s.NextGenerator(context.Background(), launchlog.MaxLaunch)
 	require.NoError(t, err)
 	assert.Equal(t, 0, got)
-	_, err = s.Current()
+	_, err = s.Current(context.Background())
 	assert.ErrorIs(t, err, launchlog.ErrNoLaunch)
 }
 
@@ -219,7 +219,7 @@ func testNextGenerator(t *testing.T, open Open) {
 	assert.Equal(t, 0, got)
 
 	// Counters are independent of launches.
-	_, err = s.Begin(launchlog.Info{})
+	_, err = s.Begin(context.Background(), launchlog.Info{})
 	require.NoError(t, err)
 	got, err = s.NextGenerator(context.Background(), 2)
 	require.NoError(t, err)
@@ -402,7 +402,7 @@ func testConcurrentBegin(t *testing.T, open Open) {
 			h := hs[w%len(hs)]
 			for i := range calls {
 				info := launchlog.Info{By: fmt.Sprintf("worker %d", w), Note: fmt.Sprint(i)}
-				l, err := h.Begin(info)
+				l, err := h.Begin(context.Background(), info)
 				if err != nil {
 					errs <- fmt.Errorf("worker %d: %w", w, err)
 					return
@@ -423,14 +423,14 @@ func testConcurrentBegin(t *testing.T, open Open) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	list, err := s.List()
+	list, err := s.List(context.Background())
 	require.NoError(t, err)
 	require.Len(t, list, workers*calls)
 	for i, l := range list {
 		assert.Equal(t, i+1, l.ID)
 		assert.Equal(t, got[l.ID], l, "launch %d as listed", l.ID)
 	}
-	cur, err := s.Current()
+	cur, err := s.Current(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, workers*calls, cur.ID)
 }
