@@ -901,7 +901,9 @@ func (d *downBlocks) ReserveBlock(ctx context.Context, tag string, step int64) (
 }
 
 // TestBlocksDown: a block store that goes down gives 503 on its tags
-// only, once the blocks in hand run out; other schemes and /readyz go on.
+// only, once the blocks in hand run out, and other schemes go on; /readyz
+// is 503 from the first failed reservation, naming the tag's store but
+// not its error, and 200 again once the store answers the tag's retry.
 func TestBlocksDown(t *testing.T) {
 	t.Parallel()
 	blocks := &downBlocks{}
@@ -923,7 +925,17 @@ func TestBlocksDown(t *testing.T) {
 	assert.Contains(t, b, "segment/t: store unavailable")
 	assert.NotContains(t, b, "secret-7f3a")
 	assert.Equal(t, http.StatusOK, get(t, s, "/v1/objectid").StatusCode, "other schemes go on")
-	assert.Equal(t, http.StatusOK, get(t, s, "/readyz").StatusCode)
+	resp = get(t, s, "/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	b = body(t, resp)
+	assert.Contains(t, b, `"segment/t store":"failing"`)
+	assert.NotContains(t, b, "secret-7f3a")
+
+	blocks.mu.Lock()
+	blocks.down = false
+	blocks.mu.Unlock()
+	testwait.Until(t, func() bool { return get(t, s, "/readyz").StatusCode == http.StatusOK }, "readyz 200 once the store is back")
+	assert.Equal(t, http.StatusOK, get(t, s, "/v1/segment/t").StatusCode)
 }
 
 // TestNewRefusesAHeldNode: a server holds its traceid and snowflake nodes
