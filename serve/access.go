@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -298,8 +299,9 @@ var errUnauthorized = errors.New("a valid bearer token is required: Authorizatio
 
 // authenticate returns the client a request comes from: the name of its
 // token, the subject of its verified client certificate, or, with neither
-// configured, its remote host. ok is false when tokens are required and
-// the request presents no valid one (and no verified certificate).
+// configured, its remote host (see remoteClient). ok is false when tokens
+// are required and the request presents no valid one (and no verified
+// certificate).
 func (s *Server) authenticate(r *http.Request) (client string, ok bool) {
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
 		return "cert " + r.TLS.VerifiedChains[0][0].Subject.String(), true
@@ -310,11 +312,77 @@ func (s *Server) authenticate(r *http.Request) (client string, ok bool) {
 		}
 		return "", false
 	}
-	host := r.RemoteAddr
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = host[:i]
+	return "addr " + s.remoteClient(r), true
+}
+
+// remoteClient returns the address a request comes from: its remote
+// host, or, when that is one of Options.TrustedProxies, the address
+// X-Forwarded-For names before the trusted proxies. The header is read
+// from the right, as each proxy appends the address it was called from:
+// the first address that is not a trusted proxy is the client, and an
+// entry that is not an address ends the search at the proxy that added
+// it. Only a trusted proxy's header is believed, so that a client cannot
+// pass for another by sending one.
+func (s *Server) remoteClient(r *http.Request) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		host := r.RemoteAddr
+		if i := strings.LastIndexByte(host, ':'); i >= 0 {
+			host = host[:i]
+		}
+		return host
 	}
-	return "addr " + host, true
+	addr := ap.Addr().Unmap()
+	if !s.trusted(addr) {
+		return addr.String()
+	}
+	hops := r.Header.Values("X-Forwarded-For")
+	for i := len(hops) - 1; i >= 0; i-- {
+		list := hops[i]
+		for list != "" {
+			var hop string
+			if j := strings.LastIndexByte(list, ','); j >= 0 {
+				list, hop = list[:j], list[j+1:]
+			} else {
+				list, hop = "", list
+			}
+			hop = strings.TrimSpace(hop)
+			if hop == "" {
+				continue
+			}
+			a, ok := parseHop(hop)
+			if !ok {
+				return addr.String()
+			}
+			addr = a
+			if !s.trusted(addr) {
+				return addr.String()
+			}
+		}
+	}
+	return addr.String()
+}
+
+// parseHop reads one entry of X-Forwarded-For: an address, with or
+// without a port ("192.0.2.1", "192.0.2.1:4711", "[2001:db8::1]:4711").
+func parseHop(hop string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(hop); err == nil {
+		return a.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(hop); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
+}
+
+// trusted reports whether addr is one of Options.TrustedProxies.
+func (s *Server) trusted(addr netip.Addr) bool {
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeUnauthorized answers 401 with the challenge a client needs.

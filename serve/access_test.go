@@ -194,7 +194,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	const token = "steady-0123456789abcdef"
 	testcert.WriteFile(t, tokenFile, []byte("steady "+token+"\n"))
 	clk := clock.NewFake(start)
-	s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clk, Limits: Limits{IDsPerSecond: -1, RequestsPerSecond: -1},
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clk, Limits: Limits{IDsPerSecond: -1, RequestsPerSecond: -1, NodeIDsPerSecond: -1},
 		TLS: &TLSFiles{CertFile: certFile, KeyFile: keyFile}, TokenFile: tokenFile})
 	url := serveTLS(t, s)
 

@@ -94,7 +94,7 @@ func BenchmarkTLS(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			o := tc.o
 			o.TraceID = &traceid.Options{Node: 7}
-			o.Limits = Limits{IDsPerSecond: -1, RequestsPerSecond: -1}
+			o.Limits = Limits{IDsPerSecond: -1, RequestsPerSecond: -1, NodeIDsPerSecond: -1}
 			s, err := New(context.Background(), o)
 			if err != nil {
 				b.Fatal(err)

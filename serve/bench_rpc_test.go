@@ -33,7 +33,7 @@ func BenchmarkRPC(b *testing.B) {
 	}{{1, 10_000, 32}, {1000, 0, 4}} {
 		for _, proto := range []string{"http", "grpc"} {
 			b.Run("n="+strconv.Itoa(tc.n)+"/"+proto, func(b *testing.B) {
-				s, err := New(context.Background(), Options{TraceID: &traceid.Options{Node: 7}, Limits: Limits{IDsPerSecond: -1, RequestsPerSecond: -1}})
+				s, err := New(context.Background(), Options{TraceID: &traceid.Options{Node: 7}, Limits: Limits{IDsPerSecond: -1, RequestsPerSecond: -1, NodeIDsPerSecond: -1}})
 				if err != nil {
 					b.Fatal(err)
 				}

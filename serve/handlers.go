@@ -66,8 +66,8 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme, clien
 	if err != nil {
 		return writeError(w, http.StatusBadRequest, err.Error())
 	}
-	if ok, retry := s.limits.allow(client, n, s.clk.Now()); !ok {
-		return writeTooMany(w, retry)
+	if ok, why := s.limits.allow(client, sc.name, n, s.clk.Now()); !ok {
+		return writeTooMany(w, sc.name, why)
 	}
 	asText, ok := wantsText(r.Header["Accept"])
 	if !ok {

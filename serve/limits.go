@@ -13,10 +13,11 @@ import (
 
 // Limits bound what one client may take, so that no client starves the
 // others: a client is a token's name, a verified certificate's subject, or
-// else a remote host (see Options.TokenFile). A request over a limit gets
-// 429 with Retry-After. Segment tags are bounded by IDsPerSecond too: a
-// tag's step grows with how fast its IDs go, so a client cannot grow it
-// faster than its rate allows.
+// else a remote host (see Options.TokenFile and Options.TrustedProxies).
+// A request over a limit gets 429 with Retry-After. Segment tags are
+// bounded by IDsPerSecond too: a tag's step grows with how fast its IDs
+// go, so a client cannot grow it faster than its rate allows. A ceiling
+// per node and scheme, NodeIDsPerSecond, bounds all clients together.
 type Limits struct {
 	// IDsPerSecond is the most IDs a client may take a second, on average;
 	// it may take up to a second's worth, or MaxN if more, at once. Zero
@@ -30,6 +31,16 @@ type Limits struct {
 	// client beyond it waits until one closes. Zero means DefaultMaxConns;
 	// negative means no limit.
 	MaxConns int
+	// NodeIDsPerSecond is the most IDs of one scheme the server issues a
+	// second to all clients together: a ceiling at or below what one node
+	// of the scheme can issue, so that a few clients, each within its own
+	// limit, cannot use the node up between them. Under it, a client's
+	// fair share is the ceiling divided by the clients that asked for IDs
+	// of the scheme in the last second: a client under its fair share is
+	// served up to it, and a busier one gets only what leaves the others
+	// room to reach theirs (429 otherwise). Zero means
+	// DefaultNodeIDsPerSecond; negative means no ceiling.
+	NodeIDsPerSecond float64
 }
 
 // The default limits: a quarter of a TraceId node's 4,194,303 IDs a
@@ -42,23 +53,58 @@ const (
 	DefaultMaxConns          = 4096
 )
 
+// DefaultNodeIDsPerSecond is the default node-wide ceiling: just under
+// the 4,194,303 IDs a second of a TraceId node without thread bits.
+const DefaultNodeIDsPerSecond = 4_000_000
+
+// check validates l and fills in its defaults.
+func (l *Limits) check() error {
+	if l.IDsPerSecond == 0 {
+		l.IDsPerSecond = DefaultIDsPerSecond
+	}
+	if l.RequestsPerSecond == 0 {
+		l.RequestsPerSecond = DefaultRequestsPerSecond
+	}
+	if l.MaxConns == 0 {
+		l.MaxConns = DefaultMaxConns
+	}
+	if l.NodeIDsPerSecond == 0 {
+		l.NodeIDsPerSecond = DefaultNodeIDsPerSecond
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"IDsPerSecond", l.IDsPerSecond}, {"RequestsPerSecond", l.RequestsPerSecond}, {"NodeIDsPerSecond", l.NodeIDsPerSecond}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%w: Options.Limits.%s %v, want a positive number, 0 for the default or negative for no limit", ErrInvalid, f.name, f.v)
+		}
+	}
+	return nil
+}
+
 // maxClients bounds the clients whose limiters are kept; past it, those
 // whose buckets are full again (which carry no state) are dropped.
 const maxClients = 10_000
 
-// limiter keeps the token buckets of every client.
+// limiter keeps the token buckets of every client, and the node-wide
+// ceiling of each scheme.
 type limiter struct {
 	ids, requests rate.Limit
 	idBurst       int
+	nodeRate      float64 // Limits.NodeIDsPerSecond; 0 for no ceiling
 
 	mu      sync.Mutex
 	clients map[string]*bucket
+	nodes   map[string]*nodeLimit // by scheme; written by New only
 }
 
 type bucket struct{ ids, requests *rate.Limiter }
 
 func newLimiter(l Limits, maxN int) *limiter {
-	lim := &limiter{ids: rate.Inf, requests: rate.Inf, clients: make(map[string]*bucket)}
+	lim := &limiter{ids: rate.Inf, requests: rate.Inf, clients: make(map[string]*bucket), nodes: make(map[string]*nodeLimit)}
+	if l.NodeIDsPerSecond > 0 {
+		lim.nodeRate = l.NodeIDsPerSecond
+	}
 	if l.IDsPerSecond > 0 {
 		lim.ids = rate.Limit(l.IDsPerSecond)
 		lim.idBurst = max(maxN, int(math.Ceil(l.IDsPerSecond)))
@@ -69,11 +115,28 @@ func newLimiter(l Limits, maxN int) *limiter {
 	return lim
 }
 
-// allow takes one request of n IDs from client's buckets at now, or
-// returns how long until it would be allowed.
-func (l *limiter) allow(client string, n int, now time.Time) (ok bool, retry time.Duration) {
+// addScheme gives scheme a node-wide ceiling, if the limits set one.
+func (l *limiter) addScheme(scheme string) {
+	if l.nodeRate > 0 {
+		l.nodes[scheme] = newNodeLimit(l.nodeRate)
+	}
+}
+
+// refusal says why a request was refused, and when to try again.
+type refusal struct {
+	retry time.Duration
+	node  bool // by the scheme's node-wide ceiling, not the client's limits
+}
+
+// allow takes one request of n IDs of scheme from client's buckets and
+// from the scheme's node-wide ceiling at now, or says why it may not.
+func (l *limiter) allow(client, scheme string, n int, now time.Time) (ok bool, why refusal) {
+	node := l.nodes[scheme]
 	if l.ids == rate.Inf && l.requests == rate.Inf {
-		return true, 0
+		if node != nil && !node.take(client, n, now) {
+			return false, refusal{retry: time.Second, node: true}
+		}
+		return true, refusal{}
 	}
 	b := l.bucket(client, now)
 	rr := b.requests.ReserveN(now, 1)
@@ -82,9 +145,14 @@ func (l *limiter) allow(client string, n int, now time.Time) (ok bool, retry tim
 	if !rr.OK() || !ir.OK() || wait > 0 {
 		rr.CancelAt(now)
 		ir.CancelAt(now)
-		return false, max(wait, time.Second)
+		return false, refusal{retry: max(wait, time.Second)}
 	}
-	return true, 0
+	if node != nil && !node.take(client, n, now) {
+		rr.CancelAt(now)
+		ir.CancelAt(now)
+		return false, refusal{retry: time.Second, node: true}
+	}
+	return true, refusal{}
 }
 
 func (l *limiter) bucket(client string, now time.Time) *bucket {
@@ -109,16 +177,127 @@ func (l *limiter) bucket(client string, now time.Time) *bucket {
 }
 
 // writeTooMany answers 429 with the time to wait, in whole seconds.
-func writeTooMany(w http.ResponseWriter, retry time.Duration) int {
-	secs := retrySeconds(retry)
+func writeTooMany(w http.ResponseWriter, scheme string, why refusal) int {
+	secs := retrySeconds(why.retry)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	return writeError(w, http.StatusTooManyRequests, tooMany(secs))
+	return writeError(w, http.StatusTooManyRequests, tooMany(scheme, why.node, secs))
 }
 
-// tooMany is the answer to a client over its limits, for HTTP and RPC.
-func tooMany(secs int) string {
+// tooMany is the answer to a refused request, for HTTP and RPC.
+func tooMany(scheme string, node bool, secs int) string {
+	if node {
+		return fmt.Sprintf("this server's %s IDs for this second are taken, or kept for clients under their share; retry in %d s", scheme, secs)
+	}
 	return fmt.Sprintf("over this client's limit of IDs or requests a second; retry in %d s", secs)
 }
 
 // retrySeconds rounds a wait up to whole seconds, at least 1.
 func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
+
+// nodeLimit is a scheme's node-wide ceiling of IDs a second, shared
+// among the clients as max-min fairness shares a link: a client's fair
+// share is the ceiling divided by the clients active in the last second;
+// one under it may take up to it, and one over it only what leaves every
+// client under its share the room to reach it. It counts the IDs issued
+// in windows of one second, the node's and each client's, and takes as
+// the last second's count the current window's plus the part of the
+// previous one that the last second still overlaps.
+type nodeLimit struct {
+	rate float64 // the ceiling
+
+	mu        sync.Mutex
+	window    time.Time // the start of the current window; zero before the first request
+	cur, prev float64   // the node's IDs in the current and previous windows
+	// The IDs of each client in the current and previous windows: a
+	// client is active while it is in either, refused requests included.
+	clients, before map[string]float64
+	active          int
+	// room is what the clients under their fair share may still take to
+	// reach it, as last summed at summed, less what they took since.
+	room   float64
+	summed time.Time
+}
+
+// nodeReserve is the most of the ceiling kept for the clients under
+// their fair share, so that a node with many quiet clients still serves a
+// busy one most of its IDs.
+const nodeReserve = 0.25
+
+// sumEvery is how often, on the server's clock, the room kept for the
+// clients under their share is summed again over every client.
+const sumEvery = time.Second / 16
+
+func newNodeLimit(rate float64) *nodeLimit {
+	return &nodeLimit{rate: rate, clients: map[string]float64{}, before: map[string]float64{}}
+}
+
+// take counts n IDs for client at now, or reports false if the ceiling
+// has no room for them that another client's share does not need.
+func (l *nodeLimit) take(client string, n int, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.roll(now)
+	// The part of the previous window the last second overlaps; a clock
+	// stepped back counts it whole.
+	overlap := 1 - min(max(now.Sub(l.window).Seconds(), 0), 1)
+	_, in := l.clients[client]
+	_, was := l.before[client]
+	if !in && !was {
+		l.active++
+		l.summed = time.Time{} // a new share to keep room for
+	}
+	if !in {
+		l.clients[client] = 0
+	}
+	k := float64(n)
+	used := l.cur + l.prev*overlap
+	if used+k > l.rate && used > 0 { // a request larger than the ceiling passes alone
+		return false
+	}
+	fair := l.rate / float64(l.active)
+	mine := l.clients[client] + l.before[client]*overlap
+	if mine+k > fair {
+		// Over its share: only what the others under theirs leave.
+		if l.summed.IsZero() || now.Sub(l.summed) >= sumEvery || now.Before(l.summed) {
+			l.sum(overlap, fair, now)
+		}
+		if used+k+min(max(0, l.room-max(0, fair-mine)), l.rate*nodeReserve) > l.rate {
+			return false
+		}
+	} else {
+		l.room = max(0, l.room-k)
+	}
+	l.cur += k
+	l.clients[client] += k
+	return true
+}
+
+// sum sums the room the clients under their fair share need to reach it.
+func (l *nodeLimit) sum(overlap, fair float64, now time.Time) {
+	l.room, l.summed = 0, now
+	for c, n := range l.clients {
+		l.room += max(0, fair-n-l.before[c]*overlap)
+	}
+	for c, n := range l.before {
+		if _, ok := l.clients[c]; !ok {
+			l.room += max(0, fair-n*overlap)
+		}
+	}
+}
+
+// roll starts a new window once the current one is a second old.
+func (l *nodeLimit) roll(now time.Time) {
+	switch d := now.Sub(l.window); {
+	case l.window.IsZero() || d >= 2*time.Second:
+		l.window, l.cur, l.prev = now, 0, 0
+		clear(l.clients)
+		clear(l.before)
+		l.active, l.summed = 0, time.Time{}
+	case d >= time.Second:
+		l.window = l.window.Add(time.Second)
+		l.prev, l.cur = l.cur, 0
+		l.before, l.clients = l.clients, l.before
+		clear(l.clients)
+		l.active, l.summed = len(l.before), time.Time{}
+	}
+}

@@ -2,10 +2,13 @@ package serve
 
 import (
 	"bufio"
+	"context"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,7 +61,7 @@ func TestGreedyClient(t *testing.T) {
 func TestNoLimits(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start),
-		Limits: Limits{IDsPerSecond: -1, RequestsPerSecond: -1}})
+		Limits: Limits{IDsPerSecond: -1, RequestsPerSecond: -1, NodeIDsPerSecond: -1}})
 	for range 50 {
 		require.Equal(t, http.StatusOK, get(t, s, "/v1/objectid?n=10000").StatusCode)
 	}
@@ -111,4 +114,113 @@ func TestMaxConns(t *testing.T) {
 	_, err = r.ReadByte()
 	assert.ErrorIs(t, err, io.EOF, "the idle connection closed to make room")
 	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_connections_evicted_total{listener="main"} 1`)
+}
+
+// TestNodeCeilingKeepsAShare: five greedy clients behind a trusted proxy,
+// each within its own limit, ask for twelve times the node-wide ceiling
+// between them, and fill the node before a sixth client comes. The sixth,
+// which asks for a tenth of the ceiling, waits no more than about a second
+// for the IDs issued to drop out of the last second, and from then on is
+// served every time, while the greedy ones get 429 from the ceiling and
+// the node issues no more than the ceiling allows, and most of it.
+func TestNodeCeilingKeepsAShare(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	const ceiling = 1000
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clk, MaxN: 1000,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24")},
+		Limits:         Limits{IDsPerSecond: ceiling, RequestsPerSecond: -1, NodeIDsPerSecond: ceiling}})
+	ask := func(client string, n int) *http.Response {
+		r := httptest.NewRequest(http.MethodGet, "/v1/objectid?n="+itoa(n), nil)
+		r.RemoteAddr = "10.0.0.7:51000" // the proxy
+		r.Header.Set("X-Forwarded-For", client+", 10.0.0.3")
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		return rec.Result()
+	}
+	greedy := []string{"198.51.100.1", "198.51.100.2", "198.51.100.3", "198.51.100.4", "198.51.100.5"}
+	const sixth = "203.0.113.6"
+	served, refused := map[string]int{}, map[string]int{}
+	var nodeRefusal *http.Response
+	const seconds, ticks, settle = 10, 10, 12 // a tick is a tenth of a second
+	sixthLate := 0                            // refusals of the sixth after the first settle ticks
+	for tick := range seconds * ticks {
+		for _, c := range greedy {
+			for range 5 { // 2,500 IDs a second each
+				resp := ask(c, 50)
+				switch resp.StatusCode {
+				case http.StatusOK:
+					served[c] += 50
+				case http.StatusTooManyRequests:
+					refused[c]++
+					nodeRefusal = resp
+				default:
+					t.Fatalf("%s: status %d", c, resp.StatusCode)
+				}
+			}
+		}
+		resp := ask(sixth, 10) // 100 IDs a second
+		switch {
+		case resp.StatusCode == http.StatusOK:
+			served[sixth] += 10
+		case tick < settle:
+			refused[sixth]++
+		default:
+			sixthLate++
+		}
+		clk.Advance(time.Second / ticks)
+	}
+	assert.Zero(t, sixthLate, "refusals of the sixth client once the IDs issued before it came are a second old")
+	assert.LessOrEqual(t, refused[sixth], settle)
+	assert.GreaterOrEqual(t, served[sixth], (seconds*ticks-settle)*10, "the sixth client's IDs")
+	total := served[sixth]
+	for _, c := range greedy {
+		assert.Positive(t, served[c], "%s is served too", c)
+		assert.Positive(t, refused[c], "%s is refused past its share", c)
+		total += served[c]
+	}
+	assert.LessOrEqual(t, total, (seconds+1)*ceiling, "IDs issued in %d s under a ceiling of %d a second", seconds, ceiling)
+	assert.GreaterOrEqual(t, total, seconds*ceiling*3/4, "the node's use")
+	require.NotNil(t, nodeRefusal)
+	assert.Equal(t, "1", nodeRefusal.Header.Get("Retry-After"))
+	assert.Contains(t, body(t, nodeRefusal), "this server's objectid IDs for this second are taken")
+}
+
+// TestTrustedProxies: X-Forwarded-For names the client only when a
+// trusted proxy sends it; from any other address the remote host is the
+// client, whatever the header says.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start),
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("fd00::/8")}})
+	for _, tt := range []struct {
+		remote, xff, want string
+	}{
+		{"192.0.2.9:4000", "", "192.0.2.9"},
+		{"192.0.2.9:4000", "198.51.100.1", "192.0.2.9"}, // not a proxy: the header is the client's own
+		{"10.0.0.7:4000", "", "10.0.0.7"},
+		{"10.0.0.7:4000", "198.51.100.1", "198.51.100.1"},
+		{"10.0.0.7:4000", "203.0.113.5, 198.51.100.1, 10.0.0.3", "198.51.100.1"}, // the client's own header before it
+		{"10.0.0.7:4000", "10.0.0.4, 10.0.0.3", "10.0.0.4"},                      // all proxies: the farthest
+		{"10.0.0.7:4000", "198.51.100.1, garbage", "10.0.0.7"},                   // a proxy that wrote no address
+		{"10.0.0.7:4000", "[2001:db8::1]:4711", "2001:db8::1"},
+		{"[fd00::7]:4000", "192.0.2.1:80", "192.0.2.1"},
+		{"[::ffff:10.0.0.7]:4000", "198.51.100.1", "198.51.100.1"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/v1/objectid", nil)
+		r.RemoteAddr = tt.remote
+		if tt.xff != "" {
+			r.Header.Set("X-Forwarded-For", tt.xff)
+		}
+		got, ok := s.authenticate(r)
+		assert.True(t, ok)
+		assert.Equal(t, "addr "+tt.want, got, "%s with X-Forwarded-For %q", tt.remote, tt.xff)
+	}
+
+	_, err := New(context.Background(), Options{ObjectID: &objectid.Options{}, TrustedProxies: []netip.Prefix{{}}})
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, "Options.TrustedProxies[0]")
+	_, err = New(context.Background(), Options{ObjectID: &objectid.Options{}, Limits: Limits{NodeIDsPerSecond: math.Inf(1)}})
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, "Options.Limits.NodeIDsPerSecond +Inf, want a positive number")
 }

@@ -127,9 +127,9 @@ func (r *rpcService) Next(ctx context.Context, req *connect.Request[idkitv1.Next
 	if _, ok := idkitv1.Format_name[int32(format)]; !ok {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("format %d unknown, want FORMAT_UNSPECIFIED (0), FORMAT_TEXT (1) or FORMAT_BINARY (2)", format))
 	}
-	if ok, retry := s.limits.allow(client, int(n), s.clk.Now()); !ok {
-		secs := retrySeconds(retry)
-		return nil, retryError(connect.CodeResourceExhausted, tooMany(secs), secs)
+	if ok, why := s.limits.allow(client, sc.name, int(n), s.clk.Now()); !ok {
+		secs := retrySeconds(why.retry)
+		return nil, retryError(connect.CodeResourceExhausted, tooMany(sc.name, why.node, secs), secs)
 	}
 	resp := &idkitv1.NextResponse{}
 	if err := rpcIssue(ctx, sc, int(n), format, resp); err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -118,9 +119,16 @@ type Options struct {
 	// Zero means DefaultProbeMaxConns (16) and DefaultMetricsMaxConns
 	// (64).
 	ProbeMaxConns, MetricsMaxConns int
-	// Limits bound what one client may take; the zero value means the
-	// defaults. See Limits.
+	// Limits bound what one client, and all clients together, may take;
+	// the zero value means the defaults. See Limits.
 	Limits Limits
+	// TrustedProxies are the proxies (load balancers, ingress
+	// controllers) whose X-Forwarded-For header names the client of a
+	// request that presents neither a token nor a client certificate. A
+	// request from any other address is its remote host's, whatever its
+	// headers say. Nil means none: behind a proxy, every such client is
+	// the proxy's address and shares one set of limits.
+	TrustedProxies []netip.Prefix
 	// Claims, when set, gives traceid and snowflake their nodes: New
 	// claims one for each (their Options.Claim must then be nil and Node
 	// 0), and once a claim is lost the server claims again in the
@@ -217,6 +225,16 @@ func New(ctx context.Context, c Options) (*Server, error) {
 			*f.v = f.def
 		}
 	}
+	if err := c.Limits.check(); err != nil {
+		return nil, err
+	}
+	c.TrustedProxies = slices.Clone(c.TrustedProxies)
+	for i, p := range c.TrustedProxies {
+		if !p.IsValid() {
+			return nil, fmt.Errorf("%w: Options.TrustedProxies[%d] is not a valid prefix, want an address and a length such as 10.0.0.0/8", ErrInvalid, i)
+		}
+		c.TrustedProxies[i] = p.Masked()
+	}
 	if c.Clock == nil {
 		c.Clock = clock.System()
 	}
@@ -237,16 +255,6 @@ func New(ctx context.Context, c Options) (*Server, error) {
 		s.tokens = t
 		s.watched = append(s.watched, t.w)
 	}
-	if c.Limits.IDsPerSecond == 0 {
-		c.Limits.IDsPerSecond = DefaultIDsPerSecond
-	}
-	if c.Limits.RequestsPerSecond == 0 {
-		c.Limits.RequestsPerSecond = DefaultRequestsPerSecond
-	}
-	if c.Limits.MaxConns == 0 {
-		c.Limits.MaxConns = DefaultMaxConns
-	}
-	s.cfg.Limits = c.Limits
 	s.limits = newLimiter(c.Limits, c.MaxN)
 	s.m = newMetrics(s.reg)
 	s.errorLog = newErrorLog(c.Logger, c.Clock, s.m.handshakes)
@@ -309,6 +317,7 @@ func optional[O any](o *O, build func(context.Context, O) (*scheme, error)) func
 // add registers sc.
 func (s *Server) add(sc *scheme) {
 	sc.bind(s.m)
+	s.limits.addScheme(sc.name)
 	s.schemes[sc.name] = sc
 	s.names = append(s.names, sc.name)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -122,6 +123,19 @@ Flags:
 	                    a segment tag's step
 	--requests-per-client N  most requests to /v1/ a client may make a
 	                    second (default 10000; -1 for no limit)
+	--ids-per-node N    most IDs of one scheme the server issues a second
+	                    to all clients together (default 4000000, just
+	                    under a TraceId node; -1 for no ceiling). Each
+	                    client that asked in the last second has a fair
+	                    share of it; past its share a client gets only
+	                    what the others under theirs leave, or 429
+	--trusted-proxies CIDRS  comma-separated addresses or prefixes (such as
+	                    10.0.0.0/8) of the proxies in front of the server:
+	                    for a request from one of them, without a token
+	                    or client certificate, the client is the address
+	                    X-Forwarded-For names before the trusted proxies.
+	                    Without it, every client behind a proxy is the
+	                    proxy's address and shares its limits
 	--max-conns N       most connections open at once on --addr (default
 	                    4096; -1 for no limit); at the cap a new client
 	                    closes the connection idle longest, or waits if
@@ -212,6 +226,18 @@ func runServe(c *console, args []string) error {
 	maxN := fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
 	idsPerClient := fs.Float64("ids-per-client", serve.DefaultIDsPerSecond, "most IDs a client may take a second")
 	requestsPerClient := fs.Float64("requests-per-client", serve.DefaultRequestsPerSecond, "most requests a client may make a second")
+	idsPerNode := fs.Float64("ids-per-node", serve.DefaultNodeIDsPerSecond, "most IDs of one scheme the server issues a second to all clients")
+	var proxies []netip.Prefix
+	fs.Func("trusted-proxies", "addresses or prefixes of the proxies whose X-Forwarded-For is believed, comma-separated", func(v string) error {
+		for item := range strings.SplitSeq(v, ",") {
+			p, err := parseProxy(strings.TrimSpace(item))
+			if err != nil {
+				return err
+			}
+			proxies = append(proxies, p)
+		}
+		return nil
+	})
 	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "most connections open at once")
 	inspectLaunches := fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
@@ -329,12 +355,13 @@ func runServe(c *console, args []string) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"--ids-per-client", *idsPerClient}, {"--requests-per-client", *requestsPerClient}, {"--max-conns", float64(*maxConns)}} {
+	}{{"--ids-per-client", *idsPerClient}, {"--requests-per-client", *requestsPerClient}, {"--ids-per-node", *idsPerNode}, {"--max-conns", float64(*maxConns)}} {
 		if f.v == 0 || (f.v < 0 && f.v != -1) {
 			return usagef("%s %v, want a positive number, or -1 for no limit", f.name, f.v)
 		}
 	}
-	cfg.Limits = serve.Limits{IDsPerSecond: *idsPerClient, RequestsPerSecond: *requestsPerClient, MaxConns: *maxConns}
+	cfg.Limits = serve.Limits{IDsPerSecond: *idsPerClient, RequestsPerSecond: *requestsPerClient, NodeIDsPerSecond: *idsPerNode, MaxConns: *maxConns}
+	cfg.TrustedProxies = proxies
 	cfg.SeparateMetrics = *metricsAddr != ""
 	cfg.MetricsMaxConns = *metricsMaxConns
 	cfg.IdleTimeout = *idleTimeout
@@ -460,4 +487,17 @@ func serveSnowflakeNode(fs *flag.FlagSet, layout snowflake.Layout, node int64, f
 			node, layout.Name, max, describeFields(layout))
 	}
 	return layout.SplitNode(node)
+}
+
+// parseProxy reads one entry of --trusted-proxies: a prefix such as
+// 10.0.0.0/8, or one address.
+func parseProxy(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	return netip.Prefix{}, fmt.Errorf("%q is not an address or a prefix, want such as 10.0.0.5 or 10.0.0.0/8", s)
 }
