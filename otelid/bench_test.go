@@ -42,7 +42,7 @@ func newBenchIDGenerator(b *testing.B) *IDGenerator {
 	if _, err := g.Next(); err != nil { // wait out the first, fresh second
 		b.Fatal(err)
 	}
-	x, err := NewIDGenerator(g, Options{})
+	x, err := NewIDGenerator(context.Background(), g, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func BenchmarkHandler(b *testing.B) {
 	wrap := func(next slog.Handler, o HandlerOptions) func(*testing.B) slog.Handler {
 		return func(b *testing.B) slog.Handler {
 			x := newBenchIDGenerator(b)
-			h, err := NewHandler(next, x.src.g, o)
+			h, err := NewHandler(context.Background(), next, x.src.g, o)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -22,8 +22,10 @@ func ExampleIDGenerator() {
 		panic(err)
 	}
 	fake.Advance(time.Second) // a new generator issues from the next second on
+	// NewIDGenerator takes the generator's first ID, waiting for that
+	// second, so that the first span gets a TraceId.
 
-	ids, err := otelid.NewIDGenerator(g, otelid.Options{Logger: slog.Default()})
+	ids, err := otelid.NewIDGenerator(context.Background(), g, otelid.Options{Logger: slog.Default()})
 	if err != nil {
 		panic(err)
 	}
@@ -43,10 +45,10 @@ func ExampleIDGenerator() {
 	id, _ := otelid.FromSpanID(sc.SpanID())
 	fmt.Println("child is TraceId", id, "of node", id.Node(), "made at", id.Time(fake.Now()))
 	// Output:
-	// trace: 4061f04001c00001 + 16 random hex digits
-	// root:  4061f04001c00001
-	// child: 4061f04001c00002
-	// child is TraceId 4639253248866254850 of node 7 made at 2026-11-21 12:00:01 +0000 UTC
+	// trace: 4061f04001c00002 + 16 random hex digits
+	// root:  4061f04001c00002
+	// child: 4061f04001c00003
+	// child is TraceId 4639253248866254851 of node 7 made at 2026-11-21 12:00:01 +0000 UTC
 }
 
 func ExampleHandler() {
@@ -64,7 +66,7 @@ func ExampleHandler() {
 		}
 		return a
 	}}
-	h, err := otelid.NewHandler(slog.NewJSONHandler(os.Stdout, noTime), g, otelid.HandlerOptions{})
+	h, err := otelid.NewHandler(context.Background(), slog.NewJSONHandler(os.Stdout, noTime), g, otelid.HandlerOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -72,6 +74,6 @@ func ExampleHandler() {
 	log.Info("order placed", "order", 1415)
 	log.WithGroup("db").Warn("slow query", "ms", 250)
 	// Output:
-	// {"level":"INFO","msg":"order placed","order":1415,"id":"4639253248866254849"}
-	// {"level":"WARN","msg":"slow query","db":{"ms":250},"id":"4639253248866254850"}
+	// {"level":"INFO","msg":"order placed","order":1415,"id":"4639253248866254850"}
+	// {"level":"WARN","msg":"slow query","db":{"ms":250},"id":"4639253248866254851"}
 }

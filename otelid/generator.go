@@ -32,19 +32,26 @@ type IDGenerator struct {
 var _ sdktrace.IDGenerator = (*IDGenerator)(nil)
 
 // NewIDGenerator returns an IDGenerator that takes TraceIds from g, which
-// may run on a fixed node or a claimed one. g must not be nil.
-func NewIDGenerator(g *traceid.Generator, o Options) (*IDGenerator, error) {
+// may run on a fixed node or a claimed one. g must not be nil. It waits,
+// under ctx, for g's first TraceId (a new generator's first second), so
+// that the first span gets one.
+func NewIDGenerator(ctx context.Context, g *traceid.Generator, o Options) (*IDGenerator, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: NewIDGenerator needs a *traceid.Generator, got nil", ErrNil)
 	}
-	return &IDGenerator{src: newSource(g, o.Logger)}, nil
+	src, err := newSource(ctx, g, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return &IDGenerator{src: src}, nil
 }
 
 // NewIDs returns the IDs of a new root span: a trace ID whose high 8 bytes
 // are a new TraceId and whose low 8 bytes are random, and a span ID equal to
-// that TraceId.
-func (x *IDGenerator) NewIDs(context.Context) (trace.TraceID, trace.SpanID) {
-	v := x.src.value(x.src.ids.Next())
+// that TraceId. A wait for the next second ends with ctx, the span's
+// context, and the span then gets a fallback.
+func (x *IDGenerator) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	v := x.src.value(x.src.ids.NextContext(ctx))
 	var tid trace.TraceID
 	var sid trace.SpanID
 	binary.BigEndian.PutUint64(tid[:8], v)
@@ -53,9 +60,10 @@ func (x *IDGenerator) NewIDs(context.Context) (trace.TraceID, trace.SpanID) {
 	return tid, sid
 }
 
-// NewSpanID returns a new TraceId as a span ID, whatever the trace.
-func (x *IDGenerator) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
-	v := x.src.value(x.src.ids.Next())
+// NewSpanID returns a new TraceId as a span ID, whatever the trace; a
+// wait ends with ctx, as in NewIDs.
+func (x *IDGenerator) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
+	v := x.src.value(x.src.ids.NextContext(ctx))
 	var sid trace.SpanID
 	binary.BigEndian.PutUint64(sid[:], v)
 	return sid

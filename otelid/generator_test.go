@@ -39,7 +39,7 @@ func newTraceID(t testing.TB, o traceid.Options) (*traceid.Generator, *clock.Fak
 func newIDGenerator(t testing.TB, o traceid.Options) (*IDGenerator, *clock.Fake) {
 	t.Helper()
 	g, fake := newTraceID(t, o)
-	x, err := NewIDGenerator(g, Options{})
+	x, err := NewIDGenerator(context.Background(), g, Options{})
 	require.NoError(t, err)
 	return x, fake
 }
@@ -206,7 +206,7 @@ func TestFallback(t *testing.T) {
 	require.ErrorIs(t, err, traceid.ErrExhausted, "the test needs a failing generator")
 
 	var logs bytes.Buffer
-	x, err := NewIDGenerator(g, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	x, err := NewIDGenerator(context.Background(), g, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	ctx := context.Background()
 
@@ -252,7 +252,7 @@ func TestFallback(t *testing.T) {
 
 func TestNewIDGeneratorNil(t *testing.T) {
 	t.Parallel()
-	x, err := NewIDGenerator(nil, Options{})
+	x, err := NewIDGenerator(context.Background(), nil, Options{})
 	assert.Nil(t, x)
 	require.ErrorIs(t, err, ErrNil)
 	assert.Contains(t, err.Error(), "needs a *traceid.Generator, got nil")
@@ -297,10 +297,10 @@ func TestClaimedNode(t *testing.T) {
 	g, err := traceid.New(context.Background(), traceid.Options{Claim: claim, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
-	x, err := NewIDGenerator(g, Options{})
+	x, err := NewIDGenerator(context.Background(), g, Options{})
 	require.NoError(t, err)
 	var out bytes.Buffer
-	h, err := NewHandler(slog.NewJSONHandler(&out, nil), g, HandlerOptions{})
+	h, err := NewHandler(context.Background(), slog.NewJSONHandler(&out, nil), g, HandlerOptions{})
 	require.NoError(t, err)
 	log := slog.New(h)
 	ctx := context.Background()

@@ -56,8 +56,10 @@ type group struct {
 var _ slog.Handler = (*Handler)(nil)
 
 // NewHandler returns a Handler that stamps records with TraceIds from g and
-// passes them on to next. Neither may be nil.
-func NewHandler(next slog.Handler, g *traceid.Generator, o HandlerOptions) (*Handler, error) {
+// passes them on to next. Neither may be nil. It waits, under ctx, for g's
+// first TraceId (a new generator's first second), so that the first record
+// gets one: Handle never waits.
+func NewHandler(ctx context.Context, next slog.Handler, g *traceid.Generator, o HandlerOptions) (*Handler, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: NewHandler needs a *traceid.Generator, got nil", ErrNil)
 	}
@@ -67,7 +69,11 @@ func NewHandler(next slog.Handler, g *traceid.Generator, o HandlerOptions) (*Han
 	if o.Key == "" {
 		o.Key = "id"
 	}
-	return &Handler{next: next, src: newSource(g, nil), key: o.Key, errorKey: o.Key + "_error", number: o.Number}, nil
+	src, err := newSource(ctx, g, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{next: next, src: src, key: o.Key, errorKey: o.Key + "_error", number: o.Number}, nil
 }
 
 // Enabled reports whether the wrapped handler handles records at level.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/slogtest"
 	"time"
@@ -25,7 +26,7 @@ import (
 func newHandler(t testing.TB, next slog.Handler, o HandlerOptions) (*Handler, *clock.Fake) {
 	t.Helper()
 	g, fake := newTraceID(t, traceid.Options{Node: 5})
-	h, err := NewHandler(next, g, o)
+	h, err := NewHandler(context.Background(), next, g, o)
 	require.NoError(t, err)
 	return h, fake
 }
@@ -183,7 +184,7 @@ func TestHandlerFallback(t *testing.T) {
 	g, err := traceid.New(context.Background(), traceid.Options{Node: 5, NoWait: true, Clock: fake})
 	require.NoError(t, err)
 	var out bytes.Buffer
-	h, err := NewHandler(slog.NewJSONHandler(&out, nil), g, HandlerOptions{Key: "log_id"})
+	h, err := NewHandler(context.Background(), slog.NewJSONHandler(&out, nil), g, HandlerOptions{Key: "log_id"})
 	require.NoError(t, err)
 	log := slog.New(h).WithGroup("g")
 
@@ -208,31 +209,61 @@ func TestHandlerFallback(t *testing.T) {
 	assert.Equal(t, Stats{Fallbacks: 1}, h.Stats())
 }
 
-// TestHandlerNeverWaits: a generator that waits for the next second
-// (without NoWait) or for its store makes a log call fall back at once,
-// never wait; the record after the store answered gets a TraceId.
+// gatedAfterStart is a Gated store whose gate is open while open is set:
+// the generator starts on a store that answers, then the store turns slow.
+type gatedAfterStart struct {
+	*memstore.Gated
+	open atomic.Bool
+}
+
+func (s *gatedAfterStart) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+	if s.open.Load() {
+		return s.Gated.Store.AdvanceHighWater(ctx, key, t)
+	}
+	return s.Gated.AdvanceHighWater(ctx, key, t)
+}
+
+// started runs start, which waits for a new generator's first second on
+// fake, moves the clock a second on once it sleeps, and returns its error.
+func started(t *testing.T, fake *clock.Fake, start func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- start() }()
+	testwait.Until(t, func() bool { return fake.Sleepers() > 0 }, "the wait for the generator's first second")
+	fake.Advance(time.Second)
+	return testwait.Recv(t, done, "the constructor's return once the second began")
+}
+
+// TestHandlerNeverWaits: NewHandler waits out a new generator's first
+// second, so the first record gets a TraceId; after that a generator that
+// waits for its store makes a log call fall back at once, never wait; the
+// record after the store answered gets a TraceId.
 func TestHandlerNeverWaits(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(t0)
-	store := memstore.NewGated(4)
+	store := &gatedAfterStart{Gated: memstore.NewGated(4)}
+	store.open.Store(true)
 	g, err := traceid.New(context.Background(), traceid.Options{Node: 5, Clock: fake, Store: store})
 	require.NoError(t, err)
 	var out bytes.Buffer
-	h, err := NewHandler(slog.NewJSONHandler(&out, nil), g, HandlerOptions{Key: "log_id"})
-	require.NoError(t, err)
+	var h *Handler
+	require.NoError(t, started(t, fake, func() (err error) {
+		h, err = NewHandler(context.Background(), slog.NewJSONHandler(&out, nil), g, HandlerOptions{Key: "log_id"})
+		return err
+	}))
 	log := slog.New(h)
 
-	log.Info("fresh") // the generator's first second has not begun
-	fake.Advance(time.Second)
-	log.Info("store") // the next second is not leased yet
+	log.Info("first") // the generator's first second, waited out by NewHandler
+	store.open.Store(false)
+	fake.Advance(2 * time.Second)
+	log.Info("store") // past the seconds leased at the start
 	testwait.Recv(t, store.Entered, "the lease's renewal in the background")
 	records := decodeLines(t, out.Bytes())
 	require.Len(t, records, 2, "both records logged without waiting")
-	for _, r := range records {
-		_, err := traceid.Parse(r["log_id"].(string))
-		assert.ErrorIs(t, err, traceid.ErrRange, "%v: a fallback", r["msg"])
-		assert.Contains(t, r["log_id_error"], "exhausted", "%v", r["msg"])
-	}
+	_, err = traceid.Parse(records[0]["log_id"].(string))
+	assert.NoError(t, err, "the first record gets a TraceId")
+	_, err = traceid.Parse(records[1]["log_id"].(string))
+	assert.ErrorIs(t, err, traceid.ErrRange, "a fallback while the store is slow")
 	assert.Contains(t, records[1]["log_id_error"], "renewing in the background")
 	assert.Zero(t, fake.Sleepers(), "nothing sleeps on the clock")
 
@@ -244,7 +275,40 @@ func TestHandlerNeverWaits(t *testing.T) {
 	require.Len(t, records, 3)
 	_, err = traceid.Parse(records[2]["log_id"].(string))
 	assert.NoError(t, err, "a TraceId once the second is leased")
-	assert.Equal(t, Stats{Fallbacks: 2}, h.Stats())
+	assert.Equal(t, Stats{Fallbacks: 1}, h.Stats())
+}
+
+// TestConstructorsWaitUnderTheirContext: NewHandler and NewIDGenerator on
+// a new generator wait for its first second under their context, and fail
+// with its error once it ends.
+func TestConstructorsWaitUnderTheirContext(t *testing.T) {
+	t.Parallel()
+	for name, build := range map[string]func(ctx context.Context, g *traceid.Generator) error{
+		"NewHandler": func(ctx context.Context, g *traceid.Generator) error {
+			_, err := NewHandler(ctx, slog.NewJSONHandler(&bytes.Buffer{}, nil), g, HandlerOptions{})
+			return err
+		},
+		"NewIDGenerator": func(ctx context.Context, g *traceid.Generator) error {
+			_, err := NewIDGenerator(ctx, g, Options{})
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake := clock.NewFake(t0)
+			g, err := traceid.New(context.Background(), traceid.Options{Node: 5, Clock: fake})
+			require.NoError(t, err)
+			defer g.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- build(ctx, g) }()
+			testwait.Until(t, func() bool { return fake.Sleepers() > 0 }, "the wait for the generator's first second")
+			cancel()
+			err = testwait.Recv(t, done, name+" returning once its context ended")
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.ErrorContains(t, err, "otelid: waiting for node 5's first TraceId")
+		})
+	}
 }
 
 func TestHandlerDisabledTakesNoID(t *testing.T) {
@@ -268,10 +332,10 @@ func TestHandlerDisabledTakesNoID(t *testing.T) {
 func TestNewHandlerNil(t *testing.T) {
 	t.Parallel()
 	g, _ := newTraceID(t, traceid.Options{})
-	_, err := NewHandler(nil, g, HandlerOptions{})
+	_, err := NewHandler(context.Background(), nil, g, HandlerOptions{})
 	require.ErrorIs(t, err, ErrNil)
 	assert.Contains(t, err.Error(), "needs a slog.Handler to wrap, got nil")
-	_, err = NewHandler(slog.DiscardHandler, nil, HandlerOptions{})
+	_, err = NewHandler(context.Background(), slog.DiscardHandler, nil, HandlerOptions{})
 	require.ErrorIs(t, err, ErrNil)
 	assert.True(t, strings.HasPrefix(err.Error(), "otelid: "))
 }

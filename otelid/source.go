@@ -2,6 +2,7 @@ package otelid
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync/atomic"
@@ -64,7 +65,15 @@ func (s *source) recovered() {
 
 func (s *source) stats() Stats { return Stats{Fallbacks: s.fallbacks.Load()} }
 
-// newSource returns a source of g's IDs, logging to log if not nil.
-func newSource(g *traceid.Generator, log *slog.Logger) *source {
-	return &source{g: g, ids: g.PerCore(), log: log}
+// newSource returns a source of g's IDs, logging to log if not nil. It
+// takes one ID first, under ctx: a new generator waits for the first second
+// it may issue in, and the first span or record should not pay for that
+// with a fallback. It fails only if ctx ends during that wait; another
+// failure of g is left to the fallbacks.
+func newSource(ctx context.Context, g *traceid.Generator, log *slog.Logger) (*source, error) {
+	s := &source{g: g, ids: g.PerCore(), log: log}
+	if _, err := s.ids.NextContext(ctx); err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("otelid: waiting for node %d's first TraceId: %w", g.Node(), err)
+	}
+	return s, nil
 }

@@ -134,7 +134,7 @@ func TestInspectOTelIDs(t *testing.T) {
 	g, err := traceid.New(context.Background(), traceid.Options{Node: 321, Clock: fake})
 	require.NoError(t, err)
 	fake.Advance(time.Second)
-	ids, err := otelid.NewIDGenerator(g, otelid.Options{})
+	ids, err := otelid.NewIDGenerator(context.Background(), g, otelid.Options{})
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithIDGenerator(ids))
 	t.Cleanup(func() { assert.NoError(t, tp.Shutdown(context.Background())) })
