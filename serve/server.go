@@ -380,17 +380,29 @@ func (s *Server) Serve(l net.Listener) error {
 // (then it returns ctx's error and the remaining connections stay open
 // until the caller exits). Either way it then closes the generators and
 // segment allocators, whose unused IDs are lost: a request still running
-// gets an error. It may be called more than once.
+// gets an error. Its error says which of the two failed: requests still
+// in flight, or a generator or node claim that did not close (a claim
+// whose store does not answer). It may be called more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.drain()
 	servers := slices.Clone(s.servers)
 	s.mu.Unlock()
-	var errs []error
+	var inFlight error
 	for _, hs := range servers {
-		errs = append(errs, hs.Shutdown(ctx))
+		if err := hs.Shutdown(ctx); err != nil && inFlight == nil {
+			inFlight = fmt.Errorf("serve: requests still in flight when the wait for them ended: %w", err)
+		}
 	}
-	return errors.Join(errors.Join(errs...), s.close())
+	return joinLine(inFlight, s.closeError())
+}
+
+// closeError closes what New opened, once, and says what failed to close.
+func (s *Server) closeError() error {
+	if err := s.close(); err != nil {
+		return fmt.Errorf("serve: closing the generators and releasing their node claims: %w", err)
+	}
+	return nil
 }
 
 // Close stops the server at once, as net/http's Server.Close does:
@@ -407,11 +419,11 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	var errs []error
 	for _, hs := range servers {
-		if err := hs.Close(); !errors.Is(err, net.ErrClosed) { // not closed before
-			errs = append(errs, err)
+		if err := hs.Close(); err != nil && !errors.Is(err, net.ErrClosed) { // not closed before
+			errs = append(errs, fmt.Errorf("serve: closing the listeners: %w", err))
 		}
 	}
-	return errors.Join(errors.Join(errs...), s.close())
+	return joinLine(append(errs, s.closeError())...)
 }
 
 // drain makes the server report not ready from now on, and ends the
@@ -429,7 +441,7 @@ func (s *Server) close() error {
 		for _, c := range s.closers {
 			errs = append(errs, c())
 		}
-		s.closeErr = errors.Join(errs...)
+		s.closeErr = joinLine(errs...)
 	})
 	return s.closeErr
 }
@@ -495,3 +507,37 @@ func (s *Server) lookup(w http.ResponseWriter, name string) *scheme {
 	writeError(w, http.StatusNotFound, fmt.Sprintf("unknown scheme %q", name))
 	return nil
 }
+
+// joinLine joins the errors that are not nil, as errors.Join does, but on
+// one line: a command prints the error as its one line of failure.
+func joinLine(errs ...error) error {
+	var list []error
+	for _, err := range errs {
+		if err != nil {
+			list = append(list, err)
+		}
+	}
+	switch len(list) {
+	case 0:
+		return nil
+	case 1:
+		return list[0]
+	}
+	return lineErrors(list)
+}
+
+// lineErrors are errors joined with "; ".
+type lineErrors []error
+
+func (e lineErrors) Error() string {
+	var b strings.Builder
+	for i, err := range e {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+func (e lineErrors) Unwrap() []error { return e }

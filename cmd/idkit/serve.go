@@ -65,6 +65,9 @@ Flags:
 
 	--addr HOST:PORT    where to listen (default 127.0.0.1:8080; port 0
 	                    picks a free one). The address is printed on stderr.
+	                    On an address other hosts reach, serve warns at
+	                    start if it asks no credential, or takes tokens
+	                    without TLS
 	--schemes LIST      comma-separated, of traceid, snowflake, decimalid,
 	                    objectid (default all four; decimalid only when the
 	                    launch log has a launch, unless named)
@@ -430,6 +433,9 @@ func runServe(c *console, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "idkit serve: listening on %s://%s (%s)\n", proto, ln.Addr(), strings.Join(srv.Schemes(), ", "))
+	for _, w := range exposureWarnings(ln.Addr(), cfg.TLS != nil, cfg.TokenFile != "", *tlsClientCA != "") {
+		fmt.Fprintln(c.stderr, "idkit serve: warning: "+w)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -440,7 +446,10 @@ func runServe(c *console, args []string) error {
 	ctx, cancelGrace := context.WithTimeout(context.Background(), *grace)
 	defer cancelGrace()
 	if err := srv.Shutdown(ctx); err != nil {
-		return fmt.Errorf("stopping: requests still in flight after --shutdown-timeout %v: %w", *grace, err)
+		// Either part may fail: requests that outlast --shutdown-timeout,
+		// or node claims that cannot be released (a store that does not
+		// answer); the error names which.
+		return fmt.Errorf("stopping (--shutdown-timeout %v): %w", *grace, err)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -500,4 +509,28 @@ func parseProxy(s string) (netip.Prefix, error) {
 		return netip.PrefixFrom(a, a.BitLen()), nil
 	}
 	return netip.Prefix{}, fmt.Errorf("%q is not an address or a prefix, want such as 10.0.0.5 or 10.0.0.0/8", s)
+}
+
+// exposureWarnings returns the warnings for a main port at addr that
+// other hosts can reach without the protection it needs: bearer tokens
+// sent in plain text, or no credential asked for at all.
+func exposureWarnings(addr net.Addr, tls, tokens, clientCA bool) []string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() {
+		return nil
+	}
+	where := tcp.String() + " (other hosts can reach it)"
+	if tcp.IP.IsUnspecified() {
+		where = "all addresses (" + tcp.String() + ")"
+	}
+	var warnings []string
+	if tokens && !tls {
+		warnings = append(warnings, fmt.Sprintf("--token-file without --tls-cert on %s: bearer tokens cross the network in plain text, "+
+			"where anyone on the path can read and replay them; give --tls-cert and --tls-key, or listen on 127.0.0.1 behind a proxy that speaks TLS", where))
+	}
+	if !tokens && !clientCA {
+		warnings = append(warnings, fmt.Sprintf("listening on %s without --token-file or --tls-client-ca: "+
+			"any client that reaches the port may take IDs; give credentials, or listen on one address a firewall guards", where))
+	}
+	return warnings
 }
