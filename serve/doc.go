@@ -14,7 +14,9 @@
 //	GET /livez               200 while the process serves (liveness: a
 //	                         store outage never fails it)
 //	GET /readyz              200 {"status":"ok",...}; 503 when a node claim
-//	                         is lost, the store does not answer, or the
+//	                         is lost, the store does not answer, a
+//	                         segment tag's last block reservation failed,
+//	                         a watched file holds nothing valid, or the
 //	                         server is shutting down (readiness; /healthz
 //	                         is the same)
 //	GET /metrics             Prometheus text format
@@ -44,8 +46,10 @@
 // last two with a google.rpc.RetryInfo detail and Retry-After. They are
 // counted in idkit_rpc_requests_total and idkit_rpc_request_duration_seconds,
 // by procedure and scheme. gRPC's health service (grpc.health.v1.Health)
-// answers with the readiness of /readyz, and server reflection lets a client
-// such as grpcurl list and call the service without the .proto.
+// answers with the readiness of /readyz, Check once and Watch at every
+// change until the client leaves or the server shuts down, and server
+// reflection lets a client such as grpcurl list and call the service
+// without the .proto.
 //
 // # Listeners, reloads and bounds
 //
@@ -61,6 +65,11 @@
 // before its body is read, and a message larger than 64 KiB once inflated
 // is InvalidArgument. TLS 1.2 offers AEAD suites only; failed handshakes
 // are counted, and logged once a minute at most.
+//
+// Limits bound each client (a token, a certificate, or an address, the one
+// X-Forwarded-For names when a trusted proxy sends it: see
+// Options.TrustedProxies) and all clients together: a ceiling per scheme,
+// shared so that the busiest clients leave the others their fair share.
 //
 // # Schemes
 //
