@@ -77,7 +77,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"help", "nope"}, `unknown command "nope"`},
 		{[]string{"help", "new", "extra"}, "too many arguments"},
 
-		{[]string{"new"}, "missing SCHEME (one of traceid, decimalid, snowflake, objectid, flake128, ulid, uuid4, uuid7)"},
+		{[]string{"new"}, "missing SCHEME (one of traceid, decimalid, snowflake, objectid, flake128, ulid, uuidv4, uuidv7, xid, ksuid)"},
 		{[]string{"new", "--node", "1"}, "missing SCHEME"},
 		{[]string{"new", "nope"}, `unknown scheme "nope" (want one of traceid, decimalid,`},
 		{[]string{"new", "TraceId"}, `unknown scheme "TraceId"`},

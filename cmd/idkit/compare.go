@@ -216,6 +216,9 @@ func runCompare(c *console, args []string) error {
 		*f.dst = file
 	}
 
+	if w := smallNWarning(*n, schemes); w != "" {
+		fmt.Fprintln(c.stderr, "idkit compare: "+w)
+	}
 	progress := c.stderr
 	if *quiet {
 		progress = nil
@@ -281,4 +284,30 @@ func (f *scratchFlag) Set(dsn string) error {
 	}
 	*dst = dsn
 	return nil
+}
+
+// smallN is the fewest keys per load at which the cost of keys in no
+// order shows in full: below it an index is a few pages that stay in
+// memory, and uuidv4 measured 3.6x the pages written of a counter at 5,000
+// keys against 34x at 200,000.
+const smallN = 100_000
+
+// smallNWarning says, when n is below smallN and a scheme whose IDs come in
+// no order is in the run, that the verdict undervalues the cost of those
+// keys; otherwise it returns "".
+func smallNWarning(n int, schemes []compare.Scheme) string {
+	if n >= smallN {
+		return ""
+	}
+	var unordered []string
+	for _, s := range schemes {
+		if s.Design != nil && !s.Design().Ordered {
+			unordered = append(unordered, s.Name)
+		}
+	}
+	if len(unordered) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("-n %d is small: below 100,000 keys an index stays a few pages in memory, so keys in no order (%s) look cheaper than they are (uuidv4 wrote 3.6x a counter's pages at 5,000 keys, 34x at 200,000); use -n %d or more before acting on the verdict",
+		n, strings.Join(unordered, ", "), smallN)
 }

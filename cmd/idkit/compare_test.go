@@ -203,3 +203,20 @@ func TestCompareServers(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSmallNWarning: a run with few keys per load and a scheme in
+// no order warns that the verdict undervalues that scheme's cost; a run of
+// ordered schemes, or with enough keys, does not.
+func TestCompareSmallNWarning(t *testing.T) {
+	t.Parallel()
+	pick := func(list string) []compare.Scheme {
+		s, err := compare.Select(list)
+		require.NoError(t, err)
+		return s
+	}
+	w := smallNWarning(5000, pick("traceid,uuid4"))
+	assert.Contains(t, w, "-n 5000 is small")
+	assert.Contains(t, w, "(uuidv4)")
+	assert.Empty(t, smallNWarning(5000, pick("traceid,snowflake")), "ordered keys only")
+	assert.Empty(t, smallNWarning(smallN, pick("uuidv4")), "enough keys")
+}

@@ -53,8 +53,8 @@ func Example_inspectJSON() {
 func Example_inspectPeers() {
 	run([]string{"inspect", "objectid", "507f1f77bcf86cd799439011"}, os.Stdout, os.Stderr)
 	run([]string{"inspect", "ulid", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, os.Stdout, os.Stderr)
-	run([]string{"inspect", "uuid7", "017F22E2-79B0-7CC3-98C4-DC0C0C07398F"}, os.Stdout, os.Stderr)
-	run([]string{"inspect", "uuid4", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "--json"}, os.Stdout, os.Stderr)
+	run([]string{"inspect", "uuidv7", "017F22E2-79B0-7CC3-98C4-DC0C0C07398F"}, os.Stdout, os.Stderr)
+	run([]string{"inspect", "uuidv4", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "--json"}, os.Stdout, os.Stderr)
 	// Output:
 	// scheme   objectid
 	// id       507f1f77bcf86cd799439011
@@ -65,10 +65,10 @@ func Example_inspectPeers() {
 	// id       01ARZ3NDEKTSV4RRFFQ69G5FAV
 	// time     2016-07-30T23:54:10.259Z
 	// entropy  d6764c61efb99302bd5b
-	// scheme   uuid7
+	// scheme   uuidv7
 	// id       017f22e2-79b0-7cc3-98c4-dc0c0c07398f
 	// time     2022-02-22T19:22:22Z
 	// version  7
 	// variant  RFC4122
-	// {"scheme":"uuid4","id":"f47ac10b-58cc-4372-a567-0e02b2c3d479","version":4,"variant":"RFC4122"}
+	// {"scheme":"uuidv4","id":"f47ac10b-58cc-4372-a567-0e02b2c3d479","version":4,"variant":"RFC4122"}
 }

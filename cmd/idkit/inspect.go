@@ -68,8 +68,10 @@ Schemes, their parts and flags:
 	flake128    time milliseconds worker mac sequence hex (base-62 or
 	            32-digit hexadecimal input)
 	ulid        time entropy
-	uuid4       version variant
-	uuid7       time version variant
+	uuidv4      version variant (uuid4 too)
+	uuidv7      time version variant (uuid7 too)
+	xid         time machine pid counter
+	ksuid       time payload
 
 Examples:
 
@@ -82,7 +84,8 @@ Examples:
 	idkit inspect snowflake --preset discord 175928847299117063
 	idkit inspect objectid 507f1f77bcf86cd799439011
 	idkit inspect flake128 8HFaR8qWtRlGDHnO57
-	idkit inspect uuid7 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+	idkit inspect uuidv7 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+	idkit inspect xid 9m4e2mr0ui3e8a215n4g
 	idkit new traceid --node 7 -n 3 | idkit inspect traceid
 	idkit new snowflake --node 7 -n 3 | idkit inspect snowflake - --json
 `,
@@ -464,15 +467,76 @@ func inspectDecimalID(c *console, fs *flag.FlagSet) func(string) (*report, error
 	}
 }
 
-func inspectSnowflake(_ *console, fs *flag.FlagSet) func(string) (*report, error) {
+func inspectSnowflake(c *console, fs *flag.FlagSet) func(string) (*report, error) {
 	preset := fs.String("preset", "twitter", "layout: "+strings.Join(snowflake.PresetNames(), ", "))
 	return func(s string) (*report, error) {
 		layout, err := presetFlag(*preset)
 		if err != nil {
 			return nil, err
 		}
-		return explained(explain.Snowflake(s, layout))
+		r, err := explained(explain.Snowflake(s, layout))
+		if err != nil {
+			return nil, err
+		}
+		if hint := presetHint(s, layout, c.clock.Now()); hint != "" {
+			r.add("hint", hint)
+		}
+		return r, nil
 	}
+}
+
+// plausible reports whether t could be when an ID in use was made: from
+// 2010, when Twitter's Snowflake began, to a year after now.
+func plausible(t, now time.Time) bool {
+	return !t.Before(time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)) && !t.After(now.AddDate(1, 0, 0))
+}
+
+// presetHint says when the time that s decodes to under layout looks
+// wrong, and names the presets under which it does not: when the time is
+// implausible (see plausible), or when it is not within a day of now but
+// another preset puts it there, as a freshly made ID of that layout would
+// be. Otherwise it returns "".
+func presetHint(s string, layout snowflake.Layout, now time.Time) string {
+	id, err := snowflake.Parse(s)
+	if err != nil {
+		return ""
+	}
+	p, err := layout.Decode(id)
+	if err != nil {
+		return ""
+	}
+	recent := func(t time.Time) bool { return t.Sub(now).Abs() <= 24*time.Hour }
+	var plausibleFits, recentFits []string
+	for _, name := range snowflake.PresetNames() {
+		other, _ := snowflake.Preset(name)
+		if name == layout.Name {
+			continue
+		}
+		q, err := other.Decode(id)
+		switch {
+		case err != nil:
+		case recent(q.Time):
+			recentFits = append(recentFits, fmt.Sprintf("%s (%s)", name, formatTime(q.Time)))
+			fallthrough
+		case plausible(q.Time, now):
+			plausibleFits = append(plausibleFits, fmt.Sprintf("%s (%s)", name, formatTime(q.Time)))
+		}
+	}
+	switch {
+	case !plausible(p.Time, now):
+		why := "before 2010"
+		if p.Time.After(now) {
+			why = "more than a year ahead"
+		}
+		hint := fmt.Sprintf("the time is implausible for preset %s (%s)", layout.Name, why)
+		if len(plausibleFits) == 0 {
+			return hint + "; no preset decodes it to a time from 2010 to a year from now"
+		}
+		return hint + "; it decodes to a plausible time under --preset " + strings.Join(plausibleFits, ", ")
+	case !recent(p.Time) && len(recentFits) > 0:
+		return "if the ID was made in the last day, its preset is not " + layout.Name + ": it decodes to now under --preset " + strings.Join(recentFits, ", ")
+	}
+	return ""
 }
 
 // inspectWith returns an inspectFlags function for a scheme with no flags.
@@ -488,4 +552,6 @@ var (
 	inspectULID     = inspectWith(explain.ULID)
 	inspectUUID4    = inspectWith(explain.UUID4)
 	inspectUUID7    = inspectWith(explain.UUID7)
+	inspectXID      = inspectWith(explain.XID)
+	inspectKSUID    = inspectWith(explain.KSUID)
 )

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/otelid"
+	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -62,13 +63,17 @@ var notOfScheme = []struct {
 	{"ulid", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "bad data size", nil},
 	{"ulid", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "overflow", nil},
 	{"ulid", "01ARZ3NDEKTSV4RRFFQ69G5FAU", "bad data characters", nil},
-	{"uuid4", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f", `uuid4: parse "017f22e2-79b0-7cc3-98c4-dc0c0c07398f": version 7, want 4`, nil},
-	{"uuid4", "00000000-0000-0000-0000-000000000000", "variant Reserved, want RFC 4122", nil},
-	{"uuid4", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "invalid UUID length: 26", nil},
-	{"uuid4", "4649545502335959041", "invalid UUID length", nil},
-	{"uuid7", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "version 4, want 7", nil},
-	{"uuid7", "f47ac10b-58cc-4372-a567-0e02b2c3d47", "invalid UUID length", nil},
-	{"uuid7", "017f22e2-79b0-7cc3-18c4-dc0c0c07398f", "variant Reserved, want RFC 4122", nil},
+	{"xid", "4649545502335959041", `xid: parse "4649545502335959041": invalid ID`, nil},
+	{"xid", "9m4e2mr0ui3e8a215n4", "invalid ID", nil},
+	{"ksuid", "4649545502335959041", `ksuid: parse "4649545502335959041": `, nil},
+	{"ksuid", "3MgFtadJLGxu7LVCivgLA20IJwy!", "ksuid: parse", nil},
+	{"uuidv4", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f", `uuidv4: parse "017f22e2-79b0-7cc3-98c4-dc0c0c07398f": version 7, want 4`, nil},
+	{"uuidv4", "00000000-0000-0000-0000-000000000000", "variant Reserved, want RFC 4122", nil},
+	{"uuidv4", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "invalid UUID length: 26", nil},
+	{"uuidv4", "4649545502335959041", "invalid UUID length", nil},
+	{"uuidv7", "f47ac10b-58cc-4372-a567-0e02b2c3d479", "version 4, want 7", nil},
+	{"uuidv7", "f47ac10b-58cc-4372-a567-0e02b2c3d47", "invalid UUID length", nil},
+	{"uuidv7", "017f22e2-79b0-7cc3-18c4-dc0c0c07398f", "variant Reserved, want RFC 4122", nil},
 }
 
 func TestInspectNotOfScheme(t *testing.T) {
@@ -324,4 +329,35 @@ func TestInspectHelpExamplesRun(t *testing.T) {
 		}
 	}
 	assert.Greater(t, n, 3)
+}
+
+// TestInspectPresetHint: a Sonyflake ID read under the default Twitter
+// preset decodes to 2015, plausible for some ID but not for one made
+// today, and the report names the preset that reads it as now; an ID that
+// decodes to decades ahead is called implausible; an ID that decodes to
+// now gets no hint.
+func TestInspectPresetHint(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 27, 7, 30, 0, 0, time.UTC)
+	sony, err := snowflake.Preset("sonyflake")
+	require.NoError(t, err)
+	id, err := sony.Compose(snowflake.Parts{Time: now, Node: map[string]int64{"machine": 5}})
+	require.NoError(t, err)
+
+	inspect := func(args ...string) map[string]any {
+		code, stdout, stderr := idkitOn(clock.NewFake(now), time.Millisecond, append([]string{"inspect", "snowflake"}, append(args, "--json")...)...)
+		require.Equal(t, 0, code, stderr)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
+		return got
+	}
+	got := inspect(id.String())
+	assert.Equal(t, "twitter", got["preset"])
+	assert.Contains(t, got["time"], "2015-")
+	assert.Equal(t, "if the ID was made in the last day, its preset is not twitter: it decodes to now under --preset sonyflake (2026-11-27T07:30:00Z)", got["hint"])
+
+	assert.NotContains(t, inspect("--preset", "sonyflake", id.String()), "hint", "read under its own preset")
+
+	far := inspect("9223372036854775807")
+	assert.Contains(t, far["hint"], "the time is implausible for preset twitter (more than a year ahead)")
 }

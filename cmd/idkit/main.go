@@ -9,8 +9,8 @@
 //	idkit compare [flags]                  measure every scheme side by side
 //	idkit help [COMMAND]                   show help
 //
-// Schemes are traceid, decimalid, snowflake, objectid, ulid, uuid4 and
-// uuid7. Errors are one line on stderr, with exit status 2 for bad arguments
+// Schemes are traceid, decimalid, snowflake, objectid, flake128, ulid,
+// uuidv4, uuidv7, xid and ksuid (uuid4 and uuid7 are accepted too). Errors are one line on stderr, with exit status 2 for bad arguments
 // and 1 for anything else. Run "idkit help COMMAND" for the flags and examples.
 package main
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
+	"github.com/rs/xid"
+	"github.com/segmentio/ksuid"
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/flake128"
@@ -59,7 +61,8 @@ Schemes and their flags:
 	            --etcd ENDPOINTS  keep it in etcd
 	--wait DURATION   with --log, wait up to DURATION for a node that
 	                  another process holds (default: fail at once)
-	objectid, ulid, uuid4 and uuid7 take no flags. --etcd-prefix P names the
+	objectid, ulid, uuidv4, uuidv7, xid and ksuid take no flags (uuid4 and
+	uuid7 name uuidv4 and uuidv7 too). --etcd-prefix P names the
 	key prefix in etcd (default "idkit/"). A claimed node is released when
 	the command ends.
 
@@ -97,7 +100,8 @@ Examples:
 	idkit new snowflake --etcd 10.0.0.5:2379 --datacenter 2
 	idkit new objectid -n 2
 	idkit new flake128 --worker 42 -n 3
-	idkit new uuid7
+	idkit new uuidv7
+	idkit new xid -n 3
 `,
 	Run: runNew,
 }
@@ -523,6 +527,21 @@ func newUUID4(*console, *flag.FlagSet) func() (func() (string, error), error) {
 	return func() (func() (string, error), error) {
 		return func() (string, error) {
 			id, err := uuid.NewRandom()
+			return id.String(), err
+		}, nil
+	}
+}
+
+func newXID(*console, *flag.FlagSet) func() (func() (string, error), error) {
+	return func() (func() (string, error), error) {
+		return func() (string, error) { return xid.New().String(), nil }, nil
+	}
+}
+
+func newKSUID(*console, *flag.FlagSet) func() (func() (string, error), error) {
+	return func() (func() (string, error), error) {
+		return func() (string, error) {
+			id, err := ksuid.NewRandom()
 			return id.String(), err
 		}, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/cmd/idkit/internal/compare"
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
@@ -39,7 +40,7 @@ func TestNewTraceID(t *testing.T) {
 
 func TestNewZero(t *testing.T) {
 	t.Parallel()
-	for _, s := range []string{"ulid", "uuid4", "uuid7"} {
+	for _, s := range []string{"ulid", "uuid4", "uuidv4", "uuidv7", "xid", "ksuid"} {
 		code, stdout, stderr := idkit("new", s, "-n", "0")
 		assert.Equal(t, 0, code, stderr)
 		assert.Empty(t, stdout)
@@ -253,21 +254,21 @@ var roundTrips = map[string]func(t *testing.T){
 			}
 		}
 	},
-	"uuid4": func(t *testing.T) {
-		for _, id := range newIDs(t, "uuid4", "-n", "3") {
-			got := inspectJSON(t, "uuid4", strings.ToUpper(id))
+	"uuidv4": func(t *testing.T) {
+		for _, id := range newIDs(t, "uuidv4", "-n", "3") {
+			got := inspectJSON(t, "uuidv4", strings.ToUpper(id))
 			assert.Equal(t, id, got["id"], "canonical lower case")
 			assert.Equal(t, 4.0, got["version"])
 			assert.Equal(t, "RFC4122", got["variant"])
 			assert.NotContains(t, got, "time")
 		}
 	},
-	"uuid7": func(t *testing.T) {
+	"uuidv7": func(t *testing.T) {
 		from := time.Now()
-		ids := newIDs(t, "uuid7", "-n", "3")
+		ids := newIDs(t, "uuidv7", "-n", "3")
 		to := time.Now()
 		for i, id := range ids {
-			got := inspectJSON(t, "uuid7", id)
+			got := inspectJSON(t, "uuidv7", id)
 			assert.Equal(t, id, got["id"])
 			assert.Equal(t, 7.0, got["version"])
 			assertWithin(t, timeField(t, got), from, to, time.Millisecond)
@@ -276,6 +277,48 @@ var roundTrips = map[string]func(t *testing.T){
 			}
 		}
 	},
+	"xid": func(t *testing.T) {
+		from := time.Now().Truncate(time.Second)
+		ids := newIDs(t, "xid", "-n", "3")
+		to := time.Now()
+		for i, id := range ids {
+			got := inspectJSON(t, "xid", id)
+			assert.Equal(t, id, got["id"])
+			assertWithin(t, timeField(t, got), from, to, time.Second)
+			assert.Len(t, got["machine"], 6, "3 bytes in hex")
+			if i > 0 {
+				assert.Greater(t, id, ids[i-1], "ordered within a process")
+			}
+		}
+	},
+	"ksuid": func(t *testing.T) {
+		from := time.Now().Truncate(time.Second)
+		ids := newIDs(t, "ksuid", "-n", "3")
+		to := time.Now()
+		for _, id := range ids {
+			got := inspectJSON(t, "ksuid", id)
+			assert.Equal(t, id, got["id"])
+			assertWithin(t, timeField(t, got), from, to, time.Second)
+			assert.Len(t, got["payload"], 32, "16 bytes in hex")
+		}
+	},
+}
+
+// TestSchemeAliases: the names of earlier releases, uuid4 and uuid7, are
+// taken by new, inspect and compare alike, for the schemes now called
+// uuidv4 and uuidv7.
+func TestSchemeAliases(t *testing.T) {
+	t.Parallel()
+	for alias, name := range map[string]string{"uuid4": "uuidv4", "uuid7": "uuidv7"} {
+		for _, spelling := range []string{alias, name} {
+			ids := newIDs(t, spelling, "-n", "1")
+			got := inspectJSON(t, spelling, ids[0])
+			assert.Equal(t, name, got["scheme"], "inspect %s", spelling)
+			s, err := compare.Lookup(spelling)
+			require.NoError(t, err, "compare --schemes %s", spelling)
+			assert.Equal(t, name, s.Name)
+		}
+	}
 }
 
 // TestNewWithLogSurvivesClockStepBack runs "idkit new" twice, the second
@@ -362,7 +405,7 @@ func TestNewUUIDVersions(t *testing.T) {
 	for _, tt := range []struct {
 		scheme  string
 		version uuid.Version
-	}{{"uuid4", 4}, {"uuid7", 7}} {
+	}{{"uuidv4", 4}, {"uuidv7", 7}, {"uuid4", 4}, {"uuid7", 7}} {
 		t.Run(tt.scheme, func(t *testing.T) {
 			t.Parallel()
 			for _, s := range newIDs(t, tt.scheme, "-n", "50") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"slices"
 	"strings"
 )
 
@@ -10,6 +11,9 @@ import (
 // and returns the function that does the work once the flags are parsed.
 type scheme struct {
 	name string
+	// aliases are other spellings of name that commands accept: the
+	// names of earlier releases.
+	aliases []string
 	// newFlags defines the flags of "idkit new NAME" and returns start,
 	// which makes the generator.
 	newFlags func(c *console, fs *flag.FlagSet) (start func() (next func() (string, error), err error))
@@ -26,13 +30,17 @@ var schemes = []scheme{
 	{name: "objectid", newFlags: newObjectID, inspectFlags: inspectObjectID},
 	{name: "flake128", newFlags: newFlake128, inspectFlags: inspectFlake128},
 	{name: "ulid", newFlags: newULID, inspectFlags: inspectULID},
-	{name: "uuid4", newFlags: newUUID4, inspectFlags: inspectUUID4},
-	{name: "uuid7", newFlags: newUUID7, inspectFlags: inspectUUID7},
+	{name: "uuidv4", aliases: []string{"uuid4"}, newFlags: newUUID4, inspectFlags: inspectUUID4},
+	{name: "uuidv7", aliases: []string{"uuid7"}, newFlags: newUUID7, inspectFlags: inspectUUID7},
+	{name: "xid", newFlags: newXID, inspectFlags: inspectXID},
+	{name: "ksuid", newFlags: newKSUID, inspectFlags: inspectKSUID},
 }
 
+// lookupScheme finds the scheme called name or one of its aliases. The
+// names are compare's too (compare.Lookup takes the same aliases).
 func lookupScheme(name string) (scheme, bool) {
 	for _, s := range schemes {
-		if s.name == name {
+		if s.name == name || slices.Contains(s.aliases, name) {
 			return s, true
 		}
 	}
@@ -58,6 +66,13 @@ func schemeArg(args []string) (scheme, error) {
 	}
 	s, ok := lookupScheme(args[0])
 	if !ok {
+		var names []string
+		for _, s := range schemes {
+			names = append(names, append([]string{s.name}, s.aliases...)...)
+		}
+		if near := nearest(args[0], names); near != "" {
+			return scheme{}, usagef("unknown scheme %q; did you mean %s? (want one of %s)", args[0], near, schemeNames())
+		}
 		return scheme{}, usagef("unknown scheme %q (want one of %s)", args[0], schemeNames())
 	}
 	return s, nil

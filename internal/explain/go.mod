@@ -21,6 +21,8 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
 	github.com/oklog/ulid/v2 v2.1.1
+	github.com/rs/xid v1.6.0
+	github.com/segmentio/ksuid v1.0.4
 	github.com/stretchr/testify v1.12.1
 )
 

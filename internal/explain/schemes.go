@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
+	"github.com/rs/xid"
+	"github.com/segmentio/ksuid"
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/flake128"
@@ -150,26 +152,50 @@ func ULID(s string) (*Report, error) {
 
 // UUID4 explains a version 4 (random) UUID.
 func UUID4(s string) (*Report, error) {
-	id, err := parseUUID("uuid4", s, 4)
+	id, err := parseUUID("uuidv4", s, 4)
 	if err != nil {
 		return nil, err
 	}
-	return New("uuid4", id.String()).
+	return New("uuidv4", id.String()).
 		Add("version", int(id.Version())).
 		Add("variant", id.Variant().String()), nil
 }
 
 // UUID7 explains a version 7 (time-ordered) UUID.
 func UUID7(s string) (*Report, error) {
-	id, err := parseUUID("uuid7", s, 7)
+	id, err := parseUUID("uuidv7", s, 7)
 	if err != nil {
 		return nil, err
 	}
 	sec, nsec := id.Time().UnixTime()
-	return New("uuid7", id.String()).
+	return New("uuidv7", id.String()).
 		Add("time", FormatTime(time.Unix(sec, nsec))).
 		Add("version", int(id.Version())).
 		Add("variant", id.Variant().String()), nil
+}
+
+// XID explains an xid (rs/xid): its second, machine, process and counter.
+func XID(s string) (*Report, error) {
+	id, err := xid.FromString(s)
+	if err != nil {
+		return nil, fmt.Errorf("xid: parse %q: %s", s, strings.TrimPrefix(err.Error(), "xid: "))
+	}
+	return New("xid", id.String()).
+		Add("time", FormatTime(id.Time())).
+		Add("machine", hex.EncodeToString(id.Machine())).
+		Add("pid", int(id.Pid())).
+		Add("counter", int(id.Counter())), nil
+}
+
+// KSUID explains a KSUID (segmentio/ksuid): its second and random payload.
+func KSUID(s string) (*Report, error) {
+	id, err := ksuid.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("ksuid: parse %q: %s", s, err)
+	}
+	return New("ksuid", id.String()).
+		Add("time", FormatTime(id.Time())).
+		Add("payload", hex.EncodeToString(id.Payload())), nil
 }
 
 // parseUUID parses s as an RFC 9562 UUID of the given version.

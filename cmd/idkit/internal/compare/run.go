@@ -562,10 +562,23 @@ type progress struct {
 	cur         float64 // fraction of the current step
 	text        string
 	last        string
+	now         func() time.Time // the clock of the ETA
+	start       time.Time
 }
 
 func newProgress(w io.Writer, bar bool, total int) *progress {
-	return &progress{w: w, bar: bar, total: float64(total)}
+	return &progress{w: w, bar: bar, total: float64(total), now: time.Now, start: time.Now()}
+}
+
+// eta is the time the run still needs at the pace so far, once a second
+// and a hundredth of the run have passed; "" before.
+func (p *progress) eta(frac float64) string {
+	elapsed := p.now().Sub(p.start)
+	if elapsed < time.Second || frac < 0.01 || frac >= 1 {
+		return ""
+	}
+	left := time.Duration(float64(elapsed) * (1 - frac) / frac)
+	return " ETA " + left.Round(time.Second).String()
 }
 
 func (p *progress) label(s string) { p.text, p.cur = s, 0; p.draw() }
@@ -588,7 +601,7 @@ func (p *progress) draw() {
 	const width = 30
 	frac := min((p.done+p.cur)/p.total, 1)
 	filled := int(frac * width)
-	line := fmt.Sprintf("\r[%s%s] %3.0f%% %-50.50s", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), 100*frac, p.text)
+	line := fmt.Sprintf("\r[%s%s] %3.0f%%%s %-50.50s", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), 100*frac, p.eta(frac), p.text)
 	if line != p.last {
 		p.last = line
 		io.WriteString(p.w, line)

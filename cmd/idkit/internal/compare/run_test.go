@@ -131,6 +131,23 @@ func TestProgressBar(t *testing.T) {
 	assert.Contains(t, s, "100% second")
 	assert.NotContains(t, s, "\n")
 	assert.True(t, strings.HasSuffix(s, "\r"), "the bar is cleared at the end")
+	assert.NotContains(t, s, "ETA", "no estimate in the first second")
+}
+
+// The bar estimates the time left from the pace so far.
+func TestProgressETA(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	p := newProgress(&out, true, 4)
+	now := p.start
+	p.now = func() time.Time { return now }
+	p.label("first")
+	now = now.Add(30 * time.Second)
+	p.step(1) // a quarter in 30 s: 90 s left
+	assert.Contains(t, out.String(), " 25% ETA 1m30s first")
+	p.step(3)
+	p.finish()
+	assert.NotContains(t, out.String(), "100% ETA", "no estimate once done")
 }
 
 func TestRunOptionErrors(t *testing.T) {

@@ -261,8 +261,16 @@ func Names() []string {
 	return names
 }
 
-// Lookup returns the scheme called name (case-insensitive).
+// aliases are the other spellings of scheme names that Lookup accepts: the
+// names idkit new and inspect took in earlier releases.
+var aliases = map[string]string{"uuid4": "uuidv4", "uuid7": "uuidv7"}
+
+// Lookup returns the scheme called name (case-insensitive), or one of its
+// aliases (uuid4 for uuidv4, uuid7 for uuidv7).
 func Lookup(name string) (Scheme, error) {
+	if canonical, ok := aliases[strings.ToLower(name)]; ok {
+		name = canonical
+	}
 	for _, s := range Schemes() {
 		if strings.EqualFold(s.Name, name) {
 			return s, nil
