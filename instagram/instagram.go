@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/errkind"
@@ -69,11 +70,11 @@ type Options struct {
 	Sequence string
 }
 
-var ident = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+var ident = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 func (o *Options) check() error {
 	if o.Shard < 0 || o.Shard > MaxShard {
-		return fmt.Errorf("%w: Shard %d, want 0 to %d", ErrInvalid, o.Shard, MaxShard)
+		return fmt.Errorf("%w: Options.Shard = %d, want 0 to %d", ErrInvalid, o.Shard, MaxShard)
 	}
 	if o.Schema == "" {
 		o.Schema = DefaultSchema
@@ -82,8 +83,8 @@ func (o *Options) check() error {
 		o.Sequence = DefaultSequence
 	}
 	for _, f := range []struct{ name, v string }{{"Schema", o.Schema}, {"Sequence", o.Sequence}} {
-		if !ident.MatchString(f.v) {
-			return fmt.Errorf("%w: %s %q, want 1 to 63 lower-case letters, digits or underscores, not starting with a digit", ErrInvalid, f.name, f.v)
+		if !ident().MatchString(f.v) {
+			return fmt.Errorf("%w: Options.%s = %q, want 1 to 63 lower-case letters, digits or underscores, not starting with a digit", ErrInvalid, f.name, f.v)
 		}
 	}
 	return nil

@@ -151,11 +151,11 @@ func TestInvalid(t *testing.T) {
 		o    instagram.Options
 		want string
 	}{
-		{instagram.Options{Shard: -1}, "Shard -1, want 0 to 8191"},
-		{instagram.Options{Shard: 8192}, "Shard 8192, want 0 to 8191"},
-		{instagram.Options{Schema: "Shard5"}, `Schema "Shard5", want 1 to 63 lower-case`},
-		{instagram.Options{Schema: "a; drop table x"}, `Schema "a; drop table x"`},
-		{instagram.Options{Sequence: "1seq"}, `Sequence "1seq"`},
+		{instagram.Options{Shard: -1}, "Options.Shard = -1, want 0 to 8191"},
+		{instagram.Options{Shard: 8192}, "Options.Shard = 8192, want 0 to 8191"},
+		{instagram.Options{Schema: "Shard5"}, `Options.Schema = "Shard5", want 1 to 63 lower-case`},
+		{instagram.Options{Schema: "a; drop table x"}, `Options.Schema = "a; drop table x"`},
+		{instagram.Options{Sequence: "1seq"}, `Options.Sequence = "1seq"`},
 	} {
 		_, err := instagram.SQL(tt.o)
 		assert.ErrorIs(t, err, instagram.ErrInvalid)

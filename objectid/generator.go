@@ -51,11 +51,13 @@ type Generator struct {
 	waits  atomic.Uint64
 }
 
-var std = newGenerator(Options{})
+// std is the package's Generator, made at the first NewID: its random
+// process bytes cost a program that never calls NewID nothing at start.
+var std = sync.OnceValue(func() *Generator { return newGenerator(Options{}) })
 
 // NewID returns a new ID from the package's Generator, on the system clock.
 func NewID() ID {
-	id, _ := std.Next() // never fails without a context
+	id, _ := std().Next() // never fails without a context
 	return id
 }
 

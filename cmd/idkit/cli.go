@@ -108,18 +108,23 @@ func (c *console) run(args []string) int {
 		printHelp(stdout, cmd)
 		return 0
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "idkit %s: %s; usage: idkit %s\n", cmd.Name, oneLine(usage.msg), cmd.Usage)
+		fmt.Fprintf(stderr, "idkit %s: %s; usage: idkit %s\n", cmd.Name, unprefixed(cmd.Name, oneLine(usage.msg)), cmd.Usage)
 		return 2
 	case errors.Is(err, compare.ErrRights):
 		// A list of rights, each with the statement that grants it: one
 		// per line, to copy from.
-		fmt.Fprintf(stderr, "idkit %s: %s\n", cmd.Name, err)
+		fmt.Fprintf(stderr, "idkit %s: %s\n", cmd.Name, unprefixed(cmd.Name, err.Error()))
 		return 1
 	default:
-		fmt.Fprintf(stderr, "idkit %s: %s%s\n", cmd.Name, oneLine(err.Error()), hint(cmd, err))
+		fmt.Fprintf(stderr, "idkit %s: %s%s\n", cmd.Name, unprefixed(cmd.Name, oneLine(err.Error())), hint(cmd, err))
 		return 1
 	}
 }
+
+// unprefixed drops the package's own "NAME: " from the front of msg when the
+// command of that name prints it after "idkit NAME: ", which would say it
+// twice (idkit publicid: publicid: ...).
+func unprefixed(name, msg string) string { return strings.TrimPrefix(msg, name+": ") }
 
 // hint suggests a way out of err, where there is one beyond its message.
 func hint(cmd *command, err error) string {

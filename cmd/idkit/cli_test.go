@@ -277,3 +277,18 @@ func TestNearest(t *testing.T) {
 		assert.Equal(t, tt.want, nearest(tt.in, names), tt.in)
 	}
 }
+
+// TestErrorsSayTheCommandOnce: an error whose message starts with the
+// name of the command's package is printed without saying it twice.
+func TestErrorsSayTheCommandOnce(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"publicid", "keygen", "--id", "99999", "--out", filepath.Join(t.TempDir(), "keys.txt")},
+		{"compare", "--schemes", "nope"},
+	} {
+		code, _, stderr := idkit(args...)
+		assert.Equal(t, 2, code, "%v: %s", args, stderr)
+		assert.True(t, strings.HasPrefix(stderr, "idkit "+args[0]+": "), stderr)
+		assert.NotContains(t, stderr, args[0]+": "+args[0]+": ", "%v", args)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/idkit/idkit/instagram"
 )
@@ -57,7 +58,8 @@ func runSQL(c *console, args []string) error {
 	}
 	sql, err := instagram.SQL(o)
 	if errors.Is(err, instagram.ErrInvalid) {
-		return usageError{err.Error()}
+		// The package names its Options fields; the command, its flags.
+		return usageError{sqlFlags.Replace(strings.TrimPrefix(err.Error(), instagram.ErrInvalid.Error()+": "))}
 	}
 	if err != nil {
 		return err
@@ -65,3 +67,7 @@ func runSQL(c *console, args []string) error {
 	_, err = io.WriteString(c.stdout, sql)
 	return err
 }
+
+// sqlFlags turns the Options fields that instagram.SQL's errors name into
+// the flags that set them.
+var sqlFlags = strings.NewReplacer("Options.Shard =", "--shard", "Options.Schema =", "--schema", "Options.Sequence =", "--sequence")

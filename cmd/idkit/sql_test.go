@@ -40,9 +40,9 @@ func TestSQLUsage(t *testing.T) {
 	}{
 		{[]string{"sql"}, "sql needs a kind: instagram"},
 		{[]string{"sql", "flickr"}, `unknown kind "flickr", want instagram`},
-		{[]string{"sql", "instagram", "--shard", "8192"}, "Shard 8192, want 0 to 8191"},
-		{[]string{"sql", "instagram", "--shard", "-1"}, "Shard -1, want 0 to 8191"},
-		{[]string{"sql", "instagram", "--schema", "Bad-Name"}, `Schema "Bad-Name"`},
+		{[]string{"sql", "instagram", "--shard", "8192"}, "idkit sql: --shard 8192, want 0 to 8191;"},
+		{[]string{"sql", "instagram", "--shard", "-1"}, "idkit sql: --shard -1, want 0 to 8191;"},
+		{[]string{"sql", "instagram", "--schema", "Bad-Name"}, `idkit sql: --schema "Bad-Name", want`},
 		{[]string{"sql", "instagram", "--shard", "x"}, `invalid value "x" for flag -shard`},
 		{[]string{"sql", "instagram", "extra"}, `unexpected argument "extra"`},
 	} {
