@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idkit/idkit/internal/safefile"
 	idstore "github.com/idkit/idkit/store"
 )
 
@@ -130,6 +131,9 @@ func (l *Log) lockHoldFile(ctx context.Context, key, name string) (*os.File, err
 	wait := time.Millisecond
 	for {
 		f, ok, err := tryHoldFile(name, l.mode)
+		if errors.Is(err, safefile.ErrUnsafe) {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w %s: %w", ErrOpen, name, err)
 		}
@@ -157,7 +161,7 @@ func (l *Log) lockHoldFile(ctx context.Context, key, name string) (*os.File, err
 // removed the file meanwhile.
 func tryHoldFile(name string, mode fs.FileMode) (f *os.File, ok bool, err error) {
 	for {
-		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE, mode)
+		f, err = safefile.OpenFile(name, os.O_RDWR|os.O_CREATE, mode)
 		if err != nil {
 			return nil, false, err
 		}

@@ -231,3 +231,35 @@ func TestHoldRefusesANetworkFileSystem(t *testing.T) {
 	assert.False(t, isNetworkFS(typ), "the test's own directory is on %q", typ)
 	assert.NoError(t, checkLocalFS(filepath.Join(t.TempDir(), "idkit.db")))
 }
+
+// TestLogRefusesALink: a launch log named through a symbolic link, or a
+// dangling one, is refused with ErrInvalid, saying so, and nothing is
+// created at the link's target; so is a launch log that every user may
+// write.
+func TestLogRefusesALink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.db")
+	l, err := New(Options{Path: real})
+	require.NoError(t, err)
+	_, err = l.Begin(context.Background(), Info{})
+	require.NoError(t, err)
+
+	link := filepath.Join(dir, "link.db")
+	require.NoError(t, os.Symlink(real, link))
+	dangling := filepath.Join(dir, "dangling.db")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "elsewhere.db"), dangling))
+	for _, path := range []string{link, dangling} {
+		l, err := New(Options{Path: path})
+		require.NoError(t, err)
+		_, err = l.Begin(context.Background(), Info{})
+		assert.ErrorIs(t, err, ErrInvalid, path)
+		assert.ErrorContains(t, err, path+" is a symbolic link; name the file itself")
+	}
+	assert.NoFileExists(t, filepath.Join(dir, "elsewhere.db"), "a dangling link's target is not created")
+
+	require.NoError(t, os.Chmod(real, 0o666))
+	_, err = l.Current(context.Background())
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, "is writable by every user")
+}

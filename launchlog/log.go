@@ -16,6 +16,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/boltcheck"
+	"github.com/idkit/idkit/internal/safefile"
 )
 
 // DefaultTimeout is how long an operation waits for the file lock when
@@ -36,7 +37,9 @@ type Options struct {
 	// to wait forever.
 	Timeout time.Duration
 	// Mode is the permission of the file when an operation creates it. Zero
-	// means DefaultMode.
+	// means DefaultMode. The log refuses a file that every user may write,
+	// or that another user (but root) owns, and a path that is a symbolic
+	// link.
 	Mode fs.FileMode
 	// HoldWait is how long Hold waits for a key that another process
 	// holds. Zero means it fails at once with a *HeldError; a negative wait
@@ -82,8 +85,8 @@ func New(o Options) (*Log, error) {
 	if o.HoldWait < 0 {
 		return nil, fmt.Errorf("%w: Options.HoldWait = %v, want >= 0", ErrInvalid, o.HoldWait)
 	}
-	if o.Mode&^fs.ModePerm != 0 {
-		return nil, fmt.Errorf("%w: Options.Mode = %v, want permission bits only (0..=0o777)", ErrInvalid, o.Mode)
+	if o.Mode&^fs.ModePerm != 0 || o.Mode&0o002 != 0 {
+		return nil, fmt.Errorf("%w: Options.Mode = %v, want permission bits only (0..=0o777), none for other users' writes (0o002): a file every user may write is refused when opened", ErrInvalid, o.Mode)
 	}
 	if o.Mode == 0 {
 		o.Mode = DefaultMode
@@ -155,7 +158,7 @@ func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 	// verifies it before bbolt reads anything: bbolt's own lock on the
 	// same descriptor then succeeds at once.
 	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
+		f, err := safefile.OpenFile(name, flag, perm) // no link, no other user's file
 		if err != nil {
 			hookErr = l.fileError(err)
 			return nil, err
@@ -294,6 +297,9 @@ func (l *Log) checkDir() error {
 
 // fileError explains why the file could not be opened.
 func (l *Log) fileError(err error) error {
+	if errors.Is(err, safefile.ErrUnsafe) {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if derr := l.checkDir(); derr != nil {
 			return derr

@@ -13,12 +13,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/internal/safefile"
 )
 
 // TLSFiles are the files of a server that speaks HTTPS. They are read
@@ -99,7 +99,7 @@ type clientCAs struct {
 // skipped. With none left, the pool is empty and no client is accepted.
 func (c *clientCAs) load() (skipped []string, err error) {
 	pool := x509.NewCertPool()
-	b, err := os.ReadFile(c.path)
+	b, err := safefile.ReadFile(c.path) // no link, no other user's file
 	n := 0
 	if err == nil {
 		nl := []byte("\n")
@@ -238,7 +238,7 @@ func (t *tokens) load() (skipped []string, err error) {
 		t.sums, t.names = sums, names
 		t.mu.Unlock()
 	}()
-	b, err := os.ReadFile(t.path)
+	b, err := safefile.ReadFile(t.path) // no link, no other user's file
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -273,4 +274,23 @@ func TestTLSSuitesAndHandshakeLog(t *testing.T) {
 		return strings.Contains(body(t, get(t, s, "/metrics")), "idkit_tls_handshake_errors_total 5\n")
 	}, "5 failed handshakes counted")
 	assert.Equal(t, 1, strings.Count(log.String(), "TLS handshakes failed"), "one log line for many:\n%s", log.String())
+}
+
+// TestTokenFileNotALink: a token file named through a symbolic link, or
+// that every user may write, is refused at start, saying why.
+func TestTokenFileNotALink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "tokens")
+	testcert.WriteFile(t, tokenFile, []byte("alice alice-0123456789abcdef\n"))
+	link := filepath.Join(dir, "tokens.link")
+	require.NoError(t, os.Symlink(tokenFile, link))
+	_, err := New(context.Background(), Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start), TokenFile: link})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, link+" is a symbolic link; name the file itself")
+
+	require.NoError(t, os.Chmod(tokenFile, 0o666))
+	_, err = New(context.Background(), Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start), TokenFile: tokenFile})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "is writable by every user")
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idkit/idkit/internal/safefile"
 	"github.com/idkit/idkit/publicid"
 )
 
@@ -118,7 +119,7 @@ func runPublicID(c *console, args []string) error {
 	if isSet(fs, "key-id") && (action != "decode" || !*number) {
 		return usagef("--key-id applies to decode --number only")
 	}
-	text, err := os.ReadFile(*keyFile)
+	text, err := safefile.ReadFile(*keyFile) // no link, no other user's file
 	if err != nil {
 		return fmt.Errorf("key file: %w", err)
 	}
@@ -190,7 +191,7 @@ func runPublicID(c *console, args []string) error {
 // refuses a file that others may read or write, and a key id the file
 // already holds, naming its line, and leaves the file unchanged then.
 func addKey(path string, k publicid.Key, first bool) (err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := safefile.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600) // no link, no other user's file
 	if err != nil {
 		return fmt.Errorf("key file: %w", err)
 	}

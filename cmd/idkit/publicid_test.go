@@ -82,7 +82,11 @@ func TestPublicIDKeygenOutRefusesOpenFile(t *testing.T) {
 		assertOneLine(t, stderr, nil)
 		assert.Contains(t, stderr, path)
 		assert.Contains(t, stderr, fmt.Sprintf("(mode %04o)", mode))
-		assert.Contains(t, stderr, "chmod 600 "+path)
+		if mode&0o002 != 0 {
+			assert.Contains(t, stderr, "chmod o-w "+path, "a file every user may write is refused on open")
+		} else {
+			assert.Contains(t, stderr, "chmod 600 "+path)
+		}
 
 		after, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -172,4 +176,32 @@ func TestPublicIDKeyRotation(t *testing.T) {
 	code, _, stderr = idkit("publicid", "decode", "--key-file", dup, old)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "key file lines 1 and 2 both hold key id 1")
+}
+
+// TestPublicIDKeyFileNotALink: encode and keygen --out refuse a key file
+// named through a symbolic link, a dangling one included, and encode a key
+// file that every user may write.
+func TestPublicIDKeyFileNotALink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys.txt")
+	code, _, stderr := idkit("publicid", "keygen", "--id", "1", "--out", keys)
+	require.Equal(t, 0, code, stderr)
+	link := filepath.Join(dir, "link.txt")
+	require.NoError(t, os.Symlink(keys, link))
+	dangling := filepath.Join(dir, "dangling.txt")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "elsewhere.txt"), dangling))
+
+	code, _, stderr = idkit("publicid", "encode", "--key-file", link, "4649612572545253377")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, link+" is a symbolic link; name the file itself")
+	code, _, stderr = idkit("publicid", "keygen", "--id", "2", "--out", dangling)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, dangling+" is a symbolic link")
+	assert.NoFileExists(t, filepath.Join(dir, "elsewhere.txt"))
+
+	require.NoError(t, os.Chmod(keys, 0o666))
+	code, _, stderr = idkit("publicid", "encode", "--key-file", keys, "4649612572545253377")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "is writable by every user")
 }
