@@ -276,18 +276,29 @@ func TestTLSSuitesAndHandshakeLog(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(log.String(), "TLS handshakes failed"), "one log line for many:\n%s", log.String())
 }
 
-// TestTokenFileNotALink: a token file named through a symbolic link, or
-// that every user may write, is refused at start, saying why.
-func TestTokenFileNotALink(t *testing.T) {
+// TestTokenFileOwners: a token file reached through a symbolic link of
+// this user or root is read, as a Kubernetes secret volume's are; a link
+// that another user owns, or a token file that every user may write, is
+// refused at start, saying why.
+func TestTokenFileOwners(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "tokens")
 	testcert.WriteFile(t, tokenFile, []byte("alice alice-0123456789abcdef\n"))
 	link := filepath.Join(dir, "tokens.link")
 	require.NoError(t, os.Symlink(tokenFile, link))
-	_, err := New(context.Background(), Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start), TokenFile: link})
-	require.Error(t, err)
-	assert.ErrorContains(t, err, link+" is a symbolic link; name the file itself")
+	s, err := New(context.Background(), Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start), TokenFile: link})
+	require.NoError(t, err, "a link of this user")
+	require.NoError(t, s.Close())
+
+	if os.Geteuid() == 0 { // changing a link's owner takes root
+		planted := filepath.Join(dir, "planted")
+		require.NoError(t, os.Symlink(tokenFile, planted))
+		require.NoError(t, os.Lchown(planted, 65534, 65534))
+		_, err = New(context.Background(), Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start), TokenFile: planted})
+		require.Error(t, err)
+		assert.ErrorContains(t, err, planted+" is a symbolic link owned by uid 65534")
+	}
 
 	require.NoError(t, os.Chmod(tokenFile, 0o666))
 	_, err = New(context.Background(), Options{ObjectID: &objectid.Options{}, Clock: clock.NewFake(start), TokenFile: tokenFile})

@@ -178,9 +178,9 @@ func TestPublicIDKeyRotation(t *testing.T) {
 	assert.Contains(t, stderr, "key file lines 1 and 2 both hold key id 1")
 }
 
-// TestPublicIDKeyFileNotALink: encode and keygen --out refuse a key file
-// named through a symbolic link, a dangling one included, and encode a key
-// file that every user may write.
+// TestPublicIDKeyFileNotALink: keygen --out never writes through a
+// symbolic link, a dangling one included; encode reads through a link only
+// of this user or root, and refuses a key file that every user may write.
 func TestPublicIDKeyFileNotALink(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -192,13 +192,21 @@ func TestPublicIDKeyFileNotALink(t *testing.T) {
 	dangling := filepath.Join(dir, "dangling.txt")
 	require.NoError(t, os.Symlink(filepath.Join(dir, "elsewhere.txt"), dangling))
 
-	code, _, stderr = idkit("publicid", "encode", "--key-file", link, "4649612572545253377")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, link+" is a symbolic link; name the file itself")
-	code, _, stderr = idkit("publicid", "keygen", "--id", "2", "--out", dangling)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, dangling+" is a symbolic link")
+	for _, path := range []string{link, dangling} {
+		code, _, stderr = idkit("publicid", "keygen", "--id", "2", "--out", path)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, path+" is a symbolic link; name the file itself")
+	}
 	assert.NoFileExists(t, filepath.Join(dir, "elsewhere.txt"))
+	code, _, stderr = idkit("publicid", "encode", "--key-file", link, "4649612572545253377")
+	assert.Equal(t, 0, code, "a link of this user: %s", stderr)
+
+	if os.Geteuid() == 0 { // changing a link's owner takes root
+		require.NoError(t, os.Lchown(link, 65534, 65534))
+		code, _, stderr = idkit("publicid", "encode", "--key-file", link, "4649612572545253377")
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, link+" is a symbolic link owned by uid 65534")
+	}
 
 	require.NoError(t, os.Chmod(keys, 0o666))
 	code, _, stderr = idkit("publicid", "encode", "--key-file", keys, "4649612572545253377")

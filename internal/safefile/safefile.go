@@ -1,9 +1,12 @@
 // Package safefile opens the files that idkit trusts, a launch log, a key
-// file, a token file, as a careful daemon opens them: never through a
-// symbolic link, and only a regular file that this process's user (or
-// root) owns and that other users cannot write. A file that fails is
-// refused with an error that says why and how to fix it, wrapping
-// ErrUnsafe.
+// file, a token file, as a careful daemon opens them: only a regular file
+// that this process's user (or root) owns and that not every user may
+// write. A file it writes (OpenFile) is never reached through a symbolic
+// link, a dangling one included; a file it only reads (ReadFile) is
+// reached through a link only if the link too is this user's or root's,
+// as the links of a Kubernetes secret or config map volume are. A file
+// that fails is refused with an error that says why and how to fix it,
+// wrapping ErrUnsafe.
 package safefile
 
 import (
@@ -34,13 +37,20 @@ func OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// ReadFile reads the whole of the file name, opened with OpenFile.
+// ReadFile reads the whole of the file name, which Check accepts. A
+// symbolic link is followed if this process's user or root owns it.
 func ReadFile(name string) ([]byte, error) {
-	f, err := OpenFile(name, os.O_RDONLY, 0)
+	if err := checkLink(name); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if err := Check(f); err != nil {
+		return nil, err
+	}
 	return io.ReadAll(f)
 }
 

@@ -16,15 +16,15 @@ import (
 func TestOpenFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	plain := filepath.Join(dir, "keys.txt")
+	plain := filepath.Join(dir, "idkit.db")
 	require.NoError(t, os.WriteFile(plain, []byte("k\n"), 0o600))
-	b, err := safefile.ReadFile(plain)
+	f, err := safefile.OpenFile(plain, os.O_RDWR, 0)
 	require.NoError(t, err, "a file of this user")
-	assert.Equal(t, "k\n", string(b))
+	require.NoError(t, f.Close())
 
-	link := filepath.Join(dir, "link.txt")
+	link := filepath.Join(dir, "link.db")
 	require.NoError(t, os.Symlink(plain, link))
-	_, err = safefile.ReadFile(link)
+	_, err = safefile.OpenFile(link, os.O_RDWR, 0)
 	assert.ErrorIs(t, err, safefile.ErrUnsafe)
 	assert.ErrorContains(t, err, link+" is a symbolic link; name the file itself")
 
@@ -34,32 +34,64 @@ func TestOpenFile(t *testing.T) {
 	assert.ErrorIs(t, err, safefile.ErrUnsafe, "a dangling link is not followed to create its target")
 	assert.NoFileExists(t, filepath.Join(dir, "nowhere.db"))
 
-	open := filepath.Join(dir, "open.txt")
+	open := filepath.Join(dir, "open.db")
 	require.NoError(t, os.WriteFile(open, nil, 0o600))
 	require.NoError(t, os.Chmod(open, 0o666))
-	_, err = safefile.ReadFile(open)
+	_, err = safefile.OpenFile(open, os.O_RDWR, 0)
 	assert.ErrorIs(t, err, safefile.ErrUnsafe)
 	assert.ErrorContains(t, err, open+" is writable by every user (mode 0666); chmod o-w "+open)
 
-	_, err = safefile.ReadFile(dir)
+	_, err = safefile.OpenFile(dir, os.O_RDONLY, 0)
 	assert.ErrorIs(t, err, safefile.ErrUnsafe, "a directory")
 
-	_, err = safefile.ReadFile(filepath.Join(dir, "missing.txt"))
+	_, err = safefile.OpenFile(filepath.Join(dir, "missing.db"), os.O_RDONLY, 0)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.NotErrorIs(t, err, safefile.ErrUnsafe)
 }
 
-// A file that another user owns is refused; the test changes a file's
-// owner, which takes root.
-func TestOpenFileOwner(t *testing.T) {
+// ReadFile follows a link of this user or root, as a Kubernetes secret
+// volume's files are (tokens -> ..data/tokens), and checks what it reaches.
+func TestReadFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "..data"), 0o700))
+	target := filepath.Join(dir, "..data", "tokens")
+	require.NoError(t, os.WriteFile(target, []byte("t\n"), 0o600))
+	link := filepath.Join(dir, "tokens")
+	require.NoError(t, os.Symlink(filepath.Join("..data", "tokens"), link))
+	b, err := safefile.ReadFile(link)
+	require.NoError(t, err, "a link of this user, as a secret volume's")
+	assert.Equal(t, "t\n", string(b))
+
+	require.NoError(t, os.Chmod(target, 0o666))
+	_, err = safefile.ReadFile(link)
+	assert.ErrorContains(t, err, "is writable by every user", "what the link reaches is checked")
+
+	_, err = safefile.ReadFile(filepath.Join(dir, "missing"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// A file or a link that another user owns is refused; the test changes
+// owners, which takes root.
+func TestOtherUsers(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("changing a file's owner takes root")
 	}
-	theirs := filepath.Join(t.TempDir(), "token.txt")
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "token.txt")
 	require.NoError(t, os.WriteFile(theirs, []byte("t\n"), 0o600))
 	require.NoError(t, os.Chown(theirs, 65534, 65534))
 	_, err := safefile.ReadFile(theirs)
 	assert.ErrorIs(t, err, safefile.ErrUnsafe)
 	assert.ErrorContains(t, err, "is owned by uid 65534, not by this process's user (uid 0) or root")
+
+	mine := filepath.Join(dir, "mine.txt")
+	require.NoError(t, os.WriteFile(mine, []byte("t\n"), 0o600))
+	link := filepath.Join(dir, "planted")
+	require.NoError(t, os.Symlink(mine, link))
+	require.NoError(t, os.Lchown(link, 65534, 65534))
+	_, err = safefile.ReadFile(link)
+	assert.ErrorIs(t, err, safefile.ErrUnsafe)
+	assert.ErrorContains(t, err, link+" is a symbolic link owned by uid 65534")
 }
