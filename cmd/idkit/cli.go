@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -171,10 +172,18 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 				msg += " (" + flagList(fs) + ")"
 			}
 		}
+		msg = flagRef.ReplaceAllStringFunc(msg, func(m string) string {
+			i := strings.Index(m, " -") // the prefix ends with a space
+			return m[:i+1] + flagName(m[i+2:])
+		})
 		return usageError{msg}
 	}
 	return nil
 }
+
+// flagRef finds a flag as package flag's errors spell it, -node, to spell
+// it as help does.
+var flagRef = regexp.MustCompile(`(flag |for |argument: )-[A-Za-z][\w-]*`)
 
 // flagName spells a flag as help does: -n, --node.
 func flagName(name string) string {

@@ -89,7 +89,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"new", "traceid"}, "traceid needs --node (0 to 65535)"},
 		{[]string{"new", "traceid", "--node", "65536"}, "--node 65536 out of range, want 0 to 65535"},
 		{[]string{"new", "traceid", "--node", "-1"}, "--node -1 out of range, want 0 to 65535"},
-		{[]string{"new", "traceid", "--node", "x"}, `invalid value "x" for flag -node`},
+		{[]string{"new", "traceid", "--node", "x"}, `invalid value "x" for flag --node`},
 		{[]string{"new", "traceid", "--node", "1", "--thread-bits", "17"}, "--thread-bits 17 out of range, want 0 to 16"},
 		{[]string{"new", "traceid", "--node", "1", "--log", ""}, "--log is empty, want a file path"},
 

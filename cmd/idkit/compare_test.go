@@ -93,7 +93,7 @@ func TestCompareUsageErrors(t *testing.T) {
 	}{
 		{[]string{"compare", "-n", "0"}, "-n 0 out of range, want 1..=50000000"},
 		{[]string{"compare", "--writers", "0"}, "--writers 0 out of range, want 1..=1024"},
-		{[]string{"compare", "--writers", "x"}, `invalid value "x" for flag -writers`},
+		{[]string{"compare", "--writers", "x"}, `invalid value "x" for flag --writers`},
 		{[]string{"compare", "--schemes", "uuidv9"}, `unknown scheme "uuidv9", want one of counter`},
 		{[]string{"compare", "--bogus"}, "unknown flag --bogus"},
 		{[]string{"compare", "extra"}, `unexpected argument "extra"`},

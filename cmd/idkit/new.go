@@ -7,7 +7,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -130,11 +133,22 @@ func runNew(c *console, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Ctrl-C or SIGTERM ends the call after a whole line, never in the
+	// middle of one.
+	interrupted := c.interrupted
+	if interrupted == nil {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		interrupted = ctx
+	}
 	w := bufio.NewWriter(c.stdout)
 	for i := range *n {
-		if i%1024 == 0 && c.interrupted != nil && c.interrupted.Err() != nil {
+		if i%1024 == 0 && interrupted.Err() != nil {
 			w.Flush()
-			return fmt.Errorf("interrupted after %d IDs; the claimed node is released", i)
+			if c.interrupted != nil {
+				return fmt.Errorf("interrupted after %d IDs; the claimed node is released", i)
+			}
+			return fmt.Errorf("interrupted after %d IDs", i)
 		}
 		id, err := next()
 		if err != nil {

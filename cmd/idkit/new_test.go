@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +22,7 @@ import (
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/cmd/idkit/internal/compare"
 	"github.com/idkit/idkit/decimalid"
+	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -443,5 +449,39 @@ func TestNewSnowflakePresets(t *testing.T) {
 			_, err = layout.Decode(id)
 			assert.NoError(t, err)
 		})
+	}
+}
+
+// TestNewInterrupted: Ctrl-C during a long "idkit new -n" ends it after a
+// whole line: every line printed is a whole ID, and the command says how
+// many it printed.
+func TestNewInterrupted(t *testing.T) {
+	t.Parallel()
+	bin := buildIdkit(t)
+	cmd := exec.Command(bin, "new", "objectid", "-n", "100000000")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	r := bufio.NewReader(stdout)
+	first, err := r.ReadString('\n')
+	require.NoError(t, err, "the first ID")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	rest, err := io.ReadAll(r)
+	require.NoError(t, err)
+	werr := cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, werr, &exit, "interrupted: %s", stderr.String())
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, stderr.String(), "idkit new: interrupted after ")
+
+	out := first + string(rest)
+	assert.True(t, strings.HasSuffix(out, "\n"), "the output ends with a whole line")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	assert.Less(t, len(lines), 100000000, "it stopped")
+	for _, l := range lines {
+		_, err := objectid.Parse(l)
+		require.NoError(t, err, "every line a whole ID: %q", l)
 	}
 }

@@ -42,7 +42,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--schemes", "objectid", "extra"}, `unexpected argument "extra"`},
 		{[]string{"--schemes", "objectid", "--log", log, "--etcd", "127.0.0.1:1"}, "give either --log or --etcd, not both"},
 		{[]string{"--bogus"}, "unknown flag --bogus"},
-		{[]string{"--schemes", "objectid", "--segment-tag", "a b"}, `invalid value "a b" for flag -segment-tag: segment: invalid: tag "a b" has byte ' ' at 1`},
+		{[]string{"--schemes", "objectid", "--segment-tag", "a b"}, `invalid value "a b" for flag --segment-tag: segment: invalid: tag "a b" has byte ' ' at 1`},
 		{[]string{"--schemes", "objectid", "--segment-tag", "a,a"}, `tag "a" given twice`},
 		{[]string{"--schemes", "objectid", "--trusted-proxies", "10.0.0.0/8,proxy.internal"}, `"proxy.internal" is not an address or a prefix, want such as 10.0.0.5 or 10.0.0.0/8`},
 		{[]string{"--schemes", "objectid", "--ids-per-node", "0"}, "--ids-per-node 0, want a positive number, or -1 for no limit"},

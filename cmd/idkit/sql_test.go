@@ -43,7 +43,7 @@ func TestSQLUsage(t *testing.T) {
 		{[]string{"sql", "instagram", "--shard", "8192"}, "idkit sql: --shard 8192, want 0 to 8191;"},
 		{[]string{"sql", "instagram", "--shard", "-1"}, "idkit sql: --shard -1, want 0 to 8191;"},
 		{[]string{"sql", "instagram", "--schema", "Bad-Name"}, `idkit sql: --schema "Bad-Name", want`},
-		{[]string{"sql", "instagram", "--shard", "x"}, `invalid value "x" for flag -shard`},
+		{[]string{"sql", "instagram", "--shard", "x"}, `invalid value "x" for flag --shard`},
 		{[]string{"sql", "instagram", "extra"}, `unexpected argument "extra"`},
 	} {
 		code, out, errOut := idkit(tt.args...)
