@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 
