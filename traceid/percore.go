@@ -113,34 +113,16 @@ func procUnpin()
 // Next returns a new ID. Like Generator.Next it waits when no ID is left
 // in the current second, and fails only with ErrExhausted, ErrStore or
 // ErrNodeLost, and with ErrClosed once the generator is closed.
-func (p *PerCore) Next() (ID, error) {
+func (p *PerCore) Next() (ID, error) { return p.NextContext(context.Background()) }
+
+// NextContext is Next with a context, which bounds its waits for the next
+// second and for the store.
+func (p *PerCore) NextContext(ctx context.Context) (ID, error) {
 	i := procPin()
 	if i < len(p.slots) {
 		// The processor's run, if it is not over and the coarse clock is
 		// in its second, or merely lags it (a clock behind the
 		// generator's second goes through its checks for every ID).
-		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
-			now, ok := p.coarse.Peek()
-			if !ok {
-				now = p.coarse.UnixNano()
-			}
-			if uint64(now-r.start) < nsPerSec || p.g.lags(now) {
-				if id, ok := r.pop(p.mask); ok {
-					procUnpin()
-					return id, nil
-				}
-			}
-		}
-	}
-	procUnpin()
-	return p.refill(context.Background(), true)
-}
-
-// NextContext is Next with a context, which bounds its waits for the next
-// second and for the store; on the fast path it costs what Next does.
-func (p *PerCore) NextContext(ctx context.Context) (ID, error) {
-	i := procPin()
-	if i < len(p.slots) {
 		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
 			now, ok := p.coarse.Peek()
 			if !ok {

@@ -44,28 +44,10 @@ func (s *Shard) stop() { s.until.Store(math.MinInt64) }
 // Next returns a new ID. Like Generator.Next it waits when no ID is left
 // in the current second, and fails only with ErrExhausted or ErrStore,
 // and with ErrClosed once the generator is closed.
-func (s *Shard) Next() (ID, error) {
-	if s.next <= s.last {
-		now, ok := s.coarse.Peek()
-		if !ok {
-			now = s.coarse.UnixNano()
-		}
-		if now < s.until.Load() {
-			id := s.hi | ID(s.next)
-			s.next++
-			return id, nil
-		}
-	}
-	if err := s.claim(context.Background()); err != nil {
-		return 0, err
-	}
-	id := s.hi | ID(s.next)
-	s.next++
-	return id, nil
-}
+func (s *Shard) Next() (ID, error) { return s.NextContext(context.Background()) }
 
 // NextContext is Next with a context, which bounds its waits for the next
-// second and for the store; on the fast path it costs what Next does.
+// second and for the store.
 func (s *Shard) NextContext(ctx context.Context) (ID, error) {
 	if s.next <= s.last {
 		now, ok := s.coarse.Peek()

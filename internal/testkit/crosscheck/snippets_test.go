@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -138,10 +137,7 @@ func exportData(t *testing.T) func(path string) (io.ReadCloser, error) {
 // allowed, as a snippet shows a call and leaves its result.
 func TestDocSnippetsCompile(t *testing.T) {
 	t.Parallel()
-	_, file, _, _ := runtime.Caller(0)
-	root, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "..", ".."))
-	require.NoError(t, err)
-	list := snippets(t, root)
+	list := snippets(t, repoRoot(t))
 	require.Greater(t, len(list), 10, "the docs' Go snippets")
 
 	fset := token.NewFileSet()
