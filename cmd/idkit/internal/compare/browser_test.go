@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,12 +49,19 @@ func TestHTMLInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.WriteHTML(f))
 	require.NoError(t, f.Close())
+	// A probe, in this copy of the page only, reads the layout once the
+	// report's script has drawn: how wide the page is against the window.
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	probe := `<script>document.body.setAttribute("data-page-width", document.documentElement.scrollWidth);` +
+		`document.body.setAttribute("data-window-width", window.innerWidth);</script></body>`
+	require.NoError(t, os.WriteFile(page, []byte(strings.Replace(string(html), "</body>", probe, 1)), 0o600))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+page)
+		"--window-size=800,600", "--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+page)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -88,7 +96,49 @@ func TestHTMLInBrowser(t *testing.T) {
 		})
 	}
 	assert.Contains(t, dom, fmt.Sprintf(`data-charts-drawn="%d"`, len(want)))
+
+	t.Run("fits the window", func(t *testing.T) {
+		// Wide tables scroll in their own box; the page does not.
+		body := attrRe.FindAllStringSubmatch(regexp.MustCompile(`<body ([^>]*)>`).FindString(dom), -1)
+		attrs := map[string]string{}
+		for _, a := range body {
+			attrs[a[1]] = a[2]
+		}
+		page, err1 := strconv.Atoi(attrs["data-page-width"])
+		window, err2 := strconv.Atoi(attrs["data-window-width"])
+		require.NoError(t, errors.Join(err1, err2), "the layout probe's attributes: %v", attrs)
+		assert.LessOrEqual(t, page, window, "the page is wider than an 800-pixel window")
+	})
+	t.Run("bars to scale", func(t *testing.T) {
+		// Every bar's length is its value times one scale of its chart,
+		// and the longest bar of a series that spans 1.5-fold or more
+		// says its multiple of the lowest.
+		for _, name := range []string{"pages", "speed", "engine-sqlite", "splits"} {
+			c := charts[name]
+			scale := 0.0
+			for _, m := range barRe.FindAllStringSubmatch(c.body, -1) {
+				attrs := map[string]string{}
+				for _, a := range attrRe.FindAllStringSubmatch(m[1], -1) {
+					attrs[a[1]] = a[2]
+				}
+				w, err1 := strconv.ParseFloat(attrs["width"], 64)
+				v, err2 := strconv.ParseFloat(attrs["data-value"], 64)
+				require.NoError(t, errors.Join(err1, err2), "%s: bar %v", name, attrs)
+				if w <= 0.5 || v <= 0 {
+					continue // too short to measure
+				}
+				if scale == 0 {
+					scale = w / v
+				}
+				assert.InEpsilon(t, scale, w/v, 1e-6, "%s: bar of %v is %v long, not to the chart's scale", name, v, w)
+			}
+			require.NotZero(t, scale, "%s: no bar long enough to measure", name)
+		}
+		assert.Contains(t, charts["pages"].body, "×", "the pages chart labels no multiple, yet random and ordered keys differ many-fold")
+	})
 }
+
+var barRe = regexp.MustCompile(`<rect ([^>]*class="bar"[^>]*)>`)
 
 type svgChart struct {
 	attrs map[string]string

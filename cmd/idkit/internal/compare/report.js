@@ -1,7 +1,10 @@
 // Draws the charts of an idkit compare report from the JSON embedded in
 // the page, as SVG, with no external resources. Each chart's svg gets
 // data-drawn="true" and data-bars (the number of bars drawn), or
-// data-error with the message if drawing failed.
+// data-error with the message if drawing failed. Bars are to scale (no
+// logarithmic axis, which makes a 34-fold difference look small); charts
+// with ratio set label each bar with its multiple of the lowest figure
+// of its series.
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
@@ -68,12 +71,12 @@
   }
 
   var charts = {
-    pages: { log: true, series: loadSeries(function (l) { return l.pages_written_per_1000; }) },
+    pages: { ratio: true, series: loadSeries(function (l) { return l.pages_written_per_1000; }) },
     splits: { series: loadSeries(function (l) { return l.splits_per_1000; }) },
     fill: { max: 100, suffix: "%", series: loadSeries(function (l) { return 100 * l.leaf_fill; }) },
     rate: { series: loadSeries(function (l) { return l.inserts_per_second; }) },
     speed: {
-      log: true, suffix: " ns",
+      ratio: true, suffix: " ns",
       series: [
         { label: "1 goroutine", value: function (s) { return s.speed.ns_per_id; } },
         { label: "parallel", value: function (s) { return s.speed.parallel_ns_per_id; } }
@@ -104,7 +107,7 @@
   function engineChart(engine, key) {
     var runs = schemes.length ? schemes[0].runs : [];
     return {
-      log: true,
+      ratio: true,
       series: runs.map(function (run, ri) {
         return {
           label: writersLabel(run.writers),
@@ -121,7 +124,7 @@
   }
 
   function draw(svg, spec) {
-    var width = 1000, labelW = 150, valueW = 70, top = 8, barH = 11, gap = 10;
+    var width = 1000, labelW = 150, valueW = 120, top = 8, barH = 11, gap = 10;
     var series = spec.series;
     var legendRows = Math.ceil(series.length / 4);
     var legendH = legendRows * 18 + 6;
@@ -135,25 +138,24 @@
     var values = [];
     schemes.forEach(function (s) { series.forEach(function (se) { values.push(se.value(s)); }); });
     var max = spec.max || Math.max.apply(null, values.concat([1e-9]));
-    var lo = 0, hi = max, step = 0;
-    if (!spec.log && !spec.max) {
+    var hi = max, step = 0;
+    if (!spec.max) {
       // A round step of 1, 2 or 5 times a power of ten, about 4 ticks.
       var raw = max / 4, p = Math.pow(10, Math.floor(Math.log10(raw)));
       step = [1, 2, 5, 10].map(function (m) { return m * p; }).filter(function (s) { return s >= raw; })[0];
       hi = Math.ceil(max / step) * step;
     }
-    if (spec.log) {
-      var pos = values.filter(function (v) { return v > 0; });
-      lo = Math.floor(Math.log10(Math.min.apply(null, pos.concat([max]))));
-      hi = Math.ceil(Math.log10(max));
-      if (hi <= lo) hi = lo + 1;
-    }
-    function x(v) {
-      if (spec.log) {
-        if (!(v > 0)) return 0;
-        return plotW * (Math.log10(v) - lo) / (hi - lo);
-      }
-      return plotW * Math.max(0, v) / hi;
+    function x(v) { return plotW * Math.max(0, v) / hi; }
+
+    // The lowest positive figure of each series, for the ratio labels.
+    var lowest = series.map(function (se) {
+      var pos = schemes.map(function (s) { return se.value(s); }).filter(function (v) { return v > 0; });
+      return pos.length ? Math.min.apply(null, pos) : 0;
+    });
+    function label(v, i) {
+      var s = fmt(v) + (spec.suffix || "");
+      if (spec.ratio && lowest[i] > 0 && v / lowest[i] >= 1.5) s += "  ×" + fmt(v / lowest[i]);
+      return s;
     }
 
     series.forEach(function (se, i) {
@@ -174,7 +176,7 @@
           "class": "bar", x: labelW, y: y + i * barH, width: w, height: barH - 2,
           fill: COLORS[i % COLORS.length], "data-value": v
         }, svg);
-        text(svg, labelW + w + 4, y + i * barH + (barH - 2) / 2, fmt(v) + (spec.suffix || ""));
+        text(svg, labelW + w + 4, y + i * barH + (barH - 2) / 2, label(v, i));
         bars++;
       });
     });
@@ -182,12 +184,8 @@
     var axisY = y0 + schemes.length * rowH;
     el("line", { "class": "axis", x1: labelW, y1: axisY, x2: labelW + plotW, y2: axisY }, svg);
     var ticks = [];
-    if (spec.log) {
-      for (var e = lo; e <= hi; e++) ticks.push(Math.pow(10, e));
-    } else {
-      if (!step) step = hi / 4;
-      for (var t = 0; t <= hi + step / 2; t += step) ticks.push(t);
-    }
+    if (!step) step = hi / 4;
+    for (var t = 0; t <= hi + step / 2; t += step) ticks.push(t);
     ticks.forEach(function (t) {
       var tx = labelW + x(t);
       el("line", { "class": "axis", x1: tx, y1: y0 - 4, x2: tx, y2: axisY + 4 }, svg);
