@@ -50,8 +50,15 @@ machine and prints them as tables:
 What each layout claims (bits, JS-safe, time order, lifetime, IDs per
 second per node) is computed from its constants and labelled so; every
 other figure is measured in the run. Progress goes to stderr: a bar
-redrawn in place on a terminal, else a line per finished step, or nothing
-with --quiet.
+redrawn in place on a terminal, with the time left, else a line per
+finished step, or nothing with --quiet.
+
+Before the first load the run says the disk it needs: each load writes a
+file in a directory of its own under $TMPDIR and deletes it when the load
+ends, so it holds one file at a time (about 100 MiB by default) while it
+writes much more through them (about 40 GiB by default, most of which
+never reaches the device: the file is gone before the kernel flushes it).
+A directory with less free space than the largest file is refused at once.
 
 The segment allocator's rows run it with its default options (the step
 adapts from 1,000); the -fixed rows hold the step at 1,000 and the -fetch

@@ -319,6 +319,17 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	if pageSize == 0 {
 		pageSize = os.Getpagesize()
 	}
+	disk, err := EstimateDisk(o)
+	if err != nil {
+		return nil, err
+	}
+	if free, ok := freeSpace(dir); ok && free < disk.Peak {
+		return nil, fmt.Errorf("%w: the run needs %s at once in %s, which has %s free; free some, point TMPDIR at a roomier directory, or lower -n",
+			ErrNoSpace, bytesText(disk.Peak), dir, bytesText(free))
+	}
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "disk: %s, in %s\n", disk, dir)
+	}
 	writerCounts := []int{1}
 	if o.Writers > 1 {
 		writerCounts = append(writerCounts, o.Writers)
