@@ -2,6 +2,7 @@ package snowflake
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,4 +124,48 @@ func TestSplitNodeAndNodeRange(t *testing.T) {
 	assert.Contains(t, err.Error(), `fixed field "worker" follows a free field`)
 	_, _, err = l.NodeRange(map[string]int64{"datacenter": 32})
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// A claim lost while Reserve waits on a mark write is ErrNodeLost, as on
+// every other path, not a store failure.
+func TestClaimLostDuringReserve(t *testing.T) {
+	t.Parallel()
+	claim := &claimtest.Claim{Number: 33, Deadline: t0.Add(time.Hour)}
+	claim.During(claim.Revoke)
+	err := Reserve(context.Background(), Options{Claim: claim, Clock: clock.NewFake(t0)}, make([]ID, 3))
+	require.ErrorIs(t, err, ErrNodeLost)
+	assert.NotErrorIs(t, err, ErrStore)
+}
+
+// Every time a generator asks its claim about carries a monotonic clock
+// reading (see the TraceId test of the same name).
+func TestClaimAskedOnTheMonotonicClock(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked []time.Time
+	claim := &claimtest.Claim{Number: 4, Deadline: time.Now().Add(time.Hour), OnCheck: func(t time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, t)
+	}}
+	g, err := New(context.Background(), Options{Claim: claim})
+	require.NoError(t, err)
+	defer g.Close()
+	checks := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(asked)
+	}
+	// The claim is asked at each new tick: issue until it was asked a few
+	// times, within a bounded number of IDs.
+	for i := 0; checks() < 5; i++ {
+		require.Less(t, i, 10_000_000, "10 million IDs and the claim asked %d times", checks())
+		_, err := g.Next()
+		require.NoError(t, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range asked {
+		assert.Contains(t, a.String(), " m=", "the claim was asked about %v, a time with no monotonic reading", a)
+	}
 }

@@ -312,7 +312,7 @@ func (g *Generator) start(ctx context.Context, hw store.HighWater) error {
 		return fmt.Errorf("snowflake: %w", err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, func() error { return g.fence(g.clk.Now().Add(clock.CoarseLag)) }, fmt.Sprintf("read %q", g.key), err)
 	}
 	if first > g.maxTick {
 		g.lease.Close()
@@ -697,7 +697,7 @@ func (g *Generator) install(ctx context.Context, t uint64, now, coarse int64) er
 			return ctx.Err() // the caller gave up, not the store
 		}
 		if err != nil {
-			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
+			return lease.StoreFailed(ErrStore, ErrNodeLost, nil, fmt.Sprintf("advance %q", g.key), err)
 		}
 		if g.state.Load()>>g.shift >= t {
 			return nil
@@ -803,8 +803,14 @@ func (g *Generator) fenceTick(t uint64) error {
 	if g.claim == nil {
 		return nil
 	}
-	end := max(g.clk.Now().UnixNano(), g.tickStart(t+1))
-	return g.fence(time.Unix(0, end).Add(clock.CoarseLag))
+	// Moved from now by the wall time to the tick's end, the deadline
+	// keeps now's monotonic reading, which the claim compares.
+	now := g.clk.Now()
+	until := now
+	if d := time.Duration(g.tickStart(t+1) - now.UnixNano()); d > 0 {
+		until = now.Add(d)
+	}
+	return g.fence(until.Add(clock.CoarseLag))
 }
 
 // fence fails with ErrNodeLost unless the generator's claim holds until

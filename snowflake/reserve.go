@@ -97,21 +97,22 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 		return fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), l.Expires(), now.UTC())
 	}
 	clockTick, _ := l.tickOf(now)
+	fence := func() error { return r.fence(o.Clock.Now()) }
 	release, err := lease.Hold(ctx, store, o.StoreKey)
 	if err != nil && lease.Refused(err) {
 		return fmt.Errorf("snowflake: %w", err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: hold %q: %w", ErrStore, o.StoreKey, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("hold %q", o.StoreKey), err)
 	}
 	defer release()
 	last, err := store.HighWater(ctx, lastKey)
 	if err != nil {
-		return fmt.Errorf("%w: read %q: %w", ErrStore, lastKey, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("read %q", lastKey), err)
 	}
 	mark, err := store.HighWater(ctx, o.StoreKey)
 	if err != nil {
-		return fmt.Errorf("%w: read %q: %w", ErrStore, o.StoreKey, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("read %q", o.StoreKey), err)
 	}
 
 	// tick, seq: the next position to issue.
@@ -157,13 +158,13 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	end := l.tickTime(tick + 1)
 	if mark.Before(end) {
 		if _, err := store.AdvanceHighWater(ctx, o.StoreKey, end); err != nil {
-			return fmt.Errorf("%w: advance %q: %w", ErrStore, o.StoreKey, err)
+			return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("advance %q", o.StoreKey), err)
 		}
 	}
 	pos := r.encode(tick, seq-1, dst[len(dst)-1])
 	got, err := store.AdvanceHighWater(ctx, lastKey, pos)
 	if err != nil {
-		return fmt.Errorf("%w: advance %q: %w", ErrStore, lastKey, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("advance %q", lastKey), err)
 	}
 	if !got.Equal(pos) {
 		return fmt.Errorf("%w: advance %q to %v: the store holds %v, a later position: another call for the node ran at the same time",

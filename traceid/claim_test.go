@@ -2,6 +2,7 @@ package traceid
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,4 +139,47 @@ func TestClaimLostDuringTheStoreWrite(t *testing.T) {
 	fake.Advance(time.Second)
 	_, err = g.Next()
 	require.ErrorIs(t, err, ErrNodeLost)
+}
+
+// A claim lost while Reserve waits on a mark write is ErrNodeLost, as on
+// every other path, not a store failure.
+func TestClaimLostDuringReserve(t *testing.T) {
+	t.Parallel()
+	claim := &claimtest.Claim{Number: 2, Deadline: t0.Add(time.Hour)}
+	// A position from an earlier call, so that Reserve needs no wait.
+	_, err := claim.Marks.AdvanceHighWater(context.Background(), "traceid/node/2/last", t0.Add(-time.Minute))
+	require.NoError(t, err)
+	claim.During(claim.Revoke)
+	err = Reserve(context.Background(), Options{Claim: claim, Clock: clock.NewFake(t0)}, make([]ID, 3))
+	require.ErrorIs(t, err, ErrNodeLost)
+	assert.NotErrorIs(t, err, ErrStore)
+}
+
+// Every time a generator asks its claim about carries a monotonic clock
+// reading, so that the claim compares it with its deadline on the
+// monotonic clock: a wall clock stepped back cannot make a time past the
+// deadline look before it. The end of a second, which the generator asks
+// about on entering it, is a wall time made into a reading of the clock.
+func TestClaimAskedOnTheMonotonicClock(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked []time.Time
+	claim := &claimtest.Claim{Number: 4, Deadline: time.Now().Add(time.Hour), OnCheck: func(t time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, t)
+	}}
+	g, err := New(context.Background(), Options{Claim: claim})
+	require.NoError(t, err)
+	defer g.Close()
+	for range 3 {
+		_, err := g.Next()
+		require.NoError(t, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, asked, "the generator never asked its claim")
+	for _, a := range asked {
+		assert.Contains(t, a.String(), " m=", "the claim was asked about %v, a time with no monotonic reading", a)
+	}
 }

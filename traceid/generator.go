@@ -161,7 +161,7 @@ func New(ctx context.Context, o Options) (*Generator, error) {
 		return nil, fmt.Errorf("traceid: node %d: %w", o.Node, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
+		return nil, lease.StoreFailed(ErrStore, ErrNodeLost, g.fenceNow, fmt.Sprintf("read %q", g.key), err)
 	}
 	if first > start+1 {
 		// An earlier run leased seconds up to first-1: wait them out. Until
@@ -510,7 +510,7 @@ func (g *Generator) advance(ctx context.Context, next uint64, wait bool) error {
 			return ctx.Err() // the caller gave up, not the store
 		}
 		if err != nil {
-			return fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
+			return lease.StoreFailed(ErrStore, ErrNodeLost, nil, fmt.Sprintf("advance %q", g.key), err)
 		}
 	}
 	for {
@@ -533,14 +533,18 @@ func (g *Generator) fence(sec uint64) error {
 	if g.claim == nil {
 		return nil
 	}
-	return g.checkClaim(later(g.clock.Now(), time.Unix(int64(sec)+1, 0)).Add(clock.CoarseLag))
+	return g.checkClaim(untilEnd(g.clock.Now(), time.Unix(int64(sec)+1, 0)).Add(clock.CoarseLag))
 }
 
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// untilEnd returns end, or now if that is later, as a reading of now's
+// clock: moved from now by the wall time between them, it keeps now's
+// monotonic reading, so that a claim compares it with its deadline on
+// the monotonic clock, and a wall clock stepped meanwhile moves neither.
+func untilEnd(now, end time.Time) time.Time {
+	if d := end.Sub(now); d > 0 {
+		return now.Add(d)
 	}
-	return b
+	return now
 }
 
 // fenceNow fails with ErrNodeLost unless the generator's claim holds for

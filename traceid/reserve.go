@@ -85,16 +85,16 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 		return fmt.Errorf("traceid: node %d: %w", o.Node, err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: hold %q: %w", ErrStore, o.StoreKey, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("hold %q", o.StoreKey), err)
 	}
 	defer release()
 	last, err := store.HighWater(ctx, r.lastKey)
 	if err != nil {
-		return fmt.Errorf("%w: read %q: %w", ErrStore, r.lastKey, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("read %q", r.lastKey), err)
 	}
 	mark, err := store.HighWater(ctx, o.StoreKey)
 	if err != nil {
-		return fmt.Errorf("%w: read %q: %w", ErrStore, o.StoreKey, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("read %q", o.StoreKey), err)
 	}
 
 	// sec, low: the position last used.
@@ -140,13 +140,13 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	}
 	if mark.Unix() < sec || mark.IsZero() {
 		if _, err := store.AdvanceHighWater(ctx, o.StoreKey, time.Unix(sec, 0)); err != nil {
-			return fmt.Errorf("%w: advance %q: %w", ErrStore, o.StoreKey, err)
+			return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("advance %q", o.StoreKey), err)
 		}
 	}
 	pos := time.Unix(sec, low)
 	got, err := store.AdvanceHighWater(ctx, r.lastKey, pos)
 	if err != nil {
-		return fmt.Errorf("%w: advance %q: %w", ErrStore, r.lastKey, err)
+		return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("advance %q", r.lastKey), err)
 	}
 	if !got.Equal(pos) {
 		return fmt.Errorf("%w: advance %q to %v: the store holds %v, a later position: another call for node %d ran at the same time",

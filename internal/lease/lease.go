@@ -139,6 +139,24 @@ func NodeLost(lost, err error) error {
 	return fmt.Errorf("%w: %w", lost, err)
 }
 
+// StoreFailed wraps err, a failed store call (what says which), in
+// errStore, unless the node's claim is lost: then in lost, as fence (the
+// generator's claim check, nil without a claim) or the store's own error
+// of kind idkit.ErrNodeLost says. A fenced store refuses a write once the
+// claim is lost, so a lost claim is ErrNodeLost on the store calls' paths
+// as on every other.
+func StoreFailed(errStore, lost error, fence func() error, what string, err error) error {
+	if fence != nil {
+		if ferr := fence(); ferr != nil {
+			return ferr
+		}
+	}
+	if errors.Is(err, idkit.ErrNodeLost) {
+		return NodeLost(lost, err)
+	}
+	return fmt.Errorf("%w: %s: %w", errStore, what, err)
+}
+
 // Refused reports whether err refuses a hold outright, another process
 // holding the key (idkit.ErrHeld) or a store that cannot hold keys safely
 // (idkit.ErrInvalid), rather than a store that failed for now.

@@ -25,6 +25,8 @@ type Claim struct {
 	Deadline time.Time
 	// Marks keeps the node's high-water marks; the zero Store is ready.
 	Marks memstore.Store
+	// OnCheck, when set, sees every time Check is asked about.
+	OnCheck func(t time.Time)
 
 	revoked atomic.Bool
 	checks  atomic.Int64
@@ -39,6 +41,9 @@ func (c *Claim) Node() int { return c.Number }
 // revoked, and ErrLost from then on.
 func (c *Claim) Check(t time.Time) error {
 	c.checks.Add(1)
+	if c.OnCheck != nil {
+		c.OnCheck(t)
+	}
 	if c.revoked.Load() || !t.Before(c.Deadline) {
 		c.revoked.Store(true)
 		return ErrLost
