@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -587,8 +588,20 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 		}
 	}
 	assert.Positive(t, disturbed, "the other session wrote during the first run's loads")
-	assert.Equal(t, ranking(quiet), ranking(busy), "the same ranking, with and without another session writing")
-	assert.Equal(t, []string{"traceid", "uuidv7", "uuidv4"}, ranking(quiet))
+	// uuidv4's copies measure about twice the baseline's, on the rejection
+	// threshold (MaxRatio), and random keys split pages differently in
+	// every load, quiet or not: it may fall on either side, but when
+	// ranked it is last. Every other scheme keeps its place.
+	settled := func(r *Report) []string {
+		got := ranking(r)
+		if i := slices.Index(got, "uuidv4"); i >= 0 {
+			assert.Equal(t, len(got)-1, i, "uuidv4 ranked above an ordered scheme: %v", got)
+			got = got[:i]
+		}
+		return got
+	}
+	assert.Equal(t, settled(quiet), settled(busy), "the same ranking, with and without another session writing")
+	assert.Equal(t, []string{"traceid", "uuidv7"}, settled(quiet))
 	assert.NotContains(t, quiet.Verdict.Basis, "pages written on", "the verdict ranks on the copies' own figures")
 }
 

@@ -327,9 +327,6 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 		return nil, fmt.Errorf("%w: the run needs %s at once in %s, which has %s free; free some, point TMPDIR at a roomier directory, or lower -n",
 			ErrNoSpace, bytesText(disk.Peak), dir, bytesText(free))
 	}
-	if o.Progress != nil {
-		fmt.Fprintf(o.Progress, "disk: %s, in %s\n", disk, dir)
-	}
 	writerCounts := []int{1}
 	if o.Writers > 1 {
 		writerCounts = append(writerCounts, o.Writers)
@@ -358,6 +355,7 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	}
 	r.Engines = infos
 	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "disk: %s, in %s\n", disk, dir)
 		for _, e := range engines {
 			if s, ok := e.(serverEngine); ok {
 				fmt.Fprintf(o.Progress, "%s: the run works in %s, which it drops at the end\n", e.Info().Name, s.Created())

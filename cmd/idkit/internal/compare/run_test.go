@@ -98,6 +98,10 @@ func TestRunProgress(t *testing.T) {
 	assert.NotContains(t, p, "\r", "no bar outside a terminal")
 	lines := strings.Split(strings.TrimSuffix(p, "\n"), "\n")
 	require.NotEmpty(t, lines)
+	// First what the run needs of the disk, then one line per step.
+	assert.Regexp(t, `^disk: about \d+ MiB of disk at once .*, \d+ MiB written in all, in /`, lines[0])
+	lines = lines[1:]
+	require.NotEmpty(t, lines)
 	assert.Contains(t, lines[0], "counter: generation speed")
 	assert.Contains(t, p, "bbolt, 3 writer(s), fill 0.9")
 	total := strings.TrimSuffix(strings.Fields(lines[len(lines)-1])[0][1:], "]")
