@@ -163,6 +163,19 @@ func (c Coarse) Peek() (int64, bool) {
 	return v>>1 + c.offset, v&unread == 0
 }
 
+// Steps returns how many times the clock was seen stepped back: its wall
+// time moving back against its monotonic reading (as settimeofday or an
+// NTP step moves it), or back outright on a clock without one. A caller
+// that checked a deadline for a span of wall time re-checks it once Steps
+// changes, since the wall clock may now pass through that span again. One
+// atomic load, for hot paths.
+func (c Coarse) Steps() uint64 { return c.src.steps.Load() }
+
+// stepTolerance is how far the wall time may fall behind the monotonic
+// clock between two readings before it counts as a step back: far above
+// the drift that NTP slewing makes between two ticks.
+const stepTolerance = time.Millisecond
+
 // unread is the low bit of coarseSource.word: set by every refresh, cleared
 // by the first reader after it. A refresh that finds it still set knows that
 // nobody read the previous value.
@@ -175,6 +188,8 @@ const unread = 1
 // has the unread bit set.
 type coarseSource struct {
 	word      atomic.Int64
+	steps     atomic.Uint64 // wall clock steps back seen, counted before the word shows them
+	last      time.Time     // the reading behind word; written by whoever writes word
 	idleTicks int
 	now       func() time.Time // the clock a ticking source reads
 
@@ -197,7 +212,7 @@ func (s *coarseSource) markRead() int64 {
 	defer s.mu.Unlock()
 	if !s.running {
 		s.running = true
-		v := s.now().UnixNano() << 1
+		v := s.read() << 1
 		s.word.Store(v)
 		go s.tick()
 		return v
@@ -210,12 +225,32 @@ func (s *coarseSource) markRead() int64 {
 	}
 }
 
+// read reads the clock and counts a step back since the last reading; it
+// returns the time in nanoseconds since the Unix epoch. Its callers are
+// serialised: the ticker, and markRead while no ticker runs.
+func (s *coarseSource) read() int64 {
+	t := s.now()
+	if !s.last.IsZero() && steppedBack(s.last, t) {
+		s.steps.Add(1)
+	}
+	s.last = t
+	return t.UnixNano()
+}
+
+// steppedBack reports whether the wall time moved back from prev to t
+// against the monotonic clock (t.Sub uses it when both readings carry
+// it), or moved back at all.
+func steppedBack(prev, t time.Time) bool {
+	wall := time.Duration(t.UnixNano() - prev.UnixNano())
+	return wall < t.Sub(prev)-stepTolerance || wall < -stepTolerance
+}
+
 func (s *coarseSource) tick() {
 	t := time.NewTicker(Resolution)
 	defer t.Stop()
 	idle := 0
 	for range t.C {
-		old := s.word.Swap(s.now().UnixNano()<<1 | unread)
+		old := s.word.Swap(s.read()<<1 | unread)
 		if old&unread == 0 {
 			idle = 0
 			continue

@@ -7,7 +7,8 @@ import (
 )
 
 // Fake is a [Clock] for tests. It stands still until Set or Advance moves
-// it, in either direction; its coarse view always equals Now. Sleep blocks
+// it, in either direction; its coarse view always equals Now, and counts
+// every move back in Coarse.Steps. Sleep blocks
 // until the fake time reaches the sleeper's deadline. A Fake is safe for
 // concurrent use.
 type Fake struct {
@@ -88,6 +89,9 @@ func (f *Fake) Advance(d time.Duration) {
 }
 
 func (f *Fake) set(t time.Time) {
+	if t.Before(f.now) {
+		f.src.steps.Add(1) // before the word shows the step, as a ticking source counts
+	}
 	f.now = t
 	f.src.word.Store(t.UnixNano() << 1)
 	f.changed.Broadcast()

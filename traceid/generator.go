@@ -88,6 +88,12 @@ type Generator struct {
 
 	behind  atomic.Bool  // the wall clock is behind the logical second
 	lagging atomic.Int64 // a coarse reading found merely lagging the precise clock
+	// steps is the clock's count of steps back (clock.Coarse.Steps) under
+	// which the logical second was entered and its claim checked. Once the
+	// clock counts more, the wall clock may pass through that second
+	// again, later than the check foresaw: every ID checks the claim until
+	// the generator enters a new second.
+	steps atomic.Uint64
 
 	closed    atomic.Bool     // Close has begun; the state is closedState
 	closing   *closing.Signal // ends the waits for the next second at Close
@@ -132,6 +138,7 @@ func New(ctx context.Context, o Options) (*Generator, error) {
 		claim:       o.Claim,
 		closing:     closing.New(),
 	}
+	g.steps.Store(g.coarse.Steps())
 	if err := g.fenceNow(); err != nil {
 		return nil, err
 	}
@@ -271,7 +278,7 @@ func (g *Generator) NextContext(ctx context.Context) (ID, error) {
 		if !ok {
 			now = g.coarse.UnixNano()
 		}
-		if outside(now, st) {
+		if outside(now, st) || g.stepped() {
 			if err := g.sync(ctx, st, now, true); err != nil {
 				return 0, err
 			}
@@ -329,7 +336,7 @@ func (g *Generator) FillContext(ctx context.Context, dst []ID) (int, error) {
 func (g *Generator) claimRun(ctx context.Context, want uint64, wait bool) (v, first, last uint64, err error) {
 	for {
 		st := g.state.Load()
-		if now := g.coarse.UnixNano(); outside(now, st) {
+		if now := g.coarse.UnixNano(); outside(now, st) || g.stepped() {
 			if err := g.sync(ctx, st, now, wait); err != nil {
 				return 0, 0, 0, err
 			}
@@ -356,24 +363,31 @@ func outside(now int64, st uint64) bool {
 	return uint64(now)-(st>>32)*nsPerSec >= nsPerSec
 }
 
-// sync handles a coarse time outside the logical second of state st: a new
-// second begins, or the wall clock is behind. Unless wait is set, it never
-// waits for the store (see advance).
+// stepped reports whether the clock stepped back since the generator
+// entered its logical second (see Generator.steps): two atomic loads.
+func (g *Generator) stepped() bool { return g.coarse.Steps() != g.steps.Load() }
+
+// sync handles a coarse time outside the logical second of state st (a
+// new second begins, or the wall clock is behind), or a clock that stepped
+// back since the generator entered it. Unless wait is set, it never waits
+// for the store (see advance).
 func (g *Generator) sync(ctx context.Context, st uint64, now int64, wait bool) error {
 	if g.closed.Load() {
 		return g.errClosed()
 	}
 	sec := st >> 32
-	if now < int64(sec*nsPerSec) {
-		// With a claim, every ID while the clock is behind checks it.
+	if now < int64((sec+1)*nsPerSec) {
+		// With a claim, every ID while the clock is behind, or back in
+		// the second after a step, checks it.
 		if err := g.fenceNow(); err != nil {
 			return err
 		}
-		if !g.behind.Load() && g.lagging.Load() != now {
+		if now < int64(sec*nsPerSec) && !g.behind.Load() && g.lagging.Load() != now {
 			g.checkBehind(sec, now)
 		}
 		return nil
 	}
+	steps := g.coarse.Steps()
 	next := uint64(now) / nsPerSec
 	if err := g.fence(next); err != nil {
 		return err
@@ -388,7 +402,9 @@ func (g *Generator) sync(ctx context.Context, st uint64, now int64, wait bool) e
 		g.caughtUp(next)
 		g.mu.Unlock()
 	}
-	g.state.CompareAndSwap(st, next<<32) // on failure another caller moved it
+	if g.state.CompareAndSwap(st, next<<32) { // on failure another caller moved it
+		g.steps.Store(steps)
+	}
 	g.lease.ExtendSoon(next)
 	return nil
 }
@@ -489,6 +505,7 @@ func (g *Generator) nextSecond(ctx context.Context, sec uint64, wait bool) error
 // Unless wait is set, it makes no store call: it starts the lease's
 // renewal in the background and fails with ErrExhausted.
 func (g *Generator) advance(ctx context.Context, next uint64, wait bool) error {
+	steps := g.coarse.Steps() // read before the claim check it stands for
 	if err := g.fence(next); err != nil {
 		return err
 	}
@@ -515,7 +532,11 @@ func (g *Generator) advance(ctx context.Context, next uint64, wait bool) error {
 	}
 	for {
 		st := g.state.Load()
-		if st>>32 >= next || g.state.CompareAndSwap(st, next<<32) {
+		if st>>32 >= next {
+			break
+		}
+		if g.state.CompareAndSwap(st, next<<32) {
+			g.steps.Store(steps)
 			break
 		}
 	}

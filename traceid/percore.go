@@ -122,13 +122,14 @@ func (p *PerCore) NextContext(ctx context.Context) (ID, error) {
 	if i < len(p.slots) {
 		// The processor's run, if it is not over and the coarse clock is
 		// in its second, or merely lags it (a clock behind the
-		// generator's second goes through its checks for every ID).
+		// generator's second, or stepped back since the generator entered
+		// it, goes through its checks for every ID).
 		if r := p.slots[i].run.Load(); r != nil && r.start >= p.floor.Load() {
 			now, ok := p.coarse.Peek()
 			if !ok {
 				now = p.coarse.UnixNano()
 			}
-			if uint64(now-r.start) < nsPerSec || p.g.lags(now) {
+			if (uint64(now-r.start) < nsPerSec || p.g.lags(now)) && !p.g.stepped() {
 				if id, ok := r.pop(p.mask); ok {
 					procUnpin()
 					return id, nil
@@ -152,7 +153,7 @@ func (p *PerCore) TryNext() (ID, error) {
 			if !ok {
 				now = p.coarse.UnixNano()
 			}
-			if uint64(now-r.start) < nsPerSec || p.g.lags(now) {
+			if (uint64(now-r.start) < nsPerSec || p.g.lags(now)) && !p.g.stepped() {
 				if id, ok := r.pop(p.mask); ok {
 					procUnpin()
 					return id, nil
@@ -166,7 +167,8 @@ func (p *PerCore) TryNext() (ID, error) {
 
 // refill claims a new run, unpinned since the claim may wait or call the
 // store (unless wait is false), hands out its first ID and leaves the rest
-// to the processor it is on by then. While the clock is behind the generator's second it
+// to the processor it is on by then. While the clock is behind the
+// generator's second, or stepped back since the generator entered it, it
 // claims one value at a time, through the generator's checks, as Next
 // takes them. A run of a second the coarse clock has not reached yet ends
 // the runs of earlier seconds (see floor).
@@ -174,7 +176,7 @@ func (p *PerCore) refill(ctx context.Context, wait bool) (ID, error) {
 	g := p.g
 	for {
 		want := p.runLen
-		if now := g.coarse.UnixNano(); now < int64(g.state.Load()>>32*nsPerSec) && !g.lags(now) {
+		if now := g.coarse.UnixNano(); now < int64(g.state.Load()>>32*nsPerSec) && !g.lags(now) || g.stepped() {
 			want = 1
 		}
 		v, first, last, err := g.claimRun(ctx, want, wait)

@@ -55,6 +55,13 @@ func (s *Shard) NextContext(ctx context.Context) (ID, error) {
 			now = s.coarse.UnixNano()
 		}
 		if now < s.until.Load() {
+			if s.g.stepped() {
+				// The wall clock stepped back since the generator
+				// entered its second: every ID checks the claim.
+				if err := s.g.fenceNow(); err != nil {
+					return 0, err
+				}
+			}
 			id := s.hi | ID(s.next)
 			s.next++
 			return id, nil
@@ -73,7 +80,7 @@ func (s *Shard) claim(ctx context.Context) error {
 	g := s.g
 	for {
 		st := g.state.Load()
-		if now := g.coarse.UnixNano(); outside(now, st) {
+		if now := g.coarse.UnixNano(); outside(now, st) || g.stepped() {
 			if err := g.sync(ctx, st, now, true); err != nil {
 				return err
 			}
