@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -397,6 +398,38 @@ func TestClaimFencesItsMarks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, t1, got, "a mark never moves back")
 
+	// A write of the claim's own that etcd applies late, after the claim
+	// read the mark again, is recognised by the lease recorded beside it
+	// and built on; the same write under another lease is another
+	// writer's.
+	late := func(lease string, at time.Time) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := cli.Txn(ctx).Then(
+			clientv3.OpPut(prefix+"highwater/k", at.UTC().Format("2006-01-02T15:04:05.000000000Z")),
+			clientv3.OpPut(prefix+"highwater-writer/k", lease),
+		).Commit()
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	node, err := cli.Get(ctx, prefix+"nodes/marks/", clientv3.WithPrefix())
+	require.NoError(t, err)
+	require.Len(t, node.Kvs, 1, "the claim's node key")
+	own := strconv.FormatInt(node.Kvs[0].Lease, 16)
+	_, err = a.HighWater(context.Background(), "k")
+	require.NoError(t, err)
+	late(own, t1.Add(30*time.Second))
+	got, err = a.AdvanceHighWater(context.Background(), "k", t1.Add(10*time.Second))
+	require.NoError(t, err, "the claim's own late write taken for another writer's")
+	assert.Equal(t, t1.Add(30*time.Second), got, "the late write's mark, already past")
+	late(own, t1.Add(40*time.Second))
+	got, err = a.AdvanceHighWater(context.Background(), "k", t1.Add(50*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, t1.Add(50*time.Second), got, "written over the claim's own late write")
+	require.NoError(t, a.Check(time.Now()), "the claim holds")
+
 	// Another writer moves the mark: the claim never adopts it.
 	_, err = log.AdvanceHighWater(context.Background(), "k", t1.Add(time.Hour))
 	require.NoError(t, err)
@@ -407,12 +440,24 @@ func TestClaimFencesItsMarks(t *testing.T) {
 	_, err = a.HighWater(context.Background(), "k")
 	require.ErrorIs(t, err, fleet.ErrNodeLost)
 
+	// A write recorded under another lease is another writer's, too.
+	c := claim(t, o)
+	_, err = c.AdvanceHighWater(context.Background(), "k3", t1)
+	require.NoError(t, err)
+	_, err = cli.Txn(ctx).Then(
+		clientv3.OpPut(prefix+"highwater/k3", t1.Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000000000Z")),
+		clientv3.OpPut(prefix+"highwater-writer/k3", "1234abcd"),
+	).Commit()
+	require.NoError(t, err)
+	_, err = c.AdvanceHighWater(context.Background(), "k3", t1.Add(time.Minute))
+	require.ErrorIs(t, err, fleet.ErrNodeLost)
+	assert.Contains(t, err.Error(), `another writer moved the mark "k3"`)
+	c.Close() // its node, for the next claim
+
 	// A claim whose lease etcd dropped writes nothing.
 	b := claim(t, o)
 	_, err = b.AdvanceHighWater(context.Background(), "k2", t1)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	_, err = cli.Delete(ctx, prefix+"nodes/marks/", clientv3.WithPrefix()) // as if the lease expired
 	require.NoError(t, err)
 	_, err = b.AdvanceHighWater(context.Background(), "k2", t1.Add(time.Second))

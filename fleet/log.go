@@ -146,6 +146,11 @@ func (l *Log) lastKey() string            { return l.prefix + "launches/last" }
 func (l *Log) launchKey(id int) string    { return fmt.Sprintf("%slaunches/%05d", l.prefix, id) }
 func (l *Log) generatorKey(id int) string { return fmt.Sprintf("%sgenerators/%05d", l.prefix, id) }
 func (l *Log) markKey(key string) string  { return l.prefix + "highwater/" + key }
+
+// markWriterKey is where a claim records, in the transaction that writes
+// the mark for key, the lease it holds its node under: the writer of the
+// mark's current value when both keys share a ModRevision.
+func (l *Log) markWriterKey(key string) string { return l.prefix + "highwater-writer/" + key }
 func (l *Log) launchesRange() (string, string) {
 	// Five-digit ids sort between "0" and ":", the byte after "9";
 	// launches/last lies outside.

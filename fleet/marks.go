@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -39,8 +40,11 @@ func (c *Claim) HighWater(ctx context.Context, key string) (time.Time, error) {
 //     a mark that another writer moved meanwhile is never adopted: the
 //     write fails with ErrNodeLost and loses the claim.
 //
-// A write whose answer was lost (etcd did not answer) and that was applied
-// anyway is recognised on retry by its value.
+// Each write records, in the same transaction, the lease the claim holds
+// its node under, beside the mark. So a write of this claim's that etcd
+// applied late, after its answer was lost and the mark read again (in
+// this call or an earlier one), is recognised as its own and built on,
+// not taken for another writer's.
 func (c *Claim) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	n, err := checkMark(key, t)
 	if err != nil {
@@ -55,45 +59,49 @@ func (c *Claim) AdvanceHighWater(ctx context.Context, key string, t time.Time) (
 			return time.Time{}, err
 		}
 	}
-	mk := c.marks.markKey(key)
+	mk, wk := c.marks.markKey(key), c.marks.markWriterKey(key)
 	v := time.Unix(0, n).UTC().Format(markLayout)
-	put := !t.IsZero() && (seen.mod == 0 || seen.n < n)
-	sent := false // a write was sent whose answer was lost
+	writer := strconv.FormatInt(int64(c.lease), 16)
 	err = c.marks.run(ctx, "AdvanceHighWater", func(ctx context.Context) error {
-		if err := c.Check(c.clock.Now()); err != nil {
-			return err
-		}
-		var then []clientv3.Op
-		if put {
-			then = append(then, clientv3.OpPut(mk, v))
-		}
-		resp, err := c.cli.Txn(ctx).
-			If(c.fence(), clientv3.Compare(clientv3.ModRevision(mk), "=", seen.mod)).
-			Then(then...).
-			Else(clientv3.OpGet(c.key), clientv3.OpGet(mk)).
-			Commit()
-		if err != nil {
-			sent = sent || put
-			return clientError{err}
-		}
-		if resp.Succeeded {
-			if put {
-				seen = markState{n: n, mod: resp.Header.Revision}
+		// Each pass finds the mark moved by a late write of this claim's
+		// at most once more than the last: a few passes suffice.
+		for range 3 {
+			if err := c.Check(c.clock.Now()); err != nil {
+				return err
 			}
-			return nil
+			var then []clientv3.Op
+			if put := !t.IsZero() && (seen.mod == 0 || seen.n < n); put {
+				then = append(then, clientv3.OpPut(mk, v), clientv3.OpPut(wk, writer))
+			}
+			resp, err := c.cli.Txn(ctx).
+				If(c.fence(), clientv3.Compare(clientv3.ModRevision(mk), "=", seen.mod)).
+				Then(then...).
+				Else(clientv3.OpGet(c.key), clientv3.OpGet(mk), clientv3.OpGet(wk)).
+				Commit()
+			if err != nil {
+				return clientError{err}
+			}
+			if resp.Succeeded {
+				if len(then) > 0 {
+					seen = markState{n: n, mod: resp.Header.Revision}
+				}
+				return nil
+			}
+			if kv := firstKV(resp.Responses[0]); kv == nil || clientv3.LeaseID(kv.Lease) != c.lease {
+				return c.fencedOut()
+			}
+			mkv := firstKV(resp.Responses[1])
+			now, err := c.marks.parseMark(mkv)
+			if err != nil {
+				return err
+			}
+			wkv := firstKV(resp.Responses[2])
+			if mkv == nil || wkv == nil || wkv.ModRevision != mkv.ModRevision || string(wkv.Value) != writer {
+				return c.loseMark(key, now)
+			}
+			seen = now // this claim's own write, applied without an answer or late
 		}
-		if kv := firstKV(resp.Responses[0]); kv == nil || clientv3.LeaseID(kv.Lease) != c.lease {
-			return c.fencedOut()
-		}
-		now, err := c.marks.parseMark(firstKV(resp.Responses[1]))
-		if err != nil {
-			return err
-		}
-		if sent && now.n == n {
-			seen = now // this call's own write, applied without an answer
-			return nil
-		}
-		return c.loseMark(key, now)
+		return c.loseMark(key, seen)
 	})
 	if err != nil {
 		return time.Time{}, err
