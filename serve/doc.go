@@ -57,7 +57,8 @@
 // listener of its own (no token, no client certificate, a cap and short
 // timeouts of its own) and ServeMetrics /metrics alone. At every
 // listener's connection cap the connection idle longest makes room for a
-// new client. The token file, certificate and client CAs are read again as
+// new client, and on the main port one client address holds no more than
+// its share (Limits.MaxConnsPerClient). The token file, certificate and client CAs are read again as
 // they change and fail closed: what a file no longer holds is no longer in
 // use, a bad line or PEM block is skipped and logged, and a file with
 // nothing valid leaves nothing in use and /readyz 503 (see TLSFiles and

@@ -31,6 +31,14 @@ type Limits struct {
 	// client beyond it waits until one closes. Zero means DefaultMaxConns;
 	// negative means no limit.
 	MaxConns int
+	// MaxConnsPerClient is the most of them one client address (the
+	// remote IP of the connection; behind a proxy, the proxy's address)
+	// may hold, so that one address cannot take the cap and keep the
+	// others out. A new connection at it closes the address's connection
+	// idle longest, or is closed at once when none is idle. It is 1 to
+	// MaxConns; zero means a quarter of MaxConns, at least 1 (none when
+	// MaxConns is negative); negative means no share.
+	MaxConnsPerClient int
 	// NodeIDsPerSecond is the most IDs of one scheme the server issues a
 	// second to all clients together: a ceiling at or below what one node
 	// of the scheme can issue, so that a few clients, each within its own
@@ -53,6 +61,14 @@ const (
 	DefaultMaxConns          = 4096
 )
 
+// DefaultMaxConnsPerClient returns the default of
+// Limits.MaxConnsPerClient for a cap of maxConns: a quarter of it, at
+// least 1. One address then never holds more than a quarter of the
+// connections, and the others keep three quarters among them; a client
+// that needs more opens them from more addresses, or uses HTTP/2, which
+// carries its requests on one connection.
+func DefaultMaxConnsPerClient(maxConns int) int { return max(1, maxConns/4) }
+
 // DefaultNodeIDsPerSecond is the default node-wide ceiling: just under
 // the 4,194,303 IDs a second of a TraceId node without thread bits.
 const DefaultNodeIDsPerSecond = 4_000_000
@@ -67,6 +83,15 @@ func (l *Limits) check() error {
 	}
 	if l.MaxConns == 0 {
 		l.MaxConns = DefaultMaxConns
+	}
+	switch {
+	case l.MaxConnsPerClient == 0 && l.MaxConns > 0:
+		l.MaxConnsPerClient = DefaultMaxConnsPerClient(l.MaxConns)
+	case l.MaxConnsPerClient == 0:
+		l.MaxConnsPerClient = -1 // no cap to share
+	case l.MaxConns > 0 && l.MaxConnsPerClient > l.MaxConns:
+		return fmt.Errorf("%w: Options.Limits.MaxConnsPerClient %d out of range, want 1 to MaxConns (%d), 0 for the default (a quarter of MaxConns) or negative for no share",
+			ErrInvalid, l.MaxConnsPerClient, l.MaxConns)
 	}
 	if l.NodeIDsPerSecond == 0 {
 		l.NodeIDsPerSecond = DefaultNodeIDsPerSecond

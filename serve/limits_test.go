@@ -3,12 +3,14 @@ package serve
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,7 +69,8 @@ func TestNoLimits(t *testing.T) {
 	}
 }
 
-// TestMaxConns: past MaxConns open connections, a new client waits while
+// TestMaxConns: past MaxConns open connections, a new client (from
+// another address) waits while
 // every connection is busy, and takes the room of the first one that goes
 // idle, which is closed.
 func TestMaxConns(t *testing.T) {
@@ -85,9 +88,7 @@ func TestMaxConns(t *testing.T) {
 	testwait.Until(t, func() bool {
 		return strings.Contains(body(t, get(t, s, "/metrics")), `idkit_connections_open{listener="main"} 1`+"\n")
 	}, "the first connection open")
-	second, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer second.Close()
+	second := dialFrom(t, "127.0.0.2", ln.Addr().String()) // another client: the first holds its share
 	served := make(chan error, 1)
 	go func() {
 		_, err := second.Write([]byte(request))
@@ -223,4 +224,131 @@ func TestTrustedProxies(t *testing.T) {
 	_, err = New(context.Background(), Options{ObjectID: &objectid.Options{}, Limits: Limits{NodeIDsPerSecond: math.Inf(1)}})
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.ErrorContains(t, err, "Options.Limits.NodeIDsPerSecond +Inf, want a positive number")
+}
+
+// dialFrom connects to addr from the loopback address ip (Linux routes
+// all of 127.0.0.0/8 to lo), so that one test plays several clients; the
+// connection is closed when the test ends.
+func dialFrom(t testing.TB, ip, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: testwait.Bound}
+	c, err := d.Dial("tcp", addr)
+	require.NoError(t, err, "dial %s from %s", addr, ip)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// roundTrip sends a GET of path on c and reads the answer from r, which
+// reads c.
+func roundTrip(c net.Conn, r *bufio.Reader, path string) (*http.Response, error) {
+	if err := c.SetDeadline(time.Now().Add(testwait.Bound)); err != nil {
+		return nil, err
+	}
+	if _, err := c.Write([]byte("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		return nil, err
+	}
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp, err
+}
+
+// TestMaxConnsPerClient: one address that holds its share of the main
+// port's connections, all busy, has its next connection closed at once,
+// while a second address connects and is served; once one of the first
+// address's connections is idle, its next connection closes that one,
+// not another address's.
+func TestMaxConnsPerClient(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, Limits: Limits{MaxConns: 4, MaxConnsPerClient: 2}})
+	ln, addr := freePort(t)
+	served(t, s, s.Serve, ln)
+	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
+	const a, b = "127.0.0.2", "127.0.0.3"
+	const half = "GET /livez HTTP/1.1\r\nHo" // a request half sent: the connection is busy
+
+	var busy []net.Conn
+	for range 2 {
+		c := dialFrom(t, a, addr)
+		_, err := c.Write([]byte(half))
+		require.NoError(t, err)
+		busy = append(busy, c)
+	}
+	testwait.Until(t, func() bool {
+		return strings.Contains(scrape(), `idkit_connections_open{listener="main"} 2`+"\n")
+	}, "the first address's two connections open")
+
+	over := dialFrom(t, a, addr)
+	require.NoError(t, over.SetDeadline(time.Now().Add(testwait.Bound)))
+	_, err := over.Read(make([]byte, 1))
+	require.Error(t, err, "the first address's third connection, with both of its others busy")
+	assert.False(t, errors.Is(err, os.ErrDeadlineExceeded), "the third connection is closed at once, not left waiting: %v", err)
+	assertMetric(t, scrape(), `idkit_connections_refused_total{listener="main"} 1`)
+
+	// A second address is served, on two connections, while the first
+	// holds its share.
+	var other []*bufio.Reader
+	var otherConns []net.Conn
+	for range 2 {
+		c := dialFrom(t, b, addr)
+		r := bufio.NewReader(c)
+		resp, err := roundTrip(c, r, "/v1/objectid")
+		require.NoError(t, err, "the second address's request")
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		other, otherConns = append(other, r), append(otherConns, c)
+	}
+
+	// One of the first address's requests is done: that connection is
+	// idle, and the address's next connection takes its room.
+	_, err = busy[0].Write([]byte("st: x\r\n\r\n"))
+	require.NoError(t, err)
+	r0 := bufio.NewReader(busy[0])
+	resp, err := http.ReadResponse(r0, nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	testwait.Until(t, func() bool {
+		return strings.Contains(scrape(), `idkit_connections_open{listener="main"} 4`+"\n")
+	}, "four connections open")
+	next := dialFrom(t, a, addr)
+	resp, err = roundTrip(next, bufio.NewReader(next), "/v1/objectid")
+	require.NoError(t, err, "the first address's connection in the room of its idle one")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err = r0.ReadByte()
+	assert.ErrorIs(t, err, io.EOF, "the first address's idle connection closed to make room")
+	for i, c := range otherConns {
+		resp, err := roundTrip(c, other[i], "/livez")
+		require.NoError(t, err, "the second address's connection %d, kept", i)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	m := scrape()
+	assertMetric(t, m, `idkit_connections_evicted_total{listener="main"} 1`)
+	assertMetric(t, m, `idkit_connections_refused_total{listener="main"} 1`)
+}
+
+// TestMaxConnsPerClientOptions: a client's share defaults to a quarter
+// of MaxConns, at least 1, and none without a cap; a share over the cap
+// is refused, naming the field and its range.
+func TestMaxConnsPerClientOptions(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   Limits
+		want int
+	}{
+		{Limits{}, DefaultMaxConns / 4},
+		{Limits{MaxConns: 2}, 1},
+		{Limits{MaxConns: 100, MaxConnsPerClient: 100}, 100},
+		{Limits{MaxConns: 100, MaxConnsPerClient: -1}, -1},
+		{Limits{MaxConns: -1}, -1},
+		{Limits{MaxConns: -1, MaxConnsPerClient: 8}, 8},
+	} {
+		s := newServer(t, Options{ObjectID: &objectid.Options{}, Limits: tt.in})
+		assert.Equal(t, tt.want, s.cfg.Limits.MaxConnsPerClient, "%+v", tt.in)
+	}
+	_, err := New(context.Background(), Options{ObjectID: &objectid.Options{}, Limits: Limits{MaxConns: 10, MaxConnsPerClient: 11}})
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, "Options.Limits.MaxConnsPerClient 11 out of range, want 1 to MaxConns (10)")
 }

@@ -62,6 +62,7 @@ func (s *Server) metricsOnly() http.Handler {
 func noBody(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength != 0 {
+			answerBeforeBody(w, r)
 			writeError(w, http.StatusRequestEntityTooLarge, "a request takes no body")
 			return
 		}
@@ -90,7 +91,7 @@ func (s *Server) ServeProbes(l net.Listener) error {
 	if s.tls != nil {
 		hs.TLSConfig = s.tls.probes
 	}
-	return s.serve(hs, l, "probes", s.cfg.ProbeMaxConns)
+	return s.serve(hs, l, "probes", s.cfg.ProbeMaxConns, 0)
 }
 
 // ServeMetrics serves the metrics on l, at /metrics alone (404 elsewhere),
@@ -109,12 +110,13 @@ func (s *Server) ServeMetrics(l net.Listener) error {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          s.errorLog,
 	}
-	return s.serve(hs, l, "metrics", s.cfg.MetricsMaxConns)
+	return s.serve(hs, l, "metrics", s.cfg.MetricsMaxConns, 0)
 }
 
-// serve runs hs on l, its connections capped at max (none if max < 0),
+// serve runs hs on l, its connections capped at max (none if max < 0)
+// and at perClient from one client address (none if perClient <= 0),
 // until Shutdown or Close.
-func (s *Server) serve(hs *http.Server, l net.Listener, name string, max int) error {
+func (s *Server) serve(hs *http.Server, l net.Listener, name string, max, perClient int) error {
 	s.mu.Lock()
 	if s.draining.Load() {
 		s.mu.Unlock()
@@ -123,8 +125,8 @@ func (s *Server) serve(hs *http.Server, l net.Listener, name string, max int) er
 	}
 	s.servers = append(s.servers, hs)
 	s.mu.Unlock()
-	if max > 0 {
-		lim := newConnLimit(max, s.m.evicted.WithLabelValues(name), s.m.conns.WithLabelValues(name))
+	if max > 0 || perClient > 0 {
+		lim := newConnLimit(max, perClient, s.m.evicted.WithLabelValues(name), s.m.refused.WithLabelValues(name), s.m.conns.WithLabelValues(name))
 		l = lim.listener(l)
 		hs.ConnState = lim.connState
 	}

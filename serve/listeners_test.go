@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,20 +39,14 @@ func served(t *testing.T, s *Server, serve func(net.Listener) error, ln net.List
 	})
 }
 
-// keepIdle sends one request on a new connection to addr, reads the
-// answer and leaves the connection open and idle; it is closed when the
-// test ends.
-func keepIdle(t *testing.T, addr, path string) {
+// keepIdle sends one request on a new connection to addr from the
+// loopback address from, reads the answer and leaves the connection open
+// and idle; it is closed when the test ends.
+func keepIdle(t testing.TB, from, addr, path string) {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	c := dialFrom(t, from, addr)
+	resp, err := roundTrip(c, bufio.NewReader(c), path)
 	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	require.NoError(t, c.SetDeadline(time.Now().Add(testwait.Bound)))
-	_, err = c.Write([]byte("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"))
-	require.NoError(t, err)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err)
-	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, path)
 }
 
@@ -96,8 +89,8 @@ func TestProbesAndMetricsListeners(t *testing.T) {
 }
 
 // TestProbesAnswerWhileListenersAreFull: a few hundred idle connections to
-// the metrics listener and MaxConns idle connections to the main port
-// leave /livez on the probe listener answering, and a new client of the
+// the metrics listener and MaxConns idle connections to the main port,
+// from four addresses, leave /livez on the probe listener answering, and a new client of the
 // main port is served, taking the room of an idle connection. (A few
 // hundred rather than thousands keeps the test fast: past its cap the
 // metrics listener accepts nothing more, so the number beyond the cap
@@ -116,15 +109,15 @@ func TestProbesAnswerWhileListenersAreFull(t *testing.T) {
 	// The metrics listener's room taken by idle kept-alive connections,
 	// and then by connections that send nothing, far past its cap.
 	for range DefaultMetricsMaxConns / 2 {
-		keepIdle(t, metrics, "/metrics")
+		keepIdle(t, "127.0.0.1", metrics, "/metrics")
 	}
 	for range metricsConns {
 		c, err := net.Dial("tcp", metrics)
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
 	}
-	for range maxConns {
-		keepIdle(t, main, "/livez")
+	for i := range maxConns { // from four addresses, each at its share
+		keepIdle(t, "127.0.0."+itoa(2+i%4), main, "/livez")
 	}
 	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
 	testwait.Until(t, func() bool {

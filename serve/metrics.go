@@ -28,6 +28,7 @@ type metrics struct {
 	storeErrors *prometheus.CounterVec
 	conns       *prometheus.GaugeVec   // by listener
 	evicted     *prometheus.CounterVec // by listener
+	refused     *prometheus.CounterVec // by listener
 	handshakes  prometheus.Counter
 	inflated    prometheus.Counter
 }
@@ -57,7 +58,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"listener"}),
 		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idkit_connections_evicted_total",
-			Help: "Idle connections closed to make room for a new client at the listener's connection cap, by listener.",
+			Help: "Idle connections closed to make room for a new client at the listener's connection cap, or for a new connection of the same client address at its share, by listener.",
+		}, []string{"listener"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idkit_connections_refused_total",
+			Help: "New connections closed at once because their client address held its share of the listener's connections and none of them was idle, by listener.",
 		}, []string{"listener"}),
 		handshakes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "idkit_tls_handshake_errors_total",
@@ -71,7 +76,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, op := range []string{"highwater", "advance", "generator", "launch", "block", "probe"} {
 		m.storeErrors.WithLabelValues(op)
 	}
-	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.evicted, m.handshakes, m.inflated,
+	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.evicted, m.refused, m.handshakes, m.inflated,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -84,6 +84,7 @@ func (s *Server) rpcHandler() http.Handler {
 		var err error
 		if !ok && needsCredential(r.URL.Path) {
 			_, err = rpcAuthenticated(r.Context())
+			answerBeforeBody(w, r)
 		} else {
 			err = s.boundBody(w, r)
 		}

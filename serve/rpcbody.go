@@ -43,6 +43,21 @@ func needsCredential(path string) bool {
 	return strings.HasPrefix(path, "/"+idkitv1connect.IDServiceName+"/")
 }
 
+// answerBeforeBody lets the answer to a request refused before its body
+// is read (no credential, or a route that takes no body) go out at once,
+// by closing an HTTP/1.1 connection after it. Otherwise the server would
+// read what is left of the body before it writes the answer, to keep the
+// connection, and a client that announces a body and never sends it
+// would hold the answer until the read timeout. (Full duplex would keep
+// the connection, but then net/http may panic as it reads the next
+// request: golang/go#68560. HTTP/2 answers a stream at once anyway, and
+// there Connection: close would end every stream of the connection.)
+func answerBeforeBody(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 && r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+}
+
 // errTooLarge is the answer to a request message over rpcMaxRequest.
 var errTooLarge = fmt.Errorf("the request message is larger than %d bytes (after decompression)", rpcMaxRequest)
 

@@ -99,18 +99,32 @@ func TestRPCRefusedBeforeTheBody(t *testing.T) {
 	assertMetric(t, scrape(), "idkit_rpc_inflated_bytes_total 0")
 
 	// Headers that announce a body which never comes: the answer does not
-	// wait for it.
-	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	require.NoError(t, err)
-	defer c.Close()
-	require.NoError(t, c.SetDeadline(time.Now().Add(testwait.Bound)))
-	_, err = c.Write([]byte("POST " + idkitv1connect.IDServiceNextProcedure + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/proto\r\n" +
-		"Content-Encoding: gzip\r\nContent-Length: 65536\r\n\r\n"))
-	require.NoError(t, err)
-	r, err := http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err, "an answer before the body")
-	r.Body.Close()
-	assert.Equal(t, http.StatusUnauthorized, r.StatusCode)
+	// wait for it (the server's read timeout, 10 s, would end the wait),
+	// and the connection closes after it. A body on a route that takes
+	// none is refused as soon.
+	for _, tt := range []struct {
+		request string
+		want    int
+	}{
+		{"POST " + idkitv1connect.IDServiceNextProcedure + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/proto\r\n" +
+			"Content-Encoding: gzip\r\nContent-Length: 65536\r\n\r\n", http.StatusUnauthorized},
+		{"GET /v1/objectid HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", http.StatusRequestEntityTooLarge},
+	} {
+		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.SetDeadline(time.Now().Add(testwait.Bound)))
+		began := time.Now()
+		_, err = c.Write([]byte(tt.request))
+		require.NoError(t, err)
+		r, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err, "an answer before the body")
+		r.Body.Close()
+		took := time.Since(began)
+		assert.Equal(t, tt.want, r.StatusCode)
+		assert.Less(t, took, 5*time.Second, "the answer came %v after the headers: it waited for the body", took)
+		assert.True(t, r.Close, "the connection is closed after the answer")
+	}
 	assertMetric(t, scrape(), `idkit_rpc_requests_total{code="unauthenticated",procedure="/idkit.v1.IDService/Next",scheme=""} 3`)
 }
 

@@ -342,6 +342,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// No route reads a body; one that is sent is refused rather than left
 	// for the server to drain.
 	if r.ContentLength != 0 {
+		answerBeforeBody(w, r)
 		writeError(w, http.StatusRequestEntityTooLarge, "a request takes no body")
 		return
 	}
@@ -351,7 +352,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Serve accepts connections on l and serves them with the configured
 // timeouts until Shutdown; it then returns http.ErrServerClosed. At
 // Limits.MaxConns connections open, a new client makes room by closing
-// the connection idle longest; with none idle it waits.
+// the connection idle longest; with none idle it waits. At
+// Limits.MaxConnsPerClient connections from one address, a new one of
+// that address closes the address's connection idle longest, or is
+// closed at once if none is idle.
 func (s *Server) Serve(l net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
@@ -371,7 +375,7 @@ func (s *Server) Serve(l net.Listener) error {
 	} else {
 		hs.TLSConfig = s.tls.main
 	}
-	return s.serve(hs, l, "main", s.cfg.Limits.MaxConns)
+	return s.serve(hs, l, "main", s.cfg.Limits.MaxConns, s.cfg.Limits.MaxConnsPerClient)
 }
 
 // Shutdown stops the server gracefully: /healthz reports 503 from now on,

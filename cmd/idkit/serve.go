@@ -145,6 +145,13 @@ Flags:
 	                    none is idle. At start the limit on open files
 	                    (RLIMIT_NOFILE) must cover the three listeners'
 	                    caps and 64 more, or serve exits naming the numbers
+	--max-conns-per-client N  most of them one client address (the
+	                    connection's remote IP; behind a proxy, the
+	                    proxy's) may hold, 1 to --max-conns (default a
+	                    quarter of --max-conns, 1024; -1 for no limit).
+	                    At it a new connection of that address closes
+	                    the address's connection idle longest, or is
+	                    closed at once if none is idle
 	--idle-timeout D    how long a kept-alive connection may stay idle on
 	                    --addr (default 2m)
 	--inspect-launches  show the launch record (ticket, by, note) when a
@@ -242,6 +249,7 @@ func runServe(c *console, args []string) error {
 		return nil
 	})
 	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "most connections open at once")
+	maxConnsPerClient := fs.Int("max-conns-per-client", 0, "most connections open at once from one client address (default a quarter of --max-conns)")
 	inspectLaunches := fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
 	if err := parseFlags(fs, args); err != nil {
@@ -363,7 +371,16 @@ func runServe(c *console, args []string) error {
 			return usagef("%s %v, want a positive number, or -1 for no limit", f.name, f.v)
 		}
 	}
-	cfg.Limits = serve.Limits{IDsPerSecond: *idsPerClient, RequestsPerSecond: *requestsPerClient, NodeIDsPerSecond: *idsPerNode, MaxConns: *maxConns}
+	if isSet(fs, "max-conns-per-client") && *maxConnsPerClient != -1 {
+		switch {
+		case *maxConns > 0 && (*maxConnsPerClient < 1 || *maxConnsPerClient > *maxConns):
+			return usagef("--max-conns-per-client %d out of range, want 1 to %d (--max-conns), or -1 for no limit", *maxConnsPerClient, *maxConns)
+		case *maxConnsPerClient < 1:
+			return usagef("--max-conns-per-client %d out of range, want 1 or more, or -1 for no limit", *maxConnsPerClient)
+		}
+	}
+	cfg.Limits = serve.Limits{IDsPerSecond: *idsPerClient, RequestsPerSecond: *requestsPerClient, NodeIDsPerSecond: *idsPerNode,
+		MaxConns: *maxConns, MaxConnsPerClient: *maxConnsPerClient}
 	cfg.TrustedProxies = proxies
 	cfg.SeparateMetrics = *metricsAddr != ""
 	cfg.MetricsMaxConns = *metricsMaxConns

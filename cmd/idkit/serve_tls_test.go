@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"crypto/tls"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/internal/testkit/testcert"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // TestServeTLSTokensMetrics runs serve as production does: HTTPS, bearer
@@ -90,6 +96,64 @@ func TestServeLimits(t *testing.T) {
 		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
 		assert.Equal(t, 2, code, stderr)
 		assert.Contains(t, stderr, "want a positive number, or -1 for no limit")
+	}
+}
+
+// TestServeMaxConnsPerClient: with --max-conns-per-client 1, an address
+// whose one connection is busy has its next one closed at once, while
+// another address is served; values out of range are usage errors that
+// name the range.
+func TestServeMaxConnsPerClient(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url, stderr, stop := serveInProcess(t, "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db"),
+		"--max-conns", "8", "--max-conns-per-client", "1")
+	defer func() { assert.Zero(t, stop(), stderr.String()) }()
+	addr := strings.TrimPrefix(url, "http://")
+	from := func(ip string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: testwait.Bound}
+		c, err := d.Dial("tcp", addr)
+		require.NoError(t, err, "dial from %s", ip)
+		t.Cleanup(func() { c.Close() })
+		require.NoError(t, c.SetDeadline(time.Now().Add(testwait.Bound)))
+		return c
+	}
+	busy := from("127.0.0.2")
+	_, err := busy.Write([]byte("GET /livez HTTP/1.1\r\nHo")) // half a request
+	require.NoError(t, err)
+	// The address's next connection (accepted after the first: the
+	// kernel queues them in order) is closed at once.
+	_, err = from("127.0.0.2").Read(make([]byte, 1))
+	require.Error(t, err, "a second connection from 127.0.0.2")
+	assert.False(t, errors.Is(err, os.ErrDeadlineExceeded), "a second connection from 127.0.0.2 closed at once, not left waiting: %v", err)
+	_, err = busy.Write([]byte("st: x\r\n\r\n"))
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(busy), nil)
+	require.NoError(t, err, "the busy connection is served")
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	other := from("127.0.0.3")
+	_, err = other.Write([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	resp, err = http.ReadResponse(bufio.NewReader(other), nil)
+	require.NoError(t, err, "another address is served")
+	m, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Regexp(t, `idkit_connections_refused_total\{listener="main"\} [1-9]`, string(m))
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-conns-per-client", "0"}, "--max-conns-per-client 0 out of range, want 1 to 4096 (--max-conns), or -1 for no limit"},
+		{[]string{"--max-conns", "10", "--max-conns-per-client", "11"}, "--max-conns-per-client 11 out of range, want 1 to 10 (--max-conns), or -1 for no limit"},
+		{[]string{"--max-conns", "-1", "--max-conns-per-client", "-3"}, "--max-conns-per-client -3 out of range, want 1 or more, or -1 for no limit"},
+	} {
+		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, tt.args...)...)
+		assert.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, tt.want)
 	}
 }
 
