@@ -73,7 +73,14 @@ type Generator struct {
 	state atomic.Uint64
 	_     cpu.CacheLinePad
 
-	coarse      clock.Coarse
+	coarse clock.Coarse
+	// steps is the clock's count of steps back (clock.Coarse.Steps) under
+	// which the logical second was entered and its claim checked. Once the
+	// clock counts more, the wall clock may pass through that second
+	// again, later than the check foresaw: every ID checks the claim until
+	// the generator enters a new second. Beside coarse, which every fast
+	// path reads with it.
+	steps       atomic.Uint64
 	clock       clock.Clock
 	hi          uint64 // node bits
 	counterMask uint32 // low bits that hold the counter
@@ -88,12 +95,6 @@ type Generator struct {
 
 	behind  atomic.Bool  // the wall clock is behind the logical second
 	lagging atomic.Int64 // a coarse reading found merely lagging the precise clock
-	// steps is the clock's count of steps back (clock.Coarse.Steps) under
-	// which the logical second was entered and its claim checked. Once the
-	// clock counts more, the wall clock may pass through that second
-	// again, later than the check foresaw: every ID checks the claim until
-	// the generator enters a new second.
-	steps atomic.Uint64
 
 	closed    atomic.Bool     // Close has begun; the state is closedState
 	closing   *closing.Signal // ends the waits for the next second at Close

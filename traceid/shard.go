@@ -27,12 +27,13 @@ type Shard struct {
 	until atomic.Int64
 	next  uint64 // the next low value to issue
 	last  uint64 // the last low value of the chunk
+	steps uint64 // the clock's steps back the shard has seen (see Generator.steps)
 }
 
 // Shard returns a new Shard of g. Once g is closed its calls fail with
 // ErrClosed.
 func (g *Generator) Shard() *Shard {
-	s := &Shard{g: g, coarse: g.coarse, next: 1}
+	s := &Shard{g: g, coarse: g.coarse, next: 1, steps: g.steps.Load()}
 	g.views.addShard(s)
 	return s
 }
@@ -55,10 +56,8 @@ func (s *Shard) NextContext(ctx context.Context) (ID, error) {
 			now = s.coarse.UnixNano()
 		}
 		if now < s.until.Load() {
-			if s.g.stepped() {
-				// The wall clock stepped back since the generator
-				// entered its second: every ID checks the claim.
-				if err := s.g.fenceNow(); err != nil {
+			if s.coarse.Steps() != s.steps {
+				if err := s.stepped(); err != nil {
 					return 0, err
 				}
 			}
@@ -73,6 +72,19 @@ func (s *Shard) NextContext(ctx context.Context) (ID, error) {
 	id := s.hi | ID(s.next)
 	s.next++
 	return id, nil
+}
+
+// stepped handles a clock that counts steps back the shard has not seen:
+// while the generator has not entered a second since, the wall clock may
+// be back in the chunk's second, and every ID checks the claim; once it
+// has, the count is the one its seconds were checked under, which the
+// shard takes (a chunk of an earlier second is over by then).
+func (s *Shard) stepped() error {
+	if s.g.stepped() {
+		return s.g.fenceNow()
+	}
+	s.steps = s.g.steps.Load()
+	return nil
 }
 
 // claim takes the next whole chunk of the generator's current second.
