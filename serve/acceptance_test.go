@@ -204,33 +204,40 @@ func (g *greedyConn) ask(stop <-chan struct{}, n *greedyCounts) {
 // TestAcceptanceGreedyNeighbours: five clients from five addresses, each
 // asking as fast as it can on as many connections as its share of the
 // main port allows (the one more it opens is closed at once), cannot push
-// a sixth client's p99 latency above ten times its p99 alone (taken as
-// 1 ms at least, where the noise of a loaded machine is as large as the
-// figure), and the sixth is served every time.
+// a sixth client's p99 latency above ten times its p99 alone, and the
+// sixth is served every time.
 //
 // The five ask for 1,000 IDs a request: they are over their limit of IDs
-// a second within a few requests, and over the node's ceiling between
-// them, so that nearly all they get is 429, which costs the server little;
-// the node's ceiling keeps the sixth's share, which it never reaches. The
-// sixth asks for 5 IDs every millisecond, well under its own limits and
-// its share. What is left to the five is CPU, which the connections'
-// goroutines share: the test holds the server to answering a quiet
-// client without queueing it long behind the greedy ones. The latency
-// alone and beside the five is measured in turns, three of each, so that
-// a machine that gets busier or quieter during the test (other tests run
-// beside it) weighs on both alike. The server runs on the system clock:
-// its limits refill in real time, as the latency is measured.
+// a second within a few requests, so that nearly all they get is 429,
+// which costs the server little. The node's ceiling is above what their
+// limits let them take together, so that the latency alone is measured
+// here; TestNodeCeilingKeepsAShare holds the ceiling to keeping a quiet
+// client's share. The sixth asks for 5 IDs every millisecond, well under
+// its own limits. What is left to the five is CPU, which they keep busy: the
+// test holds the server to answering a quiet client without queueing it
+// long behind them. The latency alone and beside the five is measured in
+// turns, three of each, so that a machine that gets busier or quieter
+// during the test (other tests run beside it) weighs on both alike.
+//
+// The p99 alone is taken as 2 ms at least. Alone, the sixth finds the
+// process asleep, and the kernel runs it at once; beside the five, the
+// process keeps both CPUs of a 2-core machine busy, and when another
+// process (another package's tests) wants one too, the kernel makes this
+// one wait its turn, some milliseconds at times: noise as large as the
+// p99 alone, which the floor keeps from failing the test. The server runs
+// on the system clock: its limits refill in real time, as the latency is
+// measured.
 func TestAcceptanceGreedyNeighbours(t *testing.T) {
 	const (
 		turns    = 3
 		samples  = 500 // a turn's
 		interval = time.Millisecond
-		share    = 2 // connections of each client
-		floor    = time.Millisecond
+		share    = 1 // connections of each client
+		floor    = 2 * time.Millisecond
 	)
 	s := newServer(t, Options{ObjectID: &objectid.Options{}, MaxN: 1000,
 		Limits: Limits{MaxConns: 8 * share, MaxConnsPerClient: share,
-			IDsPerSecond: 20_000, RequestsPerSecond: 5_000, NodeIDsPerSecond: 60_000}})
+			IDsPerSecond: 20_000, RequestsPerSecond: 5_000, NodeIDsPerSecond: 200_000}})
 	ln, addr := freePort(t)
 	served(t, s, s.Serve, ln)
 	scrape := func() string { return body(t, get(t, s, "/metrics")) }
@@ -250,7 +257,9 @@ func TestAcceptanceGreedyNeighbours(t *testing.T) {
 			*into = append(*into, time.Since(began))
 			require.NoError(t, err, "the sixth client %s", what)
 			statuses[resp.StatusCode]++
-			require.Equal(t, http.StatusOK, resp.StatusCode, "the sixth client %s, after %d requests", what, len(alone)+len(loaded))
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("the sixth client %s, after %d requests: %s %s", what, len(alone)+len(loaded), resp.Status, body(t, resp))
+			}
 		}
 	}
 

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -239,7 +240,7 @@ func dialFrom(t testing.TB, ip, addr string) net.Conn {
 }
 
 // roundTrip sends a GET of path on c and reads the answer from r, which
-// reads c.
+// reads c; the answer's body is read, and left in it.
 func roundTrip(c net.Conn, r *bufio.Reader, path string) (*http.Response, error) {
 	if err := c.SetDeadline(time.Now().Add(testwait.Bound)); err != nil {
 		return nil, err
@@ -251,8 +252,9 @@ func roundTrip(c net.Conn, r *bufio.Reader, path string) (*http.Response, error)
 	if err != nil {
 		return nil, err
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
+	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return resp, err
 }
 
