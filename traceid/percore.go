@@ -57,6 +57,11 @@ type PerCore struct {
 	// most, on a cache line of its own. The generator's Close sets it to
 	// MaxInt64, which ends every run.
 	floor atomic.Int64
+	// steps is the clock's count of steps back that the runs were
+	// claimed under, read with every ID beside floor; refill takes the
+	// generator's count once it has entered a second since a step (see
+	// Generator.steps).
+	steps atomic.Uint64
 	_     cpu.CacheLinePad
 }
 
@@ -90,6 +95,7 @@ func (g *Generator) PerCore() *PerCore {
 		mask:   uint64(g.counterMask),
 		runLen: runLength(procs),
 	}
+	p.steps.Store(g.steps.Load())
 	g.views.addPerCore(p)
 	return p
 }
@@ -129,7 +135,7 @@ func (p *PerCore) NextContext(ctx context.Context) (ID, error) {
 			if !ok {
 				now = p.coarse.UnixNano()
 			}
-			if (uint64(now-r.start) < nsPerSec || p.g.lags(now)) && !p.g.stepped() {
+			if (uint64(now-r.start) < nsPerSec || p.g.lags(now)) && p.coarse.Steps() == p.steps.Load() {
 				if id, ok := r.pop(p.mask); ok {
 					procUnpin()
 					return id, nil
@@ -153,7 +159,7 @@ func (p *PerCore) TryNext() (ID, error) {
 			if !ok {
 				now = p.coarse.UnixNano()
 			}
-			if (uint64(now-r.start) < nsPerSec || p.g.lags(now)) && !p.g.stepped() {
+			if (uint64(now-r.start) < nsPerSec || p.g.lags(now)) && p.coarse.Steps() == p.steps.Load() {
 				if id, ok := r.pop(p.mask); ok {
 					procUnpin()
 					return id, nil
@@ -178,6 +184,8 @@ func (p *PerCore) refill(ctx context.Context, wait bool) (ID, error) {
 		want := p.runLen
 		if now := g.coarse.UnixNano(); now < int64(g.state.Load()>>32*nsPerSec) && !g.lags(now) || g.stepped() {
 			want = 1
+		} else if steps := g.steps.Load(); p.steps.Load() != steps {
+			p.steps.Store(steps) // the generator entered a second since the step
 		}
 		v, first, last, err := g.claimRun(ctx, want, wait)
 		if err != nil {
