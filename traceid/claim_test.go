@@ -2,6 +2,7 @@ package traceid
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/testkit/claimtest"
 	"github.com/idkit/idkit/internal/testkit/memstore"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 func TestClaimSuppliesNode(t *testing.T) {
@@ -181,5 +183,38 @@ func TestClaimAskedOnTheMonotonicClock(t *testing.T) {
 	require.NotEmpty(t, asked, "the generator never asked its claim")
 	for _, a := range asked {
 		assert.Contains(t, a.String(), " m=", "the claim was asked about %v, a time with no monotonic reading", a)
+	}
+}
+
+// lostClaim is a claimtest.Claim that also says when it is lost, as a
+// fleet claim does with Done.
+type lostClaim struct {
+	*claimtest.Claim
+	done chan struct{}
+}
+
+func (c lostClaim) Done() <-chan struct{} { return c.done }
+
+// A claim found lost in the background (its Done closed) stops every fast
+// path at once, within the second whose check passed: Next, a PerCore and
+// a Shard report ErrNodeLost without the clock moving on.
+func TestClaimLostStopsTheFastPaths(t *testing.T) {
+	t.Parallel()
+	claim := lostClaim{&claimtest.Claim{Number: 3, Deadline: t0.Add(time.Hour)}, make(chan struct{})}
+	g, _ := start(t, Options{Claim: claim, ThreadBits: 4}) // 16 chunks a second: room for all three
+	defer g.Close()
+	p, s := g.PerCore(), g.Shard()
+	// The shard first: it takes a whole chunk of the second.
+	for _, next := range []func() (ID, error){s.Next, g.Next, p.Next} {
+		_, err := next()
+		require.NoError(t, err)
+	}
+	claim.Revoke()
+	close(claim.done)
+	for name, next := range map[string]func() (ID, error){"Next": g.Next, "PerCore": p.Next, "Shard": s.Next} {
+		testwait.Until(t, func() bool {
+			_, err := next()
+			return errors.Is(err, ErrNodeLost)
+		}, name+" reporting the lost claim")
 	}
 }

@@ -183,7 +183,23 @@ func New(ctx context.Context, o Options) (*Generator, error) {
 	// a second that began after this run started and after the mark.
 	g.state.Store(start<<32 | maxLow + 1)
 	g.lastExhausted = start
+	if c, ok := o.Claim.(interface{ Done() <-chan struct{} }); ok {
+		go g.watchClaim(c.Done())
+	}
 	return g, nil
+}
+
+// watchClaim waits until the claim is found lost (lost is closed), or the
+// generator closed, and on a lost claim sends every fast path to the
+// checks of a slow one, which report ErrNodeLost: no ID is handed out
+// after the loss is known, even within a second whose claim check passed.
+func (g *Generator) watchClaim(lost <-chan struct{}) {
+	select {
+	case <-lost:
+		g.steps.Store(math.MaxUint64) // no clock counts that many steps
+		g.views.close()               // every run and chunk ends
+	case <-g.closing.Done():
+	}
 }
 
 // check validates o and sets its defaults: the claim's node, the lease,

@@ -33,6 +33,9 @@ func New() *Signal {
 // nothing.
 func (s *Signal) Close() { s.cancel() }
 
+// Done is closed when s is.
+func (s *Signal) Done() <-chan struct{} { return s.ctx.Done() }
+
 // Closed reports whether s is closed.
 func (s *Signal) Closed() bool { return s.ctx.Err() != nil }
 
