@@ -239,20 +239,7 @@ func TestClaimCutOffHolderHandsOver(t *testing.T) {
 	second := o
 	second.Client = direct
 	second.TTL = fleet.DefaultTTL // not the one cut off: room for late renewals on a loaded machine
-	var b *fleet.Claim
-	for giveUp := time.Now().Add(time.Minute); b == nil; {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := fleet.ClaimNode(ctx, second)
-		cancel()
-		if errors.Is(err, fleet.ErrNoFreeNode) {
-			require.True(t, time.Now().Before(giveUp), "node 0 still held a minute after its holder was cut off")
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		require.NoError(t, err)
-		t.Cleanup(func() { c.Close() })
-		b = c
-	}
+	b := claimOnceFree(t, second)
 	takenAt := time.Now()
 	select {
 	case err := <-aErr:
@@ -278,6 +265,25 @@ func TestClaimCutOffHolderHandsOver(t *testing.T) {
 		if i == 0 {
 			assert.Greater(t, id, ids[len(ids)-1], "the new holder's first ID is above the old holder's last")
 		}
+	}
+}
+
+// claimOnceFree claims with o once its node is free, as it becomes a TTL
+// after its holder was cut off, within a minute.
+func claimOnceFree(t *testing.T, o fleet.ClaimOptions) *fleet.Claim {
+	t.Helper()
+	for giveUp := time.Now().Add(time.Minute); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := fleet.ClaimNode(ctx, o)
+		cancel()
+		if errors.Is(err, fleet.ErrNoFreeNode) {
+			require.True(t, time.Now().Before(giveUp), "node still held a minute after its holder was cut off")
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		return c
 	}
 }
 

@@ -122,20 +122,7 @@ func steppedHolderCutOff(t *testing.T, space string, start issuer, step time.Dur
 	second := o
 	second.Client = direct
 	second.TTL = fleet.DefaultTTL
-	var b *fleet.Claim
-	for giveUp := time.Now().Add(time.Minute); b == nil; {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := fleet.ClaimNode(ctx, second)
-		cancel()
-		if errors.Is(err, fleet.ErrNoFreeNode) {
-			require.True(t, time.Now().Before(giveUp), "node 0 still held a minute after its holder was cut off")
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		require.NoError(t, err)
-		t.Cleanup(func() { c.Close() })
-		b = c
-	}
+	b := claimOnceFree(t, second)
 	takenAt := time.Now()
 	select {
 	case err := <-done:

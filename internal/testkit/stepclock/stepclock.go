@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/idkit/idkit/clock"
 )
 
 // Clock reads time.Now with its wall time moved by the sum of its steps;
@@ -36,14 +38,7 @@ func (c *Clock) Sleep(d time.Duration) { time.Sleep(d) }
 
 // SleepContext sleeps d of real time, or until ctx ends.
 func (c *Clock) SleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return clock.SleepContext(ctx, clock.System(), d)
 }
 
 // timeLayout is time.Time's layout: wall holds the wall time (with a flag
