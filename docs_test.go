@@ -54,7 +54,7 @@ func TestReadmeIsAFrontDoor(t *testing.T) {
 	assert.LessOrEqual(t, strings.Count(text, "\n"), 300, "README.md lines")
 	first := strings.Index(text, "```sh\n")
 	require.Positive(t, first, "a shell block")
-	assert.True(t, strings.HasPrefix(text[first:], "```sh\ngo run ./cmd/idkit compare"), "compare is the first command")
+	assert.True(t, strings.HasPrefix(text[first:], "```sh\ngo run ./cmd/idkit/idkit-full compare"), "compare is the first command")
 	assert.Contains(t, text[first:first+200], "go test github.com/idkit/idkit/...", "the tests of every module are the second")
 }
 

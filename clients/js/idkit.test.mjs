@@ -1,13 +1,13 @@
 // Tests of the JavaScript client against a running idkit serve, whose URL
 // is in IDKIT_URL; it must serve traceid, snowflake with the jssafe preset,
 // decimalid, objectid and the segment tag "order". The Go test
-// TestJSClient in cmd/idkit starts one and runs these with node --test.
+// TestJSClient in cmd/idkit/idkit-full starts one and runs these with node --test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, IDKitError } from './idkit.mjs';
 
 const url = process.env.IDKIT_URL;
-const skip = url ? false : 'set IDKIT_URL to a running idkit serve (go test ./cmd/idkit -run TestJSClient does)';
+const skip = url ? false : 'set IDKIT_URL to a running idkit serve (go test ./cmd/idkit/idkit-full -run TestJSClient does)';
 const client = new Client(url ?? 'http://127.0.0.1:0');
 const twoTo53 = 2n ** 53n;
 

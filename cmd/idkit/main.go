@@ -12,10 +12,20 @@
 // Schemes are traceid, decimalid, snowflake, objectid, flake128, ulid,
 // uuidv4, uuidv7, xid and ksuid (uuid4 and uuid7 are accepted too). Errors are one line on stderr, with exit status 2 for bad arguments
 // and 1 for anything else. Run "idkit help COMMAND" for the flags and examples.
+//
+// idkit links the standard library, bbolt and the peer ID modules only, and
+// starts in a millisecond or two. It hands serve, compare, nodes and every
+// command line with --etcd to idkit-full, which links etcd's client, gRPC,
+// the SQL drivers and Prometheus too, and which it finds beside itself or on
+// $PATH. Install both:
+//
+//	go install github.com/idkit/idkit/cmd/idkit/...@latest
 package main
 
-import "os"
+import (
+	"os"
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
+	"github.com/idkit/idkit/cmd/idkit/internal/cli"
+)
+
+func main() { os.Exit(cli.Main(os.Args[1:])) }

@@ -15,7 +15,7 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d)
 trap 'kill $PID $BASE 2>/dev/null || true; rm -rf "$dir"' EXIT
-(cd "$root" && go build -o "$dir/idkit" ./cmd/idkit && go build -o "$dir/loadgen" ./internal/testkit/loadgen/cmd/loadgen)
+(cd "$root" && go build -o "$dir/idkit" ./cmd/idkit/idkit-full && go build -o "$dir/loadgen" ./internal/testkit/loadgen/cmd/loadgen)
 cd "$dir"
 ./idkit launch begin --log bench.db >/dev/null
 ./idkit serve --addr 127.0.0.1:18090 --node 7 --log bench.db 2>serve.err &
