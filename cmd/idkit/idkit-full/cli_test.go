@@ -253,3 +253,39 @@ func TestErrorsSayTheCommandOnce(t *testing.T) {
 		assert.NotContains(t, stderr, args[0]+": "+args[0]+": ", "%v", args)
 	}
 }
+
+// TestTypoSuggestions: a mistyped command name, and a mistyped flag of
+// every command that takes flags, get the name that was meant.
+func TestTypoSuggestions(t *testing.T) {
+	t.Parallel()
+	for _, c := range cli.Commands() {
+		b := []byte(c.Name)
+		b[len(b)-1], b[len(b)-2] = b[len(b)-2], b[len(b)-1]
+		code, _, stderr := idkit(string(b))
+		assert.Equal(t, 2, code, "%s: %s", b, stderr)
+		assert.Contains(t, stderr, fmt.Sprintf("; did you mean %q?", c.Name), "%s", b)
+	}
+	flagTypos := map[string][]string{
+		"new":      {"new", "traceid", "--nod", "3"},
+		"inspect":  {"inspect", "traceid", "1", "--jsn"},
+		"launch":   {"launch", "begin", "--tiket", "REL-1"},
+		"nodes":    {"nodes", "--jsno"},
+		"serve":    {"serve", "--nod", "3"},
+		"sql":      {"sql", "instagram", "--shrad", "1"},
+		"publicid": {"publicid", "decode", "--key-fil", "keys.txt", "1"},
+		"compare":  {"compare", "--shemes", "counter"},
+	}
+	meant := map[string]string{"new": "--node", "inspect": "--json", "launch": "--ticket", "nodes": "--json", "serve": "--node", "sql": "--shard", "publicid": "--key-file", "compare": "--schemes"}
+	for _, c := range cli.Commands() {
+		args, ok := flagTypos[c.Name]
+		if !ok {
+			assert.Contains(t, []string{"help", "version"}, c.Name, "a typo of a flag of %s is tried", c.Name)
+			continue
+		}
+		code, stdout, stderr := idkit(args...)
+		assert.Equal(t, 2, code, "%q: %s", args, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, "; did you mean "+meant[c.Name]+"?", "%q", args)
+		assertOneLine(t, stderr, args)
+	}
+}
