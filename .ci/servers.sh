@@ -4,6 +4,8 @@
 #   need_chromium   Chromium, for the test that renders the compare report
 #                   in a browser; installed with apt if missing, and that
 #                   test made a failure rather than a skip
+#   need_haproxy    HAProxy, for the deployed fleet (internal/testkit/deploy);
+#                   installed with apt if missing
 #   need_node       Node.js, for the tests of the JavaScript client
 #                   (clients/js); installed with apt if missing
 #   need_servers    PostgreSQL 15, MariaDB 10.11 and Redis 7 answering on
@@ -20,6 +22,16 @@ need_chromium() {
 	fi
 	chromium --version
 	export IDKIT_REQUIRE_BROWSER=1
+}
+
+need_haproxy() {
+	if ! command -v haproxy >/dev/null; then
+		local sudo=""
+		[ "$(id -u)" -eq 0 ] || sudo=sudo
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq haproxy >/dev/null
+	fi
+	haproxy -v | head -1
 }
 
 need_node() {
