@@ -138,6 +138,11 @@ func TestDeployedFleet(t *testing.T) {
 	t.Logf("%d IDs in %d requests, %.2f%% answered, p99 %v; %d fault windows", rec.IDs(), len(total), 100*share, p99, len(windows))
 	assert.Greater(t, rec.IDs(), 10_000, "the clients were given IDs")
 
+	for _, w := range windows {
+		share, p99 := Availability(rec.Requests(w.Start, w.Settled))
+		t.Logf("%s to %s: %s on %s: %.2f%% answered, p99 %v", w.Start.UTC().Format("15:04:05"), w.Settled.UTC().Format("15:04:05"),
+			w.Kind, w.Target, 100*share, p99.Round(time.Millisecond))
+	}
 	report := reportTable(seed, duration, rec, windows, began)
 	t.Log("\n" + report)
 	if path := os.Getenv(envReport); path != "" {
