@@ -55,6 +55,8 @@ type Fleet struct {
 	LBAddr string // HAProxy's frontend, 127.0.0.1:PORT
 
 	etcdFlags map[string]string // deploy/etcd.env
+	tls       *tls.Config       // a client's of the serve processes
+	tokens    string            // the serve processes' token file
 	probe     *http.Client
 	members   map[string]uint64 // etcd member ids by name
 }
@@ -73,6 +75,19 @@ func Start(ctx context.Context, cfg Config) (f *Fleet, err error) {
 		return f, err
 	}
 	if f.Net, err = NewNet("e1", "e2", "e3", "s1", "s2", "s3", "s4"); err != nil {
+		return f, err
+	}
+	pem, err := os.ReadFile(cfg.CAFile)
+	if err != nil {
+		return f, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return f, fmt.Errorf("%s holds no PEM certificate", cfg.CAFile)
+	}
+	f.tls = &tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12}
+	f.tokens = filepath.Join(cfg.Dir, "tokens")
+	if err := os.WriteFile(f.tokens, []byte("harness "+cfg.Token+"\n"), 0o600); err != nil {
 		return f, err
 	}
 	f.probe = &http.Client{
@@ -117,12 +132,7 @@ func Start(ctx context.Context, cfg Config) (f *Fleet, err error) {
 
 // TLS is the configuration of a client of the serve processes: their
 // certificate is for localhost, whatever address is dialled.
-func (f *Fleet) TLS() *tls.Config {
-	pem, _ := os.ReadFile(f.CAFile)
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	return &tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12}
-}
+func (f *Fleet) TLS() *tls.Config { return f.tls.Clone() }
 
 // Endpoints are the etcd members' client URLs.
 func (f *Fleet) Endpoints() []string {
@@ -177,10 +187,6 @@ func (f *Fleet) newServe(name string) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	tokens := filepath.Join(f.Dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("harness "+f.Token+"\n"), 0o600); err != nil {
-		return nil, err
-	}
 	ip := h.IP.String()
 	for k, v := range map[string]string{
 		"IDKIT_ADDR":         net.JoinHostPort(ip, strconv.Itoa(servePort)),
@@ -189,7 +195,7 @@ func (f *Fleet) newServe(name string) (*Proc, error) {
 		"IDKIT_ETCD":         strings.Join(f.Endpoints(), ","),
 		"IDKIT_TLS_CERT":     f.CertFile,
 		"IDKIT_TLS_KEY":      f.KeyFile,
-		"IDKIT_TOKEN_FILE":   tokens,
+		"IDKIT_TOKEN_FILE":   f.tokens,
 		"IDKIT_PROXIES":      f.Net.Gateway().String() + "/32",
 	} {
 		if _, ok := env[k]; !ok {

@@ -83,7 +83,7 @@ func (c *Console) Run(args []string) int {
 	case args[0] == "--version" || args[0] == "-version":
 		args = append([]string{"version"}, args[1:]...)
 	}
-	cmd := lookup(args[0])
+	cmd := Lookup(args[0])
 	if cmd == nil {
 		var names []string
 		for _, c := range commands {
@@ -96,7 +96,13 @@ func (c *Console) Run(args []string) int {
 		}
 		return 2
 	}
-	if helped := cmd == cmdHelp && len(args) == 2 && lookup(args[1]) != nil; elsewhere(cmd, args[1:]) || helped && lookup(args[1]).Run == nil {
+	// What only idkit-full runs, and its help, go to idkit-full.
+	if cmd == cmdHelp && len(args) == 2 {
+		if target := Lookup(args[1]); target != nil && target.Run == nil {
+			return handOver(args, stderr)
+		}
+	}
+	if elsewhere(cmd, args[1:]) {
 		return handOver(args, stderr)
 	}
 	// "idkit COMMAND -h" is help for every command, those whose first
@@ -152,9 +158,7 @@ func hint(cmd *Command, err error) string {
 func Commands() []*Command { return slices.Clone(commands) }
 
 // Lookup returns the command called name, or nil.
-func Lookup(name string) *Command { return lookup(name) }
-
-func lookup(name string) *Command {
+func Lookup(name string) *Command {
 	for _, c := range commands {
 		if c.Name == name {
 			return c
@@ -352,7 +356,7 @@ Examples:
 			printCommands(c.Stdout)
 			return nil
 		case 1:
-			cmd := lookup(args[0])
+			cmd := Lookup(args[0])
 			if cmd == nil {
 				return Usagef("unknown command %q", args[0])
 			}

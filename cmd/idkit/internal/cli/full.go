@@ -43,7 +43,7 @@ var (
 // Provide gives the command called name, which only idkit-full runs, its
 // help text and its body.
 func Provide(name, long string, run func(c *Console, args []string) error) {
-	cmd := lookup(name)
+	cmd := Lookup(name)
 	if cmd == nil {
 		panic("cli.Provide: no command " + name)
 	}
