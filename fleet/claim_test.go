@@ -80,7 +80,7 @@ func TestClaimOptionsRejected(t *testing.T) {
 		o   fleet.ClaimOptions
 		msg string
 	}{
-		{fleet.ClaimOptions{}, "ClaimOptions.Client is nil"},
+		{fleet.ClaimOptions{}, "ClaimOptions.Client and Session are nil"},
 		{fleet.ClaimOptions{Client: cli, Min: 5, Max: 4}, "Min = 5, Max = 4, want 0 <= Min <= Max <= 2147483647"},
 		{fleet.ClaimOptions{Client: cli, Min: -1}, "Min = -1"},
 		{fleet.ClaimOptions{Client: cli, TTL: time.Second}, "TTL = 1s, want whole seconds from 2s to 1h"},
@@ -349,7 +349,7 @@ func TestClockCheckReadsLiveHolders(t *testing.T) {
 	}
 	// Wait until the cut-off holders' records are older than MaxSkew plus
 	// an Interval, as the live ones never are.
-	dir := prefix + "nodes/skew/"
+	dir := prefix + "holders/"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for {
@@ -423,7 +423,9 @@ func TestClaimFencesItsMarks(t *testing.T) {
 	node, err := cli.Get(ctx, prefix+"nodes/marks/", clientv3.WithPrefix())
 	require.NoError(t, err)
 	require.Len(t, node.Kvs, 1, "the claim's node key")
-	own := strconv.FormatInt(node.Kvs[0].Lease, 16)
+	var rec fleet.Record
+	require.NoError(t, json.Unmarshal(node.Kvs[0].Value, &rec))
+	own := strconv.FormatInt(node.Kvs[0].Lease, 16) + "/" + rec.Token
 	_, err = a.HighWater(context.Background(), "k")
 	require.NoError(t, err)
 	late(own, t1.Add(30*time.Second))

@@ -21,6 +21,16 @@
 // margin (TTL/25 by default), even when it is cut off from etcd and hears
 // nothing.
 //
+// A process that holds many nodes takes them in one [Session]: one lease
+// and one clock record for all its claims, so that etcd's load grows with
+// the fleet's processes rather than its nodes. The claims of a session
+// share its deadline; Claim.Close deletes its node's key, and the
+// session's Close revokes the lease and frees them all:
+//
+//	s, _ := fleet.NewSession(ctx, fleet.SessionOptions{Client: cli})
+//	defer s.Close()
+//	claim, err := fleet.ClaimNode(ctx, fleet.ClaimOptions{Session: s, Space: "traceid", Max: traceid.MaxNode})
+//
 // A claim keeps its node's high-water marks (the keys of a [Log] with the
 // same prefix) and fences every write of them in the same transaction.
 // traceid and snowflake generators take a claim in their Options instead
@@ -39,16 +49,20 @@
 // # Why a node's IDs are never issued twice
 //
 // A holder H issues in a unit u (a second, a tick) only below a mark it
-// wrote itself while etcd held the node under its lease: each mark write
-// compares the node key's lease in the same transaction, and a mark that
-// anyone else wrote never raises H's limit (TestStalledHolderHandsOver).
+// wrote itself while etcd held the node for H: each mark write compares
+// the node key with H's claim record (under H's lease, with a token of
+// H's alone, so not another claim of H's session) in the same
+// transaction, and a mark that anyone else wrote never raises H's limit
+// (TestStalledHolderHandsOver).
 // H enters u only if, checked after its last blocking call, its claim
 // holds until u ends plus clock.CoarseLag, so it hands out nothing after
 // its deadline (TestClaimCheckedAfterTheStoreWrite). For a keep-alive sent
 // at s, that deadline is s + TTL - Margin on H's clock, before etcd can
 // expire the lease (s + TTL at the earliest) for a clock up to 2% slow
 // (Margin >= TTL/50; TestCampaign runs clocks 2% slow and fast). A
-// successor claims only after the lease expired, then reads the mark: all
+// successor claims only after the lease expired or H released the node
+// (its key deleted: no write of H's passes the comparison after that),
+// then reads the mark: all
 // of H's writes committed before, so it starts above every unit H could
 // issue in, whatever its clock reads; a clock behind only waits for the
 // mark, and MaxSkew bounds that wait. Assumed: clock rates within 2%,
@@ -77,7 +91,8 @@
 //
 // # Clock check
 //
-// Every holder records its wall clock under its claim each Interval. A new
+// Every holder records its wall clock under its lease (holders/, one
+// record per session) each Interval. A new
 // claimer compares its clock with the median of the live holders' records
 // and refuses to start, with [ErrClockSkew] and the offset, when it is
 // further off than MaxSkew (5s by default). The record of a holder that

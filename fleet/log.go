@@ -148,7 +148,7 @@ func (l *Log) generatorKey(id int) string { return fmt.Sprintf("%sgenerators/%05
 func (l *Log) markKey(key string) string  { return l.prefix + "highwater/" + key }
 
 // markWriterKey is where a claim records, in the transaction that writes
-// the mark for key, the lease it holds its node under: the writer of the
+// the mark for key, its lease and token: the writer of the
 // mark's current value when both keys share a ModRevision.
 func (l *Log) markWriterKey(key string) string { return l.prefix + "highwater-writer/" + key }
 func (l *Log) launchesRange() (string, string) {

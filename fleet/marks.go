@@ -40,8 +40,8 @@ func (c *Claim) HighWater(ctx context.Context, key string) (time.Time, error) {
 //     a mark that another writer moved meanwhile is never adopted: the
 //     write fails with ErrNodeLost and loses the claim.
 //
-// Each write records, in the same transaction, the lease the claim holds
-// its node under, beside the mark. So a write of this claim's that etcd
+// Each write records, in the same transaction, the claim's lease and
+// token beside the mark. So a write of this claim's that etcd
 // applied late, after its answer was lost and the mark read again (in
 // this call or an earlier one), is recognised as its own and built on,
 // not taken for another writer's.
@@ -61,19 +61,19 @@ func (c *Claim) AdvanceHighWater(ctx context.Context, key string, t time.Time) (
 	}
 	mk, wk := c.marks.markKey(key), c.marks.markWriterKey(key)
 	v := time.Unix(0, n).UTC().Format(markLayout)
-	writer := strconv.FormatInt(int64(c.lease), 16)
+	writer := strconv.FormatInt(int64(c.s.lease), 16) + "/" + c.record.Token
 	err = c.marks.run(ctx, "AdvanceHighWater", func(ctx context.Context) error {
 		// Each pass finds the mark moved by a late write of this claim's
 		// at most once more than the last: a few passes suffice.
 		for range 3 {
-			if err := c.Check(c.clock.Now()); err != nil {
+			if err := c.Check(c.s.clock.Now()); err != nil {
 				return err
 			}
 			var then []clientv3.Op
 			if put := !t.IsZero() && (seen.mod == 0 || seen.n < n); put {
 				then = append(then, clientv3.OpPut(mk, v), clientv3.OpPut(wk, writer))
 			}
-			resp, err := c.cli.Txn(ctx).
+			resp, err := c.s.cli.Txn(ctx).
 				If(c.fence(), clientv3.Compare(clientv3.ModRevision(mk), "=", seen.mod)).
 				Then(then...).
 				Else(clientv3.OpGet(c.key), clientv3.OpGet(mk), clientv3.OpGet(wk)).
@@ -87,7 +87,7 @@ func (c *Claim) AdvanceHighWater(ctx context.Context, key string, t time.Time) (
 				}
 				return nil
 			}
-			if kv := firstKV(resp.Responses[0]); kv == nil || clientv3.LeaseID(kv.Lease) != c.lease {
+			if kv := firstKV(resp.Responses[0]); kv == nil || string(kv.Value) != c.value {
 				return c.fencedOut()
 			}
 			mkv := firstKV(resp.Responses[1])
@@ -115,10 +115,10 @@ func (c *Claim) AdvanceHighWater(ctx context.Context, key string, t time.Time) (
 func (c *Claim) readMark(ctx context.Context, key string) (markState, error) {
 	var seen markState
 	err := c.marks.run(ctx, "HighWater", func(ctx context.Context) error {
-		if err := c.Check(c.clock.Now()); err != nil {
+		if err := c.Check(c.s.clock.Now()); err != nil {
 			return err
 		}
-		resp, err := c.cli.Txn(ctx).
+		resp, err := c.s.cli.Txn(ctx).
 			If(c.fence()).
 			Then(clientv3.OpGet(c.marks.markKey(key))).
 			Commit()
@@ -135,9 +135,10 @@ func (c *Claim) readMark(ctx context.Context, key string) (markState, error) {
 }
 
 // fence is the comparison that fences a request by the claim: etcd holds
-// the node's key under this claim's lease. It fails for a missing key.
+// the node's key as this claim wrote it, under its lease and with its
+// token. It fails for a missing key.
 func (c *Claim) fence() clientv3.Cmp {
-	return clientv3.Compare(clientv3.LeaseValue(c.key), "=", c.lease)
+	return clientv3.Compare(clientv3.Value(c.key), "=", c.value)
 }
 
 // fencedOut loses the claim because etcd no longer holds the node under

@@ -229,7 +229,7 @@ func TestKilledHolderFreesNodeAfterTTL(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	watch := cli.Watch(ctx, fmt.Sprintf("%snodes/traceid/%010d", prefix, node))
+	watch := cli.Watch(ctx, prefix+"holders/", clientv3.WithPrefix())
 	for renewed := false; !renewed; {
 		resp, ok := <-watch
 		require.True(t, ok, "no renewal of node %d within 30s", node)

@@ -29,17 +29,18 @@ const maxSkewRecords = 64
 // by holders that are alive, each to within the time its write took to
 // arrive; only that measure refuses. A space whose holders rewrite nothing
 // in that time has no live holder to compare with.
-func (c *Claim) checkSkew(ctx context.Context, dir string, bound time.Duration) error {
+func (s *Session) checkSkew(ctx context.Context, bound time.Duration) error {
 	if bound < 0 {
 		return nil
 	}
-	resp, err := request(ctx, c.timeout, "read the holders' clocks", func(ctx context.Context) (*clientv3.GetResponse, error) {
-		return c.cli.Get(ctx, dir, clientv3.WithPrefix(), clientv3.WithLimit(maxSkewRecords))
+	dir := s.prefix + "holders/"
+	resp, err := request(ctx, s.timeout, "read the holders' clocks", func(ctx context.Context) (*clientv3.GetResponse, error) {
+		return s.cli.Get(ctx, dir, clientv3.WithPrefix(), clientv3.WithLimit(maxSkewRecords))
 	})
 	if err != nil {
 		return err
 	}
-	now := c.clock.Now()
+	now := s.clock.Now()
 	var quick []time.Duration
 	var wait time.Duration
 	stale := make(map[string]bool) // records not yet rewritten
@@ -58,7 +59,7 @@ func (c *Claim) checkSkew(ctx context.Context, dir string, bound time.Duration) 
 	if m := median(quick); m >= -bound && m <= bound && slices.Min(quick) >= -bound {
 		return nil
 	}
-	fresh, err := c.freshOffsets(ctx, dir, resp.Header.Revision+1, wait+c.attemptTimeout(), stale)
+	fresh, err := s.freshOffsets(ctx, dir, resp.Header.Revision+1, wait+s.attemptTimeout(), stale)
 	if err != nil {
 		return err
 	}
@@ -75,11 +76,11 @@ func (c *Claim) checkSkew(ctx context.Context, dir string, bound time.Duration) 
 // freshOffsets watches dir from revision rev for up to wait, until every
 // record in stale has been rewritten or deleted, and returns this clock's
 // offset from each record rewritten meanwhile, measured as it arrives.
-func (c *Claim) freshOffsets(ctx context.Context, dir string, rev int64, wait time.Duration, stale map[string]bool) ([]time.Duration, error) {
+func (s *Session) freshOffsets(ctx context.Context, dir string, rev int64, wait time.Duration, stale map[string]bool) ([]time.Duration, error) {
 	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), wait)
 	defer cancel()
 	latest := make(map[string]time.Duration)
-	for wr := range c.cli.Watch(ctx, dir, clientv3.WithPrefix(), clientv3.WithRev(rev)) {
+	for wr := range s.cli.Watch(ctx, dir, clientv3.WithPrefix(), clientv3.WithRev(rev)) {
 		if err := wr.Err(); err != nil {
 			return nil, etcdError("watch the holders' clocks", err)
 		}
@@ -91,7 +92,7 @@ func (c *Claim) freshOffsets(ctx context.Context, dir string, rev int64, wait ti
 				continue
 			}
 			if rec, ok := decodeRecord(ev.Kv.Value); ok && len(latest) < maxSkewRecords {
-				latest[key] = c.clock.Now().Sub(rec.Clock)
+				latest[key] = s.clock.Now().Sub(rec.Clock)
 			}
 		}
 		if len(stale) == 0 {
