@@ -12,13 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// withTimeout runs one etcd request under ctx bounded by d.
-func withTimeout[T any](ctx context.Context, d time.Duration, do func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	return do(ctx)
-}
-
 // request sends one etcd request and retries it, within timeout, while no
 // member can serve it (see retry). what says what was asked, for errors.
 func request[T any](ctx context.Context, timeout time.Duration, what string, do func(context.Context) (T, error)) (T, error) {
