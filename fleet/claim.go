@@ -25,6 +25,10 @@ const (
 	DefaultMaxSkew = 5 * time.Second
 )
 
+// MarkWrites is the rate of mark writes a second that the claims of one
+// range keep under together when ClaimOptions.MarkLease is zero.
+const MarkWrites = 1000
+
 // MaxNode is the largest node number a claim can name.
 const MaxNode = 1<<31 - 1
 
@@ -73,6 +77,17 @@ type ClaimOptions struct {
 	// Interval, so that it can be retried before the deadline). Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// MarkLease, when set, is how far ahead of the clock the generator on
+	// the claim leases its node's marks (traceid's and snowflake's
+	// Options.Lease, when zero, take it). Zero adapts it to the fleet: one
+	// second while [Min, Max] holds few claims, and longer as it holds
+	// more, so that their marks together write about MarkWrites a second
+	// at most; but no longer than TTL minus Interval, so that a holder
+	// that dies leases no mark past the time its node is free again, and
+	// its successor does not wait for it. A longer lease also makes a
+	// claimer that takes a node right after its holder closed it wait up
+	// to the lease for its first ID.
+	MarkLease time.Duration
 	// Clock is the source of time for deadlines and clock records. Nil
 	// means the system clock.
 	Clock clock.Clock
@@ -119,7 +134,8 @@ type Claim struct {
 	key    string
 	node   int
 	record Record
-	value  string // the node key's value as this claim wrote it
+	value  string        // the node key's value as this claim wrote it
+	lease  time.Duration // the mark lease it suggests
 
 	lost    atomic.Bool
 	mu      sync.Mutex // guards cause
@@ -158,7 +174,9 @@ func ClaimNode(ctx context.Context, o ClaimOptions) (*Claim, error) {
 	}
 	if err == nil {
 		c.record = c.s.record
-		err = c.take(ctx, spaceDir(c.s.prefix, o.Space), o.Min, o.Max)
+		var held int
+		held, err = c.take(ctx, spaceDir(c.s.prefix, o.Space), o.Min, o.Max)
+		c.lease = cmp.Or(o.MarkLease, adaptiveMarkLease(held, c.s.ttl, c.s.interval))
 	}
 	if err == nil {
 		err = c.Check(c.s.clock.Now())
@@ -222,22 +240,25 @@ func nodeKey(dir string, n int) string { return fmt.Sprintf("%s%010d", dir, n) }
 // lowest free numbers that grows fourfold with each attempt, so that many
 // claimers at once spread out instead of all retrying the same number.
 // Every eighth attempt lists the keys again.
-func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
+//
+// It returns how many numbers of the range were taken when it last listed
+// them.
+func (c *Claim) take(ctx context.Context, dir string, lo, hi int) (int, error) {
 	var taken map[int]bool
 	token := strconv.FormatUint(rand.Uint64(), 16)
 	for attempt := 0; ; attempt++ {
 		if err := c.keepLeaseDuringTake(ctx); err != nil {
-			return err
+			return 0, err
 		}
 		if attempt%8 == 0 {
 			var err error
 			if taken, err = c.listTaken(ctx, dir, lo, hi); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		n, ok := pickFree(taken, lo, hi, 1<<min(2*attempt, 20))
 		if !ok {
-			return fmt.Errorf("%w: all %d numbers from %d to %d of space %q are claimed", ErrNoFreeNode, hi-lo+1, lo, hi, dir)
+			return 0, fmt.Errorf("%w: all %d numbers from %d to %d of space %q are claimed", ErrNoFreeNode, hi-lo+1, lo, hi, dir)
 		}
 		key := nodeKey(dir, n)
 		rec := c.record
@@ -245,7 +266,7 @@ func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
 		rec.Clock = rec.ClaimedAt
 		val, err := json.Marshal(rec)
 		if err != nil {
-			return fmt.Errorf("fleet: encode claim record: %w", err)
+			return 0, fmt.Errorf("fleet: encode claim record: %w", err)
 		}
 		// A retry after an unanswered attempt finds the key created by
 		// that attempt: under this claim's lease and with its token, it
@@ -258,11 +279,11 @@ func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
 				Commit()
 		})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if kv := firstKV(resp.Responses[0]); resp.Succeeded || (kv != nil && clientv3.LeaseID(kv.Lease) == c.s.lease && string(kv.Value) == string(val)) {
 			c.node, c.key, c.record, c.value = n, key, rec, string(val)
-			return nil
+			return len(taken), nil
 		}
 		taken[n] = true
 	}
@@ -315,6 +336,21 @@ func pickFree(taken map[int]bool, lo, hi, window int) (int, bool) {
 
 // Node returns the claimed node number.
 func (c *Claim) Node() int { return c.node }
+
+// MarkLease returns how far ahead of the clock the generator on the claim
+// should lease its node's marks: ClaimOptions.MarkLease, or the lease
+// adapted to the claims of the range when it was claimed.
+func (c *Claim) MarkLease() time.Duration { return c.lease }
+
+// adaptiveMarkLease is the mark lease of a claim among held others: a
+// generator issuing all the time writes its mark about twice a lease
+// (once a second for a lease of one second), so held claims with this
+// lease write about MarkWrites a second. It is whole seconds, from 1s to
+// TTL - Interval.
+func adaptiveMarkLease(held int, ttl, interval time.Duration) time.Duration {
+	secs := max(1, (2*(held+1)+MarkWrites-1)/MarkWrites)
+	return min(time.Duration(secs)*time.Second, (ttl - interval).Truncate(time.Second))
+}
 
 // Deadline returns the local time at which the claim will be lost unless a
 // keep-alive is acknowledged first.

@@ -169,3 +169,31 @@ func TestSessionOptionsRejected(t *testing.T) {
 }
 
 func pad(n int) string { return strconv.FormatInt(int64(n)+1e10, 10)[1:] }
+
+// A generator on a claim leases its marks as far ahead as the claim says:
+// ClaimOptions.MarkLease, or one second for a claim among few.
+func TestGeneratorTakesTheClaimsMarkLease(t *testing.T) {
+	t.Parallel()
+	cli := etcdtest.Start(t, 1).Client()
+	prefix := etcdtest.Prefix(t, cli)
+	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		lease, want time.Duration
+	}{{0, time.Second}, {5 * time.Second, 5 * time.Second}} {
+		c := claim(t, fleet.ClaimOptions{Client: cli, Prefix: prefix, Space: "traceid", Max: traceid.MaxNode, MarkLease: tt.lease})
+		assert.Equal(t, tt.want, c.MarkLease())
+		g, err := traceid.New(context.Background(), traceid.Options{Claim: c})
+		require.NoError(t, err)
+		id, err := g.Next()
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		mark, err := log.HighWater(ctx, "traceid/node/"+strconv.Itoa(c.Node()))
+		cancel()
+		require.NoError(t, err)
+		ahead := mark.Sub(id.Time(time.Now()))
+		assert.GreaterOrEqual(t, ahead, tt.want-time.Second, "the mark leased %v ahead of the ID's second", ahead)
+		assert.LessOrEqual(t, ahead, tt.want+time.Second, "the mark leased %v ahead of the ID's second", ahead)
+		g.Close()
+	}
+}

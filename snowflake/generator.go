@@ -84,7 +84,8 @@ type Options struct {
 	// Lease is how far ahead of the current tick the mark in Store is
 	// moved, rounded up to whole ticks (at least two), 0 to 1h. A longer
 	// lease writes the store less often; a restart may wait up to the
-	// lease. Zero means one second.
+	// lease. Zero means one second, or the claim's store.MarkLeaser
+	// suggestion.
 	Lease time.Duration
 
 	// Logger, when set, receives one record per clock anomaly: the wall
@@ -286,7 +287,11 @@ func (g *Generator) setPolicies(o Options) {
 		g.maxContinue = cmpOr(g.maxContinue, time.Duration(math.MaxInt64))
 	}
 	g.leadTicks = max(1, ceilDiv(cmpOr(o.MaxLead, 100*time.Millisecond), g.layout.Unit))
-	g.leaseTicks = max(2, ceilDiv(cmpOr(o.Lease, time.Second), g.layout.Unit))
+	lease := cmpOr(o.Lease, time.Second)
+	if c, ok := o.Claim.(store.MarkLeaser); ok && o.Lease == 0 {
+		lease = max(lease, c.MarkLease())
+	}
+	g.leaseTicks = max(2, ceilDiv(lease, g.layout.Unit))
 }
 
 // start reads the clock and, with a store, the stored mark, and sets the

@@ -77,6 +77,14 @@ type NodeClaim interface {
 	HighWater
 }
 
+// MarkLeaser is a NodeClaim that says how far ahead of the clock the
+// generator on it should lease its marks: fleet's claims do, from the size
+// of the fleet, to bound the writes its store carries. A traceid or
+// snowflake generator whose Options.Lease is zero takes it.
+type MarkLeaser interface {
+	MarkLease() time.Duration
+}
+
 // Generators hands out generator ids for a launch: every call returns an
 // id in 0 to 99999 that no earlier call for that launch returned,
 // anywhere in the system, and persists that fact before it returns.

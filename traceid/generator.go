@@ -51,7 +51,7 @@ type Options struct {
 	// Lease is how far ahead of the current second the mark in Store is
 	// moved, rounded up to whole seconds, 1s to 1h. A longer lease writes the
 	// store less often; a restart after a crash may wait up to the lease.
-	// Zero means one second.
+	// Zero means one second, or the claim's store.MarkLeaser suggestion.
 	Lease time.Duration
 	// Clock is the source of time. Nil means the system clock; tests pass a
 	// fake one.
@@ -222,6 +222,9 @@ func (o *Options) check() error {
 	}
 	if o.Lease == 0 {
 		o.Lease = time.Second
+		if c, ok := o.Claim.(store.MarkLeaser); ok {
+			o.Lease = max(o.Lease, c.MarkLease())
+		}
 	}
 	if o.Lease < 0 || o.Lease > time.Hour {
 		return fmt.Errorf("%w: Options.Lease = %v, want 1s to 1h", ErrInvalid, o.Lease)
