@@ -25,10 +25,6 @@ const (
 	DefaultMaxSkew = 5 * time.Second
 )
 
-// MarkWrites is the rate of mark writes a second that the claims of one
-// range keep under together when ClaimOptions.MarkLease is zero.
-const MarkWrites = 1000
-
 // MaxNode is the largest node number a claim can name.
 const MaxNode = 1<<31 - 1
 
@@ -79,14 +75,14 @@ type ClaimOptions struct {
 	Timeout time.Duration
 	// MarkLease, when set, is how far ahead of the clock the generator on
 	// the claim leases its node's marks (traceid's and snowflake's
-	// Options.Lease, when zero, take it). Zero adapts it to the fleet: one
-	// second while [Min, Max] holds few claims, and longer as it holds
-	// more, so that their marks together write about MarkWrites a second
-	// at most; but no longer than TTL minus Interval, so that a holder
-	// that dies leases no mark past the time its node is free again, and
-	// its successor does not wait for it. A longer lease also makes a
-	// claimer that takes a node right after its holder closed it wait up
-	// to the lease for its first ID.
+	// Options.Lease, when zero, take it): each node writes its mark about
+	// twice a lease, so a fleet of thousands of nodes sets it long to keep
+	// etcd's writes down (see docs/fleet.md, "Sizing"). TTL minus Interval
+	// is the longest that costs nothing after a crash: a dead holder's
+	// node is free only after that, so its successor never waits for the
+	// mark. A claimer that takes a node right after its holder closed it
+	// may wait up to the lease for its first ID. Zero leaves the
+	// generator's default, one second. At most an hour.
 	MarkLease time.Duration
 	// Clock is the source of time for deadlines and clock records. Nil
 	// means the system clock.
@@ -174,9 +170,8 @@ func ClaimNode(ctx context.Context, o ClaimOptions) (*Claim, error) {
 	}
 	if err == nil {
 		c.record = c.s.record
-		var held int
-		held, err = c.take(ctx, spaceDir(c.s.prefix, o.Space), o.Min, o.Max)
-		c.lease = cmp.Or(o.MarkLease, adaptiveMarkLease(held, c.s.ttl, c.s.interval))
+		c.lease = o.MarkLease
+		err = c.take(ctx, spaceDir(c.s.prefix, o.Space), o.Min, o.Max)
 	}
 	if err == nil {
 		err = c.Check(c.s.clock.Now())
@@ -203,6 +198,9 @@ func (o *ClaimOptions) setDefaults() error {
 	}
 	if o.Min < 0 || o.Min > o.Max || o.Max > MaxNode {
 		return fmt.Errorf("%w: ClaimOptions.Min = %d, Max = %d, want 0 <= Min <= Max <= %d", ErrInvalid, o.Min, o.Max, MaxNode)
+	}
+	if o.MarkLease < 0 || o.MarkLease > time.Hour {
+		return fmt.Errorf("%w: ClaimOptions.MarkLease = %v, want 0 to 1h", ErrInvalid, o.MarkLease)
 	}
 	if o.Session == nil {
 		if o.Client == nil {
@@ -240,25 +238,22 @@ func nodeKey(dir string, n int) string { return fmt.Sprintf("%s%010d", dir, n) }
 // lowest free numbers that grows fourfold with each attempt, so that many
 // claimers at once spread out instead of all retrying the same number.
 // Every eighth attempt lists the keys again.
-//
-// It returns how many numbers of the range were taken when it last listed
-// them.
-func (c *Claim) take(ctx context.Context, dir string, lo, hi int) (int, error) {
+func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
 	var taken map[int]bool
 	token := strconv.FormatUint(rand.Uint64(), 16)
 	for attempt := 0; ; attempt++ {
 		if err := c.keepLeaseDuringTake(ctx); err != nil {
-			return 0, err
+			return err
 		}
 		if attempt%8 == 0 {
 			var err error
 			if taken, err = c.listTaken(ctx, dir, lo, hi); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		n, ok := pickFree(taken, lo, hi, 1<<min(2*attempt, 20))
 		if !ok {
-			return 0, fmt.Errorf("%w: all %d numbers from %d to %d of space %q are claimed", ErrNoFreeNode, hi-lo+1, lo, hi, dir)
+			return fmt.Errorf("%w: all %d numbers from %d to %d of space %q are claimed", ErrNoFreeNode, hi-lo+1, lo, hi, dir)
 		}
 		key := nodeKey(dir, n)
 		rec := c.record
@@ -266,7 +261,7 @@ func (c *Claim) take(ctx context.Context, dir string, lo, hi int) (int, error) {
 		rec.Clock = rec.ClaimedAt
 		val, err := json.Marshal(rec)
 		if err != nil {
-			return 0, fmt.Errorf("fleet: encode claim record: %w", err)
+			return fmt.Errorf("fleet: encode claim record: %w", err)
 		}
 		// A retry after an unanswered attempt finds the key created by
 		// that attempt: under this claim's lease and with its token, it
@@ -279,11 +274,11 @@ func (c *Claim) take(ctx context.Context, dir string, lo, hi int) (int, error) {
 				Commit()
 		})
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if kv := firstKV(resp.Responses[0]); resp.Succeeded || (kv != nil && clientv3.LeaseID(kv.Lease) == c.s.lease && string(kv.Value) == string(val)) {
 			c.node, c.key, c.record, c.value = n, key, rec, string(val)
-			return len(taken), nil
+			return nil
 		}
 		taken[n] = true
 	}
@@ -338,19 +333,8 @@ func pickFree(taken map[int]bool, lo, hi, window int) (int, bool) {
 func (c *Claim) Node() int { return c.node }
 
 // MarkLease returns how far ahead of the clock the generator on the claim
-// should lease its node's marks: ClaimOptions.MarkLease, or the lease
-// adapted to the claims of the range when it was claimed.
+// should lease its node's marks: ClaimOptions.MarkLease, zero if unset.
 func (c *Claim) MarkLease() time.Duration { return c.lease }
-
-// adaptiveMarkLease is the mark lease of a claim among held others: a
-// generator issuing all the time writes its mark about twice a lease
-// (once a second for a lease of one second), so held claims with this
-// lease write about MarkWrites a second. It is whole seconds, from 1s to
-// TTL - Interval.
-func adaptiveMarkLease(held int, ttl, interval time.Duration) time.Duration {
-	secs := max(1, (2*(held+1)+MarkWrites-1)/MarkWrites)
-	return min(time.Duration(secs)*time.Second, (ttl - interval).Truncate(time.Second))
-}
 
 // Deadline returns the local time at which the claim will be lost unless a
 // keep-alive is acknowledged first.

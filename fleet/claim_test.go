@@ -88,6 +88,7 @@ func TestClaimOptionsRejected(t *testing.T) {
 		{fleet.ClaimOptions{Client: cli, Margin: time.Millisecond}, "Margin = 1ms, Interval = 3s, want Interval > 0, Margin >= TTL/50 (200ms)"},
 		{fleet.ClaimOptions{Client: cli, TTL: 3 * time.Second, Interval: 2900 * time.Millisecond}, "Margin + Interval < TTL (3s)"},
 		{fleet.ClaimOptions{Client: cli, Timeout: -time.Second}, "Timeout = -1s"},
+		{fleet.ClaimOptions{Client: cli, MarkLease: 2 * time.Hour}, "ClaimOptions.MarkLease = 2h0m0s, want 0 to 1h"},
 	} {
 		_, err := fleet.ClaimNode(context.Background(), tt.o)
 		require.ErrorIs(t, err, fleet.ErrInvalid, tt.msg)

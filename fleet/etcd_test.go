@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -74,28 +73,6 @@ func TestUnanswered(t *testing.T) {
 			}
 			assert.ErrorIs(t, wrapped, c.err)
 			assert.Contains(t, wrapped.Error(), "claim node 7: ")
-		}
-	}
-}
-
-func TestAdaptiveMarkLease(t *testing.T) {
-	for _, tt := range []struct {
-		held          int
-		ttl, interval time.Duration
-		want          time.Duration
-	}{
-		{0, DefaultTTL, 3 * time.Second, time.Second},
-		{MarkWrites/2 - 1, DefaultTTL, 3 * time.Second, time.Second},
-		{MarkWrites / 2, DefaultTTL, 3 * time.Second, 2 * time.Second},
-		{4095, DefaultTTL, 3 * time.Second, 7 * time.Second},  // capped at TTL - Interval
-		{4095, time.Minute, 3 * time.Second, 9 * time.Second}, // 2 × 4,096 / 1,000, rounded up
-		{100000, 3 * time.Second, 2 * time.Second, time.Second},
-	} {
-		got := adaptiveMarkLease(tt.held, tt.ttl, tt.interval)
-		assert.Equal(t, tt.want, got, "%d held, TTL %v, Interval %v", tt.held, tt.ttl, tt.interval)
-		writes := float64(tt.held+1) * 2 / got.Seconds()
-		if got > time.Second && got < tt.ttl-tt.interval {
-			assert.LessOrEqual(t, writes, float64(MarkWrites), "the range's mark writes a second")
 		}
 	}
 }

@@ -171,7 +171,7 @@ func TestSessionOptionsRejected(t *testing.T) {
 func pad(n int) string { return strconv.FormatInt(int64(n)+1e10, 10)[1:] }
 
 // A generator on a claim leases its marks as far ahead as the claim says:
-// ClaimOptions.MarkLease, or one second for a claim among few.
+// ClaimOptions.MarkLease, or its own default of one second.
 func TestGeneratorTakesTheClaimsMarkLease(t *testing.T) {
 	t.Parallel()
 	cli := etcdtest.Start(t, 1).Client()
@@ -181,8 +181,9 @@ func TestGeneratorTakesTheClaimsMarkLease(t *testing.T) {
 	for _, tt := range []struct {
 		lease, want time.Duration
 	}{{0, time.Second}, {5 * time.Second, 5 * time.Second}} {
+		// want: the lease the generator takes
 		c := claim(t, fleet.ClaimOptions{Client: cli, Prefix: prefix, Space: "traceid", Max: traceid.MaxNode, MarkLease: tt.lease})
-		assert.Equal(t, tt.want, c.MarkLease())
+		assert.Equal(t, tt.lease, c.MarkLease())
 		g, err := traceid.New(context.Background(), traceid.Options{Claim: c})
 		require.NoError(t, err)
 		id, err := g.Next()

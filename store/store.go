@@ -78,9 +78,10 @@ type NodeClaim interface {
 }
 
 // MarkLeaser is a NodeClaim that says how far ahead of the clock the
-// generator on it should lease its marks: fleet's claims do, from the size
-// of the fleet, to bound the writes its store carries. A traceid or
-// snowflake generator whose Options.Lease is zero takes it.
+// generator on it should lease its marks: fleet's claims do, so that a
+// large fleet can bound the writes its store carries. A traceid or
+// snowflake generator whose Options.Lease is zero takes it (zero: its own
+// default).
 type MarkLeaser interface {
 	MarkLease() time.Duration
 }

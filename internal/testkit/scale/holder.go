@@ -65,10 +65,8 @@ type countsLine struct {
 // checkLeaseMode checks -lease for a mode that claimSetup builds.
 func checkLeaseMode(mode string) error {
 	switch mode {
-	case "per-claim":
+	case "per-claim", "per-process":
 		return nil
-	case "per-process":
-		return errors.New("-lease per-process is not built yet: claimSetup is to hold the claims of a holder process in one fleet.Session")
 	}
 	return fmt.Errorf("-lease %q: want per-claim or per-process", mode)
 }
@@ -83,11 +81,14 @@ func claimSetup(ctx context.Context, mode string, o fleet.ClaimOptions) (fleet.C
 	switch mode {
 	case "per-claim":
 		return o, func() error { return nil }, nil
+	case "per-process":
+		s, err := fleet.NewSession(ctx, fleet.SessionOptions{Client: o.Client, TTL: o.TTL, Interval: o.Interval, Logger: o.Logger})
+		if err != nil {
+			return o, nil, err
+		}
+		return fleet.ClaimOptions{Session: s, Space: o.Space, Min: o.Min, Max: o.Max}, s.Close, nil
 	}
-	if err := checkLeaseMode(mode); err != nil {
-		return o, nil, err
-	}
-	return o, nil, fmt.Errorf("-lease %s: claimSetup does not set it up", mode)
+	return o, nil, checkLeaseMode(mode)
 }
 
 // newClient returns an etcd client of endpoints that logs errors only:
@@ -143,7 +144,7 @@ func runHolder(ctx context.Context, cfg config, stdout, stderr io.Writer) (err e
 	countRequests(cli, reqs, fleet.DefaultPrefix)
 
 	o, endSetup, err := claimSetup(ctx, cfg.lease, fleet.ClaimOptions{
-		Client: cli, Space: space, Max: traceid.MaxNode, TTL: cfg.ttl, Logger: log,
+		Client: cli, Space: space, Max: traceid.MaxNode, TTL: cfg.ttl, Interval: cfg.interval, Logger: log,
 	})
 	if err != nil {
 		return err
@@ -167,7 +168,7 @@ func runHolder(ctx context.Context, cfg config, stdout, stderr io.Writer) (err e
 	// loses its claim meanwhile, is tried again, as a process that wants
 	// its node would.
 	claimed := claimedLine{PID: os.Getpid()}
-	pace := renewInterval(cfg.ttl) / time.Duration(cfg.perProcess)
+	pace := renewInterval(cfg.ttl, cfg.interval) / time.Duration(cfg.perProcess)
 	start := time.Now()
 	for k := range cfg.perProcess {
 		if err := sleep(ctx, time.Until(start.Add(time.Duration(k)*pace))); err != nil {

@@ -47,6 +47,7 @@ type config struct {
 	perProcess int
 	ttl        time.Duration
 	markLease  time.Duration
+	interval   time.Duration
 	every      time.Duration
 	ramp       time.Duration
 	measure    time.Duration
@@ -99,6 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.holders, "holders", 1024, "node holders in all, each a claim and a traceid generator")
 	fs.IntVar(&cfg.perProcess, "per-process", 64, "holders per holder process")
 	fs.DurationVar(&cfg.ttl, "ttl", 10*time.Second, "each claim's lease TTL, whole seconds (ClaimOptions.TTL); claims renew every min(TTL/3, 3s)")
+	fs.DurationVar(&cfg.interval, "interval", 0, "how often leases are renewed and clocks recorded (ClaimOptions.Interval; 0: min(TTL/3, 3s))")
 	fs.DurationVar(&cfg.markLease, "mark-lease", time.Second, "how far ahead each generator moves its high-water mark (traceid Options.Lease; 0: the claim's suggestion)")
 	fs.DurationVar(&cfg.every, "every", time.Second, "each holder issues one ID this often, the first at a random offset within it")
 	fs.DurationVar(&cfg.ramp, "ramp", 30*time.Second, "start the holder processes spread evenly over this time (0: all at once)")
@@ -153,6 +155,8 @@ func (cfg *config) check(extra int) error {
 		return fmt.Errorf("-per-process %d: want at least 1", cfg.perProcess)
 	case cfg.ttl < 2*time.Second || cfg.ttl > time.Hour || cfg.ttl%time.Second != 0:
 		return fmt.Errorf("-ttl %v: want whole seconds from 2s to 1h", cfg.ttl)
+	case cfg.interval < 0 || cfg.interval >= cfg.ttl:
+		return fmt.Errorf("-interval %v: want 0 or less than -ttl", cfg.interval)
 	case cfg.markLease != 0 && (cfg.markLease < time.Second || cfg.markLease > time.Hour):
 		return fmt.Errorf("-mark-lease %v: want 1s to 1h, or 0 for the claim's suggestion", cfg.markLease)
 	case cfg.every <= 0:
@@ -171,7 +175,12 @@ func (cfg *config) check(extra int) error {
 
 // renewInterval is how often a claim with this TTL renews its lease and
 // rewrites its record: fleet's default ClaimOptions.Interval.
-func renewInterval(ttl time.Duration) time.Duration { return min(ttl/3, 3*time.Second) }
+func renewInterval(ttl, interval time.Duration) time.Duration {
+	if interval != 0 {
+		return interval
+	}
+	return min(ttl/3, 3*time.Second)
+}
 
 // harness runs the cluster and the holder processes, measures, reports,
 // and stops everything it started.

@@ -88,6 +88,7 @@ func (f *holderFleet) startProc(i, n int) (*holderProc, error) {
 		"-endpoints", f.endpoints,
 		"-per-process", strconv.Itoa(n),
 		"-ttl", f.cfg.ttl.String(),
+		"-interval", f.cfg.interval.String(),
 		"-mark-lease", f.cfg.markLease.String(),
 		"-every", f.cfg.every.String(),
 		"-lease", f.cfg.lease,

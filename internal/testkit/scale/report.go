@@ -159,7 +159,7 @@ type Report struct {
 func buildReport(cfg config, fl *holderFleet, cl *cluster, w *window) (*Report, error) {
 	r := &Report{
 		Holders: cfg.holders, Processes: len(fl.procs),
-		TTL: cfg.ttl.Seconds(), Interval: renewInterval(cfg.ttl).Seconds(),
+		TTL: cfg.ttl.Seconds(), Interval: renewInterval(cfg.ttl, cfg.interval).Seconds(),
 		MarkLease: cfg.markLease.Seconds(), Every: cfg.every.Seconds(), LeaseMode: cfg.lease,
 		Window: w.end.Sub(w.start).Seconds(),
 		Rates:  make(map[string]float64), Failed: make(map[string]uint64), CPU: make(map[string]float64),

@@ -57,7 +57,7 @@ func TestScaleSmall(t *testing.T) {
 		assert.Positive(t, r.Rates[kind], "%s requests a second", kind)
 	}
 	assert.Zero(t, r.Rates[kindClaim], "claims a second within the window, which starts after the last claim")
-	interval := renewInterval(10 * time.Second)
+	interval := renewInterval(10*time.Second, 0)
 	want := 128 / interval.Seconds()
 	assert.InDelta(t, want, r.Rates[kindKeepAlive], 0.2*want, "keep-alives a second, want holders/Interval (%v)", interval)
 	assert.InDelta(t, want, r.Rates[kindRecord], 0.2*want, "records a second, want holders/Interval (%v)", interval)
