@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idkit/idkit/clock"
@@ -240,6 +241,7 @@ func nodeKey(dir string, n int) string { return fmt.Sprintf("%s%010d", dir, n) }
 // Every eighth attempt lists the keys again.
 func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
 	var taken map[int]bool
+	from := lo
 	token := strconv.FormatUint(rand.Uint64(), 16)
 	for attempt := 0; ; attempt++ {
 		if err := c.keepLeaseDuringTake(ctx); err != nil {
@@ -247,11 +249,11 @@ func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
 		}
 		if attempt%8 == 0 {
 			var err error
-			if taken, err = c.listTaken(ctx, dir, lo, hi); err != nil {
+			if from, taken, err = c.listTaken(ctx, dir, lo, hi); err != nil {
 				return err
 			}
 		}
-		n, ok := pickFree(taken, lo, hi, 1<<min(2*attempt, 20))
+		n, ok := pickFree(taken, from, hi, 1<<min(2*attempt, 20))
 		if !ok {
 			return fmt.Errorf("%w: all %d numbers from %d to %d of space %q are claimed", ErrNoFreeNode, hi-lo+1, lo, hi, dir)
 		}
@@ -280,6 +282,9 @@ func (c *Claim) take(ctx context.Context, dir string, lo, hi int) error {
 			c.node, c.key, c.record, c.value = n, key, rec, string(val)
 			return nil
 		}
+		if taken == nil {
+			taken = make(map[int]bool)
+		}
 		taken[n] = true
 	}
 }
@@ -297,25 +302,62 @@ func (c *Claim) keepLeaseDuringTake(ctx context.Context) error {
 	return c.Check(c.s.clock.Now())
 }
 
-// listTaken returns the claimed numbers in [lo, hi].
-func (c *Claim) listTaken(ctx context.Context, dir string, lo, hi int) (map[int]bool, error) {
-	resp, err := request(ctx, c.s.timeout, "list claimed nodes", func(ctx context.Context) (*clientv3.GetResponse, error) {
+// listWindow is how many claimed keys listTaken lists above a range's
+// claims when they leave no gap.
+const listWindow = 256
+
+// listTaken returns what is claimed in [lo, hi], as a hint for picking a
+// free number (the claim's transaction is what decides): every number
+// below from is claimed, and taken holds claimed numbers from there on.
+// When the claims fill [lo, lo+count) with no gap, as they do where every
+// claimer takes the lowest free number, it lists only the first
+// listWindow claimed keys above them, in two small requests however many
+// nodes are claimed; otherwise every claimed key of the range.
+func (c *Claim) listTaken(ctx context.Context, dir string, lo, hi int) (from int, taken map[int]bool, err error) {
+	all, err := request(ctx, c.s.timeout, "count claimed nodes", func(ctx context.Context) (*clientv3.GetResponse, error) {
+		return c.s.cli.Get(ctx, nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithCountOnly())
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	if from = lo + int(all.Count); from == lo || from > hi {
+		return from, nil, nil
+	}
+	resp, err := request(ctx, c.s.timeout, "list claimed nodes", func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		return c.s.cli.Txn(ctx).Then(
+			clientv3.OpGet(nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, from)), clientv3.WithCountOnly()),
+			clientv3.OpGet(nodeKey(dir, from), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithKeysOnly(), clientv3.WithLimit(listWindow)),
+		).Commit()
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	below, above := resp.Responses[0].GetResponseRange(), resp.Responses[1].GetResponseRange()
+	if below.Count == all.Count {
+		return from, parseTaken(dir, above.Kvs), nil
+	}
+	full, err := request(ctx, c.s.timeout, "list claimed nodes", func(ctx context.Context) (*clientv3.GetResponse, error) {
 		return c.s.cli.Get(ctx, nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithKeysOnly())
 	})
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	taken := make(map[int]bool, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
+	return lo, parseTaken(dir, full.Kvs), nil
+}
+
+// parseTaken returns the numbers of the node keys kvs of dir.
+func parseTaken(dir string, kvs []*mvccpb.KeyValue) map[int]bool {
+	taken := make(map[int]bool, len(kvs))
+	for _, kv := range kvs {
 		if n, err := strconv.Atoi(string(kv.Key[len(dir):])); err == nil {
 			taken[n] = true
 		}
 	}
-	return taken, nil
+	return taken
 }
 
 // pickFree returns a number in [lo, hi] not in taken, chosen at random
-// among the lowest window such numbers.
+// among the lowest window such numbers. taken may be nil.
 func pickFree(taken map[int]bool, lo, hi, window int) (int, bool) {
 	var free []int
 	for n := lo; n <= hi && len(free) < window; n++ {
