@@ -81,6 +81,10 @@ need_servers() {
 		echo "$server: up"
 	done
 	psql -h 127.0.0.1 -U postgres -d test -Atc 'select version()'
+	# compare's index figures read pgstatindex. Where compare runs as a
+	# superuser it creates the extension itself, but the tests that check
+	# its rights first expect a database set up as a DBA would set it up.
+	psql -h 127.0.0.1 -U postgres -d test -qc 'CREATE EXTENSION IF NOT EXISTS pgstattuple'
 	mariadb -uroot -h127.0.0.1 -N -e 'select version()'
 	redis-cli -h 127.0.0.1 -p 6379 info server | grep redis_version
 }
