@@ -332,7 +332,8 @@ func indexNames(ixs []IndexFigures) []string {
 // log on as on a primary that replicas follow, and returns its DSN. With the
 // binary log on, InnoDB reads the source of an INSERT ... SELECT with shared
 // locks, even under REPEATABLE READ. It listens on a socket in a temporary
-// directory only, and is stopped when the test ends.
+// directory only, keeps its temporary files there, and is stopped when the
+// test ends.
 func binlogMariaDB(t *testing.T) string {
 	t.Helper()
 	serverDSN(t, EnvMySQLDSN) // MariaDB is one of the machine's servers
@@ -346,7 +347,11 @@ func binlogMariaDB(t *testing.T) string {
 		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
 	require.NoError(t, err, "mariadb-install-db: %s", out)
 	cmd := exec.Command(mariadbd, "--no-defaults", "--datadir="+data, "--user=root", "--skip-networking",
-		"--socket="+sock, "--log-bin="+filepath.Join(dir, "binlog"), "--innodb-buffer-pool-size=64M", "--pid-file="+filepath.Join(dir, "pid"))
+		"--socket="+sock, "--log-bin="+filepath.Join(dir, "binlog"), "--innodb-buffer-pool-size=64M", "--pid-file="+filepath.Join(dir, "pid"),
+		// Its own tmpdir: at start a server deletes every #sql file in its
+		// tmpdir, and in /tmp those are the machine's MariaDB's temporary
+		// tables, in use by other tests.
+		"--tmpdir="+dir)
 	dsn := "root@unix(" + sock + ")/mysql"
 	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
