@@ -239,7 +239,9 @@ func TestClaimCutOffHolderHandsOver(t *testing.T) {
 	// The node frees itself a TTL after the cut; a minute is ample.
 	second := o
 	second.Client = direct
-	second.TTL = fleet.DefaultTTL // not the one cut off: room for late renewals on a loaded machine
+	// Not the one cut off: room for late renewals and slow answers on a
+	// loaded machine, where it claims again every 50ms until the node is free.
+	second.TTL, second.Timeout = fleet.DefaultTTL, fleet.DefaultTimeout
 	b := claimOnceFree(t, second)
 	takenAt := time.Now()
 	select {
