@@ -31,7 +31,7 @@ need_haproxy() {
 		$sudo apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq haproxy >/dev/null
 	fi
-	haproxy -v | head -1
+	haproxy -v | sed -n 1p   # sed reads to the end: head would leave haproxy a SIGPIPE, which pipefail turns into a failure
 }
 
 need_node() {
