@@ -32,4 +32,10 @@ var (
 	// or the path is not writable. Errors with it also wrap the os error,
 	// such as fs.ErrNotExist or fs.ErrPermission.
 	ErrOpen = errkind.New(idkit.ErrUnavailable, "launchlog: cannot open file")
+	// ErrWrite reports a change that the disk did not make durable: a write
+	// or an fsync failed, for example with ENOSPC (the disk is full) or EIO.
+	// The change handed nothing out, and the next operation opens the file
+	// again and reads its last durable state. Errors with it also wrap the
+	// os error.
+	ErrWrite = errkind.New(idkit.ErrUnavailable, "launchlog: cannot write file")
 )

@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,6 +67,8 @@ type Log struct {
 	mode     fs.FileMode
 	clock    clock.Clock
 	gate     chan struct{} // one token per path in this process
+
+	dirSynced atomic.Bool // the file's directory was fsynced after a write (syncDir)
 }
 
 // gates holds one gate per absolute path, shared by the Logs of a process.
@@ -207,12 +211,48 @@ func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 		err = db.View(txFn)
 	}
 	if err != nil && err != fnErr {
-		err = fmt.Errorf("launchlog: commit %s: %w", l.path, err)
+		err = l.writeError("commit", err)
 	}
 	if cerr := db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("launchlog: close %s: %w", l.path, cerr)
 	}
+	if err == nil && write {
+		err = l.syncDir()
+	}
 	return err
+}
+
+// syncDir makes the file's name durable, once per process and path: the
+// first write of a process fsyncs the directory, so that a power cut
+// cannot take away a file that a process created (or found created, by a
+// process that crashed before it synced the name) and handed values from.
+func (l *Log) syncDir() error {
+	if l.dirSynced.Load() || runtime.GOOS == "windows" { // Windows cannot fsync a directory; NTFS journals names
+		return nil
+	}
+	dir := filepath.Dir(l.path)
+	d, err := os.Open(dir)
+	if err == nil {
+		err = d.Sync()
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w %s: fsync its directory %s: %w", ErrWrite, l.path, dir, err)
+	}
+	l.dirSynced.Store(true)
+	return nil
+}
+
+// writeError explains why a change did not commit: an error from the disk
+// is ErrWrite, anything else bbolt's own.
+func (l *Log) writeError(what string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return fmt.Errorf("%w %s: %s: %w", ErrWrite, l.path, what, err)
+	}
+	return fmt.Errorf("launchlog: %s %s: %w", what, l.path, err)
 }
 
 // release frees the lock and what else it can after bbolt panicked with
@@ -322,6 +362,8 @@ func (l *Log) openError(err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return l.lockedError()
+	case errors.As(err, &errno) && (errno == syscall.ENOSPC || errno == syscall.EIO || errno == syscall.EDQUOT):
+		return l.writeError("open", err) // bbolt writes a new file's first pages in Open
 	case errors.As(err, &errno):
 		return fmt.Errorf("launchlog: open %s: %w", l.path, err)
 	default:

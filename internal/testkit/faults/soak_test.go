@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/internal/testkit/crashkit"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -38,9 +39,9 @@ func soakIDs(t *testing.T) int {
 func TestSoak(t *testing.T) {
 	const goroutines = 64
 	n := soakIDs(t)
-	for _, scheme := range schemes {
+	for _, scheme := range crashkit.Schemes {
 		t.Run(scheme, func(t *testing.T) {
-			next, err := newNext(scheme, nil, 1, nil)
+			next, err := crashkit.NewNext(scheme, nil, 1, nil)
 			require.NoError(t, err)
 			dir := t.TempDir()
 			var wg sync.WaitGroup
@@ -91,12 +92,12 @@ func writeRun(path, scheme string, next func() (int64, error), n int) error {
 			return err
 		}
 		if i > 0 {
-			if err := inOrder(scheme, []int64{prev, id}); err != nil {
+			if err := crashkit.InOrder(scheme, []int64{prev, id}); err != nil {
 				return err
 			}
 		}
 		prev = id
-		if ordered(scheme) {
+		if crashkit.Ordered(scheme) {
 			write(id)
 			continue
 		}
