@@ -40,15 +40,18 @@
 // that any number of processes on a host can share it. A method that
 // changes the file commits with fsync before it returns: a value handed
 // out survives a crash, and a crash before the commit hands out nothing, so
-// no value is ever handed out twice. Reading a file that does not exist yet
-// sees an empty log and does not create it.
+// no value is ever handed out twice. The first write of a process also
+// fsyncs the file's directory, so that a power cut cannot take away the
+// file's name (and every value in it). Reading a file that does not exist
+// yet sees an empty log and does not create it.
 //
 // Errors are wrapped sentinels: [ErrLocked] (with bbolt's ErrTimeout) when
 // the lock is not free in time, [ErrOpen] (with the os error) for a missing
-// directory or an unwritable path, [ErrCorrupt] for a file that is not a
-// sound launch log, [ErrLaunchesExhausted], [ErrGeneratorsExhausted],
-// [ErrNoLaunch], [ErrInvalid], and for holds [ErrHeld] (a [HeldError])
-// and [ErrNetworkFS].
+// directory or an unwritable path, [ErrWrite] (with the os error) when
+// the disk fails a write or an fsync (ENOSPC, EIO), [ErrCorrupt] for a
+// file that is not a sound launch log, [ErrLaunchesExhausted],
+// [ErrGeneratorsExhausted], [ErrNoLaunch], [ErrInvalid], and for holds
+// [ErrHeld] (a [HeldError]) and [ErrNetworkFS].
 //
 // # Damage
 //
