@@ -82,7 +82,7 @@ var sentinels = map[string]struct {
 
 	"launchlog.ErrInvalid": {launchlog.ErrInvalid, "ErrInvalid"}, "launchlog.ErrNetworkFS": {launchlog.ErrNetworkFS, "ErrInvalid"},
 	"launchlog.ErrNoLaunch": {launchlog.ErrNoLaunch, "ErrInvalid"}, "launchlog.ErrLocked": {launchlog.ErrLocked, "ErrUnavailable"},
-	"launchlog.ErrOpen": {launchlog.ErrOpen, "ErrUnavailable"}, "launchlog.ErrHeld": {launchlog.ErrHeld, "ErrHeld"},
+	"launchlog.ErrOpen": {launchlog.ErrOpen, "ErrUnavailable"}, "launchlog.ErrWrite": {launchlog.ErrWrite, "ErrUnavailable"}, "launchlog.ErrHeld": {launchlog.ErrHeld, "ErrHeld"},
 	"launchlog.ErrLaunchesExhausted":   {launchlog.ErrLaunchesExhausted, "ErrExhausted"},
 	"launchlog.ErrGeneratorsExhausted": {launchlog.ErrGeneratorsExhausted, "ErrExhausted"},
 	"launchlog.ErrCorrupt":             {launchlog.ErrCorrupt, "ErrCorrupt"},
