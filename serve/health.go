@@ -14,10 +14,46 @@ import (
 	idstore "github.com/idkit/idkit/store"
 )
 
-// countingStore is the server's Store with its errors counted.
+// countingStore is the server's Store with its errors counted, and with
+// the outcome of its last write kept for /healthz: a store may answer
+// reads while it cannot write (a full disk, EIO on fsync), and the server
+// is not ready then.
 type countingStore struct {
 	Store
 	errors *prometheus.CounterVec
+
+	mu       sync.Mutex
+	writeErr error  // of the last write; nil once one succeeds
+	failures uint64 // writes that failed, to tell a probe's result stale
+}
+
+// wrote records a write's outcome. A caller that gave up is no failure
+// of the store.
+func (c *countingStore) wrote(err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writeErr = err
+	if err != nil {
+		c.failures++
+	}
+}
+
+// probed records the outcome of a write probe, which counts no failure:
+// a failed probe leaves the store as failing as it found it.
+func (c *countingStore) probed(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writeErr = err
+}
+
+// lastWrite returns the count of failed writes and the last write's error.
+func (c *countingStore) lastWrite() (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failures, c.writeErr
 }
 
 func (c *countingStore) count(op string, err error) {
@@ -35,12 +71,14 @@ func (c *countingStore) HighWater(ctx context.Context, key string) (time.Time, e
 func (c *countingStore) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
 	t, err := c.Store.AdvanceHighWater(ctx, key, t)
 	c.count("advance", err)
+	c.wrote(err)
 	return t, err
 }
 
 func (c *countingStore) NextGenerator(ctx context.Context, launch int) (int, error) {
 	g, err := c.Store.NextGenerator(ctx, launch)
 	c.count("generator", err)
+	c.wrote(err)
 	return g, err
 }
 
@@ -62,7 +100,8 @@ func (c countingHolder) Hold(ctx context.Context, key string) (io.Closer, error)
 }
 
 // probeKey is the high-water key /healthz reads to see that the store
-// answers. Nothing writes it.
+// answers, and writes, while the store's last write failed, to see that it
+// writes again. Nothing else writes it.
 const probeKey = "serve/healthz"
 
 // health answers /healthz: the node claims, a probe of the store, and
@@ -73,6 +112,8 @@ type health struct {
 	mu     sync.Mutex
 	probed time.Time         // when the last probe ended, on the server's clock
 	last   error             // its result
+	seen   uint64            // the store's failed writes when it started
+	mark   time.Time         // the last mark a probe wrote
 	done   chan struct{}     // closed when the probe in flight ends; nil if none
 	logged map[string]string // check → the failure last logged; guarded by mu
 }
@@ -156,11 +197,12 @@ func (h *health) check(ctx context.Context) healthReport {
 }
 
 // probe reads the store, or returns the result of a probe that ended less
-// than ProbeInterval ago. At most one probe runs at a time; a caller waits
-// for it at most ProbeTimeout.
+// than ProbeInterval ago and before any write failed since. At most one
+// probe runs at a time; a caller waits for it at most ProbeTimeout.
 func (h *health) probe(ctx context.Context) error {
+	failures, _ := h.s.store.lastWrite()
 	h.mu.Lock()
-	if h.done == nil && !h.probed.IsZero() && h.s.clk.Now().Sub(h.probed) < h.s.cfg.ProbeInterval {
+	if h.done == nil && !h.probed.IsZero() && h.s.clk.Now().Sub(h.probed) < h.s.cfg.ProbeInterval && h.seen == failures {
 		err := h.last
 		h.mu.Unlock()
 		return err
@@ -206,14 +248,39 @@ func storeReason(err error) string {
 	return "failing"
 }
 
-// run probes the store once.
+// run probes the store once: it reads the probe key, or, while the
+// store's last write failed, moves the key's mark, since a store that
+// cannot write may still read. A write that succeeds makes the server
+// ready again, so that a server taken out of service for a full disk comes
+// back when space returns, though no request reaches it meanwhile.
 func (h *health) run(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.s.cfg.ProbeTimeout)
 	defer cancel()
-	_, err := h.s.store.Store.HighWater(ctx, probeKey)
+	failures, writeErr := h.s.store.lastWrite()
+	var err error
+	if writeErr == nil {
+		_, err = h.s.store.Store.HighWater(ctx, probeKey)
+	} else {
+		_, err = h.s.store.Store.AdvanceHighWater(ctx, probeKey, h.nextMark())
+		h.s.store.probed(err)
+	}
 	h.s.store.count("probe", err)
 	h.mu.Lock()
-	h.last, h.probed, h.done = err, h.s.clk.Now(), nil
+	h.last, h.probed, h.seen, h.done = err, h.s.clk.Now(), failures, nil
 	h.mu.Unlock()
 	close(done)
+}
+
+// nextMark returns the mark a write probe moves the probe key to: the
+// server's time, and past the last one written, so that the store has
+// something to write even while the clock stands still.
+func (h *health) nextMark() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.s.clk.Now().Truncate(time.Millisecond)
+	if !t.After(h.mark) {
+		t = h.mark.Add(time.Millisecond)
+	}
+	h.mark = t
+	return t
 }

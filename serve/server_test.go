@@ -377,9 +377,10 @@ func (c *claim) Check(time.Time) error {
 // flakyStore is a launch log that fails, or blocks, while a test says so.
 type flakyStore struct {
 	*launchlog.Log
-	fail  atomic.Bool
-	block chan struct{} // when not nil, HighWater waits for it to close
-	reads atomic.Int64
+	fail       atomic.Bool
+	failWrites atomic.Bool   // writes fail, reads go on: a full disk
+	block      chan struct{} // when not nil, HighWater waits for it to close
+	reads      atomic.Int64
 }
 
 var errDown = errors.New("store down")
@@ -396,7 +397,7 @@ func (f *flakyStore) HighWater(ctx context.Context, key string) (time.Time, erro
 }
 
 func (f *flakyStore) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
-	if f.fail.Load() {
+	if f.fail.Load() || f.failWrites.Load() {
 		return time.Time{}, errDown
 	}
 	return f.Log.AdvanceHighWater(context.Background(), key, t)
@@ -458,6 +459,81 @@ func TestHealth(t *testing.T) {
 	clk.Advance(time.Second)
 	status, _ = getHealth(t, s)
 	assert.Equal(t, http.StatusOK, status)
+}
+
+// TestHealthStoreCannotWrite: a store that reads but cannot write, as on
+// a full disk, fails /healthz as soon as a generator's write fails, though
+// the store answers the read probe; the probe then writes, and the server
+// is ready again once the store writes again, with no request needed.
+func TestHealthStoreCannotWrite(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	store := &flakyStore{Log: newLog(t)}
+	s := newServer(t, Options{
+		Store:        store,
+		Clock:        clk,
+		TraceID:      &traceid.Options{Node: 1},
+		ProbeTimeout: testwait.Bound,
+	})
+	issue := func() *http.Response { // moves the clock while the request waits on it
+		t.Helper()
+		got := make(chan *http.Response, 1)
+		go func() { got <- get(t, s, "/v1/traceid") }()
+		for {
+			select {
+			case resp := <-got:
+				return resp
+			case <-time.After(time.Millisecond):
+				if wake, ok := clk.NextWake(); ok {
+					clk.Set(wake)
+				}
+			}
+		}
+	}
+	first := issue()
+	require.Equal(t, http.StatusOK, first.StatusCode)
+	before := body(t, first)
+	status, _ := getHealth(t, s)
+	require.Equal(t, http.StatusOK, status)
+
+	store.failWrites.Store(true)
+	var resp *http.Response
+	for range 10 { // the next renewal of the mark fails
+		clk.Advance(time.Second)
+		if resp = issue(); resp.StatusCode != http.StatusOK {
+			break
+		}
+	}
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "issuing once writes fail")
+	reads := store.reads.Load()
+	status, rep := getHealth(t, s)
+	assert.Equal(t, http.StatusServiceUnavailable, status, "within the probe interval, since a write failed after the last probe")
+	assert.Equal(t, "store: failing", rep.Error)
+	assert.Equal(t, reads, store.reads.Load(), "the probe wrote rather than read")
+	mark, err := store.Log.HighWater(context.Background(), probeKey)
+	require.NoError(t, err)
+	assert.True(t, mark.IsZero(), "the failed probe wrote nothing")
+
+	store.failWrites.Store(false)
+	status, _ = getHealth(t, s)
+	assert.Equal(t, http.StatusServiceUnavailable, status, "the failed probe is trusted for ProbeInterval")
+	clk.Advance(time.Second)
+	status, rep = getHealth(t, s)
+	assert.Equal(t, http.StatusOK, status, "ready again once the probe's write succeeds: %v", rep)
+	mark, err = store.Log.HighWater(context.Background(), probeKey)
+	require.NoError(t, err)
+	assert.False(t, mark.IsZero(), "the probe wrote its key")
+	resp = issue()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Greater(t, body(t, resp), before)
+
+	// A read probe while writes succeed writes nothing.
+	clk.Advance(time.Second)
+	status, _ = getHealth(t, s)
+	assert.Equal(t, http.StatusOK, status)
+	again, err := store.Log.HighWater(context.Background(), probeKey)
+	require.NoError(t, err)
+	assert.Equal(t, mark, again)
 }
 
 func TestHealthStoreHangs(t *testing.T) {

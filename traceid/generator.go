@@ -523,14 +523,19 @@ func (g *Generator) nextSecond(ctx context.Context, sec uint64, wait bool) error
 // holds g.mu, which advance releases during the store call: the state only
 // ever moves forward, so another caller moving it meanwhile is harmless.
 // Unless wait is set, it makes no store call: it starts the lease's
-// renewal in the background and fails with ErrExhausted.
+// renewal in the background and fails with ErrExhausted, or with ErrStore
+// if the last renewal failed.
 func (g *Generator) advance(ctx context.Context, next uint64, wait bool) error {
 	steps := g.coarse.Steps() // read before the claim check it stands for
 	if err := g.fence(next); err != nil {
 		return err
 	}
 	if !g.lease.Allows(next) && !wait {
+		failed := g.lease.RenewErr()
 		g.lease.Renew(next)
+		if failed != nil { // say why, rather than that the second is not leased yet
+			return lease.StoreFailed(ErrStore, ErrNodeLost, nil, fmt.Sprintf("advance %q in the background", g.key), failed)
+		}
 		return fmt.Errorf("%w: second %d is not leased in the store yet; renewing in the background", ErrExhausted, next)
 	}
 	if !g.lease.Allows(next) {

@@ -2,6 +2,7 @@ package traceid
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -224,6 +225,33 @@ func TestTryNextNeverWaits(t *testing.T) {
 	testwait.Until(t, func() bool { id, err = p.TryNext(); return err == nil }, "an ID once the renewal landed")
 	assert.Equal(t, t0.Unix()+1, sec(id))
 	assert.Equal(t, 3, id.Node())
+}
+
+// TestTryNextNamesAFailedRenewal: once the background renewal that
+// TryNext started failed, TryNext names the store's error instead of
+// reporting the second as not leased yet, and issues again once a renewal
+// lands.
+func TestTryNextNamesAFailedRenewal(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(t0)
+	store := &memstore.Store{}
+	g, err := New(context.Background(), Options{Node: 3, Clock: fake, Store: store})
+	require.NoError(t, err)
+	p := g.PerCore()
+	boom := errors.New("disk full")
+	store.Fail(boom)
+
+	fake.Advance(time.Second)
+	_, err = p.TryNext()
+	require.ErrorIs(t, err, ErrExhausted, "the first call starts the renewal")
+	testwait.Until(t, func() bool { _, err = p.TryNext(); return !errors.Is(err, ErrExhausted) }, "TryNext to report the failed renewal")
+	require.ErrorIs(t, err, ErrStore)
+	require.ErrorIs(t, err, boom)
+
+	store.Fail(nil)
+	var id ID
+	testwait.Until(t, func() bool { id, err = p.TryNext(); return err == nil }, "an ID once a renewal landed")
+	assert.Equal(t, t0.Unix()+1, sec(id))
 }
 
 // A processor's runs are written over one another: taking IDs allocates

@@ -64,6 +64,7 @@ type Lease struct {
 	mu       sync.Mutex // guards the fields below
 	inflight *write     // the store write in flight, if any
 	closed   bool
+	renewErr error // why the last background renewal failed; nil once one succeeds
 }
 
 // write is one store write, which callers that need it wait for.
@@ -272,10 +273,26 @@ func (l *Lease) Renew(u uint64) {
 	go func() {
 		defer l.wg.Done()
 		defer l.renewing.Store(false)
-		if err := l.extendUntil(context.Background(), u, u+l.ahead); err != nil && l.failed != nil && !errors.Is(err, ErrClosed) {
+		err := l.extendUntil(context.Background(), u, u+l.ahead)
+		if errors.Is(err, ErrClosed) {
+			return
+		}
+		l.mu.Lock()
+		l.renewErr = err
+		l.mu.Unlock()
+		if err != nil && l.failed != nil {
 			l.failed(err)
 		}
 	}()
+}
+
+// RenewErr returns why the last background renewal failed, or nil if it
+// succeeded: for a caller that does not wait for the store to say why it
+// has nothing to issue.
+func (l *Lease) RenewErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.renewErr
 }
 
 // Close starts no more store writes, cancels the context of the one in

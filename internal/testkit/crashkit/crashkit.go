@@ -213,18 +213,21 @@ type Child struct {
 	Killed func()
 }
 
-// Kill starts the child and kills it with SIGKILL. It fails the test if
-// the child ends by itself.
-func Kill(t testing.TB, r *rand.Rand, c Child) {
+// Kill starts the child and kills it with SIGKILL, and returns how long
+// the child took from its start to its first ID: 0 if it was killed
+// before. It fails the test if the child ends by itself.
+func Kill(t testing.TB, r *rand.Rand, c Child) (ready time.Duration) {
 	t.Helper()
 	cmd := c.Cmd
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	started := time.Now()
 	require.NoError(t, cmd.Start())
 	issuing, ended := make(chan struct{}), make(chan struct{})
 	go func() {
 		if line, _ := bufio.NewReader(stdout).ReadString('\n'); line == Issuing+"\n" {
+			ready = time.Since(started)
 			close(issuing)
 		}
 		_, _ = io.Copy(io.Discard, stdout)
@@ -264,6 +267,7 @@ func Kill(t testing.TB, r *rand.Rand, c Child) {
 	if code := cmd.ProcessState.ExitCode(); code != -1 {
 		t.Fatalf("the child exited with status %d before it was killed", code)
 	}
+	return ready // written before issuing closed, and read after ended did
 }
 
 // ReadIDs reads the IDs a child appended to path; a child killed before

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -138,13 +139,23 @@ func TestPowerCutCatchesAStoreThatSkipsFsync(t *testing.T) {
 	assert.Regexp(t, "reused generator id|issued twice", err.Error())
 }
 
-// cutStats sums what the cuts of a campaign threw away.
-type cutStats struct{ torn, files, names, kept int }
+// cutStats sums what the cuts of a campaign threw away, and how long the
+// child took to issue again after each.
+type cutStats struct {
+	torn, files, names, kept int
+	recover                  []time.Duration // a run's start to its first ID, for the runs that issued
+}
 
-// String says what the cuts threw away.
+// String says what the cuts threw away and how long recovery took.
 func (s cutStats) String() string {
-	return fmt.Sprintf("%d writes torn, %d of them keeping some of their sectors; unsynced changes of %d files and %d file names lost",
-		s.torn, s.kept, s.files, s.names)
+	slices.Sort(s.recover)
+	var p50, p99, most time.Duration
+	if n := len(s.recover); n > 0 {
+		p50, p99, most = s.recover[n/2], s.recover[n*99/100], s.recover[n-1]
+	}
+	return fmt.Sprintf("%d writes torn, %d of them keeping some of their sectors; unsynced changes of %d files and %d file names lost; "+
+		"from a start after a cut to the first ID: p50 %v, p99 %v, max %v",
+		s.torn, s.kept, s.files, s.names, p50.Round(time.Millisecond), p99.Round(time.Millisecond), most.Round(time.Millisecond))
 }
 
 // campaign makes cuts power cuts of a child issuing IDs of scheme, whose
@@ -194,7 +205,9 @@ func campaign(t *testing.T, f *faultfs.FS, scheme, path string, cuts int) ([]cra
 		if tear {
 			child.Stopped, child.Killed = f.FreezeAfter(1+r.IntN(8)), f.Thaw
 		}
-		crashkit.Kill(t, r, child)
+		if ready := crashkit.Kill(t, r, child); ready > 0 && i > 0 {
+			stats.recover = append(stats.recover, ready)
+		}
 		childNow += (time.Now().UnixNano() - anchor) * speed
 		cut, err := f.PowerCut(tear, r)
 		require.NoError(t, err, "cut %d", i)
