@@ -259,7 +259,7 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
 
 // handleHealth answers /readyz and /healthz: 200 while the server can
 // issue IDs, 503 while a node claim is lost, the store does not answer or
-// the server is shutting down.
+// its last write failed, or the server is shutting down.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rep := s.health.check(r.Context())

@@ -61,7 +61,9 @@ type Options struct {
 
 	// Store keeps high-water marks and generator ids; see Store. The
 	// server counts its errors (idkit_store_errors_total) and reads it for
-	// /healthz. Nil means none: traceid and snowflake then only skip the
+	// /healthz; while its last write failed, /healthz fails and writes the
+	// mark "serve/healthz" at each probe, ready again once one lands. Nil
+	// means none: traceid and snowflake then only skip the
 	// tick they start in, which is safe only while the clock is not
 	// stepped back between runs, and decimalid needs a Source of its own.
 	Store Store
