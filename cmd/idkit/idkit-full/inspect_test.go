@@ -361,4 +361,12 @@ func TestInspectPresetHint(t *testing.T) {
 
 	far := inspect("9223372036854775807")
 	assert.Contains(t, far["hint"], "the time is implausible for preset twitter (more than a year ahead)")
+
+	// --at checks against another time than now: a week later the ID is
+	// no longer recent, and the day it was made it is again.
+	assert.NotContains(t, inspect(id.String(), "--at", "2026-12-04T07:30:00Z"), "hint", "a week after the ID was made")
+	assert.Equal(t, got["hint"], inspect(id.String(), "--at", "2026-11-27T08:00:00Z")["hint"])
+	code, _, stderr := idkitOn(clock.NewFake(now), time.Millisecond, "inspect", "snowflake", id.String(), "--at", "yesterday")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `--at "yesterday" is not an RFC 3339 time`)
 }

@@ -63,6 +63,9 @@ Schemes, their parts and flags:
 	snowflake   time tick, the node fields by name, sequence
 	            --preset NAME    layout (default twitter), one of
 	                             ` + strings.Join(snowflake.PresetNames(), ", ") + `
+	            --at TIME        the time the ID's time is checked
+	                             against for a hint at another preset
+	                             (RFC 3339; default now)
 	objectid    time process counter
 	flake128    time milliseconds worker mac sequence hex (base-62 or
 	            32-digit hexadecimal input)
@@ -347,21 +350,33 @@ func (r *report) writeJSON(w io.Writer) error {
 // FormatTime formats t as a report does.
 func FormatTime(t time.Time) string { return explain.FormatTime(t) }
 
-func inspectTraceID(c *Console, fs *flag.FlagSet) func(string) (*report, error) {
+// atFlag adds --at to fs and returns a function that reads it: the
+// reference time, now unless --at is given.
+func atFlag(c *Console, fs *flag.FlagSet) func() (time.Time, error) {
 	at := fs.String("at", "", "reference time, RFC 3339 (default now)")
+	return func() (time.Time, error) {
+		if !IsSet(fs, "at") {
+			return c.Clock.Now(), nil
+		}
+		t, err := time.Parse(time.RFC3339, *at)
+		if err != nil {
+			return time.Time{}, Usagef("--at %q is not an RFC 3339 time such as 2025-06-01T12:00:00Z", *at)
+		}
+		return t, nil
+	}
+}
+
+func inspectTraceID(c *Console, fs *flag.FlagSet) func(string) (*report, error) {
+	at := atFlag(c, fs)
 	threadBits := fs.Int("thread-bits", 0, "thread bits T, 0 to 16")
 	asHex := fs.Bool("hex", false, "read the ID as an OpenTelemetry span ID (16 hex digits) or trace ID (32)")
 	return func(s string) (*report, error) {
 		if *threadBits < 0 || *threadBits > traceid.MaxThreadBits {
 			return nil, Usagef("--thread-bits %d out of range, want 0 to %d", *threadBits, traceid.MaxThreadBits)
 		}
-		ref := c.Clock.Now()
-		if IsSet(fs, "at") {
-			t, err := time.Parse(time.RFC3339, *at)
-			if err != nil {
-				return nil, Usagef("--at %q is not an RFC 3339 time such as 2025-06-01T12:00:00Z", *at)
-			}
-			ref = t
+		ref, err := at()
+		if err != nil {
+			return nil, err
 		}
 		if !*asHex && !isOTelHex(s) {
 			r, err := explain.TraceID(s, ref, *threadBits)
@@ -465,8 +480,13 @@ func inspectDecimalID(c *Console, fs *flag.FlagSet) func(string) (*report, error
 
 func inspectSnowflake(c *Console, fs *flag.FlagSet) func(string) (*report, error) {
 	preset := fs.String("preset", "twitter", "layout: "+strings.Join(snowflake.PresetNames(), ", "))
+	at := atFlag(c, fs)
 	return func(s string) (*report, error) {
 		layout, err := PresetFlag(*preset)
+		if err != nil {
+			return nil, err
+		}
+		ref, err := at()
 		if err != nil {
 			return nil, err
 		}
@@ -474,7 +494,7 @@ func inspectSnowflake(c *Console, fs *flag.FlagSet) func(string) (*report, error
 		if err != nil {
 			return nil, err
 		}
-		if hint := presetHint(s, layout, c.Clock.Now()); hint != "" {
+		if hint := presetHint(s, layout, ref); hint != "" {
 			r.add("hint", hint)
 		}
 		return r, nil
