@@ -123,7 +123,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"inspect", "traceid", "1", "2"}, `unexpected argument "2"`},
 		{[]string{"inspect", "traceid", "1", "--at", "yesterday"}, `--at "yesterday" is not an RFC 3339 time`},
 		{[]string{"inspect", "traceid", "1", "--thread-bits", "17"}, "--thread-bits 17 out of range, want 0 to 16"},
-		{[]string{"inspect", "snowflake", "1", "--at", "2025-01-01T00:00:00Z"}, "unknown flag --at (want one of --json, --preset)"},
+		{[]string{"inspect", "snowflake", "1", "--hex"}, "unknown flag --hex (want one of --at, --json, --preset)"},
 		{[]string{"inspect", "snowflake", "1", "--preset", "nope"}, `unknown --preset "nope"`},
 		{[]string{"inspect", "decimalid", "10000000001", "--log", ""}, "--log is empty"},
 
