@@ -302,17 +302,20 @@ func (c *Claim) keepLeaseDuringTake(ctx context.Context) error {
 	return c.Check(c.s.clock.Now())
 }
 
-// listWindow is how many claimed keys listTaken lists above a range's
-// claims when they leave no gap.
+// listWindow is how far below the top of a range's claims listTaken
+// lists the claimed keys, and how many it lists above.
 const listWindow = 256
 
 // listTaken returns what is claimed in [lo, hi], as a hint for picking a
 // free number (the claim's transaction is what decides): every number
 // below from is claimed, and taken holds claimed numbers from there on.
-// When the claims fill [lo, lo+count) with no gap, as they do where every
-// claimer takes the lowest free number, it lists only the first
-// listWindow claimed keys above them, in two small requests however many
-// nodes are claimed; otherwise every claimed key of the range.
+// Claimers take the lowest free numbers, and those that lose a race pick
+// among a few above them, so the claims fill [lo, lo+count) but for a few
+// gaps near its top. listTaken therefore lists only the claimed keys from
+// listWindow below lo+count to listWindow above it, after checking that
+// every number below that is claimed: two small requests however many
+// nodes are claimed. Only when a gap lies further down, as after a holder
+// released a node, does it list every claimed key of the range.
 func (c *Claim) listTaken(ctx context.Context, dir string, lo, hi int) (from int, taken map[int]bool, err error) {
 	all, err := request(ctx, c.s.timeout, "count claimed nodes", func(ctx context.Context) (*clientv3.GetResponse, error) {
 		return c.s.cli.Get(ctx, nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithCountOnly())
@@ -320,21 +323,23 @@ func (c *Claim) listTaken(ctx context.Context, dir string, lo, hi int) (from int
 	if err != nil {
 		return 0, nil, err
 	}
-	if from = lo + int(all.Count); from == lo || from > hi {
-		return from, nil, nil
+	count := int(all.Count)
+	if count == 0 || count > hi-lo { // nothing claimed, or everything
+		return lo + count, nil, nil
 	}
+	from = max(lo, lo+count-listWindow)
 	resp, err := request(ctx, c.s.timeout, "list claimed nodes", func(ctx context.Context) (*clientv3.TxnResponse, error) {
 		return c.s.cli.Txn(ctx).Then(
-			clientv3.OpGet(nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, from)), clientv3.WithCountOnly()),
-			clientv3.OpGet(nodeKey(dir, from), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithKeysOnly(), clientv3.WithLimit(listWindow)),
+			clientv3.OpGet(nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, max(from, lo+1))), clientv3.WithCountOnly()),
+			clientv3.OpGet(nodeKey(dir, from), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithKeysOnly(), clientv3.WithLimit(2*listWindow)),
 		).Commit()
 	})
 	if err != nil {
 		return 0, nil, err
 	}
-	below, above := resp.Responses[0].GetResponseRange(), resp.Responses[1].GetResponseRange()
-	if below.Count == all.Count {
-		return from, parseTaken(dir, above.Kvs), nil
+	below, near := resp.Responses[0].GetResponseRange(), resp.Responses[1].GetResponseRange()
+	if from == lo || int(below.Count) == from-lo {
+		return from, parseTaken(dir, near.Kvs), nil
 	}
 	full, err := request(ctx, c.s.timeout, "list claimed nodes", func(ctx context.Context) (*clientv3.GetResponse, error) {
 		return c.s.cli.Get(ctx, nodeKey(dir, lo), clientv3.WithRange(nodeKey(dir, hi+1)), clientv3.WithKeysOnly())

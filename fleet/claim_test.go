@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -477,4 +478,81 @@ func TestClaimFencesItsMarks(t *testing.T) {
 	got, err = log.HighWater(context.Background(), "k2")
 	require.NoError(t, err)
 	assert.Equal(t, t1, got, "the fenced write moved nothing")
+}
+
+// countingKV counts the keys that the requests through it return.
+type countingKV struct {
+	clientv3.KV
+	keys atomic.Int64
+}
+
+func (k *countingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	resp, err := k.KV.Get(ctx, key, opts...)
+	if err == nil {
+		k.keys.Add(int64(len(resp.Kvs)))
+	}
+	return resp, err
+}
+
+func (k *countingKV) Txn(ctx context.Context) clientv3.Txn { return countingTxn{k.KV.Txn(ctx), k} }
+
+// countingTxn is a transaction whose answer countingKV counts.
+type countingTxn struct {
+	clientv3.Txn
+	kv *countingKV
+}
+
+func (t countingTxn) If(cs ...clientv3.Cmp) clientv3.Txn { return countingTxn{t.Txn.If(cs...), t.kv} }
+func (t countingTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	return countingTxn{t.Txn.Then(ops...), t.kv}
+}
+func (t countingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	return countingTxn{t.Txn.Else(ops...), t.kv}
+}
+
+func (t countingTxn) Commit() (*clientv3.TxnResponse, error) {
+	resp, err := t.Txn.Commit()
+	if err == nil {
+		for _, r := range resp.Responses {
+			if rr := r.GetResponseRange(); rr != nil {
+				t.kv.keys.Add(int64(len(rr.Kvs)))
+			}
+		}
+	}
+	return resp, err
+}
+
+// TestClaimListsNearTheTopOfTheClaims: with a thousand nodes claimed but
+// for two gaps near the top, where claimers that raced leave them, a claim
+// lists only the keys near the top, and takes the lowest gap; with a gap
+// further down, as a released node leaves, it lists every key, and takes
+// that gap.
+func TestClaimListsNearTheTopOfTheClaims(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cli := etcdtest.Start(t, 1).Client()
+	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Space: "traceid", Max: traceid.MaxNode}
+	key := func(n int) string { return fmt.Sprintf("%snodes/traceid/%010d", o.Prefix, n) }
+	require.Equal(t, 0, claim(t, o).Node())
+	rec, err := cli.Get(ctx, key(0))
+	require.NoError(t, err)
+	require.Len(t, rec.Kvs, 1)
+	for n := 1; n < 1000; n++ { // claims as other holders made them, without a lease
+		if n != 990 && n != 995 {
+			_, err := cli.Put(ctx, key(n), string(rec.Kvs[0].Value))
+			require.NoError(t, err)
+		}
+	}
+	kv := &countingKV{KV: cli.KV}
+	cli.KV = kv
+
+	assert.Equal(t, 990, claim(t, o).Node())
+	assert.Less(t, kv.keys.Load(), int64(600), "keys read to claim a node near the top")
+
+	_, err = cli.Delete(ctx, key(10))
+	require.NoError(t, err)
+	kv.keys.Store(0)
+	assert.Equal(t, 10, claim(t, o).Node())
+	assert.Greater(t, kv.keys.Load(), int64(990), "keys read to find the gap further down")
+	assert.Equal(t, 995, claim(t, o).Node())
 }
