@@ -104,6 +104,14 @@ func engineColumns() []Column {
 		metricColumn(EnginePostgres, "leaf_density", "leaf density", "average leaf density of the primary-key index (pgstattuple's pgstatindex)", fmtPct),
 		metricColumn(EnginePostgres, "leaf_fragmentation", "leaf frag", "leaf pages out of physical order (pgstatindex's leaf_fragmentation)", fmtPct),
 		metricColumn(EnginePostgres, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' statements (checkpoints excluded)", fmtInt),
+		metricColumn(EnginePostgres, "lookup_pages", "pages/lookup",
+			"buffer pages a point lookup by key touches, over 1,000 keys spread over the table (EXPLAIN (ANALYZE, BUFFERS), index scans forced): the index's levels and the heap page", fmtTwo),
+		metricColumn(EnginePostgres, "lookup_pages_newest", "pages/lookup new",
+			"buffer pages a point lookup touches, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
+		metricColumn(EnginePostgres, "newest_leaf_pages", "newest 1% leaves",
+			"leaf pages of the primary-key index that hold a key of the newest 1% of rows (pageinspect's bt_page_items): the working set that must stay in cache", fmtInt),
+		metricColumn(EnginePostgres, "newest_leaf_share", "newest 1% share",
+			"newest 1% leaves over all leaf pages of the primary-key index", fmtPct),
 
 		h(metricColumn(EngineMySQL, "pages_written_per_1000", "written/1k",
 			"InnoDB pages written per 1,000 inserts (Innodb_pages_written), the table flushed at each interval", fmtInt)),
@@ -114,6 +122,10 @@ func engineColumns() []Column {
 		metricColumn(EngineMySQL, "leaf_pages", "leaf pages", "leaf pages of the clustered index (innodb_index_stats n_leaf_pages)", fmtInt),
 		metricColumn(EngineMySQL, "leaf_density", "leaf density", "used bytes of the index's pages in the buffer pool over their size (INNODB_BUFFER_PAGE data_size)", fmtPct),
 		metricColumn(EngineMySQL, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' INSERTs (flushes excluded)", fmtInt),
+		metricColumn(EngineMySQL, "lookup_pages", "pages/lookup",
+			"InnoDB pages a point lookup by key accesses, over 1,000 keys spread over the table (ANALYZE FORMAT=JSON's r_engine_stats.pages_accessed)", fmtTwo),
+		metricColumn(EngineMySQL, "lookup_pages_newest", "pages/lookup new",
+			"InnoDB pages a point lookup accesses, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
 	}
 }
 

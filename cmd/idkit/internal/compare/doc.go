@@ -21,9 +21,11 @@
 //	               robin over K writers      ├─► bbolt, fill 0.5 and 0.9: pages written, splits, leaf fill
 //	                                         ├─► SQLite: WAL frames, pages, leaf density
 //	                                         ├─► PostgreSQL: pages dirtied, WAL and full-page images,
-//	                                         │   index and heap size, leaf density and fragmentation
+//	                                         │   index and heap size, leaf density and fragmentation;
+//	                                         │   reads: pages per lookup, leaves of the newest 1%
 //	                                         └─► InnoDB: pages written, redo, page splits,
-//	                                             clustered index size, leaf pages and density
+//	                                             clustered index size, leaf pages and density;
+//	                                             reads: pages per lookup
 //
 // bbolt and SQLite (modernc.org/sqlite, pure Go) are embedded and always
 // run; PostgreSQL (pgx) and MariaDB/MySQL (go-sql-driver/mysql) run when
@@ -47,6 +49,15 @@
 // mislead: at bbolt's default fill (0.5) an append-only load splits its
 // last page every time it is half full, so it splits more often than a
 // random one, yet writes an order of magnitude fewer pages.
+//
+// # Reads
+//
+// After each load into a server the table is read back: point lookups of
+// keys spread over it and of its newest 1% of rows, counting the pages
+// each touches, and on PostgreSQL the leaf pages of the key index that
+// hold the newest 1% (the working set an application that reads its
+// newest rows keeps in cache). The keys are drawn with a fixed seed, so
+// these are counts that do not change from run to run.
 //
 // # Caveats
 //

@@ -392,5 +392,8 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	if sampled > 0 {
 		m["leaf_density"] = float64(used) / float64(sampled*e.pageSize)
 	}
+	if err := e.myReads(ctx, l, table, m); err != nil {
+		return fail("reads", err)
+	}
 	return out, nil
 }

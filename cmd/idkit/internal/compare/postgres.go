@@ -38,6 +38,9 @@ type postgresEngine struct {
 	schema    string
 	version   string
 	like      *likeShape // set by prepareLike: load into copies of the user's table
+	// pageinspect says whether the run may read the index's pages, for
+	// the leaf pages of the newest rows.
+	pageinspect bool
 	// walStart and checkpointsStart are the server's WAL position and
 	// checkpoint count when the run began, for a polite engine's report
 	// of the load it put on the source.
@@ -69,13 +72,12 @@ func openPostgres(ctx context.Context, dsn, sourceDSN string, polite bool) (*pos
 		// pgstattuple is a database-wide extension: create it if missing
 		// and leave it, since another run on the same server may be using
 		// it. A polite engine only uses it (the preflight checked).
-		if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgstattuple"); err != nil {
-			var pgErr *pgconn.PgError
-			// Two runs creating it at once: one loses the race on the
-			// catalog (a duplicate key, or the extension found to exist).
-			if !errors.As(err, &pgErr) || (pgErr.Code != "23505" && pgErr.Code != "42710") {
-				return fail("create extension pgstattuple", err)
-			}
+		if err := createExtension(ctx, conn, "pgstattuple"); err != nil {
+			return fail("create extension pgstattuple", err)
+		}
+		var err error
+		if e.pageinspect, err = pgPageinspect(ctx, conn); err != nil {
+			return fail("pageinspect", err)
 		}
 	}
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+e.schema); err != nil {
@@ -88,6 +90,8 @@ func (e *postgresEngine) Info() EngineInfo {
 	settings := "8192-byte pages, autovacuum off for the tables, CHECKPOINT every interval, schema " + e.schema
 	if e.polite {
 		settings = "8192-byte pages, autovacuum off for the tables, no CHECKPOINT (the copies are on the source server), schema " + e.schema
+	} else if !e.pageinspect {
+		settings += "; the newest rows' leaf pages are left out: pageinspect is for superusers (CREATE EXTENSION pageinspect, and the run as a superuser)"
 	}
 	return EngineInfo{Name: EnginePostgres, Version: "PostgreSQL " + e.version + driver("github.com/jackc/pgx/v5"), Settings: settings}
 }
@@ -299,5 +303,22 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	if !math.IsNaN(fragmentation) {
 		m["leaf_fragmentation"] = fragmentation / 100
 	}
+	if err := e.pgReads(ctx, l, colType, table, index, m); err != nil {
+		return fail("reads", err)
+	}
 	return out, nil
+}
+
+// createExtension creates extension name in the connection's database if
+// it is missing, and leaves it: another run on the same server may be
+// using it.
+func createExtension(ctx context.Context, conn *pgx.Conn, name string) error {
+	_, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS "+name)
+	var pgErr *pgconn.PgError
+	// Two runs creating it at once: one loses the race on the catalog (a
+	// duplicate key, or the extension found to exist).
+	if errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42710") {
+		return nil
+	}
+	return err
 }

@@ -1,0 +1,234 @@
+package compare
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// lookupSample is how many keys the point lookups of a load read, at most:
+// spread over the whole table, and taken from its newest 1%.
+const lookupSample = 1_000
+
+// newestShare is the newest part of a table whose reads the reports
+// follow: the rows an application reads most, and the index pages that
+// must stay in cache for them.
+const newestShare = 100 // 1 / newestShare of the rows
+
+// lookupKeys returns the indices, in generation order, of the keys the
+// point lookups of an n-key load read: at most lookupSample keys spread
+// evenly over the load (one at a random place in each of as many equal
+// strides), and as many spread over its newest 1%. The generator has a
+// fixed seed, so that a run's page counts do not change from run to run.
+func lookupKeys(n int) (spread, newest []int) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(lo, hi int) []int {
+		m := min(lookupSample, hi-lo)
+		out := make([]int, 0, m)
+		for j := range m {
+			a, b := lo+j*(hi-lo)/m, lo+(j+1)*(hi-lo)/m
+			out = append(out, a+rng.IntN(b-a))
+		}
+		return out
+	}
+	return pick(0, n), pick(newestStart(n), n)
+}
+
+// newestStart is the index of the first key of an n-key load's newest 1%.
+func newestStart(n int) int { return n - max(1, n/newestShare) }
+
+func fmtTwo(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// pgReads measures the reads of a loaded table: the buffer pages a point
+// lookup touches, over keys spread over the table and over its newest 1%,
+// and, when pageinspect may be used, the leaf pages of the key index that
+// hold the newest 1% of rows. The table's heap is filled in generation
+// order (inserts only, autovacuum off), so the newest rows are those from
+// the heap position of the first of them on.
+func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, index string, m map[string]float64) error {
+	n := l.keys.N()
+	spread, newest := lookupKeys(n)
+	tx, err := e.conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	// Index scans only: the figure is the cost of a lookup through the
+	// key, whatever plan the planner would choose for a thousand of them.
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off"); err != nil {
+		return fmt.Errorf("force index scans: %w", err)
+	}
+	stmt := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT payload FROM %s WHERE id = ANY($1::%s[])", table, colType)
+	for _, q := range []struct {
+		key  string
+		keys []int
+	}{{"lookup_pages", spread}, {"lookup_pages_newest", newest}} {
+		var plan []byte
+		if err := tx.QueryRow(ctx, stmt, pgKeysAt(l, colType, q.keys)).Scan(&plan); err != nil {
+			return fmt.Errorf("point lookups: %w", err)
+		}
+		var ex []struct {
+			Plan struct {
+				Hit  int64 `json:"Shared Hit Blocks"`
+				Read int64 `json:"Shared Read Blocks"`
+				Rows int64 `json:"Actual Rows"`
+			} `json:"Plan"`
+		}
+		if err := json.Unmarshal(plan, &ex); err != nil || len(ex) != 1 {
+			return fmt.Errorf("unexpected EXPLAIN output %.200q: %v", plan, err)
+		}
+		if p := ex[0].Plan; p.Rows != int64(len(q.keys)) {
+			return fmt.Errorf("point lookups found %d of %d keys", p.Rows, len(q.keys))
+		}
+		m[q.key] = float64(ex[0].Plan.Hit+ex[0].Plan.Read) / float64(len(q.keys))
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	if !e.pageinspect {
+		return nil
+	}
+	var first string
+	if err := e.conn.QueryRow(ctx, fmt.Sprintf("SELECT ctid::text FROM %s WHERE id = ($1::%s[])[1]", table, colType),
+		pgKeysAt(l, colType, []int{newestStart(n)})).Scan(&first); err != nil {
+		return fmt.Errorf("heap position of the newest rows: %w", err)
+	}
+	var leaves int64
+	if err := e.conn.QueryRow(ctx, `SELECT count(*)
+		FROM generate_series(1, pg_relation_size($1::text::regclass) / current_setting('block_size')::bigint - 1) AS b(blkno)
+		WHERE (bt_page_stats($1::text, blkno)).type = 'l'
+		  AND EXISTS (SELECT 1 FROM bt_page_items($1::text, blkno) i WHERE i.htid >= $2::tid)`, index, first).Scan(&leaves); err != nil {
+		return fmt.Errorf("leaf pages of the newest rows: %w", err)
+	}
+	m["newest_leaf_pages"] = float64(leaves)
+	if all := m["leaf_pages"]; all > 0 {
+		m["newest_leaf_share"] = float64(leaves) / all
+	}
+	return nil
+}
+
+// pgKeysAt returns keys idx of l as the array argument of a colType
+// column.
+func pgKeysAt(l dbLoad, colType string, idx []int) any {
+	switch colType {
+	case "bigint":
+		ks := make([]int64, len(idx))
+		for j, i := range idx {
+			ks[j] = l.int64At(i)
+		}
+		return ks
+	case "uuid":
+		ks := make([][16]byte, len(idx))
+		for j, i := range idx {
+			ks[j] = [16]byte(l.keys.At(i))
+		}
+		return ks
+	default:
+		ks := make([][]byte, len(idx))
+		for j, i := range idx {
+			ks[j] = l.keys.At(i)
+		}
+		return ks
+	}
+}
+
+// pgPageinspect says whether the user may read index pages with
+// pageinspect, creating the extension first when it is missing and the
+// user is a superuser (as the run does with pgstattuple). Without it the
+// working-set figure is left out.
+func pgPageinspect(ctx context.Context, conn *pgx.Conn) (bool, error) {
+	var super, present bool
+	if err := conn.QueryRow(ctx, `SELECT rolsuper, EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pageinspect')
+		FROM pg_roles WHERE rolname = current_user`).Scan(&super, &present); err != nil {
+		return false, fmt.Errorf("read the rights on pageinspect: %w", err)
+	}
+	if !present && !super {
+		return false, nil
+	}
+	if !present {
+		if err := createExtension(ctx, conn, "pageinspect"); err != nil {
+			return false, err
+		}
+	}
+	var may bool
+	err := conn.QueryRow(ctx, `SELECT coalesce(has_function_privilege(to_regprocedure('bt_page_items(text,bigint)'), 'EXECUTE'), false)
+		AND coalesce(has_function_privilege(to_regprocedure('bt_page_stats(text,bigint)'), 'EXECUTE'), false)`).Scan(&may)
+	return may, err
+}
+
+// myReads measures the InnoDB pages a point lookup accesses, over keys
+// spread over the table and over its newest 1%.
+func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table string, m map[string]float64) error {
+	spread, newest := lookupKeys(l.keys.N())
+	for _, q := range []struct {
+		key  string
+		keys []int
+	}{{"lookup_pages", spread}, {"lookup_pages_newest", newest}} {
+		// The keys are the run's own, written as literals: ANALYZE takes
+		// no placeholders.
+		lits := make([]string, len(q.keys))
+		for j, i := range q.keys {
+			if l.bigint() {
+				lits[j] = strconv.FormatInt(l.int64At(i), 10)
+			} else {
+				lits[j] = "X'" + hex.EncodeToString(l.keys.At(i)) + "'"
+			}
+		}
+		var plan string
+		if err := e.conn.QueryRowContext(ctx, "ANALYZE FORMAT=JSON SELECT payload FROM "+table+
+			" FORCE INDEX (PRIMARY) WHERE id IN ("+strings.Join(lits, ",")+")").Scan(&plan); err != nil {
+			return fmt.Errorf("point lookups: %w", err)
+		}
+		var doc any
+		if err := json.Unmarshal([]byte(plan), &doc); err != nil {
+			return fmt.Errorf("unexpected ANALYZE output %.200q: %w", plan, err)
+		}
+		rows, pages, ok := analyzeCounts(doc)
+		if !ok {
+			return fmt.Errorf("ANALYZE output without r_rows and r_engine_stats.pages_accessed: %.300q", plan)
+		}
+		if rows != float64(len(q.keys)) {
+			return fmt.Errorf("point lookups found %g of %d keys", rows, len(q.keys))
+		}
+		m[q.key] = pages / float64(len(q.keys))
+	}
+	return nil
+}
+
+// analyzeCounts sums, over the tables of MariaDB's ANALYZE FORMAT=JSON
+// output, the rows read (r_rows times r_loops) and the pages accessed.
+func analyzeCounts(doc any) (rows, pages float64, ok bool) {
+	switch v := doc.(type) {
+	case map[string]any:
+		if t, isTable := v["table"].(map[string]any); isTable {
+			r, hasRows := t["r_rows"].(float64)
+			loops, _ := t["r_loops"].(float64)
+			stats, _ := t["r_engine_stats"].(map[string]any)
+			p, hasPages := stats["pages_accessed"].(float64)
+			if hasRows && hasPages {
+				rows += r * max(loops, 1)
+				pages += p
+				ok = true
+			}
+		}
+		for k, c := range v {
+			if k == "table" {
+				continue
+			}
+			r, p, o := analyzeCounts(c)
+			rows, pages, ok = rows+r, pages+p, ok || o
+		}
+	case []any:
+		for _, c := range v {
+			r, p, o := analyzeCounts(c)
+			rows, pages, ok = rows+r, pages+p, ok || o
+		}
+	}
+	return rows, pages, ok
+}
