@@ -73,6 +73,11 @@ Flags:
 
   -n N            keys per load, 1..=%d (default %d)
   --writers K     interleaved writers of the second load, 1..=%d (default %d)
+  --concurrent    also load the K writers' keys into each server through K
+                  connections at once, each its own writer's keys: insert
+                  rate, p99 batch latency and what the sessions waited on
+                  (PostgreSQL wait events, InnoDB thread states and row
+                  lock waits), beside the interleaved load's counts
   --schemes LIST  comma-separated schemes, or all (default all): %s
   --postgres DSN  measure PostgreSQL too (default $%s; "" for
                   none), e.g. postgres://postgres@127.0.0.1:5432/test
@@ -118,6 +123,8 @@ Examples:
   idkit compare -n 1000000 --html report.html
   idkit compare --schemes counter,uuidv4,uuidv7,traceid --writers 8
   idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
+      --schemes counter,uuidv4,traceid --writers 4 --concurrent
+  idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
       --need 64bit,writers=8 --engine postgres --html report.html
   idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
       --like public.orders --schemes counter,uuidv4,uuidv7,traceid,snowflake
@@ -155,6 +162,7 @@ func runComparison(c *cli.Console, args []string) error {
 	needList := fs.String("need", "", "verdict constraints")
 	engine := fs.String("engine", "", "verdict engine")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	concurrent := fs.Bool("concurrent", false, "also load through K connections at once")
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -246,6 +254,7 @@ func runComparison(c *cli.Console, args []string) error {
 		N: *n, Writers: *writers, Schemes: schemes, Progress: progress, ProgressBar: cli.IsTerminal(c.Stderr),
 		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
 		Like: *like, Sample: *sample, ScratchPostgresDSN: scratch.postgres, ScratchMySQLDSN: scratch.mysql,
+		Concurrent: *concurrent,
 	})
 	if err != nil {
 		return err

@@ -221,7 +221,47 @@ func (r *Report) columns() []Column {
 			cols = append(cols, c)
 		}
 	}
+	if r.Config.Concurrent {
+		for _, e := range []string{EnginePostgres, EngineMySQL} {
+			if slices.Contains(measured, e) {
+				cols = append(cols, concurrentColumns(e)...)
+			}
+		}
+	}
 	return cols
+}
+
+// SectionConcurrent is the table of the loads by K connections at once.
+const SectionConcurrent = "concurrent"
+
+// concurrentColumns describes the figures of engine's concurrent loads.
+func concurrentColumns(engine string) []Column {
+	name := map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}[engine]
+	c := func(key, head, doc string, v func(c *ConcurrentLoad) string) Column {
+		return Column{
+			Section: SectionConcurrent, Key: engine + "_concurrent_" + key, Head: head, Doc: doc, Source: SourceMeasured,
+			cell: func(s *Result, run int) string {
+				l, ok := s.Runs[run].engineLoad(engine)
+				if !ok || l.Concurrent == nil {
+					return "-"
+				}
+				return v(l.Concurrent)
+			},
+		}
+	}
+	cols := []Column{
+		c("inserts_per_second", name+" inserts/s", name+": all keys over the wall time of the K connections' inserts", func(c *ConcurrentLoad) string { return fmtInt(c.InsertsPerSecond) }),
+		c("batch_p99_ms", name+" p99 ms", name+": 99th percentile of one batch's insert and commit, over every connection's batches", func(c *ConcurrentLoad) string { return fmtOne(c.BatchP99Ms) }),
+	}
+	if engine == EnginePostgres {
+		return append(cols, c("waits", "PostgreSQL waits", "what the sessions running a statement waited on, sampled every 5 ms in pg_stat_activity (CPU: no wait event), as shares of the samples",
+			func(c *ConcurrentLoad) string { return topWaits(c) }))
+	}
+	return append(cols,
+		c("states", "InnoDB states", "the thread states of the sessions running a statement, sampled every 5 ms in PROCESSLIST, as shares of the samples",
+			func(c *ConcurrentLoad) string { return topWaits(c) }),
+		c("row_lock_waits", "row lock waits", "Innodb_row_lock_waits over the load: server-wide, other sessions add to it",
+			func(c *ConcurrentLoad) string { return fmtInt(c.Server["innodb_row_lock_waits"]) }))
 }
 
 // pValue formats a p-value of r: three decimals, or an exponent below
@@ -305,6 +345,14 @@ func (r *Report) sections() []Section {
 				info.Version + "; " + info.Settings}})
 		}
 	}
+	if r.Config.Concurrent && (slices.Contains(r.measured(), EnginePostgres) || slices.Contains(r.measured(), EngineMySQL)) {
+		secs = append(secs, Section{ID: SectionConcurrent, Source: SourceMeasured,
+			Title: fmt.Sprintf("CONCURRENT WRITERS — measured in this run (the %d-writer keys, %d connections inserting at once, each its own writer's keys, %s per transaction, no checkpoints)",
+				c.Writers, c.Writers, thousands(int64(c.BatchSize))),
+			Note: []string{
+				"the engine tables above load the same keys interleaved through one connection: their counts repeat from run to run;",
+				"these are timings of real sessions contending for the index's pages and locks, and vary with the machine and its load"}})
+	}
 	return secs
 }
 
@@ -349,7 +397,9 @@ func (r *Report) tables() []Table {
 			if perRun {
 				runs = runs[:0]
 				for ri := range s.Runs {
-					runs = append(runs, ri)
+					if sec.ID != SectionConcurrent || s.Runs[ri].Writers > 1 {
+						runs = append(runs, ri)
+					}
 				}
 			}
 			for _, ri := range runs {

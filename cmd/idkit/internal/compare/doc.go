@@ -59,6 +59,15 @@
 // newest rows keeps in cache). The keys are drawn with a fixed seed, so
 // these are counts that do not change from run to run.
 //
+// # Concurrent writers
+//
+// [Options.Concurrent] also loads the K-writer keys into each server
+// through K connections at once, each inserting its own writer's keys,
+// and reports the insert rate, the batches' p99 latency and what the
+// sessions waited on ([ConcurrentLoad]). The interleaved load through one
+// connection stays: its counts repeat from run to run, the concurrent
+// load's timings do not.
+//
 // # Caveats
 //
 // Keys are generated back to back, far faster than an application issues

@@ -51,6 +51,9 @@ type EngineLoad struct {
 	// Indexes are every index of a --like run's copy of the user's table,
 	// after the load.
 	Indexes []IndexFigures `json:"indexes,omitempty"`
+	// Concurrent is the same keys inserted by K connections at once
+	// (Options.Concurrent, the K-writer run only).
+	Concurrent *ConcurrentLoad `json:"concurrent,omitempty"`
 }
 
 // Metric returns the figure called key, and whether the load has it.

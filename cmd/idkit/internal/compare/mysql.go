@@ -397,3 +397,100 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	}
 	return out, nil
 }
+
+// LoadConcurrent inserts l's keys into a table of their own through
+// writers connections at once, with no flushes, and samples the
+// sessions' thread states in PROCESSLIST on the run's own connection. It
+// also reads InnoDB's row lock waits, which are server-wide, before and
+// after.
+func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int) (*ConcurrentLoad, error) {
+	colType := mysqlColumn(l)
+	table := e.database + "." + l.table + "_concurrent"
+	fail := func(what string, err error) (*ConcurrentLoad, error) {
+		return nil, fmt.Errorf("compare: mysql: %s %s: %w", what, table, err)
+	}
+	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf(
+		"CREATE TABLE %s (id %s NOT NULL PRIMARY KEY, payload BINARY(%d) NOT NULL) ENGINE=InnoDB", table, colType, len(l.value))); err != nil {
+		return fail("create table", err)
+	}
+	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
+	sessions := make([]session, writers)
+	ids := make([]string, writers)
+	for w := range sessions {
+		conn, err := e.db.Conn(ctx)
+		if err != nil {
+			return fail(fmt.Sprintf("connect writer %d of", w), err)
+		}
+		defer conn.Close()
+		if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&ids[w]); err != nil {
+			return fail("connection id", err)
+		}
+		if _, err := conn.ExecContext(ctx, "SET @idkit_payload = ?", l.value); err != nil {
+			return fail("set payload", err)
+		}
+		stmts := map[int]string{}
+		sessions[w] = session{
+			id: "thread " + ids[w],
+			insert: func(ctx context.Context, idx []int) error {
+				q, ok := stmts[len(idx)]
+				if !ok {
+					q = "INSERT INTO " + table + " (id, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, @idkit_payload),", len(idx)), ",")
+					stmts[len(idx)] = q
+				}
+				args := make([]any, len(idx))
+				for j, i := range idx {
+					if l.bigint() {
+						args[j] = l.int64At(i)
+					} else {
+						args[j] = l.keys.At(i)
+					}
+				}
+				_, err := conn.ExecContext(ctx, q, args...)
+				return err
+			},
+		}
+	}
+	sample := func(ctx context.Context) (sampledIDs, events []string, err error) {
+		rows, err := e.conn.QueryContext(ctx, `SELECT ID, coalesce(nullif(STATE, ''), 'no state')
+			FROM information_schema.PROCESSLIST WHERE ID IN (`+strings.Join(ids, ",")+`) AND COMMAND IN ('Query', 'Execute')`)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, ev string
+			if err := rows.Scan(&id, &ev); err != nil {
+				return nil, nil, err
+			}
+			sampledIDs, events = append(sampledIDs, "thread "+id), append(events, ev)
+		}
+		return sampledIDs, events, rows.Err()
+	}
+	lockWaits := func() (float64, error) {
+		var name string
+		var v float64
+		err := e.conn.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_waits'").Scan(&name, &v)
+		return v, err
+	}
+	before, err := lockWaits()
+	if err != nil {
+		return fail("row lock waits", err)
+	}
+	c, err := runConcurrent(ctx, l, sessions, sample)
+	if err != nil {
+		return fail("load", err)
+	}
+	after, err := lockWaits()
+	if err != nil {
+		return fail("row lock waits", err)
+	}
+	c.Server = map[string]float64{"innodb_row_lock_waits": after - before}
+	var rows int
+	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
+		return fail("count", err)
+	}
+	if rows != l.keys.N() {
+		return fail("count", fmt.Errorf("%d rows after inserting %d keys", rows, l.keys.N()))
+	}
+	return c, nil
+}

@@ -322,3 +322,70 @@ func createExtension(ctx context.Context, conn *pgx.Conn, name string) error {
 	}
 	return err
 }
+
+// LoadConcurrent inserts l's keys into a table of their own through
+// writers connections at once, with no checkpoints, and samples the
+// sessions' wait events in pg_stat_activity on the run's own connection.
+// The sessions carry an application_name of the run's, which picks them
+// out there.
+func (e *postgresEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int) (*ConcurrentLoad, error) {
+	colType, array := postgresColumn(l)
+	table := e.schema + "." + l.table + "_concurrent"
+	fail := func(what string, err error) (*ConcurrentLoad, error) {
+		return nil, fmt.Errorf("compare: postgres: %s %s: %w", what, table, err)
+	}
+	if _, err := e.conn.Exec(ctx, fmt.Sprintf(
+		"CREATE TABLE %s (id %s PRIMARY KEY, payload bytea NOT NULL) WITH (autovacuum_enabled = false)", table, colType)); err != nil {
+		return fail("create table", err)
+	}
+	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
+	cfg, err := pgx.ParseConfig(e.dsn)
+	if err != nil {
+		return fail("parse the DSN", err)
+	}
+	app := e.schema + "_writer"
+	cfg.RuntimeParams["application_name"] = app
+	stmt := fmt.Sprintf("INSERT INTO %s (id, payload) SELECT k, $2 FROM unnest($1::%s) AS k", table, array)
+	sessions := make([]session, writers)
+	for w := range sessions {
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return fail(fmt.Sprintf("connect writer %d of", w), err)
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		sessions[w] = session{
+			id: fmt.Sprintf("pid %d", conn.PgConn().PID()),
+			insert: func(ctx context.Context, idx []int) error {
+				_, err := conn.Exec(ctx, stmt, pgKeysAt(l, colType, idx), l.value)
+				return err
+			},
+		}
+	}
+	sample := func(ctx context.Context) (ids, events []string, err error) {
+		rows, err := e.conn.Query(ctx, `SELECT 'pid ' || pid, coalesce(wait_event_type || ': ' || wait_event, 'CPU')
+			FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'`, app)
+		if err != nil {
+			return nil, nil, err
+		}
+		for rows.Next() {
+			var id, ev string
+			if err := rows.Scan(&id, &ev); err != nil {
+				return nil, nil, err
+			}
+			ids, events = append(ids, id), append(events, ev)
+		}
+		return ids, events, rows.Err()
+	}
+	c, err := runConcurrent(ctx, l, sessions, sample)
+	if err != nil {
+		return fail("load", err)
+	}
+	var rows int
+	if err := e.conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
+		return fail("count", err)
+	}
+	if rows != l.keys.N() {
+		return fail("count", fmt.Errorf("%d rows after inserting %d keys", rows, l.keys.N()))
+	}
+	return c, nil
+}

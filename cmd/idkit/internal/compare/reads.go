@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -170,28 +171,18 @@ func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table string, m map
 		key  string
 		keys []int
 	}{{"lookup_pages", spread}, {"lookup_pages_newest", newest}} {
-		// The keys are the run's own, written as literals: ANALYZE takes
-		// no placeholders.
-		lits := make([]string, len(q.keys))
-		for j, i := range q.keys {
-			if l.bigint() {
-				lits[j] = strconv.FormatInt(l.int64At(i), 10)
-			} else {
-				lits[j] = "X'" + hex.EncodeToString(l.keys.At(i)) + "'"
+		if len(q.keys) < 2 {
+			continue // one key is a const lookup, read while planning: no engine stats
+		}
+		// Chunks of even size, so that none holds a lone key.
+		chunks := (len(q.keys) + mysqlInList - 1) / mysqlInList
+		var rows, pages float64
+		for chunk := range slices.Chunk(q.keys, (len(q.keys)+chunks-1)/chunks) {
+			r, p, err := e.analyzeLookups(ctx, l, table, chunk)
+			if err != nil {
+				return err
 			}
-		}
-		var plan string
-		if err := e.conn.QueryRowContext(ctx, "ANALYZE FORMAT=JSON SELECT payload FROM "+table+
-			" FORCE INDEX (PRIMARY) WHERE id IN ("+strings.Join(lits, ",")+")").Scan(&plan); err != nil {
-			return fmt.Errorf("point lookups: %w", err)
-		}
-		var doc any
-		if err := json.Unmarshal([]byte(plan), &doc); err != nil {
-			return fmt.Errorf("unexpected ANALYZE output %.200q: %w", plan, err)
-		}
-		rows, pages, ok := analyzeCounts(doc)
-		if !ok {
-			return fmt.Errorf("ANALYZE output without r_rows and r_engine_stats.pages_accessed: %.300q", plan)
+			rows, pages = rows+r, pages+p
 		}
 		if rows != float64(len(q.keys)) {
 			return fmt.Errorf("point lookups found %g of %d keys", rows, len(q.keys))
@@ -201,12 +192,49 @@ func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table string, m map
 	return nil
 }
 
-// analyzeCounts sums, over the tables of MariaDB's ANALYZE FORMAT=JSON
-// output, the rows read (r_rows times r_loops) and the pages accessed.
-func analyzeCounts(doc any) (rows, pages float64, ok bool) {
+// mysqlInList is the most keys a lookup statement names: below MariaDB's
+// in_predicate_conversion_threshold (1,000), past which an IN list becomes
+// a join with a table of its values, which may scan the table instead.
+const mysqlInList = 500
+
+// analyzeLookups runs the point lookups of keys idx of l in table under
+// ANALYZE FORMAT=JSON, and returns the rows they found and the pages they
+// accessed.
+func (e *mysqlEngine) analyzeLookups(ctx context.Context, l dbLoad, table string, idx []int) (rows, pages float64, err error) {
+	// The keys are the run's own, written as literals: ANALYZE takes no
+	// placeholders.
+	lits := make([]string, len(idx))
+	for j, i := range idx {
+		if l.bigint() {
+			lits[j] = strconv.FormatInt(l.int64At(i), 10)
+		} else {
+			lits[j] = "X'" + hex.EncodeToString(l.keys.At(i)) + "'"
+		}
+	}
+	var plan string
+	if err := e.conn.QueryRowContext(ctx, "ANALYZE FORMAT=JSON SELECT payload FROM "+table+
+		" FORCE INDEX (PRIMARY) WHERE id IN ("+strings.Join(lits, ",")+")").Scan(&plan); err != nil {
+		return 0, 0, fmt.Errorf("point lookups: %w", err)
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(plan), &doc); err != nil {
+		return 0, 0, fmt.Errorf("unexpected ANALYZE output %.200q: %w", plan, err)
+	}
+	rows, pages, ok := analyzeCounts(doc, l.table)
+	if !ok {
+		return 0, 0, fmt.Errorf("ANALYZE output without r_rows and r_engine_stats.pages_accessed: %.300q", plan)
+	}
+	return rows, pages, nil
+}
+
+// analyzeCounts sums, over the accesses to table in MariaDB's ANALYZE
+// FORMAT=JSON output, the rows read (r_rows times r_loops) and the pages
+// accessed. A long IN list may become a join with a table of its values
+// (in_predicate_conversion_threshold), which it leaves out.
+func analyzeCounts(doc any, table string) (rows, pages float64, ok bool) {
 	switch v := doc.(type) {
 	case map[string]any:
-		if t, isTable := v["table"].(map[string]any); isTable {
+		if t, isTable := v["table"].(map[string]any); isTable && t["table_name"] == table {
 			r, hasRows := t["r_rows"].(float64)
 			loops, _ := t["r_loops"].(float64)
 			stats, _ := t["r_engine_stats"].(map[string]any)
@@ -221,12 +249,12 @@ func analyzeCounts(doc any) (rows, pages float64, ok bool) {
 			if k == "table" {
 				continue
 			}
-			r, p, o := analyzeCounts(c)
+			r, p, o := analyzeCounts(c, table)
 			rows, pages, ok = rows+r, pages+p, ok || o
 		}
 	case []any:
 		for _, c := range v {
-			r, p, o := analyzeCounts(c)
+			r, p, o := analyzeCounts(c, table)
 			rows, pages, ok = rows+r, pages+p, ok || o
 		}
 	}

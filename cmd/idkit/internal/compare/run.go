@@ -123,6 +123,12 @@ type Options struct {
 	// global setting) and reports the load it caused.
 	ScratchPostgresDSN string
 	ScratchMySQLDSN    string
+
+	// Concurrent also loads the Writers-writer keys into PostgreSQL and
+	// MariaDB/MySQL through Writers connections at once, each inserting
+	// its own writer's keys, and reports the rate, the batches' latency
+	// and what the sessions waited on (see ConcurrentLoad).
+	Concurrent bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -197,6 +203,16 @@ func (o Options) withDefaults() (Options, error) {
 	if (o.ScratchPostgresDSN != "" && o.PostgresDSN == "") || (o.ScratchMySQLDSN != "" && o.MySQLDSN == "") {
 		return o, fmt.Errorf("%w: a scratch server without the server of the table to copy; want PostgresDSN with ScratchPostgresDSN and MySQLDSN with ScratchMySQLDSN", ErrOptions)
 	}
+	if o.Concurrent {
+		switch {
+		case o.Writers < 2:
+			return o, fmt.Errorf("%w: Concurrent needs Writers = 2..=%d, the connections that insert at once; have %d", ErrOptions, MaxWriters, o.Writers)
+		case o.PostgresDSN == "" && o.MySQLDSN == "":
+			return o, fmt.Errorf("%w: Concurrent loads into a server; want PostgresDSN or MySQLDSN", ErrOptions)
+		case o.Like != "":
+			return o, fmt.Errorf("%w: Concurrent is not for a --like run, which must not load the source server with many sessions", ErrOptions)
+		}
+	}
 	if o.Like != "" {
 		if _, err := ParseLike(o.Like); err != nil {
 			return o, err
@@ -259,6 +275,9 @@ type Config struct {
 	// the most rows read from it (a --like run only).
 	Like   string `json:"like,omitempty"`
 	Sample int    `json:"sample,omitempty"`
+	// Concurrent says the servers were also loaded by Writers
+	// connections at once.
+	Concurrent bool `json:"concurrent,omitempty"`
 }
 
 // Result is one scheme's design and measurements.
@@ -339,7 +358,7 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 		Config: Config{
 			N: o.N, Writers: o.Writers, Fills: o.Fills, BatchSize: o.BatchSize,
 			ValueSize: o.ValueSize, PageSize: pageSize, Sync: o.Sync, SpeedTimeNs: o.SpeedTime.Nanoseconds(),
-			CheckpointEvery: o.CheckpointEvery,
+			CheckpointEvery: o.CheckpointEvery, Concurrent: o.Concurrent,
 		},
 		Sources: map[string]string{
 			"design":      "computed from each scheme's layout constants (or its library's own decoders), not measured",
@@ -508,6 +527,15 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 			})
 			if err != nil {
 				return res, err
+			}
+			if c, ok := e.(concurrentLoader); ok && o.Concurrent && w > 1 {
+				p.label(fmt.Sprintf("%s: %s, %d connections at once", s.Name, name, w))
+				if l.Concurrent, err = c.LoadConcurrent(ctx, dbLoad{
+					keys: keys, int63: d.Int63, value: value, batch: o.BatchSize,
+					table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
+				}, w); err != nil {
+					return res, err
+				}
 			}
 			run.Engines = append(run.Engines, l)
 			p.step(1)
