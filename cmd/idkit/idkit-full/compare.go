@@ -73,6 +73,11 @@ Flags:
 
   -n N            keys per load, 1..=%d (default %d)
   --writers K     interleaved writers of the second load, 1..=%d (default %d)
+  --grow          measure at N = 10,000, 100,000 and each power of ten up to
+                  --max-n, a run of its own at each, and write how every
+                  scheme's figures change with N and whether the verdict's
+                  ranking does (text and --json)
+  --max-n N       the largest N of --grow, %d..=%d (default %d)
   --concurrent    also load the K writers' keys into each server through K
                   connections at once, each its own writer's keys: insert
                   rate, p99 batch latency and what the sessions waited on
@@ -121,6 +126,7 @@ Examples:
 
   idkit compare
   idkit compare -n 1000000 --html report.html
+  idkit compare --grow --max-n 1000000 --schemes counter,uuidv4,uuidv7,traceid
   idkit compare --schemes counter,uuidv4,uuidv7,traceid --writers 8
   idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
       --schemes counter,uuidv4,traceid --writers 4 --concurrent
@@ -131,7 +137,7 @@ Examples:
 `, compare.DefaultBatchSize, compare.DefaultValueSize,
 	compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.EnvRedisAddr, compare.EnvEtcdEndpoints,
 	compare.MaxN, compare.DefaultN,
-	compare.MaxWriters, compare.DefaultWriters, strings.Join(compare.Names(), ", "),
+	compare.MaxWriters, compare.DefaultWriters, compare.MinGrowN, compare.MaxN, compare.DefaultGrowN, strings.Join(compare.Names(), ", "),
 	compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.DefaultBatchSize, compare.NeedHelp,
 	strings.Join(compare.EngineNames, ", "), compare.MaxSample, "256 MiB")
 
@@ -163,6 +169,8 @@ func runComparison(c *cli.Console, args []string) error {
 	engine := fs.String("engine", "", "verdict engine")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	concurrent := fs.Bool("concurrent", false, "also load through K connections at once")
+	grow := fs.Bool("grow", false, "measure at N = 10,000, 100,000, ... up to --max-n")
+	maxN := fs.Int("max-n", compare.DefaultGrowN, "largest N of --grow")
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -202,6 +210,22 @@ func runComparison(c *cli.Console, args []string) error {
 	if scratch.mysql != "" && *mysql == "" {
 		return cli.Usagef("--scratch is a MariaDB/MySQL server: add --mysql DSN, the server with the table")
 	}
+	var sizes []int
+	if *grow {
+		switch {
+		case flagSet(fs, "n"):
+			return cli.Usagef("--grow measures at every N up to --max-n; leave out -n")
+		case *htmlPath != "":
+			return cli.Usagef("--grow writes text and --json; leave out --html")
+		case *like != "":
+			return cli.Usagef("--grow is not for a --like run")
+		}
+		if sizes, err = compare.GrowSizes(*maxN); err != nil {
+			return cli.Usagef("--max-n %d out of range, want %d..=%d", *maxN, compare.MinGrowN, compare.MaxN)
+		}
+	} else if flagSet(fs, "max-n") {
+		return cli.Usagef("--max-n is the largest N of --grow; add --grow")
+	}
 	if *n < 1 || *n > compare.MaxN {
 		return cli.Usagef("-n %d out of range, want 1..=%d", *n, compare.MaxN)
 	}
@@ -240,7 +264,7 @@ func runComparison(c *cli.Console, args []string) error {
 		*f.dst = file
 	}
 
-	if w := smallNWarning(*n, schemes); w != "" {
+	if w := smallNWarning(*n, schemes); w != "" && !*grow {
 		fmt.Fprintln(c.Stderr, "idkit compare: "+w)
 	}
 	progress := c.Stderr
@@ -250,12 +274,32 @@ func runComparison(c *cli.Console, args []string) error {
 	// Ctrl-C stops the run; what it created on the servers is dropped.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := compare.RunContext(ctx, compare.Options{
+	opts := compare.Options{
 		N: *n, Writers: *writers, Schemes: schemes, Progress: progress, ProgressBar: cli.IsTerminal(c.Stderr),
 		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
 		Like: *like, Sample: *sample, ScratchPostgresDSN: scratch.postgres, ScratchMySQLDSN: scratch.mysql,
 		Concurrent: *concurrent,
-	})
+	}
+	if *grow {
+		g, err := compare.GrowContext(ctx, opts, sizes)
+		if err != nil {
+			return err
+		}
+		if err := g.WriteTable(c.Stdout); err != nil {
+			return err
+		}
+		if jsonFile != nil {
+			if err := g.WriteJSON(jsonFile); err != nil {
+				return err
+			}
+			if err := jsonFile.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.Stdout, "wrote %s\n", jsonFile.Name())
+		}
+		return nil
+	}
+	r, err := compare.RunContext(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,10 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"compare", "--need", "writers=8", "--writers", "4"}, "--need writers=8 but --writers 4"},
 		{[]string{"compare", "--engine", "oracle"}, `--engine "oracle", want one of bbolt, sqlite, postgres, mysql`},
 		{[]string{"compare", "--checkpoint-every", "-1"}, "--checkpoint-every -1 out of range"},
+		{[]string{"compare", "--grow", "-n", "1000"}, "--grow measures at every N up to --max-n; leave out -n"},
+		{[]string{"compare", "--grow", "--max-n", "9999"}, "--max-n 9999 out of range, want 10000..=50000000"},
+		{[]string{"compare", "--grow", "--html", "r.html"}, "--grow writes text and --json; leave out --html"},
+		{[]string{"compare", "--max-n", "100000"}, "--max-n is the largest N of --grow; add --grow"},
 	} {
 		code, stdout, stderr := idkit(tt.args...)
 		assert.Equal(t, 2, code, "%v", tt.args)
@@ -150,7 +154,7 @@ func TestCompareHelp(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := idkit("help", "compare")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit compare [-n N] [--writers K] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N]] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "usage: idkit compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N]] [--json FILE] [--html FILE]")
 	assert.Contains(t, stdout, "--like TABLE    load the keys into copies of your own table")
 	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
 	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND")

@@ -59,6 +59,13 @@
 // newest rows keeps in cache). The keys are drawn with a fixed seed, so
 // these are counts that do not change from run to run.
 //
+// # Growth
+//
+// [GrowContext] runs the measurement at each of several sizes
+// ([GrowSizes]: 10,000 and each power of ten up to a largest), a run of
+// its own from empty tables at each, and [Growth] writes how every
+// scheme's verdict figures change with N and whether the ranking does.
+//
 // # Concurrent writers
 //
 // [Options.Concurrent] also loads the K-writer keys into each server

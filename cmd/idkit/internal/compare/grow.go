@@ -1,0 +1,234 @@
+package compare
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Bounds of a growth run's sizes.
+const (
+	MinGrowN     = 10_000
+	DefaultGrowN = 10_000_000
+)
+
+// GrowSizes returns the sizes of a growth run up to maxN: 10,000, 100,000
+// and each further power of ten up to maxN, and maxN itself when it is
+// not one of them.
+func GrowSizes(maxN int) ([]int, error) {
+	if maxN < MinGrowN || maxN > MaxN {
+		return nil, fmt.Errorf("%w: the largest size of a growth run is %d, want %d..=%d", ErrOptions, maxN, MinGrowN, MaxN)
+	}
+	var sizes []int
+	for n := MinGrowN; n <= maxN; n *= 10 {
+		sizes = append(sizes, n)
+	}
+	if sizes[len(sizes)-1] != maxN {
+		sizes = append(sizes, maxN)
+	}
+	return sizes, nil
+}
+
+// Growth is the same measurement at growing sizes: how each scheme's
+// figures change as its table grows, and whether the verdict's ranking
+// does. Each size is a run of its own, its tables loaded from empty to
+// that size, so a figure per 1,000 inserts is the average over the whole
+// load to that size.
+type Growth struct {
+	Sizes   []int     `json:"sizes"`
+	Reports []*Report `json:"reports"`
+	// RankingChanges says whether the verdict ranked the schemes in a
+	// different order at some size.
+	RankingChanges bool `json:"ranking_changes"`
+}
+
+// GrowContext runs opts at each of sizes (opts.N is not used), the
+// smallest first, and returns the runs. Progress, if set, gets a line per
+// size with the time the rest needs, estimated from the sizes so far as
+// linear in the keys.
+func GrowContext(ctx context.Context, opts Options, sizes []int) (*Growth, error) {
+	if len(sizes) == 0 || !slices.IsSorted(sizes) {
+		return nil, fmt.Errorf("%w: growth sizes %v, want one or more in increasing order", ErrOptions, sizes)
+	}
+	largest := opts
+	largest.N = sizes[len(sizes)-1]
+	if _, err := largest.withDefaults(); err != nil {
+		return nil, err
+	}
+	if opts.Progress != nil {
+		disk, err := EstimateDisk(largest)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(opts.Progress, "grow: %d sizes up to %s keys; the largest run takes %s\n", len(sizes), thousands(int64(largest.N)), disk)
+	}
+	g := &Growth{Sizes: sizes}
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	done := 0
+	start := time.Now()
+	for i, n := range sizes {
+		if opts.Progress != nil {
+			line := fmt.Sprintf("grow: N = %s (%d of %d)", thousands(int64(n)), i+1, len(sizes))
+			if done > 0 {
+				left := time.Duration(float64(time.Since(start)) * float64(total-done) / float64(done))
+				line += fmt.Sprintf("; the rest needs about %v at the pace so far", left.Round(time.Second))
+			}
+			fmt.Fprintln(opts.Progress, line)
+		}
+		o := opts
+		o.N = n
+		r, err := RunContext(ctx, o)
+		if err != nil {
+			return nil, fmt.Errorf("compare: grow: N = %d: %w", n, err)
+		}
+		g.Reports = append(g.Reports, r)
+		done += n
+	}
+	first := rankedNames(g.Reports[0].Verdict)
+	for _, r := range g.Reports[1:] {
+		g.RankingChanges = g.RankingChanges || !slices.Equal(first, rankedNames(r.Verdict))
+	}
+	return g, nil
+}
+
+func rankedNames(v *Verdict) []string {
+	if v == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range v.Ranked {
+		out = append(out, p.Scheme)
+	}
+	return out
+}
+
+// growFigure is one figure a growth table follows.
+type growFigure struct {
+	key, name string
+	format    func(float64) string
+}
+
+// growTitles name the growth tables' figures with their units.
+var growTitles = map[string]string{
+	"pages_written_per_1000": "pages written per 1,000 inserts",
+	"wal_frames_per_1000":    "WAL frames per 1,000 inserts",
+	"pages_dirtied_per_1000": "pages dirtied per 1,000 inserts",
+	"wal_bytes_per_insert":   "WAL bytes per insert",
+	"redo_bytes_per_insert":  "redo bytes per insert",
+	"bytes_per_key":          "bytes per key",
+	"index_bytes_per_key":    "index bytes per key",
+	"inserts_per_second":     "inserts per second",
+}
+
+// growFigures are, per engine, the figures of the growth tables: the
+// verdict's figures and the insert rate.
+func growFigures(engine string) []growFigure {
+	var out []growFigure
+	for _, f := range verdictFigures[engine] {
+		format := fmtInt
+		if strings.HasSuffix(f.key, "_per_key") || strings.HasSuffix(f.key, "_per_insert") {
+			format = fmtOne
+		}
+		out = append(out, growFigure{f.key, cmp.Or(growTitles[f.key], f.name), format})
+	}
+	return append(out, growFigure{"inserts_per_second", growTitles["inserts_per_second"], fmtInt})
+}
+
+// growValue returns scheme si's figure key on engine in report r's run
+// with the most writers.
+func growValue(r *Report, si int, engine, key string) (float64, bool) {
+	if si >= len(r.Schemes) {
+		return 0, false
+	}
+	s := &r.Schemes[si]
+	ri := len(s.Runs) - 1
+	if engine == EngineBbolt && key == "inserts_per_second" && ri >= 0 && len(s.Runs[ri].Loads) > 0 {
+		return s.Runs[ri].Loads[0].InsertsPerSecond, true
+	}
+	return figure(s, engine, ri, key)
+}
+
+// WriteTable writes g as text: for each engine and figure a table of the
+// schemes against the sizes, then the verdict's ranking at each size.
+func (g *Growth) WriteTable(w io.Writer) error {
+	if len(g.Reports) == 0 {
+		return fmt.Errorf("compare: write growth: %w", ErrEmptyReport)
+	}
+	ew := &errWriter{w: w}
+	first, last := g.Reports[0], g.Reports[len(g.Reports)-1]
+	m := first.Machine
+	fmt.Fprintf(ew, "%s --grow — %s UTC\n", first.Tool, first.Started.Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(ew, "machine: %s/%s, %s, %d CPUs (GOMAXPROCS %d), %s\n", m.OS, m.Arch, cmp.Or(m.CPU, "unknown CPU"), m.CPUs, m.GOMAXPROCS, m.GoVersion)
+	var sizes []string
+	for _, n := range g.Sizes {
+		sizes = append(sizes, thousands(int64(n)))
+	}
+	fmt.Fprintf(ew, "run: N = %s keys, a run of its own at each, 1 and %d interleaved writers, fill %s\n",
+		strings.Join(sizes, ", "), last.Config.Writers, joinFloats(last.Config.Fills))
+	fmt.Fprintf(ew, "engines: %s\n", strings.Join(last.measured(), ", "))
+	writers := last.Config.Writers
+	for _, engine := range last.measured() {
+		for _, f := range growFigures(engine) {
+			fmt.Fprintf(ew, "\nGROWTH IN %s — %s, %d writer(s), at each N (each N loaded from an empty table)\n", strings.ToUpper(engine), f.name, writers)
+			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+			head := []string{"scheme"}
+			for _, n := range g.Sizes {
+				head = append(head, thousands(int64(n)))
+			}
+			fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+			for si, s := range last.Schemes {
+				row := []string{s.Name}
+				for _, r := range g.Reports {
+					v, ok := growValue(r, si, engine, f.key)
+					if !ok {
+						row = append(row, "-")
+						continue
+					}
+					row = append(row, f.format(v))
+				}
+				fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			}
+			tw.Flush()
+		}
+	}
+	if v := last.Verdict; v != nil {
+		fmt.Fprintf(ew, "\nVERDICT AT EACH N — need %s, engine %s, %d writer(s)\n", v.Need, v.Engine, v.Writers)
+		for i, r := range g.Reports {
+			names := rankedNames(r.Verdict)
+			if len(names) == 0 {
+				names = []string{"no scheme meets the need"}
+			}
+			fmt.Fprintf(ew, "  %s: %s\n", thousands(int64(g.Sizes[i])), strings.Join(names, ", "))
+		}
+		if g.RankingChanges {
+			fmt.Fprintln(ew, "  the ranking changes with N: decide at the size your table will have")
+		} else {
+			fmt.Fprintln(ew, "  the ranking is the same at every N")
+		}
+	}
+	seconds := 0.0
+	for _, r := range g.Reports {
+		seconds += r.Seconds
+	}
+	fmt.Fprintf(ew, "\ncompleted in %.1fs\n", seconds)
+	return ew.err
+}
+
+// WriteJSON writes g as indented JSON: the sizes and each size's report.
+func (g *Growth) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(g); err != nil {
+		return fmt.Errorf("compare: write growth JSON: %w", err)
+	}
+	return nil
+}
