@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -76,7 +77,7 @@ Flags:
   --grow          measure at N = 10,000, 100,000 and each power of ten up to
                   --max-n, a run of its own at each, and write how every
                   scheme's figures change with N and whether the verdict's
-                  ranking does (text and --json)
+                  ranking does, with a line chart of each figure in --html
   --max-n N       the largest N of --grow, %d..=%d (default %d)
   --concurrent    also load the K writers' keys into each server through K
                   connections at once, each its own writer's keys: insert
@@ -215,8 +216,6 @@ func runComparison(c *cli.Console, args []string) error {
 		switch {
 		case flagSet(fs, "n"):
 			return cli.Usagef("--grow measures at every N up to --max-n; leave out -n")
-		case *htmlPath != "":
-			return cli.Usagef("--grow writes text and --json; leave out --html")
 		case *like != "":
 			return cli.Usagef("--grow is not for a --like run")
 		}
@@ -288,16 +287,7 @@ func runComparison(c *cli.Console, args []string) error {
 		if err := g.WriteTable(c.Stdout); err != nil {
 			return err
 		}
-		if jsonFile != nil {
-			if err := g.WriteJSON(jsonFile); err != nil {
-				return err
-			}
-			if err := jsonFile.Close(); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.Stdout, "wrote %s\n", jsonFile.Name())
-		}
-		return nil
+		return writeReports(c, jsonFile, htmlFile, g.WriteJSON, g.WriteHTML)
 	}
 	r, err := compare.RunContext(ctx, opts)
 	if err != nil {
@@ -306,13 +296,16 @@ func runComparison(c *cli.Console, args []string) error {
 	if err := r.WriteTable(c.Stdout); err != nil {
 		return err
 	}
+	return writeReports(c, jsonFile, htmlFile, r.WriteJSON, r.WriteHTML)
+}
+
+// writeReports writes the report as JSON and HTML into the files that
+// are not nil, closes them, and says so.
+func writeReports(c *cli.Console, jsonFile, htmlFile *os.File, writeJSON, writeHTML func(io.Writer) error) error {
 	for _, out := range []struct {
 		f     *os.File
-		write func(*os.File) error
-	}{
-		{jsonFile, func(f *os.File) error { return r.WriteJSON(f) }},
-		{htmlFile, func(f *os.File) error { return r.WriteHTML(f) }},
-	} {
+		write func(io.Writer) error
+	}{{jsonFile, writeJSON}, {htmlFile, writeHTML}} {
 		if out.f == nil {
 			continue
 		}

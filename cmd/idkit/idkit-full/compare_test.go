@@ -106,7 +106,6 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"compare", "--checkpoint-every", "-1"}, "--checkpoint-every -1 out of range"},
 		{[]string{"compare", "--grow", "-n", "1000"}, "--grow measures at every N up to --max-n; leave out -n"},
 		{[]string{"compare", "--grow", "--max-n", "9999"}, "--max-n 9999 out of range, want 10000..=50000000"},
-		{[]string{"compare", "--grow", "--html", "r.html"}, "--grow writes text and --json; leave out --html"},
 		{[]string{"compare", "--max-n", "100000"}, "--max-n is the largest N of --grow; add --grow"},
 	} {
 		code, stdout, stderr := idkit(tt.args...)
