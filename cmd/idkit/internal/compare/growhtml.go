@@ -107,14 +107,15 @@ func lineChart(id, yTitle string, xs []int, series []lineSeries, format func(flo
 	return template.HTML(b.String()) // every text in it is escaped above
 }
 
-// niceCeil returns the smallest of 1, 2, 2.5, 5 times a power of ten at
-// or above v, so that a quarter of it is a round tick; 1 for v <= 0.
+// niceCeil returns the smallest of 1, 2, 2.5, 3, 4, 5, 6 and 8 times a
+// power of ten at or above v, so that a quarter of it is a round tick; 1
+// for v <= 0.
 func niceCeil(v float64) float64 {
 	if !(v > 0) {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+	for _, m := range []float64{1, 2, 2.5, 3, 4, 5, 6, 8, 10} {
 		if m*p >= v {
 			return m * p
 		}

@@ -20,11 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNiceCeil: the top of a chart's axis is the next of 1, 2, 2.5 and 5
-// times a power of ten.
+// TestNiceCeil: the top of a chart's axis is the next of 1, 2, 2.5, 3,
+// 4, 5, 6 and 8 times a power of ten.
 func TestNiceCeil(t *testing.T) {
 	t.Parallel()
-	for v, want := range map[float64]float64{0: 1, -3: 1, 0.3: 0.5, 1: 1, 1.2: 2, 2.2: 2.5, 3: 5, 797: 1000, 1001: 2000, 24.2: 25} {
+	for v, want := range map[float64]float64{0: 1, -3: 1, 0.3: 0.3, 1: 1, 1.2: 2, 2.2: 2.5, 3.1: 4, 255: 300, 797: 800, 1001: 2000, 24.2: 25, 5500: 6000} {
 		assert.InDelta(t, want, niceCeil(v), 1e-9, "niceCeil(%g)", v)
 	}
 }
@@ -47,7 +47,7 @@ func TestLineChart(t *testing.T) {
 	assert.Contains(t, svg, "&lt;uuid&gt;")
 	assert.NotContains(t, svg, "<uuid>")
 	assert.Contains(t, svg, ">1,000,000</text>")
-	assert.Contains(t, svg, ">500</text>", "the axis runs to the next round value above 257")
+	assert.Contains(t, svg, ">300</text>", "the axis runs to the next round value above 257")
 	// The uuid line rises: its second point is above (a smaller y than)
 	// its first.
 	i := strings.Index(svg, `data-scheme="&lt;uuid&gt;" points="`)
