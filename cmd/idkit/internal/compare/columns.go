@@ -108,6 +108,10 @@ func engineColumns() []Column {
 			"buffer pages a point lookup by key touches, over 1,000 keys spread over the table (EXPLAIN (ANALYZE, BUFFERS), index scans forced): the index's levels and the heap page", fmtTwo),
 		metricColumn(EnginePostgres, "lookup_pages_newest", "pages/lookup new",
 			"buffer pages a point lookup touches, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
+		metricColumn(EnginePostgres, "newest_scan_pages", "newest 1% scan pages",
+			"buffer pages a range scan through the key touches to read the newest 1% of rows: from the least key among them up (EXPLAIN (ANALYZE, BUFFERS))", fmtInt),
+		metricColumn(EnginePostgres, "newest_scan_rows", "scan rows/newest",
+			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
 		metricColumn(EnginePostgres, "newest_leaf_pages", "newest 1% leaves",
 			"leaf pages of the primary-key index that hold a key of the newest 1% of rows (pageinspect's bt_page_items): the working set that must stay in cache", fmtInt),
 		metricColumn(EnginePostgres, "newest_leaf_share", "newest 1% share",
@@ -126,6 +130,10 @@ func engineColumns() []Column {
 			"InnoDB pages a point lookup by key accesses, over 1,000 keys spread over the table (ANALYZE FORMAT=JSON's r_engine_stats.pages_accessed)", fmtTwo),
 		metricColumn(EngineMySQL, "lookup_pages_newest", "pages/lookup new",
 			"InnoDB pages a point lookup accesses, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
+		metricColumn(EngineMySQL, "newest_scan_pages", "newest 1% scan pages",
+			"InnoDB pages a range scan through the key accesses to read the newest 1% of rows: from the least key among them up", fmtInt),
+		metricColumn(EngineMySQL, "newest_scan_rows", "scan rows/newest",
+			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
 	}
 }
 

@@ -22,10 +22,10 @@
 //	                                         ├─► SQLite: WAL frames, pages, leaf density
 //	                                         ├─► PostgreSQL: pages dirtied, WAL and full-page images,
 //	                                         │   index and heap size, leaf density and fragmentation;
-//	                                         │   reads: pages per lookup, leaves of the newest 1%
+//	                                         │   reads: pages per lookup, newest 1% by range scan and its leaves
 //	                                         └─► InnoDB: pages written, redo, page splits,
 //	                                             clustered index size, leaf pages and density;
-//	                                             reads: pages per lookup
+//	                                             reads: pages per lookup, newest 1% by range scan
 //
 // bbolt and SQLite (modernc.org/sqlite, pure Go) are embedded and always
 // run; PostgreSQL (pgx) and MariaDB/MySQL (go-sql-driver/mysql) run when
@@ -54,7 +54,9 @@
 //
 // After each load into a server the table is read back: point lookups of
 // keys spread over it and of its newest 1% of rows, counting the pages
-// each touches, and on PostgreSQL the leaf pages of the key index that
+// each touches, a range scan through the key that reads the newest 1%
+// (from the least key among them up: the pages, and the rows read per
+// newest row), and on PostgreSQL the leaf pages of the key index that
 // hold the newest 1% (the working set an application that reads its
 // newest rows keeps in cache). The keys are drawn with a fixed seed, so
 // these are counts that do not change from run to run.

@@ -177,7 +177,8 @@ func TestEngineUnreachable(t *testing.T) {
 // index (InnoDB): between 2 and 5 pages for either key at this size. The
 // newest 1% of the counter's keys are adjacent, so their lookups share
 // heap pages; uuidv4's are not. Those 1,000 uuidv4 keys lie on leaves
-// all over the index, at least 10x the leaves of the counter's 1,000.
+// all over the index, at least 10x the leaves of the counter's 1,000, and
+// a range scan through the key that reads them reads most of the table.
 func assertReads(t *testing.T, engine string, c, u map[string]float64) {
 	t.Helper()
 	if engine != EnginePostgres && engine != EngineMySQL {
@@ -189,6 +190,9 @@ func assertReads(t *testing.T, engine string, c, u map[string]float64) {
 			assert.LessOrEqual(t, f[key], 5.0, "%s %s", name, key)
 		}
 	}
+	assert.Equal(t, 1.0, c["newest_scan_rows"], "a range scan from the counter's least newest key reads the newest rows alone")
+	assert.Greater(t, u["newest_scan_rows"], 50.0, "uuidv4's least newest key is near the bottom: the scan reads most of the table")
+	assert.Greater(t, u["newest_scan_pages"], 10*c["newest_scan_pages"])
 	if engine != EnginePostgres {
 		return
 	}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -89,6 +90,30 @@ func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, 
 		}
 		m[q.key] = float64(ex[0].Plan.Hit+ex[0].Plan.Read) / float64(len(q.keys))
 	}
+	// The newest rows by a range scan through the key, from the least
+	// key among them: every row at or above it is read.
+	lowest := []int{lowestNewest(l)}
+	var scanned int64
+	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE id >= ($1::%s[])[1]", table, colType), pgKeysAt(l, colType, lowest)).Scan(&scanned); err != nil {
+		return fmt.Errorf("range scan of the newest rows: %w", err)
+	}
+	var plan []byte
+	if err := tx.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(payload) FROM %s WHERE id >= ($1::%s[])[1]", table, colType),
+		pgKeysAt(l, colType, lowest)).Scan(&plan); err != nil {
+		return fmt.Errorf("range scan of the newest rows: %w", err)
+	}
+	var ex []struct {
+		Plan struct {
+			Hit  int64 `json:"Shared Hit Blocks"`
+			Read int64 `json:"Shared Read Blocks"`
+		} `json:"Plan"`
+	}
+	if err := json.Unmarshal(plan, &ex); err != nil || len(ex) != 1 {
+		return fmt.Errorf("unexpected EXPLAIN output %.200q: %v", plan, err)
+	}
+	newestRows := float64(n - newestStart(n))
+	m["newest_scan_pages"] = float64(ex[0].Plan.Hit + ex[0].Plan.Read)
+	m["newest_scan_rows"] = float64(scanned) / newestRows
 	if err := tx.Commit(ctx); err != nil {
 		return err
 	}
@@ -112,6 +137,19 @@ func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, 
 		m["newest_leaf_share"] = float64(leaves) / all
 	}
 	return nil
+}
+
+// lowestNewest returns the index of the least key among the newest 1% of
+// l's keys: a range scan through the key that reads the newest rows
+// starts there.
+func lowestNewest(l dbLoad) int {
+	lo := newestStart(l.keys.N())
+	for i := lo + 1; i < l.keys.N(); i++ {
+		if bytes.Compare(l.keys.At(i), l.keys.At(lo)) < 0 {
+			lo = i
+		}
+	}
+	return lo
 }
 
 // pgKeysAt returns keys idx of l as the array argument of a colType
@@ -189,6 +227,28 @@ func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table string, m map
 		}
 		m[q.key] = pages / float64(len(q.keys))
 	}
+	// The newest rows by a range scan through the key, from the least
+	// key among them.
+	lowest := lowestNewest(l)
+	lit := "X'" + hex.EncodeToString(l.keys.At(lowest)) + "'"
+	if l.bigint() {
+		lit = strconv.FormatInt(l.int64At(lowest), 10)
+	}
+	var plan string
+	if err := e.conn.QueryRowContext(ctx, "ANALYZE FORMAT=JSON SELECT count(payload) FROM "+table+" FORCE INDEX (PRIMARY) WHERE id >= "+lit).Scan(&plan); err != nil {
+		return fmt.Errorf("range scan of the newest rows: %w", err)
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(plan), &doc); err != nil {
+		return fmt.Errorf("unexpected ANALYZE output %.200q: %w", plan, err)
+	}
+	rows, pages, ok := analyzeCounts(doc, l.table)
+	if !ok {
+		return fmt.Errorf("ANALYZE output without r_rows and r_engine_stats.pages_accessed: %.300q", plan)
+	}
+	n := l.keys.N()
+	m["newest_scan_pages"] = pages
+	m["newest_scan_rows"] = rows / float64(n-newestStart(n))
 	return nil
 }
 
