@@ -80,6 +80,8 @@ func TestHTMLInBrowser(t *testing.T) {
 		"randomness": 3,
 		// One chart per database engine that ran: SQLite by default.
 		"engine-sqlite": writerRuns,
+		// The verdict's figures on SQLite: WAL frames and bytes per key.
+		"verdict": len(verdictFigures[EngineSQLite]),
 	}
 	charts := svgCharts(t, dom)
 	require.Len(t, charts, len(want), "charts in the page")
@@ -96,6 +98,16 @@ func TestHTMLInBrowser(t *testing.T) {
 		})
 	}
 	assert.Contains(t, dom, fmt.Sprintf(`data-charts-drawn="%d"`, len(want)))
+
+	t.Run("verdict over the baseline", func(t *testing.T) {
+		// The counter comes first and is the baseline: each of its bars
+		// is 1, its figure over itself.
+		bars := barRe.FindAllStringSubmatch(charts["verdict"].body, -1)
+		require.GreaterOrEqual(t, len(bars), 2)
+		for _, b := range bars[:2] {
+			assert.Contains(t, b[1], `data-value="1"`)
+		}
+	})
 
 	t.Run("fits the window", func(t *testing.T) {
 		// Wide tables scroll in their own box; the page does not.

@@ -65,6 +65,7 @@ func TestConcurrentWriters(t *testing.T) {
 			b.Reset()
 			require.NoError(t, r.WriteHTML(&b))
 			assert.Contains(t, b.String(), "CONCURRENT WRITERS")
+			assert.Contains(t, b.String(), `data-chart="reads-`+engine+`" data-figures="`+engine+`" data-keys="lookup_pages,lookup_pages_newest"`)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -39,8 +40,60 @@ type htmlView struct {
 	WriterCounts []int
 	Tables       []Table
 	EngineCharts []engineChart
+	VerdictChart *figureChart
+	ReadCharts   []figureChart
 	Data         *Report
 	Script       template.JS
+}
+
+// figureChart is a chart of chosen figures of one engine in one writer
+// run, each a series; with a Baseline, each figure over that scheme's.
+type figureChart struct {
+	ID, Title, Doc, Engine string
+	Keys, Labels           string // comma- and |-separated, in series order
+	Run                    int
+	Baseline               string
+}
+
+// verdictChart draws the figures the verdict ranks by, each over the
+// baseline's, in the run it read; nil without a verdict or a baseline.
+func (r *Report) verdictChart() *figureChart {
+	v, base := r.Verdict, r.baselineResult()
+	if v == nil || base == nil {
+		return nil
+	}
+	run := slices.Index(r.writerCounts(), v.Writers)
+	figs := verdictFigures[v.Engine]
+	if run < 0 || len(figs) == 0 {
+		return nil
+	}
+	var keys, labels []string
+	for _, f := range figs {
+		keys, labels = append(keys, f.key), append(labels, f.name)
+	}
+	return &figureChart{
+		ID: "verdict", Title: fmt.Sprintf("The verdict's figures on %s, %d writer(s), over the %s's", v.Engine, v.Writers, base.Name),
+		Doc:    "Each figure the verdict ranks by, divided by the baseline's: above 2 a scheme is rejected.",
+		Engine: v.Engine, Keys: strings.Join(keys, ","), Labels: strings.Join(labels, "|"), Run: run, Baseline: base.Name,
+	}
+}
+
+// readCharts draws, for each server engine whose loads were read back,
+// the pages a point lookup touches in the run with the most writers.
+func (r *Report) readCharts() []figureChart {
+	titles := map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
+	var out []figureChart
+	for _, e := range r.measured() {
+		if titles[e] == "" || r.Config.Like != "" {
+			continue
+		}
+		out = append(out, figureChart{
+			ID: "reads-" + e, Title: "Reads in " + titles[e] + ": pages per point lookup",
+			Doc:    "Pages a lookup by key touches, over 1,000 keys spread over the table and over up to 1,000 of its newest 1% of rows; counts, the same from run to run.",
+			Engine: e, Keys: "lookup_pages,lookup_pages_newest", Labels: "spread over the table|newest 1%", Run: len(r.writerCounts()) - 1,
+		})
+	}
+	return out
 }
 
 // engineChart is the headline chart of a database engine.
@@ -73,7 +126,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		return fmt.Errorf("compare: write HTML: %w", ErrEmptyReport)
 	}
 	var b strings.Builder
-	if err := reportTemplate.Execute(&b, htmlView{Report: r, WriterCounts: r.writerCounts(), Tables: r.tables(), EngineCharts: r.engineCharts(), Data: r, Script: template.JS(reportJS)}); err != nil {
+	if err := reportTemplate.Execute(&b, htmlView{Report: r, WriterCounts: r.writerCounts(), Tables: r.tables(), EngineCharts: r.engineCharts(),
+		VerdictChart: r.verdictChart(), ReadCharts: r.readCharts(), Data: r, Script: template.JS(reportJS)}); err != nil {
 		return fmt.Errorf("compare: write HTML: %w", err)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

@@ -123,6 +123,42 @@
     };
   }
 
+  // A chart of chosen figures of one engine in one writer run, from the
+  // svg's data attributes; with a baseline, each figure over its own.
+  function figureChart(svg) {
+    var engine = svg.getAttribute("data-figures");
+    var keys = svg.getAttribute("data-keys").split(",");
+    var labels = svg.getAttribute("data-labels").split("|");
+    var ri = Number(svg.getAttribute("data-run"));
+    var baseline = svg.getAttribute("data-baseline");
+    function raw(s, key) {
+      var run = s.runs[ri];
+      if (engine === "bbolt") {
+        if (!run.loads.length || run.loads[0][key] === undefined) throw new Error(s.name + " has no bbolt " + key);
+        return run.loads[0][key];
+      }
+      var loads = run.engines || [];
+      for (var i = 0; i < loads.length; i++) {
+        if (loads[i].engine !== engine) continue;
+        if (loads[i].metrics[key] === undefined) throw new Error(s.name + " has no " + engine + " " + key);
+        return loads[i].metrics[key];
+      }
+      throw new Error(s.name + " has no " + engine + " load");
+    }
+    var base = null;
+    if (baseline) {
+      base = schemes.filter(function (s) { return s.name === baseline; })[0];
+      if (!base) throw new Error("no baseline " + baseline);
+    }
+    return {
+      ratio: !base,
+      suffix: base ? "×" : "",
+      series: keys.map(function (key, i) {
+        return { label: labels[i], value: function (s) { var v = raw(s, key); return base ? v / raw(base, key) : v; } };
+      })
+    };
+  }
+
   function draw(svg, spec) {
     var width = 1000, labelW = 150, valueW = 120, top = 8, barH = 11, gap = 10;
     var series = spec.series;
@@ -199,6 +235,7 @@
     try {
       var spec = charts[svg.getAttribute("data-chart")];
       if (svg.getAttribute("data-engine")) spec = engineChart(svg.getAttribute("data-engine"), svg.getAttribute("data-key"));
+      if (svg.getAttribute("data-figures")) spec = figureChart(svg);
       if (!spec) throw new Error("no chart called " + svg.getAttribute("data-chart"));
       svg.setAttribute("data-bars", draw(svg, spec));
       svg.setAttribute("data-drawn", "true");
