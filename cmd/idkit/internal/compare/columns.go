@@ -269,7 +269,9 @@ func concurrentColumns(engine string) []Column {
 		c("states", "InnoDB states", "the thread states of the sessions running a statement, sampled every 5 ms in PROCESSLIST, as shares of the samples",
 			func(c *ConcurrentLoad) string { return topWaits(c) }),
 		c("row_lock_waits", "row lock waits", "Innodb_row_lock_waits over the load: server-wide, other sessions add to it",
-			func(c *ConcurrentLoad) string { return fmtInt(c.Server["innodb_row_lock_waits"]) }))
+			func(c *ConcurrentLoad) string { return fmtInt(c.Server["innodb_row_lock_waits"]) }),
+		c("log_waits", "log waits", "Innodb_log_waits over the load, waits for room in the redo log buffer: server-wide",
+			func(c *ConcurrentLoad) string { return fmtInt(c.Server["innodb_log_waits"]) }))
 }
 
 // pValue formats a p-value of r: three decimals, or an exponent below

@@ -42,7 +42,7 @@ type ConcurrentLoad struct {
 	// MariaDB/MySQL's thread states (PROCESSLIST).
 	Waits []WaitShare `json:"waits"`
 	// Server are server-wide counters over the load, which other sessions
-	// add to: InnoDB's row lock waits.
+	// add to: InnoDB's row lock waits and redo log buffer waits.
 	Server map[string]float64 `json:"server,omitempty"`
 }
 

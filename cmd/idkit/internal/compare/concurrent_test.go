@@ -56,6 +56,7 @@ func TestConcurrentWriters(t *testing.T) {
 				assert.InDelta(t, 1, total, 1e-9, "%s: wait shares add up to the samples", s.Name)
 				if engine == EngineMySQL {
 					assert.Contains(t, c.Server, "innodb_row_lock_waits")
+					assert.Contains(t, c.Server, "innodb_log_waits")
 				}
 			}
 			var b bytes.Buffer

@@ -401,8 +401,9 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 // LoadConcurrent inserts l's keys into a table of their own through
 // writers connections at once, with no flushes, and samples the
 // sessions' thread states in PROCESSLIST on the run's own connection. It
-// also reads InnoDB's row lock waits, which are server-wide, before and
-// after.
+// also reads InnoDB's row lock waits and redo log buffer waits, which are
+// server-wide, before and after: MariaDB counts its mutex waits only with
+// performance_schema, which is off by default and set at start-up.
 func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int) (*ConcurrentLoad, error) {
 	colType := mysqlColumn(l)
 	table := e.database + "." + l.table + "_concurrent"
@@ -466,25 +467,41 @@ func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int)
 		}
 		return sampledIDs, events, rows.Err()
 	}
-	lockWaits := func() (float64, error) {
-		var name string
-		var v float64
-		err := e.conn.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_waits'").Scan(&name, &v)
-		return v, err
+	// Server-wide wait counters: row lock waits, and waits for room in
+	// the redo log buffer.
+	waits := func() (map[string]float64, error) {
+		rows, err := e.conn.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', 'Innodb_log_waits')")
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		out := map[string]float64{}
+		for rows.Next() {
+			var name string
+			var v float64
+			if err := rows.Scan(&name, &v); err != nil {
+				return nil, err
+			}
+			out[strings.ToLower(name)] = v
+		}
+		return out, rows.Err()
 	}
-	before, err := lockWaits()
+	before, err := waits()
 	if err != nil {
-		return fail("row lock waits", err)
+		return fail("wait counters", err)
 	}
 	c, err := runConcurrent(ctx, l, sessions, sample)
 	if err != nil {
 		return fail("load", err)
 	}
-	after, err := lockWaits()
+	after, err := waits()
 	if err != nil {
-		return fail("row lock waits", err)
+		return fail("wait counters", err)
 	}
-	c.Server = map[string]float64{"innodb_row_lock_waits": after - before}
+	c.Server = map[string]float64{}
+	for k, v := range after {
+		c.Server[k] = v - before[k]
+	}
 	var rows int
 	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
 		return fail("count", err)
