@@ -172,8 +172,12 @@ func (g *Growth) WriteTable(w io.Writer) error {
 	for _, n := range g.Sizes {
 		sizes = append(sizes, thousands(int64(n)))
 	}
-	fmt.Fprintf(ew, "run: N = %s keys, a run of its own at each, 1 and %d interleaved writers, fill %s\n",
-		strings.Join(sizes, ", "), last.Config.Writers, joinFloats(last.Config.Fills))
+	writerText := "1 writer"
+	if w := last.Config.Writers; w > 1 {
+		writerText = fmt.Sprintf("1 and %d interleaved writers", w)
+	}
+	fmt.Fprintf(ew, "run: N = %s keys, a run of its own at each, %s, fill %s\n",
+		strings.Join(sizes, ", "), writerText, joinFloats(last.Config.Fills))
 	fmt.Fprintf(ew, "engines: %s\n", strings.Join(last.measured(), ", "))
 	writers := last.Config.Writers
 	for _, engine := range last.measured() {

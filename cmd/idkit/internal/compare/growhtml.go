@@ -26,7 +26,7 @@ const (
 	chartPlotTop = 16
 	chartPlotH   = 220
 	chartLeft    = 72
-	chartRight   = 24
+	chartRight   = 40
 	legendRow    = 18
 	legendCols   = 4
 )
