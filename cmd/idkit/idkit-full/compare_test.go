@@ -51,7 +51,7 @@ func TestCompare(t *testing.T) {
 
 	page, err := os.ReadFile(htmlPath)
 	require.NoError(t, err)
-	assert.Equal(t, 9, strings.Count(string(page), "data-chart="))
+	assert.Equal(t, 10, strings.Count(string(page), "data-chart="))
 }
 
 // idkit compare > out.txt 2> err.txt: no carriage-return frames in either

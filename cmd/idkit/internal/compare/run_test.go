@@ -270,7 +270,7 @@ func TestWriteHTML(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, r.WriteHTML(&b))
 	page := b.String()
-	assert.Equal(t, 9, strings.Count(page, "data-chart="), "one svg per chart")
+	assert.Equal(t, 10, strings.Count(page, "data-chart="), "one svg per chart, the verdict's among them")
 	assert.Less(t, strings.Index(page, `id="verdict"`), strings.Index(page, "data-chart="), "the page opens with the verdict")
 	for _, tbl := range r.tables() {
 		assert.Contains(t, page, `<table id="table-`+tbl.ID+`">`)
