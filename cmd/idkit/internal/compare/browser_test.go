@@ -29,12 +29,10 @@ func chromium() string {
 	return ""
 }
 
-// TestHTMLInBrowser loads the HTML report in headless Chromium and checks
-// from the DOM it dumps that the script drew every chart with one bar per
-// scheme and series. Without Chromium it skips, unless
-// IDKIT_REQUIRE_BROWSER=1 (as in CI), where it fails.
-func TestHTMLInBrowser(t *testing.T) {
-	t.Parallel()
+// needChromium returns the path of Chromium, or skips the test without
+// it, unless IDKIT_REQUIRE_BROWSER=1 (as in CI) or CI, where it fails.
+func needChromium(t *testing.T) string {
+	t.Helper()
 	bin := chromium()
 	if bin == "" {
 		if os.Getenv("IDKIT_REQUIRE_BROWSER") == "1" || testenv.CI() {
@@ -42,6 +40,32 @@ func TestHTMLInBrowser(t *testing.T) {
 		}
 		t.Skip("no chromium on PATH; set IDKIT_REQUIRE_BROWSER=1 to make this a failure")
 	}
+	return bin
+}
+
+// runChromium runs headless Chromium with a profile in dir, a window of
+// size ("800,600") and args, within two minutes, and returns its output.
+func runChromium(t *testing.T, bin, dir, size string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--window-size=" + size, "--user-data-dir=" + filepath.Join(dir, "profile")}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "chromium: %s", stderr.String())
+	return out
+}
+
+// TestHTMLInBrowser loads the HTML report in headless Chromium and checks
+// from the DOM it dumps that the script drew every chart with one bar per
+// scheme and series. Without Chromium it skips, unless
+// IDKIT_REQUIRE_BROWSER=1 (as in CI), where it fails.
+func TestHTMLInBrowser(t *testing.T) {
+	t.Parallel()
+	bin := needChromium(t)
 	r := smallReport(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
@@ -57,16 +81,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		`document.body.setAttribute("data-window-width", window.innerWidth);</script></body>`
 	require.NoError(t, os.WriteFile(page, []byte(strings.Replace(string(html), "</body>", probe, 1)), 0o600))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--window-size=800,600", "--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+page)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "chromium: %s", stderr.String())
-	dom := string(out)
+	dom := string(runChromium(t, bin, dir, "800,600", "--dump-dom", "file://"+page))
 
 	writerRuns, fills := len(r.writerCounts()), len(r.Config.Fills)
 	want := map[string]int{

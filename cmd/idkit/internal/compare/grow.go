@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -168,10 +169,7 @@ func (g *Growth) WriteTable(w io.Writer) error {
 	m := first.Machine
 	fmt.Fprintf(ew, "%s --grow — %s UTC\n", first.Tool, first.Started.Format("2006-01-02 15:04:05"))
 	fmt.Fprintf(ew, "machine: %s/%s, %s, %d CPUs (GOMAXPROCS %d), %s\n", m.OS, m.Arch, cmp.Or(m.CPU, "unknown CPU"), m.CPUs, m.GOMAXPROCS, m.GoVersion)
-	var sizes []string
-	for _, n := range g.Sizes {
-		sizes = append(sizes, thousands(int64(n)))
-	}
+	sizes := g.sizeLabels()
 	writerText := "1 writer"
 	if w := last.Config.Writers; w > 1 {
 		writerText = fmt.Sprintf("1 and %d interleaved writers", w)
@@ -179,26 +177,13 @@ func (g *Growth) WriteTable(w io.Writer) error {
 	fmt.Fprintf(ew, "run: N = %s keys, a run of its own at each, %s, fill %s\n",
 		strings.Join(sizes, ", "), writerText, joinFloats(last.Config.Fills))
 	fmt.Fprintf(ew, "engines: %s\n", strings.Join(last.measured(), ", "))
-	writers := last.Config.Writers
 	for _, engine := range last.measured() {
 		for _, f := range growFigures(engine) {
-			fmt.Fprintf(ew, "\nGROWTH IN %s — %s, %d writer(s), at each N (each N loaded from an empty table)\n", strings.ToUpper(engine), f.name, writers)
+			fmt.Fprintf(ew, "\nGROWTH IN %s — %s, %d writer(s), at each N (each N loaded from an empty table)\n", strings.ToUpper(engine), f.name, last.Config.Writers)
 			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-			head := []string{"scheme"}
-			for _, n := range g.Sizes {
-				head = append(head, thousands(int64(n)))
-			}
-			fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-			for si, s := range last.Schemes {
-				row := []string{s.Name}
-				for _, r := range g.Reports {
-					v, ok := growValue(r, si, engine, f.key)
-					if !ok {
-						row = append(row, "-")
-						continue
-					}
-					row = append(row, f.format(v))
-				}
+			fmt.Fprintln(tw, "scheme\t"+strings.Join(sizes, "\t")+"\t")
+			_, rows := g.figure(engine, f)
+			for _, row := range rows {
 				fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 			}
 			tw.Flush()
@@ -206,17 +191,8 @@ func (g *Growth) WriteTable(w io.Writer) error {
 	}
 	if v := last.Verdict; v != nil {
 		fmt.Fprintf(ew, "\nVERDICT AT EACH N — need %s, engine %s, %d writer(s)\n", v.Need, v.Engine, v.Writers)
-		for i, r := range g.Reports {
-			names := rankedNames(r.Verdict)
-			if len(names) == 0 {
-				names = []string{"no scheme meets the need"}
-			}
-			fmt.Fprintf(ew, "  %s: %s\n", thousands(int64(g.Sizes[i])), strings.Join(names, ", "))
-		}
-		if g.RankingChanges {
-			fmt.Fprintln(ew, "  the ranking changes with N: decide at the size your table will have")
-		} else {
-			fmt.Fprintln(ew, "  the ranking is the same at every N")
+		for _, line := range g.verdictLines() {
+			fmt.Fprintf(ew, "  %s\n", line)
 		}
 	}
 	seconds := 0.0
@@ -225,6 +201,51 @@ func (g *Growth) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(ew, "\ncompleted in %.1fs\n", seconds)
 	return ew.err
+}
+
+// sizeLabels returns g's sizes as the reports print them.
+func (g *Growth) sizeLabels() []string {
+	var out []string
+	for _, n := range g.Sizes {
+		out = append(out, thousands(int64(n)))
+	}
+	return out
+}
+
+// figure returns engine's figure f for each scheme at each size: as a
+// line of values (NaN where a size has none) and as a table row of the
+// scheme's name and the formatted values ("-" where none).
+func (g *Growth) figure(engine string, f growFigure) (lines []lineSeries, rows [][]string) {
+	for si, s := range g.Reports[len(g.Reports)-1].Schemes {
+		line, row := lineSeries{name: s.Name}, []string{s.Name}
+		for _, r := range g.Reports {
+			v, ok := growValue(r, si, engine, f.key)
+			if !ok {
+				line.values, row = append(line.values, math.NaN()), append(row, "-")
+				continue
+			}
+			line.values, row = append(line.values, v), append(row, f.format(v))
+		}
+		lines, rows = append(lines, line), append(rows, row)
+	}
+	return lines, rows
+}
+
+// verdictLines are the verdict's ranking at each size and whether it
+// changes.
+func (g *Growth) verdictLines() []string {
+	var out []string
+	for i, r := range g.Reports {
+		names := rankedNames(r.Verdict)
+		if len(names) == 0 {
+			names = []string{"no scheme meets the need"}
+		}
+		out = append(out, thousands(int64(g.Sizes[i]))+": "+strings.Join(names, ", "))
+	}
+	if g.RankingChanges {
+		return append(out, "the ranking changes with N: decide at the size your table will have")
+	}
+	return append(out, "the ranking is the same at every N")
 }
 
 // WriteJSON writes g as indented JSON: the sizes and each size's report.

@@ -170,10 +170,7 @@ func (g *Growth) WriteHTML(w io.Writer) error {
 		return fmt.Errorf("compare: write growth HTML: %w", ErrEmptyReport)
 	}
 	last := g.Reports[len(g.Reports)-1]
-	var sizes []string
-	for _, n := range g.Sizes {
-		sizes = append(sizes, thousands(int64(n)))
-	}
+	sizes := g.sizeLabels()
 	view := struct {
 		Header   string
 		Sections []growSection
@@ -183,42 +180,16 @@ func (g *Growth) WriteHTML(w io.Writer) error {
 	for _, engine := range last.measured() {
 		sec := growSection{Engine: engine}
 		for _, f := range growFigures(engine) {
-			c := growChart{Title: f.name, Head: append([]string{"scheme"}, sizes...)}
-			var series []lineSeries
-			for si, s := range last.Schemes {
-				ls := lineSeries{name: s.Name}
-				row := []string{s.Name}
-				for _, r := range g.Reports {
-					v, ok := growValue(r, si, engine, f.key)
-					if !ok {
-						ls.values = append(ls.values, math.NaN())
-						row = append(row, "-")
-						continue
-					}
-					ls.values = append(ls.values, v)
-					row = append(row, f.format(v))
-				}
-				series = append(series, ls)
-				c.Rows = append(c.Rows, row)
-			}
-			c.SVG = lineChart(engine+"-"+f.key, f.name, g.Sizes, series, f.format)
-			sec.Charts = append(sec.Charts, c)
+			lines, rows := g.figure(engine, f)
+			sec.Charts = append(sec.Charts, growChart{
+				Title: f.name, Head: append([]string{"scheme"}, sizes...), Rows: rows,
+				SVG: lineChart(engine+"-"+f.key, f.name, g.Sizes, lines, f.format),
+			})
 		}
 		view.Sections = append(view.Sections, sec)
 	}
-	for i, r := range g.Reports {
-		names := rankedNames(r.Verdict)
-		if len(names) == 0 {
-			names = []string{"no scheme meets the need"}
-		}
-		view.Verdict = append(view.Verdict, sizes[i]+": "+strings.Join(names, ", "))
-	}
-	if len(view.Verdict) > 0 {
-		if g.RankingChanges {
-			view.Verdict = append(view.Verdict, "the ranking changes with N: decide at the size your table will have")
-		} else {
-			view.Verdict = append(view.Verdict, "the ranking is the same at every N")
-		}
+	if last.Verdict != nil {
+		view.Verdict = g.verdictLines()
 	}
 	if err := growTemplate.Execute(w, view); err != nil {
 		return fmt.Errorf("compare: write growth HTML: %w", err)

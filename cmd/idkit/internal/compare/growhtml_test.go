@@ -2,19 +2,15 @@ package compare
 
 import (
 	"bytes"
-	"context"
 	"image/color"
 	"image/png"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,13 +65,7 @@ func TestLineChart(t *testing.T) {
 // legend, and so are the axes.
 func TestGrowthHTMLInBrowser(t *testing.T) {
 	t.Parallel()
-	bin := chromium()
-	if bin == "" {
-		if os.Getenv("IDKIT_REQUIRE_BROWSER") == "1" || testenv.CI() {
-			t.Fatal("IDKIT_REQUIRE_BROWSER=1 but no chromium on PATH (apt-get install -y chromium)")
-		}
-		t.Skip("no chromium on PATH; set IDKIT_REQUIRE_BROWSER=1 to make this a failure")
-	}
+	bin := needChromium(t)
 	o := Options{NoSQLite: true, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.9}}
 	var err error
 	o.Schemes, err = Select("counter,uuidv4,traceid")
@@ -89,16 +79,7 @@ func TestGrowthHTMLInBrowser(t *testing.T) {
 	require.NoError(t, os.WriteFile(page, b.Bytes(), 0o600))
 
 	run := func(args ...string) []byte {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--hide-scrollbars", "--force-device-scale-factor=1", "--window-size=800,700", "--user-data-dir=" + filepath.Join(dir, "profile")}, args...)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		require.NoError(t, err, "chromium: %s", stderr.String())
-		return out
+		return runChromium(t, bin, dir, "800,700", append([]string{"--hide-scrollbars", "--force-device-scale-factor=1"}, args...)...)
 	}
 
 	charts := svgCharts(t, string(run("--dump-dom", "file://"+page)))

@@ -66,54 +66,34 @@ func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, 
 	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off"); err != nil {
 		return fmt.Errorf("force index scans: %w", err)
 	}
-	stmt := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT payload FROM %s WHERE id = ANY($1::%s[])", table, colType)
 	for _, q := range []struct {
 		key  string
 		keys []int
 	}{{"lookup_pages", spread}, {"lookup_pages_newest", newest}} {
-		var plan []byte
-		if err := tx.QueryRow(ctx, stmt, pgKeysAt(l, colType, q.keys)).Scan(&plan); err != nil {
+		pages, rows, err := explainPages(ctx, tx, fmt.Sprintf("SELECT payload FROM %s WHERE id = ANY($1::%s[])", table, colType), pgKeysAt(l, colType, q.keys))
+		if err != nil {
 			return fmt.Errorf("point lookups: %w", err)
 		}
-		var ex []struct {
-			Plan struct {
-				Hit  int64 `json:"Shared Hit Blocks"`
-				Read int64 `json:"Shared Read Blocks"`
-				Rows int64 `json:"Actual Rows"`
-			} `json:"Plan"`
+		if rows != int64(len(q.keys)) {
+			return fmt.Errorf("point lookups found %d of %d keys", rows, len(q.keys))
 		}
-		if err := json.Unmarshal(plan, &ex); err != nil || len(ex) != 1 {
-			return fmt.Errorf("unexpected EXPLAIN output %.200q: %v", plan, err)
-		}
-		if p := ex[0].Plan; p.Rows != int64(len(q.keys)) {
-			return fmt.Errorf("point lookups found %d of %d keys", p.Rows, len(q.keys))
-		}
-		m[q.key] = float64(ex[0].Plan.Hit+ex[0].Plan.Read) / float64(len(q.keys))
+		m[q.key] = float64(pages) / float64(len(q.keys))
 	}
 	// The newest rows by a range scan through the key, from the least
-	// key among them: every row at or above it is read.
-	lowest := []int{lowestNewest(l)}
+	// key among them: every row at or above it is read. The count's plan
+	// returns one row, so the rows read are counted apart.
+	from := fmt.Sprintf("FROM %s WHERE id >= ($1::%s[])[1]", table, colType)
+	lowest := pgKeysAt(l, colType, []int{lowestNewest(l)})
 	var scanned int64
-	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE id >= ($1::%s[])[1]", table, colType), pgKeysAt(l, colType, lowest)).Scan(&scanned); err != nil {
+	if err := tx.QueryRow(ctx, "SELECT count(*) "+from, lowest).Scan(&scanned); err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
 	}
-	var plan []byte
-	if err := tx.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(payload) FROM %s WHERE id >= ($1::%s[])[1]", table, colType),
-		pgKeysAt(l, colType, lowest)).Scan(&plan); err != nil {
+	pages, _, err := explainPages(ctx, tx, "SELECT count(payload) "+from, lowest)
+	if err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
 	}
-	var ex []struct {
-		Plan struct {
-			Hit  int64 `json:"Shared Hit Blocks"`
-			Read int64 `json:"Shared Read Blocks"`
-		} `json:"Plan"`
-	}
-	if err := json.Unmarshal(plan, &ex); err != nil || len(ex) != 1 {
-		return fmt.Errorf("unexpected EXPLAIN output %.200q: %v", plan, err)
-	}
-	newestRows := float64(n - newestStart(n))
-	m["newest_scan_pages"] = float64(ex[0].Plan.Hit + ex[0].Plan.Read)
-	m["newest_scan_rows"] = float64(scanned) / newestRows
+	m["newest_scan_pages"] = float64(pages)
+	m["newest_scan_rows"] = float64(scanned) / float64(n-newestStart(n))
 	if err := tx.Commit(ctx); err != nil {
 		return err
 	}
@@ -137,6 +117,27 @@ func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, 
 		m["newest_leaf_share"] = float64(leaves) / all
 	}
 	return nil
+}
+
+// explainPages runs query under EXPLAIN (ANALYZE, BUFFERS) on tx and
+// returns the shared buffers its plan touched (hit or read) and the rows
+// its top node returned.
+func explainPages(ctx context.Context, tx pgx.Tx, query string, args ...any) (pages, rows int64, err error) {
+	var plan []byte
+	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(&plan); err != nil {
+		return 0, 0, err
+	}
+	var ex []struct {
+		Plan struct {
+			Hit  int64 `json:"Shared Hit Blocks"`
+			Read int64 `json:"Shared Read Blocks"`
+			Rows int64 `json:"Actual Rows"`
+		} `json:"Plan"`
+	}
+	if err := json.Unmarshal(plan, &ex); err != nil || len(ex) != 1 {
+		return 0, 0, fmt.Errorf("unexpected EXPLAIN output %.200q: %v", plan, err)
+	}
+	return ex[0].Plan.Hit + ex[0].Plan.Read, ex[0].Plan.Rows, nil
 }
 
 // lowestNewest returns the index of the least key among the newest 1% of
@@ -230,21 +231,9 @@ func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table string, m map
 	// The newest rows by a range scan through the key, from the least
 	// key among them.
 	lowest := lowestNewest(l)
-	lit := "X'" + hex.EncodeToString(l.keys.At(lowest)) + "'"
-	if l.bigint() {
-		lit = strconv.FormatInt(l.int64At(lowest), 10)
-	}
-	var plan string
-	if err := e.conn.QueryRowContext(ctx, "ANALYZE FORMAT=JSON SELECT count(payload) FROM "+table+" FORCE INDEX (PRIMARY) WHERE id >= "+lit).Scan(&plan); err != nil {
+	rows, pages, err := e.analyze(ctx, "SELECT count(payload) FROM "+table+" FORCE INDEX (PRIMARY) WHERE id >= "+mysqlKeyLiteral(l, lowest), l.table)
+	if err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
-	}
-	var doc any
-	if err := json.Unmarshal([]byte(plan), &doc); err != nil {
-		return fmt.Errorf("unexpected ANALYZE output %.200q: %w", plan, err)
-	}
-	rows, pages, ok := analyzeCounts(doc, l.table)
-	if !ok {
-		return fmt.Errorf("ANALYZE output without r_rows and r_engine_stats.pages_accessed: %.300q", plan)
 	}
 	n := l.keys.N()
 	m["newest_scan_pages"] = pages
@@ -261,26 +250,38 @@ const mysqlInList = 500
 // ANALYZE FORMAT=JSON, and returns the rows they found and the pages they
 // accessed.
 func (e *mysqlEngine) analyzeLookups(ctx context.Context, l dbLoad, table string, idx []int) (rows, pages float64, err error) {
-	// The keys are the run's own, written as literals: ANALYZE takes no
-	// placeholders.
 	lits := make([]string, len(idx))
 	for j, i := range idx {
-		if l.bigint() {
-			lits[j] = strconv.FormatInt(l.int64At(i), 10)
-		} else {
-			lits[j] = "X'" + hex.EncodeToString(l.keys.At(i)) + "'"
-		}
+		lits[j] = mysqlKeyLiteral(l, i)
 	}
-	var plan string
-	if err := e.conn.QueryRowContext(ctx, "ANALYZE FORMAT=JSON SELECT payload FROM "+table+
-		" FORCE INDEX (PRIMARY) WHERE id IN ("+strings.Join(lits, ",")+")").Scan(&plan); err != nil {
+	rows, pages, err = e.analyze(ctx, "SELECT payload FROM "+table+" FORCE INDEX (PRIMARY) WHERE id IN ("+strings.Join(lits, ",")+")", l.table)
+	if err != nil {
 		return 0, 0, fmt.Errorf("point lookups: %w", err)
+	}
+	return rows, pages, nil
+}
+
+// mysqlKeyLiteral writes key i of l as an SQL literal. The keys are the
+// run's own, and ANALYZE takes no placeholders.
+func mysqlKeyLiteral(l dbLoad, i int) string {
+	if l.bigint() {
+		return strconv.FormatInt(l.int64At(i), 10)
+	}
+	return "X'" + hex.EncodeToString(l.keys.At(i)) + "'"
+}
+
+// analyze runs query under ANALYZE FORMAT=JSON and returns the rows it
+// read from table and the InnoDB pages it accessed there.
+func (e *mysqlEngine) analyze(ctx context.Context, query, table string) (rows, pages float64, err error) {
+	var plan string
+	if err := e.conn.QueryRowContext(ctx, "ANALYZE FORMAT=JSON "+query).Scan(&plan); err != nil {
+		return 0, 0, err
 	}
 	var doc any
 	if err := json.Unmarshal([]byte(plan), &doc); err != nil {
 		return 0, 0, fmt.Errorf("unexpected ANALYZE output %.200q: %w", plan, err)
 	}
-	rows, pages, ok := analyzeCounts(doc, l.table)
+	rows, pages, ok := analyzeCounts(doc, table)
 	if !ok {
 		return 0, 0, fmt.Errorf("ANALYZE output without r_rows and r_engine_stats.pages_accessed: %.300q", plan)
 	}
