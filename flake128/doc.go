@@ -72,8 +72,11 @@
 //   - A ctx bounds the wait for the clock to catch up and the lease's
 //     store write.
 //   - Stats counts Waits, Rejected, StoreWrites and StoreErrors.
-//   - The store, if any, is a store.HighWater.
+//   - The store, if any, is a store.HighWater; on a store.Holder (a
+//     launch log) the generator holds its worker's key, and fails with
+//     [ErrNodeLost] once another holder has taken it over.
 //   - [ErrSyntax], [ErrRange] and [ErrInvalid] are of kind
-//     idkit.ErrInvalid, [ErrStore] of idkit.ErrUnavailable and [ErrClosed]
-//     of idkit.ErrClosed; [ErrClockBackwards] is of no kind.
+//     idkit.ErrInvalid, [ErrStore] of idkit.ErrUnavailable, [ErrNodeLost]
+//     of idkit.ErrNodeLost and [ErrClosed] of idkit.ErrClosed;
+//     [ErrClockBackwards] is of no kind.
 package flake128

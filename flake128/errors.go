@@ -22,6 +22,10 @@ var (
 	// ErrStore reports that the high-water store failed, so no ID past the
 	// leased milliseconds can be issued safely.
 	ErrStore = errkind.New(idkit.ErrUnavailable, "flake128: high-water store failed")
+	// ErrNodeLost reports a worker's hold in a launch log taken over by
+	// another holder (store.Held): the generator issues no more IDs past
+	// the milliseconds it leased.
+	ErrNodeLost = errkind.New(idkit.ErrNodeLost, "flake128: worker's hold lost")
 	// ErrClosed reports a call on a closed Generator.
 	ErrClosed = errkind.New(idkit.ErrClosed, "flake128: generator closed")
 )

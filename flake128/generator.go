@@ -170,7 +170,7 @@ func New(ctx context.Context, o Options) (*Generator, error) {
 		return nil, fmt.Errorf("flake128: worker %012x: %w", worker, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: read %q: %w", ErrStore, g.key, err)
+		return nil, lease.StoreFailed(ErrStore, ErrNodeLost, nil, fmt.Sprintf("read %q", g.key), err)
 	}
 	start = max(start, first)
 	// The first add yields (1<<16 | 0): start's sequence 0, on the slow
@@ -347,7 +347,7 @@ func (g *Generator) slow(ctx context.Context, v uint64) (ID, error) {
 				return ID{}, ctx.Err() // the caller gave up, not the store
 			}
 			if err != nil {
-				return ID{}, fmt.Errorf("%w: advance %q: %w", ErrStore, g.key, err)
+				return ID{}, lease.StoreFailed(ErrStore, ErrNodeLost, nil, fmt.Sprintf("advance %q", g.key), err)
 			}
 			continue // look again: the clock and the state may have moved
 		}

@@ -20,12 +20,17 @@
 //     key, such as a node's mark, so that two runs of one node cannot
 //     overlap. Generators on the log hold their node while they run, and
 //     Reserve calls for the call; a second holder fails at once with a
-//     [HeldError] that names the first (pid, command, since when). The hold
-//     is an flock on a file in the directory idkit.db.holders beside the
-//     log, which the kernel releases when its process ends, however it
-//     ends, so a crashed holder frees its node at once. Holds reach the
-//     processes of one host; across hosts, claim nodes in etcd (package
-//     fleet), whose claims fence the marks.
+//     [HeldError] that names the first (pid, command, since when). On
+//     Linux a hold locks a byte of the log file itself, which every name,
+//     link and mount of the file reaches, and the log's identity, which
+//     every copy of the file shares; the kernel releases both when the
+//     holding process ends, however it ends, so a crashed holder frees
+//     its node at once, and no file that could be removed holds them.
+//     Each hold also takes the next fencing token of its key in the log,
+//     and its writes check it, so that a holder that got past the locks
+//     stops with [ErrNodeLost] at the marks it wrote itself. Holds reach
+//     the processes of one host; across hosts, claim nodes in etcd
+//     (package fleet), whose claims fence the marks.
 //   - Blocks of IDs: [Log.ReserveBlock] reserves the next block of a tag
 //     for a segment.Allocator, which issues dense IDs from it.
 //
@@ -85,6 +90,21 @@
 // systems: Hold refuses a log on one (NFS, SMB, Ceph, sshfs and other
 // network FUSE file systems, by the type Linux gives; elsewhere the type
 // is not checked) with ErrNetworkFS, and fleets larger than one host need
-// another backend behind the same interfaces. Removing the .holders
-// directory while processes hold keys in it lets a second holder in.
+// another backend behind the same interfaces.
+//
+// A log belongs to one host. Two hosts that each hold a copy of a log
+// cannot see each other's holds, and issue the same IDs under the same
+// nodes; so do two network namespaces (two containers with their own
+// networks, say) that each hold a copy, where only the identity lock
+// could have met. Restoring a log from a backup rolls its counters back:
+// launches, generator ids and blocks handed out after the backup would be
+// handed out again. Stop every process that uses the log, restore it, and
+// move its counters past what was handed out (Log.AdvanceCounters, the
+// command "idkit launch advance") before anything uses it again.
+//
+// Outside Linux, a hold is an flock of a file in the directory named by
+// the log's path and HoldersSuffix: it reaches only the processes that
+// name the log by one path, and removing the directory under a live
+// holder lets a second one in, whose fencing token then stops the first
+// at its next write. Copies of a log are not found there.
 package launchlog

@@ -25,6 +25,10 @@ var (
 	// ErrHeld reports a key that another live holder holds (Log.Hold);
 	// the error is a *HeldError that names it.
 	ErrHeld = errkind.New(idkit.ErrHeld, "launchlog: key held by another process")
+	// ErrNodeLost reports a hold that another holder has taken over past
+	// the OS locks, or whose file was replaced under it: its writes fail,
+	// and its generator issues no more than the marks it wrote.
+	ErrNodeLost = errkind.New(idkit.ErrNodeLost, "launchlog: hold lost")
 	// ErrNetworkFS reports a log on a network file system, where a hold
 	// could not keep other hosts out (Log.Hold).
 	ErrNetworkFS = errkind.New(idkit.ErrInvalid, "launchlog: on a network file system")

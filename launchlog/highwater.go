@@ -39,9 +39,8 @@ func (l *Log) AdvanceHighWater(ctx context.Context, key string, t time.Time) (ti
 	if err := checkKey(key); err != nil {
 		return time.Time{}, err
 	}
-	n := t.UnixNano()
-	if !t.IsZero() && !time.Unix(0, n).Equal(t) {
-		return time.Time{}, fmt.Errorf("%w: high-water time %v, want a time from 1678 to 2262 (Unix nanoseconds)", ErrInvalid, t)
+	if err := checkMarkTime(t); err != nil {
+		return time.Time{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, fmt.Errorf("launchlog: AdvanceHighWater(%q) in %s: %w", key, l.path, err)
@@ -52,24 +51,42 @@ func (l *Log) AdvanceHighWater(ctx context.Context, key string, t time.Time) (ti
 		if err != nil {
 			return err
 		}
-		if mark, err = l.readMark(b, key); err != nil {
-			return err
-		}
-		if t.IsZero() || (!mark.IsZero() && mark.UnixNano() >= n) {
-			return nil
-		}
-		// The lock may have taken a while: a caller that gave up by now
-		// gets nothing, and the transaction rolls back.
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("launchlog: AdvanceHighWater(%q) in %s: %w", key, l.path, err)
-		}
-		mark = time.Unix(0, n).UTC()
-		return putSealed(b, []byte(key), binary.BigEndian.AppendUint64(nil, uint64(n)))
+		mark, err = l.advanceMark(ctx, b, key, t)
+		return err
 	})
 	if err != nil {
 		return time.Time{}, err
 	}
 	return mark, nil
+}
+
+// checkMarkTime checks that t is representable in Unix nanoseconds, or
+// zero.
+func checkMarkTime(t time.Time) error {
+	if !t.IsZero() && !time.Unix(0, t.UnixNano()).Equal(t) {
+		return fmt.Errorf("%w: high-water time %v, want a time from 1678 to 2262 (Unix nanoseconds)", ErrInvalid, t)
+	}
+	return nil
+}
+
+// advanceMark moves the mark for key in b to t unless it is already at or
+// past t, and returns the mark now stored. A ctx that ended by the time
+// it would write fails it, and so the transaction.
+func (l *Log) advanceMark(ctx context.Context, b *bbolt.Bucket, key string, t time.Time) (time.Time, error) {
+	mark, err := l.readMark(b, key)
+	if err != nil {
+		return time.Time{}, err
+	}
+	n := t.UnixNano()
+	if t.IsZero() || (!mark.IsZero() && mark.UnixNano() >= n) {
+		return mark, nil
+	}
+	// The lock may have taken a while: a caller that gave up by now
+	// gets nothing, and the transaction rolls back.
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, fmt.Errorf("launchlog: AdvanceHighWater(%q) in %s: %w", key, l.path, err)
+	}
+	return time.Unix(0, n).UTC(), putSealed(b, []byte(key), binary.BigEndian.AppendUint64(nil, uint64(n)))
 }
 
 // readMark returns the mark for key in b, after checking every mark.

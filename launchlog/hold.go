@@ -1,31 +1,22 @@
 package launchlog
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"go.etcd.io/bbolt"
+
 	"github.com/idkit/idkit/internal/safefile"
 	idstore "github.com/idkit/idkit/store"
 )
 
-// HoldersSuffix is appended to the log's path to name the directory of
-// its hold files: idkit.db keeps them in idkit.db.holders.
-const HoldersSuffix = ".holders"
-
-// Holder describes the process that holds a key: the record it writes in
-// the key's hold file.
+// Holder describes the process that holds a key, as its hold records it.
 type Holder struct {
 	Key     string    `json:"key"`
 	PID     int       `json:"pid"`
@@ -41,6 +32,12 @@ func (h Holder) String() string {
 	who := h.Command
 	if h.PID == os.Getpid() {
 		who = "this process"
+	}
+	if who == "" {
+		return fmt.Sprintf("process %d", h.PID)
+	}
+	if h.Since.IsZero() {
+		return fmt.Sprintf("%s (pid %d)", who, h.PID)
 	}
 	return fmt.Sprintf("%s (pid %d) since %s", who, h.PID, sinceText(h.Since))
 }
@@ -61,10 +58,16 @@ type HeldError struct {
 	Key    string        // the key asked for
 	Holder Holder        // who holds it, as its record says
 	Waited time.Duration // how long Hold waited for it (Options.HoldWait)
+	// Copy says that the holder holds the key in another file with this
+	// log's identity: a copy of the log, which must not issue beside it.
+	Copy bool
 }
 
 func (e *HeldError) Error() string {
 	msg := fmt.Sprintf("launchlog: %s in %s is held by %s", e.Key, e.Path, e.Holder)
+	if e.Copy {
+		msg += " in another copy of this log (a copied or restored file repeats the IDs of the one it was copied from)"
+	}
 	if e.Waited > 0 {
 		msg += fmt.Sprintf(", still after %v", e.Waited)
 	}
@@ -73,24 +76,41 @@ func (e *HeldError) Error() string {
 
 func (e *HeldError) Unwrap() error { return ErrHeld }
 
-// Hold takes key for this process until the Closer is closed, or the
+// Hold takes key for this process until the hold is closed, or the
 // process ends, whichever comes first: a second Hold of the key, in any
-// process of the host (this one included), fails with a *HeldError that
-// names the holder, or waits for it up to Options.HoldWait (and ctx).
+// process of the host (this one included), through any name of the file
+// (a hard link, a bind mount, another mount namespace) or through a copy
+// of it, fails with a *HeldError that names the holder, or waits for it up
+// to Options.HoldWait (and ctx).
 //
 // *Log is a store.Holder: a traceid, snowflake or flake128 generator on
 // the log holds its node's key while it runs, and a Reserve call holds it
 // for the call, so that two processes configured with the same node on one
 // host cannot both issue IDs.
 //
-// A hold is an exclusive flock(2) on a file of its own in the directory
-// named by the log's path and HoldersSuffix, which Hold creates; the
-// kernel releases it when the holding process ends, however it ends, so
-// a crashed holder frees its key at once. The file holds the Holder
-// record as JSON, for the error of the next process that asks. Locks on a
-// network file system do not reliably reach other hosts, so Hold refuses
-// a log on one (NFS, SMB, sshfs, ...) with ErrNetworkFS.
-func (l *Log) Hold(ctx context.Context, key string) (io.Closer, error) {
+// A hold is two OS locks that the kernel releases when their process ends,
+// however it ends, so a crashed holder frees its key at once:
+//
+//   - a lock on a byte of the log file itself, at an offset that the key
+//     names, far past the file's data (an open file description lock):
+//     every name and mount of the file reaches it, and no file that could
+//     be removed holds it;
+//   - a lock on the log's identity (written in the file when it is made)
+//     and the key, which a copy of the file shares: an abstract Unix socket
+//     of the host's network namespace.
+//
+// Both are Linux's; on other systems a hold is an flock of a file in the
+// directory named by the log's path and HoldersSuffix, which reaches only
+// the processes that name the log by one path.
+//
+// A hold is also recorded in the log: each Hold gives the key a new
+// fencing token, and the hold's writes (store.Held) check in the same
+// transaction that the token is still the key's, so that a holder that got
+// past the locks stops with ErrNodeLost at the marks it wrote itself. The
+// record names the holder for the error of the next process that asks.
+// Locks on a network file system do not reliably reach other hosts, so
+// Hold refuses a log on one (NFS, SMB, sshfs, ...) with ErrNetworkFS.
+func (l *Log) Hold(ctx context.Context, key string) (idstore.Held, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -103,150 +123,122 @@ func (l *Log) Hold(ctx context.Context, key string) (io.Closer, error) {
 	if err := checkLocalFS(l.path); err != nil {
 		return nil, err
 	}
-	dir := l.path + HoldersSuffix
-	if err := os.Mkdir(dir, dirMode(l.mode)); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("%w %s: %w", ErrOpen, dir, err)
-	}
-	name := filepath.Join(dir, holdFileName(key))
-	f, err := l.lockHoldFile(ctx, key, name)
-	if err != nil {
-		return nil, err
-	}
-	rec, _ := json.Marshal(Holder{Key: key, PID: os.Getpid(), Command: processCommand(), Since: l.clock.Now().UTC().Round(0)})
-	rec = append(rec, '\n')
-	if _, err = f.WriteAt(rec, 0); err == nil {
-		err = f.Truncate(int64(len(rec)))
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("launchlog: write the holder of %q to %s: %w", key, name, err)
-	}
-	return &hold{log: l, key: key, file: f}, nil
-}
-
-// lockHoldFile opens the hold file name and locks it, waiting up to
-// Options.HoldWait for a holder to let go.
-func (l *Log) lockHoldFile(ctx context.Context, key, name string) (*os.File, error) {
 	deadline := time.Now().Add(l.holdWait)
 	wait := time.Millisecond
 	for {
-		f, ok, err := tryHoldFile(name, l.mode)
-		if errors.Is(err, safefile.ErrUnsafe) {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w %s: %w", ErrOpen, name, err)
-		}
-		if ok {
-			return f, nil
+		h, held, err := l.tryHold(key)
+		if err != nil || h != nil {
+			return h, err
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, &HeldError{Path: l.path, Key: key, Holder: readHolder(name), Waited: l.holdWait}
+			held.Waited = l.holdWait
+			return nil, held
 		}
 		t := time.NewTimer(min(wait, left))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("launchlog: waiting for %s, held by %s: %w", key, readHolder(name), ctx.Err())
+			return nil, fmt.Errorf("launchlog: waiting for %s, held by %s: %w", key, held.Holder, ctx.Err())
 		case <-t.C:
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
 }
 
-// tryHoldFile opens (or creates) the hold file name and takes its lock
-// without waiting. ok is false, and f nil, if another holder has it. The
-// file locked is the one at name when Hold returns, should anyone have
-// removed the file meanwhile.
-func tryHoldFile(name string, mode fs.FileMode) (f *os.File, ok bool, err error) {
-	for {
-		f, err = safefile.OpenFile(name, os.O_RDWR|os.O_CREATE, mode)
-		if err != nil {
-			return nil, false, err
-		}
-		if ok, err = lockHold(f); err != nil || !ok {
-			_ = f.Close()
-			return nil, false, err
-		}
-		fi, ferr := f.Stat()
-		ni, nerr := os.Stat(name)
-		if ferr == nil && nerr == nil && os.SameFile(fi, ni) {
-			return f, true, nil
-		}
-		_ = f.Close() // the file was removed or replaced: lock the new one
-	}
-}
-
-// readHolder reads the holder record in the hold file name; the zero
-// Holder if there is none yet, as when the holder took the lock a moment
-// ago.
-func readHolder(name string) Holder {
-	var h Holder
+// tryHold takes key without waiting: the hold, or the *HeldError that
+// says who has it.
+func (l *Log) tryHold(key string) (*hold, *HeldError, error) {
 	for range 3 {
-		b, err := os.ReadFile(name)
-		if err == nil && json.NewDecoder(bytes.NewReader(b)).Decode(&h) == nil && h.PID != 0 {
-			return h
+		f, err := safefile.OpenFile(l.path, os.O_RDWR|os.O_CREATE, l.mode)
+		if err != nil {
+			return nil, nil, l.fileError(err)
 		}
-		time.Sleep(2 * time.Millisecond) // the holder may be writing it
+		h := &hold{log: l, key: key, file: f, unlock: func() error { return nil }, forget: func() error { return nil }}
+		if !l.noOSLocks {
+			unlock, ok, err := l.lockKey(f, key)
+			if err != nil || !ok {
+				_ = f.Close()
+				if err != nil {
+					return nil, nil, err
+				}
+				return nil, &HeldError{Path: l.path, Key: key, Holder: l.holderOf(key)}, nil
+			}
+			h.unlock = unlock
+		}
+		rec := Holder{Key: key, PID: os.Getpid(), Command: processCommand(), Since: l.clock.Now().UTC().Round(0)}
+		id, err := h.takeOver(rec)
+		if errors.Is(err, errReplaced) {
+			_ = h.release()
+			continue // the file at the path changed under the lock: lock the new one
+		}
+		if err != nil {
+			_ = h.release()
+			return nil, nil, err
+		}
+		if !l.noOSLocks {
+			forget, holder, err := lockIdentity(id, key, rec)
+			if err != nil || holder != nil {
+				_ = h.release()
+				if err != nil {
+					return nil, nil, fmt.Errorf("launchlog: hold %s in %s: %w", key, l.path, err)
+				}
+				return nil, &HeldError{Path: l.path, Key: key, Holder: *holder, Copy: true}, nil
+			}
+			h.forget = forget
+		}
+		return h, nil, nil
 	}
-	return Holder{}
+	return nil, nil, fmt.Errorf("%w %s: the file was replaced three times while Hold(%q) locked it", ErrOpen, l.path, key)
 }
 
-// hold is a key held by this process: the open, locked hold file.
+// holderOf reads the holder of key recorded in the log, or the zero
+// Holder.
+func (l *Log) holderOf(key string) Holder {
+	var h Holder
+	_ = l.view(func(tx *bbolt.Tx) error {
+		rec, err := l.readHold(bucket(tx, holdsBucket), key)
+		h = rec.Holder
+		return err
+	})
+	return h
+}
+
+// hold is a key held by this process: the log file, open and locked, and
+// the key's fencing token.
 type hold struct {
-	log  *Log
-	key  string
-	mu   sync.Mutex
-	file *os.File // nil once released
+	log    *Log
+	key    string
+	token  uint64
+	mu     sync.Mutex
+	file   *os.File     // nil once released
+	unlock func() error // releases the lock on the key
+	forget func() error // releases the lock on the log's identity and key
 }
 
-// Close releases the key. It clears the holder record first, so that the
-// file says the key is free, and unlocks the file before closing it: a
-// copy of the descriptor in a child that this process is starting (between
-// its fork and its exec) would otherwise keep the lock a moment longer.
+// Close releases the key. It unlocks the file before closing it: a copy of
+// the descriptor in a child that this process is starting (between its
+// fork and its exec) would otherwise keep the lock a moment longer.
 func (h *hold) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.file == nil {
 		return nil
 	}
-	_ = h.file.Truncate(0)
-	err := unlockHold(h.file)
-	if cerr := h.file.Close(); err == nil {
-		err = cerr
-	}
-	h.file = nil
-	if err != nil {
+	if err := h.release(); err != nil {
 		return fmt.Errorf("launchlog: release %s in %s: %w", h.key, h.log.path, err)
 	}
 	return nil
 }
 
-// holdFileName is the name of key's hold file: the key with every byte
-// but letters, digits and ".,=_-" written as %XX, and ".lock"; a long key
-// is cut and a digest of it appended, to stay within a file name's 255
-// bytes.
-func holdFileName(key string) string {
-	var b strings.Builder
-	for i := range len(key) {
-		c := key[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(".,=_-", c) >= 0 {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
+func (h *hold) release() error {
+	err := errors.Join(h.forget(), h.unlock())
+	if cerr := h.file.Close(); err == nil {
+		err = cerr
 	}
-	name := b.String()
-	if len(name) > 160 {
-		sum := sha256.Sum256([]byte(key))
-		name = name[:100] + "~" + hex.EncodeToString(sum[:16])
-	}
-	return name + ".lock"
+	h.file = nil
+	return err
 }
-
-// dirMode is mode with the search bit set wherever it grants reading.
-func dirMode(mode fs.FileMode) fs.FileMode { return mode | mode&0o444>>2 }
 
 // processCommand names this process for its holder records: the program
 // and the words after it up to the first flag, at most two, such as
@@ -279,4 +271,8 @@ func isWord(s string) bool {
 	return true
 }
 
-var _ idstore.Holder = (*Log)(nil)
+var (
+	_ idstore.Holder        = (*Log)(nil)
+	_ idstore.Held          = (*hold)(nil)
+	_ idstore.BatchAdvancer = (*hold)(nil)
+)

@@ -69,6 +69,10 @@ type Log struct {
 	gate     chan struct{} // one token per path in this process
 
 	dirSynced atomic.Bool // the file's directory was fsynced after a write (syncDir)
+
+	// noOSLocks is set only by tests that take holds past the OS locks, to
+	// show that the log's fencing alone keeps a second holder from issuing.
+	noOSLocks bool
 }
 
 // gates holds one gate per absolute path, shared by the Logs of a process.
@@ -118,16 +122,18 @@ func (l *Log) Path() string { return l.path }
 
 // update runs fn in one read-write transaction, committed and fsynced
 // unless fn fails.
-func (l *Log) update(fn func(*bbolt.Tx) error) error { return l.run(true, fn) }
+func (l *Log) update(fn func(*bbolt.Tx) error) error { return l.runOn(true, nil, fn) }
 
 // view runs fn in one read-only transaction. A file that does not exist
 // yet, or is empty, reads as an empty log: fn gets a nil Tx.
-func (l *Log) view(fn func(*bbolt.Tx) error) error { return l.run(false, fn) }
+func (l *Log) view(fn func(*bbolt.Tx) error) error { return l.runOn(false, nil, fn) }
 
-// run opens the file, runs fn in one transaction and closes the file. It
-// never panics: bbolt may panic (or fault on its memory map) on a damaged
-// file, and run turns that into ErrCorrupt.
-func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
+// runOn opens the file, runs fn in one transaction and closes the file.
+// With held, the open file of a hold, it fails with errReplaced unless the
+// file it opened is that one. It never panics: bbolt may panic (or fault
+// on its memory map) on a damaged file, and runOn turns that into
+// ErrCorrupt.
+func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) (err error) {
 	deadline := time.Now().Add(l.timeout)
 	if err := l.enter(); err != nil {
 		return err
@@ -138,6 +144,9 @@ func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 		empty, err := l.missing()
 		if err != nil {
 			return err
+		}
+		if empty && held != nil {
+			return errReplaced // a hold wrote its file: removed or emptied since
 		}
 		if empty {
 			return fn(nil)
@@ -162,9 +171,15 @@ func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 	// verifies it before bbolt reads anything: bbolt's own lock on the
 	// same descriptor then succeeds at once.
 	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		if held != nil {
+			flag &^= os.O_CREATE // a held file that is gone is not made again
+		}
 		f, err := safefile.OpenFile(name, flag, perm) // no link, no other user's file
 		if err != nil {
 			hookErr = l.fileError(err)
+			if held != nil && errors.Is(err, fs.ErrNotExist) {
+				hookErr = errReplaced
+			}
 			return nil, err
 		}
 		if earlyLock {
@@ -198,6 +213,10 @@ func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 			return fmt.Errorf("%w: %s: %w", ErrCorrupt, l.path, err)
 		}
 	}
+	if held != nil && !sameFile(file, held) {
+		_ = db.Close()
+		return errReplaced
+	}
 	var fnErr error
 	txFn := func(tx *bbolt.Tx) error {
 		if fnErr = l.checkRoot(tx); fnErr == nil {
@@ -220,6 +239,16 @@ func (l *Log) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 		err = l.syncDir()
 	}
 	return err
+}
+
+// sameFile reports whether a and b are open on one file.
+func sameFile(a, b *os.File) bool {
+	ai, err := a.Stat()
+	if err != nil {
+		return false
+	}
+	bi, err := b.Stat()
+	return err == nil && os.SameFile(ai, bi)
 }
 
 // syncDir makes the file's name durable, once per process and path: the

@@ -400,7 +400,7 @@ func TestPanicRecovered(t *testing.T) {
 	_, err := l.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	for _, write := range []bool{true, false} {
-		err := l.run(write, func(*bbolt.Tx) error { panic("damaged page") })
+		err := l.runOn(write, nil, func(*bbolt.Tx) error { panic("damaged page") })
 		assert.ErrorIs(t, err, ErrCorrupt)
 		assert.ErrorContains(t, err, "panic while reading it: damaged page")
 	}

@@ -21,6 +21,8 @@ var (
 	generatorsBucket = []byte("generators")
 	highWaterBucket  = []byte("highwater")
 	blocksBucket     = []byte("blocks")
+	holdsBucket      = []byte("holds")
+	logBucket        = []byte("log")
 )
 
 // bucket returns the named bucket of a read transaction, or nil if tx is
@@ -96,8 +98,9 @@ func putSealed(b *bbolt.Bucket, key, payload []byte) error {
 	return b.SetSequence(digest ^ sum(v))
 }
 
-// sealedBucket checks every record of b, each payload bytes and its
-// checksum, and the bucket's digest. A record whose key was damaged fails
+// sealedBucket checks every record of b, each payload bytes (at least
+// -size bytes where size is negative) and its checksum, and the bucket's
+// digest. A record whose key was damaged fails
 // here, and so does a record lost, so a lookup that finds nothing can trust
 // that nothing was stored.
 func (l *Log) sealedBucket(b *bbolt.Bucket, what string, size int) error {
@@ -106,8 +109,12 @@ func (l *Log) sealedBucket(b *bbolt.Bucket, what string, size int) error {
 	}
 	var digest uint64
 	err := b.ForEach(func(k, v []byte) error {
-		if len(v) != size+4 || uint64(checksum(k, v[:size])) != sum(v) {
-			return fmt.Errorf("%w: %s: %s %x: bad record %x, want %d bytes with a valid checksum", ErrCorrupt, l.path, what, k, v, size+4)
+		if n := len(v) - 4; n < 0 || (size >= 0 && n != size) || n < -size || uint64(checksum(k, v[:n])) != sum(v) {
+			want := fmt.Sprintf("%d bytes", size+4)
+			if size < 0 {
+				want = fmt.Sprintf("at least %d bytes", -size+4)
+			}
+			return fmt.Errorf("%w: %s: %s %x: bad record %x, want %s with a valid checksum", ErrCorrupt, l.path, what, k, v, want)
 		}
 		digest ^= sum(v)
 		return nil
@@ -122,7 +129,7 @@ func (l *Log) sealedBucket(b *bbolt.Bucket, what string, size int) error {
 // damaged bucket name would otherwise read as an empty bucket.
 func (l *Log) checkRoot(tx *bbolt.Tx) error {
 	return tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
-		for _, known := range [][]byte{launchesBucket, generatorsBucket, highWaterBucket, blocksBucket} {
+		for _, known := range [][]byte{launchesBucket, generatorsBucket, highWaterBucket, blocksBucket, holdsBucket, logBucket} {
 			if bytes.Equal(name, known) {
 				return nil
 			}

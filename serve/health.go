@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -95,8 +94,34 @@ func (c *countingStore) marks() idstore.HighWater {
 // countingHolder is a countingStore whose store holds keys.
 type countingHolder struct{ *countingStore }
 
-func (c countingHolder) Hold(ctx context.Context, key string) (io.Closer, error) {
-	return c.Store.(idstore.Holder).Hold(ctx, key) // refused at start, if at all: not a store error
+var _ idstore.Holder = countingHolder{}
+
+func (c countingHolder) Hold(ctx context.Context, key string) (idstore.Held, error) {
+	held, err := c.Store.(idstore.Holder).Hold(ctx, key) // refused at start, if at all: not a store error
+	if err != nil {
+		return nil, err
+	}
+	return countingHeld{Held: held, c: c.countingStore}, nil
+}
+
+// countingHeld is a hold whose marks' reads and writes the server counts
+// as its store's.
+type countingHeld struct {
+	idstore.Held
+	c *countingStore
+}
+
+func (h countingHeld) HighWater(ctx context.Context, key string) (time.Time, error) {
+	t, err := h.Held.HighWater(ctx, key)
+	h.c.count("highwater", err)
+	return t, err
+}
+
+func (h countingHeld) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+	t, err := h.Held.AdvanceHighWater(ctx, key, t)
+	h.c.count("advance", err)
+	h.c.wrote(err)
+	return t, err
 }
 
 // probeKey is the high-water key /healthz reads to see that the store

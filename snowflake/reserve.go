@@ -81,10 +81,8 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	ts, ns, ss := l.shifts()
-	r := &reserver{o: o, l: l, maxSeq: uint64(l.PerTick() - 1), maxTick: 1<<l.TimeBits - 1}
+	r := &reserver{o: o, l: l, node: node, maxSeq: uint64(l.PerTick() - 1), maxTick: 1<<l.TimeBits - 1}
 	r.asTime = r.maxSeq < uint64(l.Unit)
-	lastKey := o.StoreKey + "/last"
 
 	now := o.Clock.Now()
 	if err := r.fence(now); err != nil {
@@ -97,26 +95,29 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 		return fmt.Errorf("%w: layout %s expired at %v (clock reads %v)", ErrExpired, l.label(), l.Expires(), now.UTC())
 	}
 	clockTick, _ := l.tickOf(now)
-	fence := func() error { return r.fence(o.Clock.Now()) }
-	release, err := lease.Hold(ctx, store, o.StoreKey)
-	if err != nil && lease.Refused(err) {
-		return fmt.Errorf("snowflake: %w", err)
+	res := lease.Reservation{
+		Store: store, Key: o.StoreKey, Node: "snowflake",
+		Fence:    func() error { return r.fence(o.Clock.Now()) },
+		ErrStore: ErrStore, ErrNodeLost: ErrNodeLost,
 	}
-	if err != nil {
-		return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("hold %q", o.StoreKey), err)
-	}
-	defer release()
-	last, err := store.HighWater(ctx, lastKey)
-	if err != nil {
-		return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("read %q", lastKey), err)
-	}
-	mark, err := store.HighWater(ctx, o.StoreKey)
-	if err != nil {
-		return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("read %q", o.StoreKey), err)
-	}
+	return res.Run(ctx, func(last, mark time.Time) (pos, end time.Time, err error) {
+		tick, seq, err := r.fill(dst, clockTick, last, mark)
+		if err != nil {
+			return time.Time{}, time.Time{}, err
+		}
+		return r.encode(tick, seq, dst[len(dst)-1]), l.tickTime(tick + 1), nil
+	})
+}
 
+// fill fills dst with the IDs after the node's last position and lease
+// mark (zero for none), from the clock's tick clockTick, and returns the
+// tick and sequence of the last.
+func (r *reserver) fill(dst []ID, clockTick uint64, last, mark time.Time) (tick, seq uint64, err error) {
+	l := r.l
+	ts, ns, ss := l.shifts()
+	node := uint64(r.node)
 	// tick, seq: the next position to issue.
-	tick, seq := clockTick, r.start()
+	tick, seq = clockTick, r.start()
 	var lastTick uint64
 	hasLast := !last.IsZero()
 	if !hasLast && mark.IsZero() {
@@ -127,7 +128,7 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if hasLast {
 		lt, ls, err := r.decode(last)
 		if err != nil {
-			return fmt.Errorf("%w: %q holds %v: %w", ErrStore, lastKey, last.UTC(), err)
+			return 0, 0, fmt.Errorf("%w: %q holds %v: %w", ErrStore, r.o.StoreKey+"/last", last.UTC(), err)
 		}
 		lastTick = lt
 		if lt >= clockTick {
@@ -142,40 +143,23 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	for i := range dst {
 		if seq > r.maxSeq {
 			if tick, err = r.nextTick(tick); err != nil {
-				return err
+				return 0, 0, err
 			}
 			seq = r.start()
 		}
 		if tick > r.maxTick {
-			return fmt.Errorf("%w: layout %s expired at %v", ErrExpired, l.label(), l.Expires())
+			return 0, 0, fmt.Errorf("%w: layout %s expired at %v", ErrExpired, l.label(), l.Expires())
 		}
 		dst[i] = ID(tick<<ts | node<<ns | seq<<ss)
 		seq++
 	}
-	if err := r.fence(o.Clock.Now()); err != nil {
-		return err
-	}
-	end := l.tickTime(tick + 1)
-	if mark.Before(end) {
-		if _, err := store.AdvanceHighWater(ctx, o.StoreKey, end); err != nil {
-			return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("advance %q", o.StoreKey), err)
-		}
-	}
-	pos := r.encode(tick, seq-1, dst[len(dst)-1])
-	got, err := store.AdvanceHighWater(ctx, lastKey, pos)
-	if err != nil {
-		return lease.StoreFailed(ErrStore, ErrNodeLost, fence, fmt.Sprintf("advance %q", lastKey), err)
-	}
-	if !got.Equal(pos) {
-		return fmt.Errorf("%w: advance %q to %v: the store holds %v, a later position: another call for the node ran at the same time",
-			ErrStore, lastKey, pos.UTC(), got.UTC())
-	}
-	return r.fence(o.Clock.Now()) // the store calls may have kept the claim waiting
+	return tick, seq - 1, nil
 }
 
 type reserver struct {
 	o       Options
 	l       Layout
+	node    uint64
 	maxSeq  uint64
 	maxTick uint64
 	asTime  bool // positions are tick start + sequence ns, else the ID

@@ -1,11 +1,12 @@
 // Package store declares, once, what idkit's generators need from a
 // store: high-water marks (traceid, snowflake, flake128), one live holder
-// of a mark at a time (Holder), a node held for a time (NodeClaim), and
-// generator ids (decimalid). The schemes take these types as they are, so
-// that one store serves them all. launchlog.Log (a bbolt file) and
-// fleet.Log (etcd) implement HighWater and Generators; fleet.Claim is a
-// NodeClaim. segment.BlockStore is the third
-// such interface, declared with its Block in package segment.
+// of a mark at a time whose writes are fenced (Holder, Held), a node held
+// for a time (NodeClaim), and generator ids (decimalid). The schemes take
+// these types as they are, so that one store serves them all.
+// launchlog.Log (a bbolt file) and fleet.Log (etcd) implement HighWater
+// and Generators; launchlog.Log is a Holder; fleet.Claim is a NodeClaim.
+// segment.BlockStore is the third such interface, declared with its Block
+// in package segment.
 //
 // Every call takes a context: a store returns the context's error,
 // wrapped, when it ends before the write is known to be durable. A write
@@ -16,7 +17,6 @@ package store
 
 import (
 	"context"
-	"io"
 	"time"
 )
 
@@ -36,20 +36,51 @@ type HighWater interface {
 
 // Holder is a HighWater store that lets one live holder at a time hold a
 // key, so that two processes configured with the same node cannot both
-// issue under it. launchlog.Log is one: the processes of a host see each
-// other's holds through an OS file lock that dies with its process.
+// issue under it. launchlog.Log is one: every process of a host that
+// reaches its file, by any name, sees the others' holds through OS locks
+// that die with their process.
 //
 // A generator whose store is a Holder holds its mark's key from its start
-// until Close, which releases it once the store write in flight, if any,
-// has ended; a Reserve call holds it for the call. A second holder of the
-// key fails at once. A wrapper of a Holder (one that counts its calls,
-// say) passes Hold on, or the generators on it hold nothing.
+// until Close, and keeps its marks through the Held, whose writes the
+// store fences; a Reserve call holds the key for the call. A second holder
+// of the key fails at once. A wrapper of a Holder (one that counts its
+// calls, say) passes Hold on, or the generators on it hold nothing.
 type Holder interface {
 	HighWater
-	// Hold takes key for the caller until the Closer is closed, or fails
+	// Hold takes key for the caller until the Held is closed, or fails
 	// with an error of kind idkit.ErrHeld that names the live holder. ctx
 	// bounds a wait for the key, where the store waits at all.
-	Hold(ctx context.Context, key string) (io.Closer, error)
+	Hold(ctx context.Context, key string) (Held, error)
+}
+
+// Held is a key held in a Holder: its marks, and those of the keys below
+// it (key + "/..."), read and written through the hold. Every write
+// through it is fenced: a hold carries a token that each new hold of the
+// key supersedes, and a write whose token is no longer the key's fails
+// with an error of kind idkit.ErrNodeLost. So a holder that got past the
+// store's lock, or whose lock was lost, stops at the marks it wrote
+// itself, and the new holder, which reads the marks after it took the
+// key, starts above them.
+type Held interface {
+	HighWater
+	// Close releases the key. The hold's writes fail after it.
+	Close() error
+}
+
+// Mark is one high-water mark of an AdvanceHighWaters call.
+type Mark struct {
+	Key string
+	At  time.Time
+}
+
+// BatchAdvancer is a HighWater that moves several marks in one atomic,
+// durable write, as AdvanceHighWater moves one: all of them or none. A
+// Reserve call moves its node's position and lease mark with it where its
+// store offers it (a launchlog hold does).
+type BatchAdvancer interface {
+	// AdvanceHighWaters moves each mark forward as AdvanceHighWater does
+	// and returns the marks now stored, in the order given.
+	AdvanceHighWaters(ctx context.Context, marks []Mark) ([]time.Time, error)
 }
 
 // NodeClaim is a node number held for a limited time, such as a claim in

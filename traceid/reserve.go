@@ -72,7 +72,7 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	r := reserver{o: o, lastKey: o.StoreKey + "/last", mask: 1<<(LowBits-o.ThreadBits) - 1}
+	r := reserver{o: o, mask: 1<<(LowBits-o.ThreadBits) - 1}
 	if err := r.fence(); err != nil {
 		return err
 	}
@@ -80,23 +80,23 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 	if err != nil {
 		return err
 	}
-	release, err := lease.Hold(ctx, store, o.StoreKey)
-	if err != nil && lease.Refused(err) {
-		return fmt.Errorf("traceid: node %d: %w", o.Node, err)
+	res := lease.Reservation{
+		Store: store, Key: o.StoreKey, Node: fmt.Sprintf("traceid: node %d", o.Node),
+		Fence: r.fence, ErrStore: ErrStore, ErrNodeLost: ErrNodeLost,
 	}
-	if err != nil {
-		return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("hold %q", o.StoreKey), err)
-	}
-	defer release()
-	last, err := store.HighWater(ctx, r.lastKey)
-	if err != nil {
-		return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("read %q", r.lastKey), err)
-	}
-	mark, err := store.HighWater(ctx, o.StoreKey)
-	if err != nil {
-		return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("read %q", o.StoreKey), err)
-	}
+	return res.Run(ctx, func(last, mark time.Time) (pos, end time.Time, err error) {
+		sec, err := r.fill(ctx, dst, now, last, mark)
+		if err != nil {
+			return time.Time{}, time.Time{}, err
+		}
+		return time.Unix(sec, r.low), time.Unix(sec, 0), nil
+	})
+}
 
+// fill fills dst with the IDs after the node's last position and lease
+// mark (zero for none), from the clock's second now, and returns the
+// second of the last; r.low is its low value.
+func (r *reserver) fill(ctx context.Context, dst []ID, now int64, last, mark time.Time) (int64, error) {
 	// sec, low: the position last used.
 	sec, low := now, int64(0)
 	if last.IsZero() && mark.IsZero() {
@@ -104,10 +104,11 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 		// have issued IDs in the current second. Begin in the next, once
 		// the clock is in it, so that the IDs decode to their time.
 		if r.o.NoWait {
-			return fmt.Errorf("%w: node %d's first call with the store waits for the next second, and Options.NoWait is set", ErrExhausted, o.Node)
+			return 0, fmt.Errorf("%w: node %d's first call with the store waits for the next second, and Options.NoWait is set", ErrExhausted, r.o.Node)
 		}
+		var err error
 		if sec, err = r.nextSecond(ctx, now); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if !last.IsZero() {
@@ -125,40 +126,25 @@ func Reserve(ctx context.Context, o Options, dst []ID) error {
 			low++ // counter 0 of a thread: never issued
 		}
 		if low > maxLow {
+			var err error
 			if sec, err = r.nextSecond(ctx, sec); err != nil {
-				return err
+				return 0, err
 			}
 			low = 1
 		}
 		if sec > math.MaxUint32 {
-			return fmt.Errorf("%w: second %d, want one before 2106", ErrInvalid, sec)
+			return 0, fmt.Errorf("%w: second %d, want one before 2106", ErrInvalid, sec)
 		}
-		dst[i] = ID(sec&secondMask)<<secondShift | ID(o.Node)<<LowBits | ID(low)
+		dst[i] = ID(sec&secondMask)<<secondShift | ID(r.o.Node)<<LowBits | ID(low)
 	}
-	if err := r.fence(); err != nil {
-		return err
-	}
-	if mark.Unix() < sec || mark.IsZero() {
-		if _, err := store.AdvanceHighWater(ctx, o.StoreKey, time.Unix(sec, 0)); err != nil {
-			return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("advance %q", o.StoreKey), err)
-		}
-	}
-	pos := time.Unix(sec, low)
-	got, err := store.AdvanceHighWater(ctx, r.lastKey, pos)
-	if err != nil {
-		return lease.StoreFailed(ErrStore, ErrNodeLost, r.fence, fmt.Sprintf("advance %q", r.lastKey), err)
-	}
-	if !got.Equal(pos) {
-		return fmt.Errorf("%w: advance %q to %v: the store holds %v, a later position: another call for node %d ran at the same time",
-			ErrStore, r.lastKey, pos.UTC(), got.UTC(), o.Node)
-	}
-	return r.fence() // the store calls may have kept the claim waiting
+	r.low = low
+	return sec, nil
 }
 
 type reserver struct {
-	o       Options
-	lastKey string
-	mask    uint32
+	o    Options
+	mask uint32
+	low  int64 // the low value of the last ID filled
 }
 
 func (r *reserver) now() (int64, error) {

@@ -10,9 +10,11 @@
 // unit is in the second half of the lease, so that moving on rarely waits
 // for the store.
 //
-// A store that is a store.Holder is held: Start takes the key, and Close
-// releases it once no write is in flight, so that a second run of the key
-// at the same time fails at its start instead of issuing the same IDs.
+// A store that is a store.Holder is held: Start takes the key, the lease
+// writes its marks through the hold, fenced by it, and Close releases it
+// once no write is in flight, so that a second run of the key at the same
+// time fails at its start instead of issuing the same IDs, and one that
+// got past the store's lock stops at the marks it wrote itself.
 //
 // One write at a time goes to the store: a caller that needs the lease
 // extended while a write is in flight waits for that write instead of
@@ -92,7 +94,9 @@ func New(hw store.HighWater, key string, ahead uint64, units Units, failed func(
 // runs are concerned: 0 without a store or a mark. It is called once,
 // before any other method; ctx bounds its wait for the store (and Close
 // ends it). A key held elsewhere fails it with the Holder's error (see
-// Refused).
+// Refused). On a Holder, the lease reads and writes its marks through the
+// hold from then on, so that its writes are fenced by it: once another
+// holder takes the key, they fail with an error of kind idkit.ErrNodeLost.
 func (l *Lease) Start(ctx context.Context) (uint64, error) {
 	if l.store == nil {
 		return 0, nil
@@ -100,33 +104,34 @@ func (l *Lease) Start(ctx context.Context) (uint64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(l.ctx, cancel)()
-	release, err := Hold(ctx, l.store, l.key)
+	marks, release, err := Hold(ctx, l.store, l.key)
 	if err != nil {
 		l.failures.Add(1)
 		return 0, err
 	}
-	mark, err := l.store.HighWater(ctx, l.key)
+	mark, err := marks.HighWater(ctx, l.key)
 	if err != nil {
 		release()
 		l.failures.Add(1)
 		return 0, err
 	}
-	l.release = release
+	l.store, l.release = marks, release
 	return l.end(mark), nil
 }
 
-// Hold holds key in s, if s is a store.Holder, and returns release, which
-// ends the hold; otherwise a release that does nothing.
-func Hold(ctx context.Context, s store.HighWater, key string) (release func(), err error) {
+// Hold holds key in s, if s is a store.Holder, and returns the store to
+// keep key's marks in (the hold, whose writes are fenced by it, or s
+// itself) and release, which ends the hold (and does nothing without one).
+func Hold(ctx context.Context, s store.HighWater, key string) (marks store.HighWater, release func(), err error) {
 	h, ok := s.(store.Holder)
 	if !ok {
-		return func() {}, nil
+		return s, func() {}, nil
 	}
 	held, err := h.Hold(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return func() { _ = held.Close() }, nil
+	return held, func() { _ = held.Close() }, nil
 }
 
 // NodeLost wraps err, the refusal of a generator's node claim, in lost,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/idkit/idkit/internal/lease"
 	"github.com/idkit/idkit/internal/testkit/memstore"
 	"github.com/idkit/idkit/internal/testkit/testwait"
+	"github.com/idkit/idkit/store"
 )
 
 // seconds are units of one second whose marks are the end's start.
@@ -201,7 +201,7 @@ func (h *holder) event(e string) {
 	h.events = append(h.events, e)
 }
 
-func (h *holder) Hold(ctx context.Context, key string) (io.Closer, error) {
+func (h *holder) Hold(ctx context.Context, key string) (store.Held, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.holds > 0 {
@@ -209,14 +209,22 @@ func (h *holder) Hold(ctx context.Context, key string) (io.Closer, error) {
 	}
 	h.holds++
 	h.events = append(h.events, "hold")
-	return closer(func() error {
+	return heldBy{h, func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.holds--
 		h.events = append(h.events, "release")
 		return nil
-	}), nil
+	}}, nil
 }
+
+// heldBy is a hold of a holder: its marks are the holder's.
+type heldBy struct {
+	*holder
+	close func() error
+}
+
+func (h heldBy) Close() error { return h.close() }
 
 // AdvanceHighWater sees its context end but, as a write already on its
 // way to the disk, goes on until the test releases it.
@@ -229,10 +237,6 @@ func (h *holder) AdvanceHighWater(ctx context.Context, key string, t time.Time) 
 	h.event("written")
 	return h.Store.AdvanceHighWater(context.Background(), key, t)
 }
-
-type closer func() error
-
-func (c closer) Close() error { return c() }
 
 // TestCloseReleasesTheHoldAfterTheLastWrite: Start holds the key of a
 // store.Holder, a second Start is refused, and Close releases the key only

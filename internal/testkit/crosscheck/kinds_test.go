@@ -59,7 +59,7 @@ var sentinels = map[string]struct {
 	"flake128.ErrSyntax": {flake128.ErrSyntax, "ErrInvalid"}, "flake128.ErrRange": {flake128.ErrRange, "ErrInvalid"},
 	"flake128.ErrInvalid": {flake128.ErrInvalid, "ErrInvalid"}, "flake128.ErrStore": {flake128.ErrStore, "ErrUnavailable"},
 	"flake128.ErrClockBackwards": {flake128.ErrClockBackwards, "ErrUnavailable"},
-	"flake128.ErrClosed":         {flake128.ErrClosed, "ErrClosed"},
+	"flake128.ErrClosed":         {flake128.ErrClosed, "ErrClosed"}, "flake128.ErrNodeLost": {flake128.ErrNodeLost, "ErrNodeLost"},
 
 	"decimalid.ErrSyntax": {decimalid.ErrSyntax, "ErrInvalid"}, "decimalid.ErrRange": {decimalid.ErrRange, "ErrInvalid"},
 	"decimalid.ErrInvalid": {decimalid.ErrInvalid, "ErrInvalid"}, "decimalid.ErrSource": {decimalid.ErrSource, "ErrUnavailable"},
@@ -86,6 +86,7 @@ var sentinels = map[string]struct {
 	"launchlog.ErrLaunchesExhausted":   {launchlog.ErrLaunchesExhausted, "ErrExhausted"},
 	"launchlog.ErrGeneratorsExhausted": {launchlog.ErrGeneratorsExhausted, "ErrExhausted"},
 	"launchlog.ErrCorrupt":             {launchlog.ErrCorrupt, "ErrCorrupt"},
+	"launchlog.ErrNodeLost":            {launchlog.ErrNodeLost, "ErrNodeLost"},
 
 	"fleet.ErrInvalid": {fleet.ErrInvalid, "ErrInvalid"}, "fleet.ErrUnavailable": {fleet.ErrUnavailable, "ErrUnavailable"},
 	"fleet.ErrClockSkew": {fleet.ErrClockSkew, "ErrUnavailable"}, "fleet.ErrRefused": {fleet.ErrRefused, "ErrRefused"},

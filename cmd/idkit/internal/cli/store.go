@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"io"
 	"os"
 	"os/signal"
 	"sync"
@@ -154,7 +153,7 @@ func (f *StoreFlags) Open(c *Console) (Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &commandHolds{Store: l, c: c, held: make(map[string]bool)}, nil
+	return &commandHolds{Store: l, c: c, held: make(map[string]store.Held)}, nil
 }
 
 // Claim claims a node in space from lo to hi through --etcd, released when
@@ -176,31 +175,48 @@ func (f *StoreFlags) Claim(c *Console, space string, lo, hi int) (Claim, error) 
 // commandHolds is a launch log whose holds last until the command ends:
 // a call that reserves its IDs in several batches holds its node from the
 // first batch to the last, so that no other process takes the node in
-// between. A hold of a key the command holds already does nothing.
+// between. A hold of a key the command holds already returns that hold.
 type commandHolds struct {
 	Store
 	c    *Console
 	mu   sync.Mutex
-	held map[string]bool
+	held map[string]store.Held
 }
 
-func (h *commandHolds) Hold(ctx context.Context, key string) (io.Closer, error) {
+func (h *commandHolds) Hold(ctx context.Context, key string) (store.Held, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.held[key] {
-		return nopCloser{}, nil
+	if held, ok := h.held[key]; ok {
+		return kept(held), nil
 	}
 	held, err := h.Store.(store.Holder).Hold(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	h.held[key] = true
+	h.held[key] = held
 	h.c.AtExit(func() { held.Close() })
-	return nopCloser{}, nil
+	return kept(held), nil
 }
 
-// nopCloser is a hold that the command releases when it ends, not when its
-// user closes it.
-type nopCloser struct{}
+// kept returns held as a hold that the command releases when it ends, not
+// when its user closes it, and that moves several marks at once where
+// held does.
+func kept(held store.Held) store.Held {
+	if b, ok := held.(batchHeld); ok {
+		return keptBatch{b}
+	}
+	return keptHold{held}
+}
 
-func (nopCloser) Close() error { return nil }
+type batchHeld interface {
+	store.Held
+	store.BatchAdvancer
+}
+
+type keptHold struct{ store.Held }
+
+func (keptHold) Close() error { return nil }
+
+type keptBatch struct{ batchHeld }
+
+func (keptBatch) Close() error { return nil }

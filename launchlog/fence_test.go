@@ -1,0 +1,198 @@
+package launchlog
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/bbolt"
+
+	"github.com/idkit/idkit"
+	idstore "github.com/idkit/idkit/store"
+)
+
+// TestFencedWrites takes a key twice past the OS locks: the first hold's
+// writes fail with ErrNodeLost from then on, naming the second holder,
+// while the second's go through; the marks keep only what the holders
+// wrote while they held the key.
+func TestFencedWrites(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "idkit.db")
+	ctx := context.Background()
+	at := func(s int64) time.Time { return time.Unix(s, 0).UTC() }
+	a, err := NewWithoutOSLocks(Options{Path: path})
+	require.NoError(t, err)
+	b, err := NewWithoutOSLocks(Options{Path: path})
+	require.NoError(t, err)
+
+	first, err := a.Hold(ctx, "traceid/node/7")
+	require.NoError(t, err)
+	got, err := first.AdvanceHighWater(ctx, "traceid/node/7", at(100))
+	require.NoError(t, err)
+	assert.Equal(t, at(100), got)
+	_, err = first.AdvanceHighWater(ctx, "traceid/node/8", at(100))
+	assert.ErrorIs(t, err, ErrInvalid, "a key the hold does not cover")
+
+	second, err := b.Hold(ctx, "traceid/node/7")
+	require.NoError(t, err, "without the OS locks a second hold takes the key")
+	mark, err := second.HighWater(ctx, "traceid/node/7")
+	require.NoError(t, err)
+	assert.Equal(t, at(100), mark, "the new holder reads the marks after it took the key")
+
+	for name, write := range map[string]func() error{
+		"the mark": func() error {
+			_, err := first.AdvanceHighWater(ctx, "traceid/node/7", at(200))
+			return err
+		},
+		"a key below it": func() error {
+			_, err := first.AdvanceHighWater(ctx, "traceid/node/7/last", at(200))
+			return err
+		},
+		"several marks": func() error {
+			_, err := first.(idstore.BatchAdvancer).AdvanceHighWaters(ctx, []idstore.Mark{{Key: "traceid/node/7", At: at(200)}, {Key: "traceid/node/7/last", At: at(201)}})
+			return err
+		},
+	} {
+		err := write()
+		require.Error(t, err, name)
+		assert.ErrorIs(t, err, ErrNodeLost, name)
+		assert.ErrorIs(t, err, idkit.ErrNodeLost, name)
+		assert.NotErrorIs(t, err, idkit.ErrUnavailable, "%s: not retryable", name)
+		assert.ErrorContains(t, err, "traceid/node/7 in "+path+" was taken over by this process (pid ", name)
+		assert.ErrorContains(t, err, "(hold 2; this one is hold 1)", name)
+	}
+	got, err = second.AdvanceHighWater(ctx, "traceid/node/7", at(150))
+	require.NoError(t, err)
+	assert.Equal(t, at(150), got)
+	mark, err = a.HighWater(ctx, "traceid/node/7")
+	require.NoError(t, err)
+	assert.Equal(t, at(150), mark, "no write of the first holder after the second took the key")
+	last, err := a.HighWater(ctx, "traceid/node/7/last")
+	require.NoError(t, err)
+	assert.True(t, last.IsZero(), "nor below it")
+
+	require.NoError(t, second.Close())
+	_, err = second.AdvanceHighWater(ctx, "traceid/node/7", at(300))
+	assert.ErrorIs(t, err, ErrNodeLost, "a write after Close")
+	assert.ErrorContains(t, err, "the hold is released")
+	require.NoError(t, first.Close())
+}
+
+// TestHoldFollowsTheFile holds a key through one name of the log: another
+// name of the same file (a hard link) is refused, naming the holder, and a
+// copy of the file is refused as a copy; once the hold ends, both are
+// free.
+func TestHoldFollowsTheFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "idkit.db")
+	ctx := context.Background()
+	l, err := New(Options{Path: path})
+	require.NoError(t, err)
+	h, err := l.Hold(ctx, "traceid/node/7")
+	require.NoError(t, err)
+
+	link := filepath.Join(t.TempDir(), "other.db")
+	require.NoError(t, os.Link(path, link))
+	copied := filepath.Join(dir, "copy.db")
+	copyFile(t, path, copied)
+	for name, p := range map[string]string{"a hard link": link, "a copy": copied} {
+		other, err := New(Options{Path: p})
+		require.NoError(t, err)
+		_, err = other.Hold(ctx, "traceid/node/7")
+		var held *HeldError
+		require.ErrorAs(t, err, &held, name)
+		assert.Equal(t, os.Getpid(), held.Holder.PID, name)
+		assert.Equal(t, "traceid/node/7", held.Holder.Key, name)
+		assert.Equal(t, p == copied, held.Copy, name)
+		assert.ErrorContains(t, err, "traceid/node/7 in "+p+" is held by this process (pid ", name)
+		if p == copied {
+			assert.ErrorContains(t, err, "in another copy of this log")
+		}
+		free, err := other.Hold(ctx, "traceid/node/8")
+		require.NoError(t, err, "%s: another key is free", name)
+		require.NoError(t, free.Close())
+	}
+
+	require.NoError(t, h.Close())
+	for _, p := range []string{link, copied} {
+		other, err := New(Options{Path: p})
+		require.NoError(t, err)
+		h, err := other.Hold(ctx, "traceid/node/7")
+		require.NoError(t, err, "%s once the hold ended", p)
+		require.NoError(t, h.Close())
+	}
+}
+
+// TestHoldLostWithItsFile replaces the held file (a restore moved over it)
+// and removes it: the hold's writes fail with ErrNodeLost, and write no
+// new file.
+func TestHoldLostWithItsFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, how := range []string{"replaced", "removed"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "idkit.db")
+			l, err := New(Options{Path: path})
+			require.NoError(t, err)
+			h, err := l.Hold(ctx, "k")
+			require.NoError(t, err)
+			_, err = h.AdvanceHighWater(ctx, "k", time.Unix(100, 0))
+			require.NoError(t, err)
+			if how == "replaced" {
+				copyFile(t, path, path+".restore")
+				require.NoError(t, os.Rename(path+".restore", path))
+			} else {
+				require.NoError(t, os.Remove(path))
+			}
+			_, err = h.AdvanceHighWater(ctx, "k", time.Unix(200, 0))
+			assert.ErrorIs(t, err, ErrNodeLost)
+			assert.ErrorContains(t, err, "no longer the one held")
+			_, err = h.HighWater(ctx, "k")
+			assert.ErrorIs(t, err, ErrNodeLost, "a read too")
+			if how == "removed" {
+				assert.NoFileExists(t, path, "the hold made no new file")
+			}
+			require.NoError(t, h.Close())
+		})
+	}
+}
+
+// TestHoldRecordSurvivesDamage: a hold record whose bytes are damaged
+// fails the next hold with ErrCorrupt, not with a fresh token.
+func TestHoldRecordSurvivesDamage(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "idkit.db")
+	l, err := New(Options{Path: path})
+	require.NoError(t, err)
+	h, err := l.Hold(context.Background(), "k")
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.NoError(t, l.update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(holdsBucket)
+		v := append([]byte(nil), b.Get([]byte("k"))...)
+		v[3] ^= 1 // the token, under its checksum
+		return b.Put([]byte("k"), v)
+	}))
+	_, err = l.Hold(context.Background(), "k")
+	assert.ErrorIs(t, err, ErrCorrupt)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	require.NoError(t, err)
+	require.NoError(t, dst.Close())
+}
