@@ -48,9 +48,16 @@ type server struct {
 // as "idkit serve" with args on a free port, and waits until it listens.
 func startServer(t *testing.T, bin string, env []string, args ...string) *server {
 	t.Helper()
-	s := &server{exited: make(chan error, 1)}
-	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	s.cmd.Env = append(os.Environ(), env...)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	return startServerCmd(t, cmd)
+}
+
+// startServerCmd starts cmd, which runs "idkit serve" (perhaps through
+// another program, such as unshare), and waits until it listens.
+func startServerCmd(t *testing.T, cmd *exec.Cmd) *server {
+	t.Helper()
+	s := &server{cmd: cmd, exited: make(chan error, 1)}
 	pipe, err := s.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, s.cmd.Start())

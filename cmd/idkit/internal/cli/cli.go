@@ -16,6 +16,7 @@ import (
 
 	idkitpkg "github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/launchlog"
 )
 
 // A command is one idkit subcommand.
@@ -147,6 +148,9 @@ func unprefixed(name, msg string) string { return strings.TrimPrefix(msg, name+"
 func hint(cmd *Command, err error) string {
 	if !errors.Is(err, idkitpkg.ErrHeld) {
 		return ""
+	}
+	if held := (*launchlog.HeldError)(nil); errors.As(err, &held) && held.Copy {
+		return "; stop it before this copy is used, and keep one log per host (a log restored from a backup: stop every process that uses it, then idkit launch advance)"
 	}
 	if cmd == cmdNew {
 		return "; use another node, wait for it with --wait DURATION, or claim nodes with --etcd"

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/idkit/idkit/launchlog"
 )
@@ -16,7 +20,7 @@ const DefaultLog = "idkit.db"
 
 var cmdLaunch = &Command{
 	Name:  "launch",
-	Usage: "launch begin|current|list [--log FILE | --etcd ENDPOINTS] [flags]",
+	Usage: "launch begin|current|list|advance [--log FILE | --etcd ENDPOINTS] [flags]",
 	Short: "record a launch, or show the launch log",
 	Long: `
 Launch keeps the launch log, which hands out launch ids (1 to 99999) and
@@ -31,6 +35,12 @@ in etcd for a fleet of hosts (--etcd).
 	    prints the latest launch
 	launch list [--json]
 	    prints every launch, oldest first
+	launch advance [--launch N] [--generator LAUNCH=ID]... [--block TAG=ID]...
+	               [--marks TIME]
+	    moves a log file's counters past what a lost copy of it handed out,
+	    never back, and prints what moved: the last step of restoring a
+	    log from a backup, with every process that uses it stopped (it
+	    refuses while a node is held)
 
 Each takes --log FILE (default idkit.db in the current directory) or
 --etcd ENDPOINTS (comma-separated host:port; --etcd-prefix P, default
@@ -44,13 +54,14 @@ Examples:
 	idkit launch current --json
 	idkit launch list --log /var/lib/app/idkit.db
 	idkit launch begin --etcd 10.0.0.5:2379,10.0.0.6:2379 --ticket REL-43
+	idkit launch advance --log idkit.db --launch 41 --generator 41=17 --marks 2026-11-29T10:00:00Z
 `,
 	Run: runLaunch,
 }
 
 func runLaunch(c *Console, args []string) error {
 	if len(args) == 0 {
-		return Usagef("missing begin, current or list")
+		return Usagef("missing begin, current, list or advance")
 	}
 	switch args[0] {
 	case "begin":
@@ -59,11 +70,13 @@ func runLaunch(c *Console, args []string) error {
 		return launchShow(c, "current", args[1:])
 	case "list":
 		return launchShow(c, "list", args[1:])
+	case "advance":
+		return launchAdvance(c, args[1:])
 	}
 	if isHelpFlag(args[0]) {
 		return flag.ErrHelp
 	}
-	return Usagef("unknown launch subcommand %q (want begin, current or list)", args[0])
+	return Usagef("unknown launch subcommand %q (want begin, current, list or advance)", args[0])
 }
 
 func launchBegin(c *Console, args []string) error {
@@ -152,4 +165,98 @@ func WriteJSON(c *Console, v any) error {
 	}
 	_, err = c.Stdout.Write(append(b, '\n'))
 	return err
+}
+
+// launchAdvance runs "launch advance".
+func launchAdvance(c *Console, args []string) error {
+	fs := NewFlags("launch advance")
+	where := AddStoreFlags(fs, DefaultLog)
+	var counters launchlog.Counters
+	fs.IntVar(&counters.Launch, "launch", 0, "the last launch id handed out")
+	fs.Func("generator", "LAUNCH=ID: the last generator id handed out in a launch (repeatable)", func(v string) error {
+		launch, id, err := pair(v, "LAUNCH=ID")
+		if err != nil {
+			return err
+		}
+		l, err := strconv.Atoi(launch)
+		if err != nil {
+			return fmt.Errorf("launch %q is not a number", launch)
+		}
+		g, err := strconv.Atoi(id)
+		if err != nil {
+			return fmt.Errorf("generator id %q is not a number", id)
+		}
+		if counters.Generators == nil {
+			counters.Generators = make(map[int]int)
+		}
+		counters.Generators[l] = max(counters.Generators[l], g)
+		return nil
+	})
+	fs.Func("block", "TAG=ID: the last ID reserved for a segment tag (repeatable)", func(v string) error {
+		tag, id, err := pair(v, "TAG=ID")
+		if err != nil {
+			return err
+		}
+		last, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			return fmt.Errorf("ID %q is not a number", id)
+		}
+		if counters.Blocks == nil {
+			counters.Blocks = make(map[string]int64)
+		}
+		counters.Blocks[tag] = max(counters.Blocks[tag], last)
+		return nil
+	})
+	fs.Func("marks", "TIME: the latest time the lost log's generators may have issued in, RFC 3339 (its last use plus the longest lease)", func(v string) error {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return fmt.Errorf("%q is not an RFC 3339 time such as 2025-06-01T12:00:00Z", v)
+		}
+		counters.Marks = t
+		return nil
+	})
+	if err := ParseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if IsSet(fs, "etcd") {
+		return Usagef("advance moves the counters of a log file (--log); a log in etcd is not restored from a file")
+	}
+	l, err := launchlog.New(launchlog.Options{Path: *where.log, Clock: c.Clock})
+	if err != nil {
+		return err
+	}
+	moved, err := l.AdvanceCounters(context.Background(), counters)
+	if err != nil {
+		return err
+	}
+	r := new(report)
+	if moved.Launch != 0 {
+		r.add("launch", fmt.Sprintf("next after %d", moved.Launch))
+	}
+	for _, launch := range slices.Sorted(maps.Keys(moved.Generators)) {
+		r.add(fmt.Sprintf("generator of launch %d", launch), fmt.Sprintf("next after %d", moved.Generators[launch]))
+	}
+	for _, tag := range slices.Sorted(maps.Keys(moved.Blocks)) {
+		r.add(fmt.Sprintf("block of %s", tag), fmt.Sprintf("next after %d", moved.Blocks[tag]))
+	}
+	if !moved.Marks.IsZero() {
+		r.add("high-water marks", "at least "+FormatTime(moved.Marks))
+	}
+	if len(r.Fields) == 0 {
+		_, err := fmt.Fprintf(c.Stdout, "nothing moved: %s is past every value given\n", where.Name())
+		return err
+	}
+	return r.writeText(c.Stdout)
+}
+
+// pair splits "A=B", naming form in its error.
+func pair(v, form string) (string, string, error) {
+	a, b, ok := strings.Cut(v, "=")
+	if !ok || a == "" || b == "" {
+		return "", "", fmt.Errorf("%q is not %s", v, form)
+	}
+	return a, b, nil
 }
