@@ -27,6 +27,7 @@ type connLimit struct {
 	evicted        prometheus.Counter
 	refused        prometheus.Counter
 	open           prometheus.Gauge
+	idleNow        prometheus.Gauge // len(idle)
 
 	mu       sync.Mutex
 	n        int                   // connections open
@@ -45,11 +46,11 @@ type idleConn struct {
 
 // newConnLimit returns a cap of max connections (none if max < 0), and of
 // perClient from one address (none if perClient <= 0).
-func newConnLimit(max, perClient int, evicted, refused prometheus.Counter, open prometheus.Gauge) *connLimit {
+func newConnLimit(max, perClient int, evicted, refused prometheus.Counter, open, idle prometheus.Gauge) *connLimit {
 	if max < 0 {
 		max = math.MaxInt
 	}
-	return &connLimit{max: max, perClient: perClient, evicted: evicted, refused: refused, open: open,
+	return &connLimit{max: max, perClient: perClient, evicted: evicted, refused: refused, open: open, idleNow: idle,
 		byClient: make(map[netip.Addr]int), idle: make(map[net.Conn]idleConn), changed: make(chan struct{})}
 }
 
@@ -129,6 +130,7 @@ func (l *connLimit) oldestIdle(client netip.Addr) net.Conn {
 // evict unlocks it.
 func (l *connLimit) evict(c net.Conn) {
 	delete(l.idle, c)
+	l.idleNow.Set(float64(len(l.idle)))
 	l.mu.Unlock()
 	l.evicted.Inc()
 	// Closing the raw connection frees its room at once; the server sees
@@ -162,9 +164,10 @@ func (l *connLimit) connState(c net.Conn, st http.ConnState) {
 		l.seq++
 		l.idle[c] = idleConn{seq: l.seq, client: clientOf(c)}
 		l.signal()
-		return
+	} else {
+		delete(l.idle, c)
 	}
-	delete(l.idle, c)
+	l.idleNow.Set(float64(len(l.idle)))
 }
 
 // listener returns ln with its connections limited by l.

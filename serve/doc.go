@@ -99,8 +99,8 @@
 // the global one: IDs issued per scheme, request latency per route and
 // scheme (a histogram with buckets from 25µs), requests by status, clock
 // anomalies, waits and exhausted ticks read from the generators' Stats,
-// store errors by operation, node claim state, and the Go and process
-// collectors.
+// store errors by operation, node claim state, the node claims lost and
+// claimed again, and the Go and process collectors.
 //
 // # Speed
 //

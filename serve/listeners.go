@@ -126,7 +126,8 @@ func (s *Server) serve(hs *http.Server, l net.Listener, name string, max, perCli
 	s.servers = append(s.servers, hs)
 	s.mu.Unlock()
 	if max > 0 || perClient > 0 {
-		lim := newConnLimit(max, perClient, s.m.evicted.WithLabelValues(name), s.m.refused.WithLabelValues(name), s.m.conns.WithLabelValues(name))
+		lim := newConnLimit(max, perClient, s.m.evicted.WithLabelValues(name), s.m.refused.WithLabelValues(name),
+			s.m.conns.WithLabelValues(name), s.m.idle.WithLabelValues(name))
 		l = lim.listener(l)
 		hs.ConnState = lim.connState
 	}

@@ -120,9 +120,14 @@ func TestProbesAnswerWhileListenersAreFull(t *testing.T) {
 		keepIdle(t, "127.0.0."+itoa(2+i%4), main, "/livez")
 	}
 	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
+	// The count of open connections comes and goes at the cap: an
+	// eviction's room is taken only once the server has let the evicted
+	// connection go, and the silent ones time out after a few seconds and
+	// make room for the next. Every idle one evicted is what proves the
+	// listener full: it evicts at its cap only.
 	testwait.Until(t, func() bool {
-		return strings.Contains(scrape(), `idkit_connections_open{listener="metrics"} 64`+"\n")
-	}, "the metrics listener at its cap")
+		return strings.Contains(scrape(), `idkit_connections_evicted_total{listener="metrics"} `+itoa(DefaultMetricsMaxConns/2)+"\n")
+	}, "the metrics listener at its cap, every idle connection evicted")
 	m := scrape()
 	assertMetric(t, m, `idkit_connections_open{listener="main"} 20`)
 
@@ -139,7 +144,7 @@ func TestProbesAnswerWhileListenersAreFull(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	m = scrape()
 	assertMetric(t, m, `idkit_connections_evicted_total{listener="main"} 1`)
-	assertMetric(t, m, `idkit_connections_open{listener="metrics"} 64`)
+	assert.LessOrEqual(t, metricValue(t, m, `idkit_connections_open{listener="metrics"}`), float64(DefaultMetricsMaxConns), "the metrics listener within its cap")
 }
 
 // TestProbesWithoutClientCertificate: with a client CA, the main port

@@ -27,10 +27,13 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	storeErrors *prometheus.CounterVec
 	conns       *prometheus.GaugeVec   // by listener
+	idle        *prometheus.GaugeVec   // by listener
 	evicted     *prometheus.CounterVec // by listener
 	refused     *prometheus.CounterVec // by listener
 	handshakes  prometheus.Counter
 	inflated    prometheus.Counter
+	claimsLost  *prometheus.CounterVec // by scheme
+	reclaimed   *prometheus.CounterVec // by scheme
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -56,6 +59,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "idkit_connections_open",
 			Help: "Connections open, by listener: main, probes, metrics.",
 		}, []string{"listener"}),
+		idle: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "idkit_connections_idle",
+			Help: "Connections open and idle between requests (kept alive), by listener: the ones closed first to make room at a connection cap.",
+		}, []string{"listener"}),
 		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idkit_connections_evicted_total",
 			Help: "Idle connections closed to make room for a new client at the listener's connection cap, or for a new connection of the same client address at its share, by listener.",
@@ -72,11 +79,20 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "idkit_rpc_inflated_bytes_total",
 			Help: "Bytes of compressed RPC request messages inflated, at most 64 KiB a message.",
 		}),
+		claimsLost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idkit_node_claims_lost_total",
+			Help: "Node claims lost, by scheme, of those the server takes itself (Options.Claims; idkit serve --etcd without --node): each loss once, however soon a node is claimed again.",
+		}, []string{"scheme"}),
+		reclaimed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idkit_node_claims_reclaimed_total",
+			Help: "Nodes claimed again in the place of lost claims, by scheme: the scheme serves again from each.",
+		}, []string{"scheme"}),
 	}
 	for _, op := range []string{"highwater", "advance", "generator", "launch", "block", "probe"} {
 		m.storeErrors.WithLabelValues(op)
 	}
-	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.evicted, m.refused, m.handshakes, m.inflated,
+	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.idle, m.evicted, m.refused, m.handshakes, m.inflated,
+		m.claimsLost, m.reclaimed,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

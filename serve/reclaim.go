@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/store"
 )
@@ -36,14 +38,19 @@ type claimed[ID any] struct {
 // claims a node again in the background and goes on with a new generator
 // there, so that the server becomes ready again without a restart. Until
 // then its calls fail with the lost claim's ErrNodeLost. It is the
-// scheme's claimState too, following the claim in use.
+// scheme's claimState too, following the claim in use. It counts each
+// claim lost once, and each new claim put in place, so that a loss and
+// the claim taken again right after it show in the metrics however
+// short the time between them.
 type reclaiming[ID any] struct {
-	cur     atomic.Pointer[claimed[ID]]
-	scheme  string
-	reclaim Reclaim
-	build   func(context.Context, Claim) (idkit.Generator[ID], error)
-	retry   time.Duration // between failed attempts
-	logf    func(msg string, args ...any)
+	cur       atomic.Pointer[claimed[ID]]
+	scheme    string
+	reclaim   Reclaim
+	build     func(context.Context, Claim) (idkit.Generator[ID], error)
+	retry     time.Duration // between failed attempts
+	logf      func(msg string, args ...any)
+	lost      prometheus.Counter // claims lost
+	reclaimed prometheus.Counter // claims taken again in their place
 
 	mu      sync.Mutex
 	running bool // an attempt is under way
@@ -53,8 +60,8 @@ type reclaiming[ID any] struct {
 	wg      sync.WaitGroup
 }
 
-func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, build func(context.Context, Claim) (idkit.Generator[ID], error), logf func(string, ...any)) *reclaiming[ID] {
-	r := &reclaiming[ID]{scheme: scheme, reclaim: reclaim, build: build, retry: time.Second, logf: logf}
+func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, build func(context.Context, Claim) (idkit.Generator[ID], error), logf func(string, ...any), lost, reclaimed prometheus.Counter) *reclaiming[ID] {
+	r := &reclaiming[ID]{scheme: scheme, reclaim: reclaim, build: build, retry: time.Second, logf: logf, lost: lost, reclaimed: reclaimed}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.cur.Store(&first)
 	r.wg.Add(1)
@@ -68,7 +75,7 @@ func (r *reclaiming[ID]) watch(c *claimed[ID]) {
 	defer r.wg.Done()
 	select {
 	case <-c.claim.Done():
-		r.after(idkit.ErrNodeLost)
+		r.after(c, idkit.ErrNodeLost)
 	case <-r.ctx.Done():
 	}
 }
@@ -76,16 +83,18 @@ func (r *reclaiming[ID]) watch(c *claimed[ID]) {
 func (r *reclaiming[ID]) Next() (ID, error) { return r.NextContext(context.Background()) }
 
 func (r *reclaiming[ID]) NextContext(ctx context.Context) (ID, error) {
-	id, err := r.cur.Load().g.NextContext(ctx)
-	r.after(err)
+	c := r.cur.Load()
+	id, err := c.g.NextContext(ctx)
+	r.after(c, err)
 	return id, err
 }
 
 func (r *reclaiming[ID]) Fill(dst []ID) (int, error) { return r.FillContext(context.Background(), dst) }
 
 func (r *reclaiming[ID]) FillContext(ctx context.Context, dst []ID) (int, error) {
-	n, err := r.cur.Load().g.FillContext(ctx, dst)
-	r.after(err)
+	c := r.cur.Load()
+	n, err := c.g.FillContext(ctx, dst)
+	r.after(c, err)
 	return n, err
 }
 
@@ -106,35 +115,37 @@ func (r *reclaiming[ID]) Close() error {
 	return errors.Join(c.g.Close(), c.claim.Close())
 }
 
-// after starts claiming again when err says the claim is lost.
-func (r *reclaiming[ID]) after(err error) {
+// after starts claiming again when err, from c, says c's claim is lost,
+// and c is still the claim in use: a call that began on a claim since
+// replaced (and closed) reports that claim, not the one in use now.
+func (r *reclaiming[ID]) after(c *claimed[ID], err error) {
 	if err == nil || !errors.Is(err, idkit.ErrNodeLost) {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.running || r.closed {
+	if r.running || r.closed || r.cur.Load() != c {
 		return
 	}
 	r.running = true
+	r.lost.Inc()
 	r.wg.Add(1)
-	go r.run(r.cur.Load())
+	go r.run(c)
 }
 
 // run claims a node and builds a generator on it, retrying until it
-// succeeds or the server closes, then puts it in place of lost.
+// succeeds or the server closes, then puts it in place of lost. The new
+// claim, its watch and the end of the attempt come under one lock, so
+// that a loss of the new claim, however soon, starts a run of its own.
 func (r *reclaiming[ID]) run(lost *claimed[ID]) {
 	defer r.wg.Done()
-	defer func() {
-		r.mu.Lock()
-		r.running = false
-		r.mu.Unlock()
-	}()
 	for r.ctx.Err() == nil {
 		next, err := r.attempt()
 		if err == nil {
-			r.cur.Store(next)
 			r.mu.Lock()
+			r.cur.Store(next)
+			r.reclaimed.Inc()
+			r.running = false
 			if !r.closed {
 				r.wg.Add(1)
 				go r.watch(next)

@@ -39,11 +39,13 @@ func (c *closingClaim) Close() error {
 	return nil
 }
 
-// claims hands out claims of nodes 1, 2, ... and keeps them.
+// claims hands out claims of nodes 1, 2, ... and keeps them. The claim
+// of node doomed, if any, comes lost: its Done is closed already.
 type claims struct {
-	mu    sync.Mutex
-	taken []*closingClaim
-	fail  atomic.Bool
+	mu     sync.Mutex
+	taken  []*closingClaim
+	fail   atomic.Bool
+	doomed int
 }
 
 func (cs *claims) claim(_ context.Context, scheme string) (Claim, error) {
@@ -53,6 +55,9 @@ func (cs *claims) claim(_ context.Context, scheme string) (Claim, error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c := &closingClaim{claim: claim{node: len(cs.taken) + 1}, lost: make(chan struct{})}
+	if c.node == cs.doomed {
+		close(c.lost)
+	}
 	cs.taken = append(cs.taken, c)
 	return c, nil
 }
@@ -94,7 +99,10 @@ func TestReclaim(t *testing.T) {
 	assert.Equal(t, 2, next.Node())
 	assert.Greater(t, next, first)
 	assert.Equal(t, http.StatusOK, get(t, s, "/readyz").StatusCode)
-	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_node_claim_node{scheme="traceid"} 2`)
+	m := body(t, get(t, s, "/metrics"))
+	assertMetric(t, m, `idkit_node_claim_node{scheme="traceid"} 2`)
+	assertMetric(t, m, `idkit_node_claims_lost_total{scheme="traceid"} 1`)
+	assertMetric(t, m, `idkit_node_claims_reclaimed_total{scheme="traceid"} 1`)
 }
 
 // TestReclaimWithoutRequests: a lost claim is claimed again even while
@@ -106,6 +114,28 @@ func TestReclaimWithoutRequests(t *testing.T) {
 	cs.get(0).lose()
 	testwait.Until(t, func() bool { return s.schemes["snowflake"].claim.Node() == 2 }, "the server to claim node 2")
 	assert.True(t, cs.get(0).closed.Load(), "the lost claim is closed")
+}
+
+// TestReclaimLostAtOnce: a new claim lost as soon as the server takes it
+// (here before it is in place) is claimed again too, without requests,
+// and the metrics count each loss and each node claimed again, which no
+// scrape between them could tell from the claim held.
+func TestReclaimLostAtOnce(t *testing.T) {
+	t.Parallel()
+	cs := &claims{doomed: 2}
+	s := newServer(t, Options{Snowflake: &snowflake.Options{}, Clock: clock.NewFake(start), Claims: cs.claim})
+	scrape := func() string { return body(t, get(t, s, "/metrics")) }
+	m := scrape()
+	assertMetric(t, m, `idkit_node_claims_lost_total{scheme="snowflake"} 0`)
+	assertMetric(t, m, `idkit_node_claims_reclaimed_total{scheme="snowflake"} 0`)
+	cs.get(0).lose()
+	testwait.Until(t, func() bool {
+		return strings.Contains(scrape(), `idkit_node_claims_reclaimed_total{scheme="snowflake"} 2`+"\n")
+	}, "nodes claimed again twice: the lost node 1's and the lost node 2's")
+	assert.Equal(t, 3, s.schemes["snowflake"].claim.Node())
+	assertMetric(t, scrape(), `idkit_node_claims_lost_total{scheme="snowflake"} 2`)
+	assert.True(t, cs.get(0).closed.Load(), "the first lost claim is closed")
+	assert.True(t, cs.get(1).closed.Load(), "the second lost claim is closed")
 }
 
 func traceIDOf(t *testing.T, s *Server) traceid.ID {

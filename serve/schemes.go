@@ -151,7 +151,8 @@ func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c Claim, buil
 		s.closers = append(s.closers, g.Close)
 		return
 	}
-	r := newReclaiming(sc.name, claimed[ID]{g, c}, s.cfg.Claims, build, s.logf)
+	r := newReclaiming(sc.name, claimed[ID]{g, c}, s.cfg.Claims, build, s.logf,
+		s.m.claimsLost.WithLabelValues(sc.name), s.m.reclaimed.WithLabelValues(sc.name))
 	sc.issue, sc.values, sc.stats, sc.claim = issueDecimal(r), fillValues(r), r.Stats, r
 	s.closers = append(s.closers, r.Close)
 }

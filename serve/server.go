@@ -135,7 +135,10 @@ type Options struct {
 	// claims one for each (their Options.Claim must then be nil and Node
 	// 0), and once a claim is lost the server claims again in the
 	// background and goes on with a new generator, ready again without a
-	// restart. Meanwhile the scheme answers 503 and /readyz fails.
+	// restart. Meanwhile the scheme answers 503 and /readyz fails. The
+	// metrics idkit_node_claims_lost_total and
+	// idkit_node_claims_reclaimed_total count each loss and each node
+	// claimed again, so that a scrape sees a loss however short.
 	Claims Reclaim
 }
 

@@ -433,6 +433,7 @@ func TestHealth(t *testing.T) {
 	metrics := body(t, get(t, s, "/metrics"))
 	assertMetric(t, metrics, `idkit_node_claim_held{scheme="snowflake"} 1`)
 	assertMetric(t, metrics, `idkit_node_claim_node{scheme="snowflake"} 35`)
+	assert.NotContains(t, metrics, "idkit_node_claims_lost_total{", "claims the caller gives are never taken again")
 
 	// A lost claim fails the check at once.
 	sc.lost.Store(true)
