@@ -30,6 +30,7 @@ import (
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/snowflake"
+	idstore "github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -386,6 +387,37 @@ type flakyStore struct {
 var errDown = errors.New("store down")
 
 func (f *flakyStore) HighWater(ctx context.Context, key string) (time.Time, error) {
+	return f.read(f.Log, key)
+}
+
+func (f *flakyStore) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+	return f.write(f.Log, key, t)
+}
+
+// Hold holds key in the log, and fails the hold's reads and writes as the
+// store's: a generator keeps its marks through its hold.
+func (f *flakyStore) Hold(ctx context.Context, key string) (idstore.Held, error) {
+	h, err := f.Log.Hold(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return flakyHeld{Held: h, f: f}, nil
+}
+
+type flakyHeld struct {
+	idstore.Held
+	f *flakyStore
+}
+
+func (h flakyHeld) HighWater(ctx context.Context, key string) (time.Time, error) {
+	return h.f.read(h.Held, key)
+}
+
+func (h flakyHeld) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+	return h.f.write(h.Held, key, t)
+}
+
+func (f *flakyStore) read(marks idstore.HighWater, key string) (time.Time, error) {
 	f.reads.Add(1)
 	if f.block != nil {
 		<-f.block
@@ -393,14 +425,14 @@ func (f *flakyStore) HighWater(ctx context.Context, key string) (time.Time, erro
 	if f.fail.Load() {
 		return time.Time{}, errDown
 	}
-	return f.Log.HighWater(context.Background(), key)
+	return marks.HighWater(context.Background(), key)
 }
 
-func (f *flakyStore) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+func (f *flakyStore) write(marks idstore.HighWater, key string, t time.Time) (time.Time, error) {
 	if f.fail.Load() || f.failWrites.Load() {
 		return time.Time{}, errDown
 	}
-	return f.Log.AdvanceHighWater(context.Background(), key, t)
+	return marks.AdvanceHighWater(context.Background(), key, t)
 }
 
 func getHealth(t *testing.T, h http.Handler) (int, healthReport) {
@@ -872,6 +904,35 @@ func (s *secretStore) AdvanceHighWater(ctx context.Context, key string, t time.T
 		return time.Time{}, errSecret
 	}
 	return s.Log.AdvanceHighWater(ctx, key, t)
+}
+
+// Hold holds key in the log, and fails the hold's reads and writes as the
+// store's.
+func (s *secretStore) Hold(ctx context.Context, key string) (idstore.Held, error) {
+	h, err := s.Log.Hold(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return secretHeld{Held: h, s: s}, nil
+}
+
+type secretHeld struct {
+	idstore.Held
+	s *secretStore
+}
+
+func (h secretHeld) HighWater(ctx context.Context, key string) (time.Time, error) {
+	if h.s.fail.Load() {
+		return time.Time{}, errSecret
+	}
+	return h.Held.HighWater(ctx, key)
+}
+
+func (h secretHeld) AdvanceHighWater(ctx context.Context, key string, t time.Time) (time.Time, error) {
+	if h.s.fail.Load() {
+		return time.Time{}, errSecret
+	}
+	return h.Held.AdvanceHighWater(ctx, key, t)
 }
 
 func (s *secretStore) Get(_ context.Context, id int) (launchlog.Launch, error) {

@@ -44,7 +44,9 @@ type HighWater interface {
 // until Close, and keeps its marks through the Held, whose writes the
 // store fences; a Reserve call holds the key for the call. A second holder
 // of the key fails at once. A wrapper of a Holder (one that counts its
-// calls, say) passes Hold on, or the generators on it hold nothing.
+// calls, say) passes Hold on, or the generators on it hold nothing, and
+// wraps the Held too: a generator reads and writes its marks through the
+// Held, not the store.
 type Holder interface {
 	HighWater
 	// Hold takes key for the caller until the Held is closed, or fails
