@@ -49,6 +49,25 @@ func BenchmarkAdvanceHighWater(b *testing.B) {
 	}
 }
 
+// BenchmarkHeldAdvanceHighWater is a lease renewal of a generator on the
+// log: a write through its hold, fenced by the hold's token.
+func BenchmarkHeldAdvanceHighWater(b *testing.B) {
+	l := newLog(b)
+	h, err := l.Hold(context.Background(), "traceid/node/1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	at := epoch
+	b.ReportAllocs()
+	for b.Loop() {
+		at = at.Add(time.Second)
+		if _, err := h.AdvanceHighWater(context.Background(), "traceid/node/1", at); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkHighWater(b *testing.B) {
 	l := newLog(b)
 	if _, err := l.AdvanceHighWater(context.Background(), "traceid/node/1", epoch); err != nil {
