@@ -6,7 +6,6 @@ replace (
 	github.com/idkit/idkit => ../../..
 	github.com/idkit/idkit/cmd/idkit => ../../../cmd/idkit
 	github.com/idkit/idkit/fleet => ../../../fleet
-	github.com/idkit/idkit/instagram => ../../../instagram
 	github.com/idkit/idkit/internal/explain => ../../../internal/explain
 	github.com/idkit/idkit/internal/testkit/etcdtest => ../../../internal/testkit/etcdtest
 	github.com/idkit/idkit/otelid => ../../../otelid
@@ -22,12 +21,12 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/fleet v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/instagram v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/otelid v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/segment/mysqlstore v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/segment/pgstore v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/segment/redisstore v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/serve v0.0.0-00010101000000-000000000000
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oklog/ulid/v2 v2.1.1
 	github.com/rs/xid v1.6.0
 	github.com/segmentio/ksuid v1.0.4
@@ -53,7 +52,6 @@ require (
 	github.com/idkit/idkit/proto v0.0.0-00010101000000-000000000000 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
