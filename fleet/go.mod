@@ -5,7 +5,6 @@ go 1.26.0
 replace (
 	github.com/idkit/idkit => ..
 	github.com/idkit/idkit/cmd/idkit => ../cmd/idkit
-	github.com/idkit/idkit/internal/explain => ../internal/explain
 	github.com/idkit/idkit/internal/testkit/crosscheck => ../internal/testkit/crosscheck
 	github.com/idkit/idkit/internal/testkit/etcdtest => ../internal/testkit/etcdtest
 	github.com/idkit/idkit/otelid => ../otelid

@@ -6,7 +6,6 @@ replace (
 	github.com/idkit/idkit => ..
 	github.com/idkit/idkit/cmd/idkit => ../cmd/idkit
 	github.com/idkit/idkit/fleet => ../fleet
-	github.com/idkit/idkit/internal/explain => ../internal/explain
 	github.com/idkit/idkit/internal/testkit/crosscheck => ../internal/testkit/crosscheck
 	github.com/idkit/idkit/internal/testkit/etcdtest => ../internal/testkit/etcdtest
 	github.com/idkit/idkit/otelid => ../otelid
@@ -22,7 +21,6 @@ require (
 	connectrpc.com/grpcreflect v1.3.0
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/internal/explain v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/proto v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
@@ -38,16 +36,12 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/oklog/ulid/v2 v2.1.1 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/rs/xid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	github.com/segmentio/ksuid v1.0.4 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect

@@ -5,7 +5,6 @@ go 1.26.0
 replace (
 	github.com/idkit/idkit => ../..
 	github.com/idkit/idkit/fleet => ../../fleet
-	github.com/idkit/idkit/internal/explain => ../../internal/explain
 	github.com/idkit/idkit/internal/testkit/crosscheck => ../../internal/testkit/crosscheck
 	github.com/idkit/idkit/internal/testkit/etcdtest => ../../internal/testkit/etcdtest
 	github.com/idkit/idkit/otelid => ../../otelid
@@ -26,7 +25,6 @@ require (
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/fleet v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/internal/explain v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/internal/testkit/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/otelid v0.0.0-00010101000000-000000000000
 	github.com/idkit/idkit/proto v0.0.0-00010101000000-000000000000

@@ -3,13 +3,7 @@ package explain
 import (
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
-
-	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
-	"github.com/rs/xid"
-	"github.com/segmentio/ksuid"
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/flake128"
@@ -137,78 +131,4 @@ func Flake128(s string) (*Report, error) {
 		Add("mac", mac).
 		Add("sequence", id.Sequence()).
 		Add("hex", id.Hex()), nil
-}
-
-// ULID explains a ULID: its time and entropy.
-func ULID(s string) (*Report, error) {
-	id, err := ulid.ParseStrict(s)
-	if err != nil {
-		return nil, fmt.Errorf("ulid: parse %q: %s", s, strings.TrimPrefix(err.Error(), "ulid: "))
-	}
-	return New("ulid", id.String()).
-		Add("time", FormatTime(ulid.Time(id.Time()))).
-		Add("entropy", hex.EncodeToString(id.Entropy())), nil
-}
-
-// UUID4 explains a version 4 (random) UUID.
-func UUID4(s string) (*Report, error) {
-	id, err := parseUUID("uuidv4", s, 4)
-	if err != nil {
-		return nil, err
-	}
-	return New("uuidv4", id.String()).
-		Add("version", int(id.Version())).
-		Add("variant", id.Variant().String()), nil
-}
-
-// UUID7 explains a version 7 (time-ordered) UUID.
-func UUID7(s string) (*Report, error) {
-	id, err := parseUUID("uuidv7", s, 7)
-	if err != nil {
-		return nil, err
-	}
-	sec, nsec := id.Time().UnixTime()
-	return New("uuidv7", id.String()).
-		Add("time", FormatTime(time.Unix(sec, nsec))).
-		Add("version", int(id.Version())).
-		Add("variant", id.Variant().String()), nil
-}
-
-// XID explains an xid (rs/xid): its second, machine, process and counter.
-func XID(s string) (*Report, error) {
-	id, err := xid.FromString(s)
-	if err != nil {
-		return nil, fmt.Errorf("xid: parse %q: %s", s, strings.TrimPrefix(err.Error(), "xid: "))
-	}
-	return New("xid", id.String()).
-		Add("time", FormatTime(id.Time())).
-		Add("machine", hex.EncodeToString(id.Machine())).
-		Add("pid", int(id.Pid())).
-		Add("counter", int(id.Counter())), nil
-}
-
-// KSUID explains a KSUID (segmentio/ksuid): its second and random payload.
-func KSUID(s string) (*Report, error) {
-	id, err := ksuid.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("ksuid: parse %q: %s", s, err)
-	}
-	return New("ksuid", id.String()).
-		Add("time", FormatTime(id.Time())).
-		Add("payload", hex.EncodeToString(id.Payload())), nil
-}
-
-// parseUUID parses s as an RFC 9562 UUID of the given version.
-func parseUUID(scheme, s string, version uuid.Version) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	if err != nil {
-		return id, fmt.Errorf("%s: parse %q: %w", scheme, s, err)
-	}
-	if id.Variant() != uuid.RFC4122 {
-		return id, fmt.Errorf("%s: parse %q: variant %s, want RFC 4122", scheme, s, id.Variant())
-	}
-	if id.Version() != version {
-		return id, fmt.Errorf("%s: parse %q: version %d, want %d", scheme, s, id.Version(), version)
-	}
-	return id, nil
 }

@@ -6,7 +6,6 @@ replace (
 	github.com/idkit/idkit => ../..
 	github.com/idkit/idkit/cmd/idkit => ../../cmd/idkit
 	github.com/idkit/idkit/fleet => ../../fleet
-	github.com/idkit/idkit/internal/explain => ../../internal/explain
 	github.com/idkit/idkit/internal/testkit/crosscheck => ../../internal/testkit/crosscheck
 	github.com/idkit/idkit/internal/testkit/etcdtest => ../../internal/testkit/etcdtest
 	github.com/idkit/idkit/otelid => ../../otelid

@@ -6,7 +6,6 @@ replace (
 	github.com/idkit/idkit => ../../..
 	github.com/idkit/idkit/cmd/idkit => ../../../cmd/idkit
 	github.com/idkit/idkit/fleet => ../../../fleet
-	github.com/idkit/idkit/internal/explain => ../../../internal/explain
 	github.com/idkit/idkit/internal/testkit/etcdtest => ../../../internal/testkit/etcdtest
 	github.com/idkit/idkit/otelid => ../../../otelid
 	github.com/idkit/idkit/proto => ../../../proto
@@ -48,7 +47,6 @@ require (
 	github.com/go-sql-driver/mysql v1.10.1 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
-	github.com/idkit/idkit/internal/explain v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idkit/idkit/proto v0.0.0-00010101000000-000000000000 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
