@@ -14,9 +14,13 @@ import (
 
 const module = "github.com/idkit/idkit"
 
-// testkit is where the test harnesses live: conformance suites, embedded
-// etcd, fault campaigns, load generators. Everything else ships.
+// testkit is where the test harnesses live: conformance suites, fault
+// campaigns, load generators. Everything else ships, but fleettest, the
+// harness of the tests that run etcd clusters, which lives in fleet's
+// module so that no module that tests on etcd carries etcd's server.
 const testkit = module + "/internal/testkit"
+
+const fleettest = module + "/fleet/fleettest"
 
 // What ships never imports a test harness, so that the import graph only
 // points down: a package outside internal/testkit imports none under it in
@@ -56,5 +60,5 @@ func TestLayout(t *testing.T) {
 }
 
 func isHarness(path string) bool {
-	return path == testkit || strings.HasPrefix(path, testkit+"/")
+	return path == testkit || strings.HasPrefix(path, testkit+"/") || path == fleettest
 }

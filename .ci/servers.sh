@@ -8,6 +8,9 @@
 #                   installed with apt if missing
 #   need_node       Node.js, for the tests of the JavaScript client
 #                   (clients/js); installed with apt if missing
+#   need_etcd       the etcd server that idkit pins, built once and named
+#                   by IDKIT_ETCD, the binary of the etcd members that the
+#                   tests start (package fleet/fleettest)
 #   need_servers    PostgreSQL 15, MariaDB 10.11 and Redis 7 answering on
 #                   this machine (each started with the machine's own
 #                   command if not), their addresses exported so that the
@@ -42,6 +45,14 @@ need_node() {
 		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs >/dev/null
 	fi
 	node --version
+}
+
+need_etcd() {
+	local dir
+	dir=$(mktemp -d /tmp/idkit-etcd.XXXXXX)
+	go build -o "$dir/etcd" github.com/idkit/idkit/internal/testkit/deploy/etcd
+	export IDKIT_ETCD=$dir/etcd
+	"$IDKIT_ETCD" --version | sed -n 1p
 }
 
 export IDKIT_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
 )
 
@@ -12,9 +12,9 @@ import (
 // fsyncs its write-ahead log, as production members do, and allocators on
 // it.
 func BenchmarkBlocks(b *testing.B) {
-	c := etcdtest.StartDurable(b, 1)
+	c := fleettest.StartDurable(b, 1)
 	cli := c.Client()
-	l, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: etcdtest.Prefix(b, cli)})
+	l, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: fleettest.Prefix(b, cli)})
 	if err != nil {
 		b.Fatal(err)
 	}

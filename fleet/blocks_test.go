@@ -16,10 +16,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/segment"
 )
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		}
 		return fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: os.Getenv(envBlocksPrefix), Timeout: 20 * time.Second})
 	})
-	goleak.VerifyTestMain(leakcheck.Etcd(m), leakcheck.Options()...)
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
 
 var _ segment.BlockStore = (*fleet.Log)(nil)
@@ -54,12 +55,12 @@ func newBlockLog(t *testing.T, cli *clientv3.Client, prefix string) *fleet.Log {
 
 func TestBlockStoreConformance(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	cli := cluster.Client()
-	prefix := etcdtest.Prefix(t, cli)
+	prefix := fleettest.Prefix(t, cli)
 	storetest.BlockStore(t, func(t *testing.T) segment.BlockStore {
 		// Each handle has a client of its own, as another host would.
-		return newBlockLog(t, etcdtest.NewClient(t, cluster.Endpoints()...), prefix)
+		return newBlockLog(t, fleettest.NewClient(t, cluster.Endpoints()...), prefix)
 	})
 }
 
@@ -71,8 +72,8 @@ func TestBlockProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("4 processes x 100,000 IDs")
 	}
-	cluster := etcdtest.Start(t, 1)
-	prefix := etcdtest.Prefix(t, cluster.Client())
+	cluster := fleettest.Start(t, 1)
+	prefix := fleettest.Prefix(t, cluster.Client())
 	// Steps of 1000 doubling up to 4000: about 30 blocks per process.
 	segmenttest.Processes(t, 4, 100_000, envBlocksEndpoint+"="+cluster.Endpoint(0), envBlocksPrefix+"="+prefix,
 		segmenttest.EnvMaxStep+"=4000")
@@ -85,8 +86,8 @@ func TestBlockKillLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills processes in a loop")
 	}
-	cluster := etcdtest.Start(t, 1)
-	prefix := etcdtest.Prefix(t, cluster.Client())
+	cluster := fleettest.Start(t, 1)
+	prefix := fleettest.Prefix(t, cluster.Client())
 	segmenttest.KillLoop(t, 10, envBlocksEndpoint+"="+cluster.Endpoint(0), envBlocksPrefix+"="+prefix)
 }
 
@@ -94,10 +95,10 @@ func TestBlockKillLoop(t *testing.T) {
 // it.
 func TestBlockOutage(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
-	proxy := etcdtest.NewProxy(t, cluster.Endpoint(0))
-	cli := etcdtest.NewClient(t, proxy.Endpoint())
-	prefix := etcdtest.Prefix(t, cluster.Client())
+	cluster := fleettest.Start(t, 1)
+	proxy := tcpproxy.New(t, cluster.Endpoint(0))
+	cli := fleettest.NewClient(t, proxy.Endpoint())
+	prefix := fleettest.Prefix(t, cluster.Client())
 	// Timeouts generous enough for a busy machine while etcd answers.
 	l, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix, Timeout: 10 * time.Second})
 	require.NoError(t, err)
@@ -106,12 +107,12 @@ func TestBlockOutage(t *testing.T) {
 
 func TestReserveBlockEtcd(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	cli := cluster.Client()
 	ctx := context.Background()
 
 	t.Run("key and value", func(t *testing.T) {
-		prefix := etcdtest.Prefix(t, cli)
+		prefix := fleettest.Prefix(t, cli)
 		l := newBlockLog(t, cli, prefix)
 		for _, want := range []segment.Block{{First: 1, Last: 1000}, {First: 1001, Last: 2000}} {
 			b, err := l.ReserveBlock(ctx, "order", 1000)
@@ -126,7 +127,7 @@ func TestReserveBlockEtcd(t *testing.T) {
 
 	t.Run("corrupt", func(t *testing.T) {
 		for _, v := range []string{"", "0", "-5", "007", "12x", "9223372036854775808"} {
-			prefix := etcdtest.Prefix(t, cli)
+			prefix := fleettest.Prefix(t, cli)
 			_, err := cli.Put(ctx, prefix+"blocks/t", v)
 			require.NoError(t, err)
 			_, err = newBlockLog(t, cli, prefix).ReserveBlock(ctx, "t", 10)
@@ -136,7 +137,7 @@ func TestReserveBlockEtcd(t *testing.T) {
 	})
 
 	t.Run("exhausted", func(t *testing.T) {
-		prefix := etcdtest.Prefix(t, cli)
+		prefix := fleettest.Prefix(t, cli)
 		_, err := cli.Put(ctx, prefix+"blocks/t", strconv.FormatInt(math.MaxInt64-10, 10))
 		require.NoError(t, err)
 		l := newBlockLog(t, cli, prefix)
@@ -149,7 +150,7 @@ func TestReserveBlockEtcd(t *testing.T) {
 	})
 
 	t.Run("invalid", func(t *testing.T) {
-		l := newBlockLog(t, cli, etcdtest.Prefix(t, cli))
+		l := newBlockLog(t, cli, fleettest.Prefix(t, cli))
 		_, err := l.ReserveBlock(ctx, "a/b", 10)
 		for _, want := range []error{segment.ErrInvalid, fleet.ErrInvalid, launchlog.ErrInvalid} {
 			assert.ErrorIs(t, err, want)
@@ -162,11 +163,11 @@ func TestReserveBlockEtcd(t *testing.T) {
 // created, and fails within its timeout.
 func TestBlockNewStoreDown(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
-	proxy := etcdtest.NewProxy(t, cluster.Endpoint(0))
+	cluster := fleettest.Start(t, 1)
+	proxy := tcpproxy.New(t, cluster.Endpoint(0))
 	proxy.Cut()
-	cli := etcdtest.NewClient(t, proxy.Endpoint())
-	l, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: etcdtest.Prefix(t, cluster.Client()), Timeout: time.Second})
+	cli := fleettest.NewClient(t, proxy.Endpoint())
+	l, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: fleettest.Prefix(t, cluster.Client()), Timeout: time.Second})
 	require.NoError(t, err)
 	start := time.Now()
 	_, err = segment.New(context.Background(), segment.Options{Store: l, Tag: "order", Timeout: 2 * time.Second})

@@ -17,7 +17,8 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 )
 
 // The campaign's environment: how long it runs (a Go duration; 2m by
@@ -78,7 +79,7 @@ func TestCampaign(t *testing.T) {
 type campaign struct {
 	t       *testing.T
 	rng     *rand.Rand // the schedule's, used by run only
-	cluster *etcdtest.Cluster
+	cluster *fleettest.Cluster
 	prefix  string
 	holders []*campaignHolder
 	events  campaignEvents
@@ -92,7 +93,7 @@ type campaign struct {
 type campaignHolder struct {
 	name    string
 	scheme  fencedScheme
-	links   []*etcdtest.Proxy
+	links   []*tcpproxy.Proxy
 	client  *clientv3.Client
 	closeCh chan struct{}
 	rng     *rand.Rand  // the holder's own, for its clocks and its pauses
@@ -122,8 +123,8 @@ func (e *campaignEvents) String() string {
 }
 
 func newCampaign(t *testing.T, seed uint64) *campaign {
-	c := &campaign{t: t, rng: rand.New(rand.NewPCG(seed, 1)), cluster: etcdtest.Start(t, 3)}
-	c.prefix = etcdtest.Prefix(t, c.cluster.Client())
+	c := &campaign{t: t, rng: rand.New(rand.NewPCG(seed, 1)), cluster: fleettest.Start(t, 3)}
+	c.prefix = fleettest.Prefix(t, c.cluster.Client())
 	for i := range campaignHolders {
 		h := &campaignHolder{
 			name:    fmt.Sprintf("h%02d", i),
@@ -133,11 +134,11 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 		}
 		var eps []string
 		for m := range c.cluster.Endpoints() {
-			p := etcdtest.NewProxy(t, c.cluster.Endpoint(m))
+			p := tcpproxy.New(t, c.cluster.Endpoint(m))
 			h.links = append(h.links, p)
 			eps = append(eps, p.Endpoint())
 		}
-		h.client = etcdtest.NewClient(t, eps...)
+		h.client = fleettest.NewClient(t, eps...)
 		c.holders = append(c.holders, h)
 	}
 	return c

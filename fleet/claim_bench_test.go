@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -17,8 +17,8 @@ import (
 // that fsyncs, and reports the 50th and 99th percentile of the claims'
 // latency.
 func BenchmarkClaim(b *testing.B) {
-	cli := etcdtest.StartDurable(b, 1).Client()
-	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(b, cli), Max: 1023}
+	cli := fleettest.StartDurable(b, 1).Client()
+	o := fleet.ClaimOptions{Client: cli, Prefix: fleettest.Prefix(b, cli), Max: 1023}
 	var lat []time.Duration
 	for b.Loop() {
 		start := time.Now()
@@ -37,10 +37,10 @@ func BenchmarkClaim(b *testing.B) {
 // Benchmark1024Claims measures 1,024 claimers at once filling a 1,024-node
 // range on a one-member etcd that fsyncs: ns/op is the wall time of all.
 func Benchmark1024Claims(b *testing.B) {
-	cli := etcdtest.StartDurable(b, 1).Client()
+	cli := fleettest.StartDurable(b, 1).Client()
 	for b.Loop() {
 		b.StopTimer()
-		o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(b, cli), Max: 1023, MaxSkew: -1,
+		o := fleet.ClaimOptions{Client: cli, Prefix: fleettest.Prefix(b, cli), Max: 1023, MaxSkew: -1,
 			TTL: time.Minute, Interval: 20 * time.Second, Timeout: time.Minute}
 		claims := make([]*fleet.Claim, 1024)
 		var wg sync.WaitGroup
@@ -72,8 +72,8 @@ func Benchmark1024Claims(b *testing.B) {
 // should cost the same. Use a fixed count below the per-second caps, such
 // as -benchtime=1000000x.
 func BenchmarkGenerator(b *testing.B) {
-	cli := etcdtest.Start(b, 1).Client()
-	prefix := etcdtest.Prefix(b, cli)
+	cli := fleettest.Start(b, 1).Client()
+	prefix := fleettest.Prefix(b, cli)
 	claim, err := fleet.ClaimNode(context.Background(), fleet.ClaimOptions{Client: cli, Prefix: prefix, Max: 1023})
 	if err != nil {
 		b.Fatal(err)

@@ -19,7 +19,8 @@ import (
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
@@ -39,8 +40,8 @@ func claim(t *testing.T, o fleet.ClaimOptions) *fleet.Claim {
 
 func TestClaimTakesLowestFreeAndReleases(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
-	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Space: "traceid", Min: 10, Max: 19}
+	cli := fleettest.Start(t, 1).Client()
+	o := fleet.ClaimOptions{Client: cli, Prefix: fleettest.Prefix(t, cli), Space: "traceid", Min: 10, Max: 19}
 	var claims []*fleet.Claim
 	for want := 10; want < 13; want++ {
 		c := claim(t, o)
@@ -76,7 +77,7 @@ func TestClaimTakesLowestFreeAndReleases(t *testing.T) {
 
 func TestClaimOptionsRejected(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
+	cli := fleettest.Start(t, 1).Client()
 	for _, tt := range []struct {
 		o   fleet.ClaimOptions
 		msg string
@@ -102,10 +103,10 @@ func TestClaimOptionsRejected(t *testing.T) {
 // nodes go to the next claimers.
 func TestClaim1024Concurrent(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
+	cli := fleettest.Start(t, 1).Client()
 	// Long intervals and timeouts: the test is about distinct and full,
 	// and 1,024 holders renewing every few seconds load a raced etcd.
-	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Space: "fleet1024", Min: 0, Max: 1023,
+	o := fleet.ClaimOptions{Client: cli, Prefix: fleettest.Prefix(t, cli), Space: "fleet1024", Min: 0, Max: 1023,
 		MaxSkew: -1, TTL: 2 * time.Minute, Interval: 20 * time.Second, Timeout: 30 * time.Second}
 	claims := make([]*fleet.Claim, 1024)
 	errs := make([]error, 1024)
@@ -148,8 +149,8 @@ func TestClaim1024Concurrent(t *testing.T) {
 
 func TestClaimRefusesSkewedClock(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
-	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Max: 9}
+	cli := fleettest.Start(t, 1).Client()
+	o := fleet.ClaimOptions{Client: cli, Prefix: fleettest.Prefix(t, cli), Max: 9}
 	for range 3 {
 		claim(t, o)
 	}
@@ -179,9 +180,9 @@ func TestClaimRefusesSkewedClock(t *testing.T) {
 // With 5s a renewal had about two attempts left and failed once in CI.
 func TestClaimAcrossMemberLossAndQuorumLoss(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 3)
+	cluster := fleettest.Start(t, 3)
 	cli := cluster.Client()
-	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Max: 99, TTL: fleet.DefaultTTL,
+	o := fleet.ClaimOptions{Client: cli, Prefix: fleettest.Prefix(t, cli), Max: 99, TTL: fleet.DefaultTTL,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))} // renewal failures, for a failure's cause
 	held := claim(t, o)
 
@@ -217,11 +218,11 @@ func TestClaimAcrossMemberLossAndQuorumLoss(t *testing.T) {
 // the same etcd, starts above everything the first issued.
 func TestClaimCutOffHolderHandsOver(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	direct := cluster.Client()
-	prefix := etcdtest.Prefix(t, direct)
-	proxy := etcdtest.NewProxy(t, cluster.Endpoint(0))
-	viaProxy := etcdtest.NewClient(t, proxy.Endpoint())
+	prefix := fleettest.Prefix(t, direct)
+	proxy := tcpproxy.New(t, cluster.Endpoint(0))
+	viaProxy := fleettest.NewClient(t, proxy.Endpoint())
 	o := fleet.ClaimOptions{Prefix: prefix, Space: "traceid", Max: 0, TTL: 3 * time.Second, Timeout: 2 * time.Second}
 
 	first := o
@@ -331,19 +332,19 @@ func issueUntilLost(t *testing.T, c *fleet.Claim, cli *clientv3.Client, prefix s
 // more than MaxSkew either way is still refused.
 func TestClockCheckReadsLiveHolders(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	direct := cluster.Client()
-	prefix := etcdtest.Prefix(t, direct)
+	prefix := fleettest.Prefix(t, direct)
 	const maxSkew, stale = time.Second, 2500 * time.Millisecond
 	o := fleet.ClaimOptions{Client: direct, Prefix: prefix, Space: "skew", Max: 99, TTL: 20 * time.Second, Interval: time.Second, MaxSkew: maxSkew}
 	for range 2 {
 		claim(t, o)
 	}
-	var links []*etcdtest.Proxy
+	var links []*tcpproxy.Proxy
 	for range 3 {
-		link := etcdtest.NewProxy(t, cluster.Endpoint(0))
+		link := tcpproxy.New(t, cluster.Endpoint(0))
 		cut := o
-		cut.Client = etcdtest.NewClient(t, link.Endpoint())
+		cut.Client = fleettest.NewClient(t, link.Endpoint())
 		claim(t, cut)
 		links = append(links, link)
 	}
@@ -390,8 +391,8 @@ func TestClockCheckReadsLiveHolders(t *testing.T) {
 // nothing and loses the claim.
 func TestClaimFencesItsMarks(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
-	prefix := etcdtest.Prefix(t, cli)
+	cli := fleettest.Start(t, 1).Client()
+	prefix := fleettest.Prefix(t, cli)
 	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
 	o := fleet.ClaimOptions{Client: cli, Prefix: prefix, Space: "marks", Max: 1}
@@ -530,8 +531,8 @@ func (t countingTxn) Commit() (*clientv3.TxnResponse, error) {
 func TestClaimListsNearTheTopOfTheClaims(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cli := etcdtest.Start(t, 1).Client()
-	o := fleet.ClaimOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Space: "traceid", Max: traceid.MaxNode}
+	cli := fleettest.Start(t, 1).Client()
+	o := fleet.ClaimOptions{Client: cli, Prefix: fleettest.Prefix(t, cli), Space: "traceid", Max: traceid.MaxNode}
 	key := func(n int) string { return fmt.Sprintf("%snodes/traceid/%010d", o.Prefix, n) }
 	require.Equal(t, 0, claim(t, o).Node())
 	rec, err := cli.Get(ctx, key(0))

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/launchlog"
 )
 
@@ -37,8 +37,8 @@ func wrapsSentinel(err error) bool {
 // the package's sentinels, as errors.go promises.
 func TestErrorsWrapASentinel(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
-	prefix := etcdtest.Prefix(t, c.Client())
+	c := fleettest.Start(t, 1)
+	prefix := fleettest.Prefix(t, c.Client())
 	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints()})
 	require.NoError(t, err)
 	l, err := NewLog(LogOptions{Client: cli, Prefix: prefix})

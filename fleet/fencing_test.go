@@ -12,7 +12,8 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
@@ -220,13 +221,13 @@ func TestStalledHolderHandsOver(t *testing.T) {
 }
 
 func stalledHolder(t *testing.T, s fencedScheme) {
-	cluster := etcdtest.Start(t, 3)
+	cluster := fleettest.Start(t, 3)
 	direct := cluster.Client()
-	prefix := etcdtest.Prefix(t, direct)
-	var proxies []*etcdtest.Proxy
+	prefix := fleettest.Prefix(t, direct)
+	var proxies []*tcpproxy.Proxy
 	var viaProxies []string
 	for i := range cluster.Endpoints() {
-		p := etcdtest.NewProxy(t, cluster.Endpoint(i))
+		p := tcpproxy.New(t, cluster.Endpoint(i))
 		proxies = append(proxies, p)
 		viaProxies = append(viaProxies, p.Endpoint())
 	}
@@ -236,7 +237,7 @@ func stalledHolder(t *testing.T, s fencedScheme) {
 
 	aClock := clock.System()
 	ao := o
-	ao.Client, ao.Clock = etcdtest.NewClient(t, viaProxies...), aClock
+	ao.Client, ao.Clock = fleettest.NewClient(t, viaProxies...), aClock
 	a, err := fleet.ClaimNode(ctx, ao)
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/launchlog"
 )
 
@@ -25,7 +25,7 @@ func benchBackends(b *testing.B) []struct {
 	name string
 	open func(b *testing.B) benchStore
 } {
-	c := etcdtest.StartDurable(b, 1)
+	c := fleettest.StartDurable(b, 1)
 	cli := c.Client()
 	return []struct {
 		name string

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/launchlog"
 )
 
@@ -25,11 +25,11 @@ import (
 // timeout instead of hanging.
 func TestLogClusterMemberLoss(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 3)
+	c := fleettest.Start(t, 3)
 	cli := c.Client()
-	prefix := etcdtest.Prefix(t, cli)
+	prefix := fleettest.Prefix(t, cli)
 	var logs []*Log
-	for _, client := range []*clientv3.Client{cli, etcdtest.NewClient(t, c.Endpoints()...)} {
+	for _, client := range []*clientv3.Client{cli, fleettest.NewClient(t, c.Endpoints()...)} {
 		// Twice the default, for a leader election on a busy machine.
 		l, err := NewLog(LogOptions{Client: client, Prefix: prefix, Timeout: 10 * time.Second})
 		require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 }
 
 // leaderOf returns the index of the cluster's leader.
-func leaderOf(t *testing.T, c *etcdtest.Cluster) int {
+func leaderOf(t *testing.T, c *fleettest.Cluster) int {
 	t.Helper()
 	cli := c.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -11,8 +11,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/launchlog"
 )
@@ -25,7 +26,7 @@ func newTestLog(t testing.TB, cli *clientv3.Client, clk clock.Clock) *Log {
 	// A long timeout: an attempt that runs out on a loaded machine is
 	// tried again, and may leave a launch no caller received, which the
 	// tests of the key layout would see.
-	l, err := NewLog(LogOptions{Client: cli, Prefix: etcdtest.Prefix(t, cli), Clock: clk, Timeout: time.Minute})
+	l, err := NewLog(LogOptions{Client: cli, Prefix: fleettest.Prefix(t, cli), Clock: clk, Timeout: time.Minute})
 	require.NoError(t, err)
 	return l
 }
@@ -96,12 +97,12 @@ func TestNewLogOptions(t *testing.T) {
 // Log on a client of its own, as on another host.
 func TestLogConformance(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
+	c := fleettest.Start(t, 1)
 	cli := c.Client()
 	storetest.LaunchLog(t, func(t *testing.T, clk clock.Clock) (storetest.Store, func(*testing.T) storetest.Store) {
 		l := newTestLog(t, cli, clk)
 		again := func(t *testing.T) storetest.Store {
-			l2, err := NewLog(LogOptions{Client: etcdtest.NewClient(t, c.Endpoints()...), Prefix: l.prefix, Clock: clk})
+			l2, err := NewLog(LogOptions{Client: fleettest.NewClient(t, c.Endpoints()...), Prefix: l.prefix, Clock: clk})
 			require.NoError(t, err)
 			return l2
 		}
@@ -111,7 +112,7 @@ func TestLogConformance(t *testing.T) {
 
 func TestLogKeyLayout(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
+	c := fleettest.Start(t, 1)
 	l := newTestLog(t, c.Client(), clock.NewFake(logEpoch))
 	_, err := l.Begin(context.Background(), launchlog.Info{Ticket: "REL-1", By: "ann", Note: "n"})
 	require.NoError(t, err)
@@ -137,7 +138,7 @@ func TestLogKeyLayout(t *testing.T) {
 
 func TestLogBeginExhausted(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
+	c := fleettest.Start(t, 1)
 	l := newTestLog(t, c.Client(), clock.NewFake(logEpoch))
 	put(t, l, l.lastKey(), "99998")
 	put(t, l, l.launchKey(99998), `{"id":99998,"started_at":"2025-11-21T09:00:00Z","ticket":"","by":"","note":"seeded"}`)
@@ -160,7 +161,7 @@ func TestLogBeginExhausted(t *testing.T) {
 
 func TestLogNextGeneratorExhausted(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
+	c := fleettest.Start(t, 1)
 	l := newTestLog(t, c.Client(), nil)
 	put(t, l, l.generatorKey(7), "99999")
 
@@ -187,7 +188,7 @@ func TestLogNextGeneratorExhausted(t *testing.T) {
 // stepped back; a launch never starts before the one it follows.
 func TestLogStartedAtNeverBackwards(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
+	c := fleettest.Start(t, 1)
 	cli := c.Client()
 	ahead := clock.NewFake(logEpoch.Add(time.Hour))
 	behind := clock.NewFake(logEpoch)
@@ -216,7 +217,7 @@ func TestLogStartedAtNeverBackwards(t *testing.T) {
 // hands out nothing.
 func TestLogCorrupt(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
+	c := fleettest.Start(t, 1)
 	cli := c.Client()
 	good := `{"id":1,"started_at":"2025-11-21T09:00:00Z","ticket":"","by":"","note":""}`
 	type kv struct{ key, value string }
@@ -285,11 +286,11 @@ func TestLogCorrupt(t *testing.T) {
 // reachable.
 func TestLogUnavailable(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
-	px := etcdtest.NewProxy(t, c.Endpoint(0))
-	cli := etcdtest.NewClient(t, px.Endpoint())
+	c := fleettest.Start(t, 1)
+	px := tcpproxy.New(t, c.Endpoint(0))
+	cli := fleettest.NewClient(t, px.Endpoint())
 	const timeout = 300 * time.Millisecond
-	prefix := etcdtest.Prefix(t, c.Client())
+	prefix := fleettest.Prefix(t, c.Client())
 	warm, err := NewLog(LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
 	_, err = warm.Begin(context.Background(), launchlog.Info{})
@@ -342,10 +343,10 @@ func logOpsIn(ctx context.Context, l *Log) map[string]func() error {
 // its error.
 func TestLogContext(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
-	px := etcdtest.NewProxy(t, c.Endpoint(0))
-	cli := etcdtest.NewClient(t, px.Endpoint())
-	l, err := NewLog(LogOptions{Client: cli, Prefix: etcdtest.Prefix(t, c.Client()), Timeout: time.Hour})
+	c := fleettest.Start(t, 1)
+	px := tcpproxy.New(t, c.Endpoint(0))
+	cli := fleettest.NewClient(t, px.Endpoint())
+	l, err := NewLog(LogOptions{Client: cli, Prefix: fleettest.Prefix(t, c.Client()), Timeout: time.Hour})
 	require.NoError(t, err)
 	_, err = l.Begin(context.Background(), launchlog.Info{})
 	require.NoError(t, err, "the log answers before the cut")
@@ -368,10 +369,10 @@ func TestLogContext(t *testing.T) {
 // TestLogClosedClient: a closed client fails at once with ErrUnavailable.
 func TestLogClosedClient(t *testing.T) {
 	t.Parallel()
-	c := etcdtest.Start(t, 1)
+	c := fleettest.Start(t, 1)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints()})
 	require.NoError(t, err)
-	l, err := NewLog(LogOptions{Client: cli, Prefix: etcdtest.Prefix(t, c.Client())})
+	l, err := NewLog(LogOptions{Client: cli, Prefix: fleettest.Prefix(t, c.Client())})
 	require.NoError(t, err)
 	require.NoError(t, cli.Close())
 	for name, op := range logOps(l) {

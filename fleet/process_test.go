@@ -23,7 +23,7 @@ import (
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/traceid"
@@ -129,9 +129,9 @@ func child(t *testing.T, mode, endpoint, prefix string, env ...string) (*exec.Cm
 func TestProcessesShareOneEtcd(t *testing.T) {
 	t.Parallel()
 	const procs, perProc = 4, 20_000
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	cli := cluster.Client()
-	prefix := etcdtest.Prefix(t, cli)
+	prefix := fleettest.Prefix(t, cli)
 	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
 	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "REL-1"})
@@ -217,9 +217,9 @@ func TestProcessesShareOneEtcd(t *testing.T) {
 func TestKilledHolderFreesNodeAfterTTL(t *testing.T) {
 	t.Parallel()
 	const ttl = childTTL
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	cli := cluster.Client()
-	prefix := etcdtest.Prefix(t, cli)
+	prefix := fleettest.Prefix(t, cli)
 	cmd, lines, _ := child(t, "hold", cluster.Endpoint(0), prefix)
 	scanned := make(chan bool, 1)
 	go func() { scanned <- lines.Scan() }()

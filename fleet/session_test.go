@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/traceid"
 )
@@ -41,8 +41,8 @@ func count(t *testing.T, cli *clientv3.Client, prefix string) int64 {
 // is freed on its own by Close, and all of them by the session's Close.
 func TestSessionClaimsShareOneLease(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
-	prefix := etcdtest.Prefix(t, cli)
+	cli := fleettest.Start(t, 1).Client()
+	prefix := fleettest.Prefix(t, cli)
 	s := session(t, fleet.SessionOptions{Client: cli, Prefix: prefix})
 	o := fleet.ClaimOptions{Session: s, Space: "traceid", Max: 99}
 	claims := make([]*fleet.Claim, 16)
@@ -107,8 +107,8 @@ func TestSessionClaimsShareOneLease(t *testing.T) {
 // fenced out at its next mark without touching the others.
 func TestSessionLostLosesEveryClaim(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
-	prefix := etcdtest.Prefix(t, cli)
+	cli := fleettest.Start(t, 1).Client()
+	prefix := fleettest.Prefix(t, cli)
 	s := session(t, fleet.SessionOptions{Client: cli, Prefix: prefix, TTL: 3 * time.Second, Interval: 500 * time.Millisecond})
 	o := fleet.ClaimOptions{Session: s, Space: "traceid", Max: traceid.MaxNode}
 	a, b, c := claim(t, o), claim(t, o), claim(t, o)
@@ -145,8 +145,8 @@ func TestSessionLostLosesEveryClaim(t *testing.T) {
 
 func TestSessionOptionsRejected(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
-	prefix := etcdtest.Prefix(t, cli)
+	cli := fleettest.Start(t, 1).Client()
+	prefix := fleettest.Prefix(t, cli)
 	_, err := fleet.NewSession(context.Background(), fleet.SessionOptions{})
 	require.ErrorIs(t, err, fleet.ErrInvalid)
 	assert.Contains(t, err.Error(), "SessionOptions.Client is nil")
@@ -158,7 +158,7 @@ func TestSessionOptionsRejected(t *testing.T) {
 	for _, o := range []fleet.ClaimOptions{
 		{Session: s, TTL: time.Minute},
 		{Session: s, Prefix: "other/"},
-		{Session: s, Client: etcdtest.NewClient(t, cli.Endpoints()[0])},
+		{Session: s, Client: fleettest.NewClient(t, cli.Endpoints()[0])},
 	} {
 		_, err := fleet.ClaimNode(context.Background(), o)
 		require.ErrorIs(t, err, fleet.ErrInvalid)
@@ -174,8 +174,8 @@ func pad(n int) string { return strconv.FormatInt(int64(n)+1e10, 10)[1:] }
 // ClaimOptions.MarkLease, or its own default of one second.
 func TestGeneratorTakesTheClaimsMarkLease(t *testing.T) {
 	t.Parallel()
-	cli := etcdtest.Start(t, 1).Client()
-	prefix := etcdtest.Prefix(t, cli)
+	cli := fleettest.Start(t, 1).Client()
+	prefix := fleettest.Prefix(t, cli)
 	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
 	for _, tt := range []struct {

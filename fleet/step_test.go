@@ -13,8 +13,9 @@ import (
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/stepclock"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
@@ -66,11 +67,11 @@ type issued struct {
 }
 
 func steppedHolderCutOff(t *testing.T, space string, start issuer, step time.Duration) {
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	direct := cluster.Client()
-	prefix := etcdtest.Prefix(t, direct)
-	proxy := etcdtest.NewProxy(t, cluster.Endpoint(0))
-	viaProxy := etcdtest.NewClient(t, proxy.Endpoint())
+	prefix := fleettest.Prefix(t, direct)
+	proxy := tcpproxy.New(t, cluster.Endpoint(0))
+	viaProxy := fleettest.NewClient(t, proxy.Endpoint())
 	o := fleet.ClaimOptions{Prefix: prefix, Space: space, Max: 0, TTL: 3 * time.Second, Timeout: 2 * time.Second}
 
 	sc := &stepclock.Clock{}

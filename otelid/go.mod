@@ -7,7 +7,6 @@ replace (
 	github.com/idkit/idkit/cmd/idkit => ../cmd/idkit
 	github.com/idkit/idkit/fleet => ../fleet
 	github.com/idkit/idkit/internal/testkit/crosscheck => ../internal/testkit/crosscheck
-	github.com/idkit/idkit/internal/testkit/etcdtest => ../internal/testkit/etcdtest
 	github.com/idkit/idkit/proto => ../proto
 	github.com/idkit/idkit/segment/mysqlstore => ../segment/mysqlstore
 	github.com/idkit/idkit/segment/pgstore => ../segment/pgstore

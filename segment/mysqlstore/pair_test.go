@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/mysqlstore"
 )
@@ -23,7 +23,7 @@ func TestPair(t *testing.T) {
 	dsnB, _ := newDatabase(t)
 	cfgA, err := mysql.ParseDSN(dsnA)
 	require.NoError(t, err)
-	proxy := etcdtest.NewProxy(t, "tcp://"+cfgA.Addr)
+	proxy := tcpproxy.New(t, "tcp://"+cfgA.Addr)
 	cfgA.Addr = proxy.Addr()
 	ctx := context.Background()
 	const unit = 10
@@ -83,12 +83,12 @@ func TestPairBothDown(t *testing.T) {
 	t.Parallel()
 	dsnA, _ := newDatabase(t)
 	dsnB, _ := newDatabase(t)
-	var proxies []*etcdtest.Proxy
+	var proxies []*tcpproxy.Proxy
 	var dsns []string
 	for _, dsn := range []string{dsnA, dsnB} {
 		cfg, err := mysql.ParseDSN(dsn)
 		require.NoError(t, err)
-		pr := etcdtest.NewProxy(t, "tcp://"+cfg.Addr)
+		pr := tcpproxy.New(t, "tcp://"+cfg.Addr)
 		cfg.Addr = pr.Addr()
 		proxies = append(proxies, pr)
 		dsns = append(dsns, cfg.FormatDSN())

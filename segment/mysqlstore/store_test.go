@@ -18,10 +18,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/idkit/idkit"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/mysqlstore"
@@ -261,7 +261,7 @@ func TestOutage(t *testing.T) {
 	dsn, _ := newDatabase(t)
 	cfg, err := mysql.ParseDSN(dsn)
 	require.NoError(t, err)
-	proxy := etcdtest.NewProxy(t, "tcp://"+cfg.Addr)
+	proxy := tcpproxy.New(t, "tcp://"+cfg.Addr)
 	cfg.Addr = proxy.Addr()
 	cfg.Timeout = 2 * time.Second
 	s := open(t, cfg.FormatDSN(), mysqlstore.Options{Unit: 100})

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/pgstore"
@@ -81,7 +81,7 @@ func TestOutage(t *testing.T) {
 	dsn, schema, _ := newSchema(t)
 	u, err := url.Parse(dsn)
 	require.NoError(t, err)
-	proxy := etcdtest.NewProxy(t, "tcp://"+u.Host)
+	proxy := tcpproxy.New(t, "tcp://"+u.Host)
 	u.Host = proxy.Addr()
 	s := open(t, u.String(), schema+".blocks")
 	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 10*time.Second)

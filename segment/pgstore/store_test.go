@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/pgstore"
@@ -227,7 +227,7 @@ func TestUnreachable(t *testing.T) {
 
 	u, err := url.Parse(dsn)
 	require.NoError(t, err)
-	proxy := etcdtest.NewProxy(t, "tcp://"+u.Host)
+	proxy := tcpproxy.New(t, "tcp://"+u.Host)
 	u.Host = proxy.Addr()
 	s := open(t, u.String(), schema+".blocks")
 	b, err := s.ReserveBlock(ctx, "t", 100)

@@ -14,10 +14,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/idkit/idkit"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/redisstore"
 )
@@ -239,7 +239,7 @@ func TestServerRestart(t *testing.T) {
 func TestOutage(t *testing.T) {
 	t.Parallel()
 	addr, prefix, _ := newPrefix(t)
-	proxy := etcdtest.NewProxy(t, "tcp://"+addr)
+	proxy := tcpproxy.New(t, "tcp://"+addr)
 	s := open(t, proxy.Addr(), prefix)
 	segmenttest.Outage(t, s, proxy.Cut, proxy.Restore, nil, 10*time.Second)
 }

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		c := &cli.Console{Stdout: os.Stdout, Stderr: os.Stderr, Clock: clock.Offset(clock.System(), d)}
 		os.Exit(c.Run(os.Args[1:]))
 	}
-	goleak.VerifyTestMain(leakcheck.Etcd(m), leakcheck.Options()...)
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
 
 // TestNewCrashRestart runs "idkit new traceid|snowflake --node 7 --log FILE

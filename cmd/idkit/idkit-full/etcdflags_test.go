@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/testcert"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
@@ -72,9 +72,9 @@ type tlsSetup struct {
 func startTLS(t *testing.T) tlsSetup {
 	t.Helper()
 	ca := testcert.NewCA(t)
-	cluster := etcdtest.StartWith(t, etcdtest.Options{CA: ca})
+	cluster := fleettest.StartWith(t, fleettest.Options{CA: ca})
 	dir := t.TempDir()
-	s := tlsSetup{endpoint: cluster.Endpoint(0), prefix: etcdtest.Prefix(t, cluster.Client())}
+	s := tlsSetup{endpoint: cluster.Endpoint(0), prefix: fleettest.Prefix(t, cluster.Client())}
 	s.ca = ca.WriteCA(t, dir, "ca")
 	s.cert, s.key = ca.Issue(t, dir, "idkit-client", 2, false)
 	other := testcert.NewCA(t)
@@ -176,8 +176,8 @@ type authSetup struct {
 func startAuth(t *testing.T) authSetup {
 	t.Helper()
 	s := authSetup{user: "deploy", password: "pw-" + strings.ReplaceAll(t.Name(), "/", "-") + "-7f3a9c"}
-	cluster := etcdtest.StartWith(t, etcdtest.Options{Users: map[string]string{s.user: s.password}})
-	s.endpoint, s.prefix = cluster.Endpoint(0), etcdtest.Prefix(t, cluster.Client())
+	cluster := fleettest.StartWith(t, fleettest.Options{Users: map[string]string{s.user: s.password}})
+	s.endpoint, s.prefix = cluster.Endpoint(0), fleettest.Prefix(t, cluster.Client())
 	s.passwordFile = filepath.Join(t.TempDir(), "password")
 	testcert.WriteFile(t, s.passwordFile, []byte(s.password+"\n"))
 	return s

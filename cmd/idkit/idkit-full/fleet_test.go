@@ -14,7 +14,7 @@ import (
 	"github.com/idkit/idkit/cmd/idkit/internal/cli"
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -23,10 +23,10 @@ import (
 // line.
 func TestFleetCommands(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	cli := cluster.Client()
 	ep := cluster.Endpoint(0)
-	prefix := etcdtest.Prefix(t, cli)
+	prefix := fleettest.Prefix(t, cli)
 	etcd := []string{"--etcd", ep, "--etcd-prefix", prefix}
 	with := func(args ...string) []string { return append(args, etcd...) }
 

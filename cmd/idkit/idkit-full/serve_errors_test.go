@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testcert"
 )
 
@@ -18,9 +19,9 @@ import (
 // in flight, of which there are none.
 func TestServeShutdownEtcdDown(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
-	prefix := etcdtest.Prefix(t, cluster.Client())
-	proxy := etcdtest.NewProxy(t, cluster.Endpoint(0))
+	cluster := fleettest.Start(t, 1)
+	prefix := fleettest.Prefix(t, cluster.Client())
+	proxy := tcpproxy.New(t, cluster.Endpoint(0))
 	url, stderr, stop := serveInProcess(t, "--schemes", "traceid", "--etcd", proxy.Endpoint(), "--etcd-prefix", prefix)
 	var ids struct{ IDs []string }
 	require.Equal(t, http.StatusOK, getJSON(t, url+"/v1/traceid?n=2", &ids), stderr.String())

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
@@ -25,9 +25,9 @@ import (
 // package serve checks the 503s, on a claim that stays lost.)
 func TestServeReclaims(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	cli := cluster.Client()
-	prefix := etcdtest.Prefix(t, cli)
+	prefix := fleettest.Prefix(t, cli)
 	url, stderr, stop := serveInProcess(t, "--schemes", "traceid,snowflake", "--etcd", cluster.Endpoint(0), "--etcd-prefix", prefix)
 	defer stop()
 	seen := map[string]bool{}

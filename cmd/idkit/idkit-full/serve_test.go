@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
@@ -149,9 +150,9 @@ func TestServeInProcess(t *testing.T) {
 // launch log there, and releases the nodes when it stops.
 func TestServeFleet(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
+	cluster := fleettest.Start(t, 1)
 	cli := cluster.Client()
-	etcd := []string{"--etcd", cluster.Endpoint(0), "--etcd-prefix", etcdtest.Prefix(t, cli)}
+	etcd := []string{"--etcd", cluster.Endpoint(0), "--etcd-prefix", fleettest.Prefix(t, cli)}
 	code, _, stderr := idkit(append([]string{"launch", "begin", "--ticket", "F-1"}, etcd...)...)
 	require.Equal(t, 0, code, stderr)
 
@@ -235,11 +236,11 @@ func TestServeInspectMatchesCLI(t *testing.T) {
 // connection is restored.
 func TestServeHealthStoreCut(t *testing.T) {
 	t.Parallel()
-	cluster := etcdtest.Start(t, 1)
-	prefix := etcdtest.Prefix(t, cluster.Client())
+	cluster := fleettest.Start(t, 1)
+	prefix := fleettest.Prefix(t, cluster.Client())
 	code, _, stderr := idkit("launch", "begin", "--etcd", cluster.Endpoint(0), "--etcd-prefix", prefix)
 	require.Equal(t, 0, code, stderr)
-	proxy := etcdtest.NewProxy(t, cluster.Endpoint(0))
+	proxy := tcpproxy.New(t, cluster.Endpoint(0))
 	url, _, stop := serveInProcess(t, "--schemes", "decimalid,objectid", "--etcd", proxy.Endpoint(), "--etcd-prefix", prefix)
 	defer stop()
 

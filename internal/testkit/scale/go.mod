@@ -8,7 +8,6 @@ replace (
 	github.com/idkit/idkit/fleet => ../../../fleet
 	github.com/idkit/idkit/internal/testkit/crosscheck => ../../../internal/testkit/crosscheck
 	github.com/idkit/idkit/internal/testkit/deploy => ../../../internal/testkit/deploy
-	github.com/idkit/idkit/internal/testkit/etcdtest => ../../../internal/testkit/etcdtest
 	github.com/idkit/idkit/otelid => ../../../otelid
 	github.com/idkit/idkit/proto => ../../../proto
 	github.com/idkit/idkit/segment/mysqlstore => ../../../segment/mysqlstore
@@ -33,6 +32,8 @@ require (
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.61.0 // indirect

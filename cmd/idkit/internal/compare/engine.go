@@ -174,15 +174,40 @@ func rate(n int, d time.Duration) float64 {
 
 // openEngines opens the database engines the options ask for, in report
 // order, and returns them with an EngineInfo for every engine, including
-// the skipped ones. On error it closes what it opened.
-func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []EngineInfo, error) {
+// the skipped ones. In a --like run it reads the table on every source
+// server first, after the rights are checked and before the run creates
+// anything, and then writes its sample where the copies go; it returns
+// the table as each server has it. On error it closes what it opened.
+func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []EngineInfo, []LikeTable, error) {
 	infos := []EngineInfo{{Name: EngineBbolt, Version: moduleVersion("go.etcd.io/bbolt"), Settings: bboltSettings(o)}}
 	var engines []dbEngine
-	fail := func(err error) ([]dbEngine, []EngineInfo, error) {
+	fail := func(err error) ([]dbEngine, []EngineInfo, []LikeTable, error) {
 		for _, e := range engines {
 			e.Close(ctx)
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	plans := o.serverPlans()
+	if err := preflight(ctx, plans, o.Like); err != nil {
+		return fail(err)
+	}
+	sources := map[string]*likeSource{}
+	if o.Like != "" {
+		name, err := ParseLike(o.Like)
+		if err != nil {
+			return fail(err)
+		}
+		for _, p := range plans {
+			if p.dsn == "" {
+				continue
+			}
+			if sources[p.engine], err = readLike(ctx, p, name, o.Sample, o.N); err != nil {
+				return fail(err)
+			}
+		}
+		if len(sources) == 0 {
+			return fail(fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, name))
+		}
 	}
 	if o.NoSQLite {
 		infos = append(infos, EngineInfo{Name: EngineSQLite, Skipped: "switched off"})
@@ -194,10 +219,7 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 		engines = append(engines, e)
 		infos = append(infos, e.Info())
 	}
-	plans := o.serverPlans()
-	if err := preflight(ctx, plans, o.Like); err != nil {
-		return fail(err)
-	}
+	var likes []LikeTable
 	for _, p := range plans {
 		if p.dsn == "" {
 			infos = append(infos, EngineInfo{Name: p.engine, Skipped: p.skipped})
@@ -214,9 +236,15 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 			return fail(err)
 		}
 		engines = append(engines, e)
+		if src := sources[p.engine]; src != nil {
+			if err := e.(likeEngine).writeLike(ctx, src, o.N); err != nil {
+				return fail(err)
+			}
+			likes = append(likes, src.table)
+		}
 		infos = append(infos, e.Info())
 	}
-	return engines, infos, nil
+	return engines, infos, likes, nil
 }
 
 // serverPlan is how a run uses one server engine: dsn is the server the

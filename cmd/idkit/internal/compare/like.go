@@ -172,9 +172,20 @@ type LikeTable struct {
 	// ToastBytes are PostgreSQL's out-of-line (TOAST) bytes of the table,
 	// its index included.
 	ToastBytes int64 `json:"toast_bytes,omitempty"`
-	// Sampled is the number of rows copied to the scratch schema, whose
-	// values the loads cycle through, and Reuse the most rows of a copy
-	// one sampled row fills.
+	// KeyMin and KeyMax are an integer key's least and greatest values.
+	KeyMin *int64 `json:"key_min,omitempty"`
+	KeyMax *int64 `json:"key_max,omitempty"`
+	// KeyTimeCorrelation is an integer key's rank correlation, over the
+	// sample, with the table's created-at time column (see InsertOrder);
+	// absent without one.
+	KeyTimeCorrelation *float64 `json:"key_time_correlation,omitempty"`
+	// InsertOrder says how the run put the sampled rows in the order the
+	// application inserted them: by the key, a time column or the rows'
+	// physical order.
+	InsertOrder string `json:"insert_order"`
+	// Sampled is the number of rows copied to the scratch schema, which
+	// each load passes through once, in the order of InsertOrder, and
+	// Reuse the most rows of a copy one sampled row fills.
 	Sampled int      `json:"sampled_rows"`
 	Reuse   int      `json:"sample_reuse"`
 	Notes   []string `json:"notes,omitempty"`
@@ -195,6 +206,18 @@ type IndexFigures struct {
 	Fragmentation *float64 `json:"leaf_fragmentation,omitempty"`
 }
 
+// likeSource is the user's table as a --like run read it on the source
+// server: the figures of the report and what the copies are made of.
+type likeSource struct {
+	name  LikeName
+	table LikeTable
+	pg    *pgLike
+	my    *myLike
+	// oid and reltuples are the PostgreSQL table's, while it is read.
+	oid       uint32
+	reltuples float64
+}
+
 // likeShape is what an engine keeps of the user's table for its loads:
 // the columns besides the key, how to fill each, and the sample.
 type likeShape struct {
@@ -203,6 +226,7 @@ type likeShape struct {
 	columns []string // the other columns the loads fill, quoted for the engine
 	values  []string // per column, the expression that fills it from the sample row s and the row number
 	sample  int      // rows in the sample table
+	n       int      // rows in each load
 	pg      *pgLike  // the definition of a PostgreSQL table
 	my      *myLike  // the definition of a MariaDB/MySQL table
 }
@@ -211,38 +235,26 @@ type likeShape struct {
 // user's table.
 type likeEngine interface {
 	dbEngine
-	// prepareLike reads the table's definition, figures and a sample of
-	// its rows (sample rows, 0 for the default) on the source server,
-	// writes the sample into the run's scratch schema, and makes every
-	// later Load of at most n keys a load into a copy of the table.
-	prepareLike(ctx context.Context, name LikeName, sample, n int) (LikeTable, error)
+	// writeLike writes the sample read on the source server into the
+	// run's scratch schema, and makes every later Load of n keys a load
+	// into a copy of the table.
+	writeLike(ctx context.Context, src *likeSource, n int) error
 }
 
-// prepareLike prepares every engine that can for a --like run, and fails
-// if none can.
-func prepareLike(ctx context.Context, engines []dbEngine, name LikeName, sample, n int) ([]LikeTable, error) {
-	var out []LikeTable
-	for _, e := range engines {
-		le, ok := e.(likeEngine)
-		if !ok {
-			continue
-		}
-		t, err := le.prepareLike(ctx, name, sample, n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
+// readLike reads the user's table on the source server of plan, before
+// the run creates anything: a table the copies cannot be made of is
+// refused first.
+func readLike(ctx context.Context, p serverPlan, name LikeName, sample, n int) (*likeSource, error) {
+	if p.engine == EnginePostgres {
+		return readPostgresLike(ctx, p.source, name, sample, n)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, name)
-	}
-	return out, nil
+	return readMySQLLike(ctx, p.source, name, sample, n)
 }
 
 // likeNotes are said of every --like run.
 var likeNotes = []string{
 	"the copies have the table's columns and indexes, with the key column's type set to what each scheme needs; foreign keys, triggers and check constraints are not copied",
-	"each row takes the scheme's key and the other columns of a sampled row, the sample cycled through",
+	"each row takes the scheme's key, in the order the scheme makes them, and the other columns of a sampled row",
 }
 
 // engineTitles names the server engines in the tables' titles.
@@ -370,6 +382,9 @@ func (t LikeTable) describe() []string {
 	}
 	if len(t.ReferencedBy) > 0 {
 		out = append(out, "foreign keys that point at the key: "+strings.Join(t.ReferencedBy, ", "))
+	}
+	if t.InsertOrder != "" {
+		out = append(out, t.InsertOrder)
 	}
 	return append(out, t.Notes...)
 }

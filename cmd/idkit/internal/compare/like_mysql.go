@@ -7,13 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // mysqlIdent quotes an identifier for MariaDB/MySQL.
@@ -51,35 +50,40 @@ type myColumn struct {
 }
 
 // myLike is what a run keeps of the user's table for its copies: its
-// definition as SHOW CREATE TABLE gives it, the columns the loads fill and
-// the sampled rows.
+// definition as SHOW CREATE TABLE gives it, its indexes, the columns the
+// loads fill and the sampled rows, in the order of the table's inserts.
 type myLike struct {
 	key     string
 	create  string
+	indexes []mysqlIndex
 	columns []myColumn
 	rows    [][]any
+	order   likeOrder
 }
 
-// prepareLike reads the user's table on the source server in one
-// read-only snapshot (readMySQLLike), writes the sample into the run's
-// database, and makes every later Load a load into a copy of the table,
-// after a trial copy for each key type with one row numbered as the
-// loads' last.
+// prepareLike reads the user's table on the source server (readMySQLLike)
+// and writes its sample into the run's database (writeLike).
 func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample, n int) (LikeTable, error) {
-	t, src, err := readMySQLLike(ctx, e.sourceDSN, name, sample, n)
+	src, err := readMySQLLike(ctx, e.sourceDSN, name, sample, n)
 	if err != nil {
-		return t, err
+		return LikeTable{}, err
 	}
-	fail := func(format string, args ...any) (LikeTable, error) {
-		return t, fmt.Errorf("%w %s: mysql: %s", ErrLike, name, fmt.Sprintf(format, args...))
+	err = e.writeLike(ctx, src, n)
+	return src.table, err
+}
+
+// writeLike writes the sample, in the order of the table's inserts, into
+// the run's database, and makes every later Load of n keys a load into a
+// copy of the table, after a trial copy for each key type with one row
+// numbered as the loads' last.
+func (e *mysqlEngine) writeLike(ctx context.Context, ls *likeSource, n int) error {
+	src, t := ls.my, &ls.table
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s: mysql: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
 	}
 	defs := []string{"idkit_row BIGINT NOT NULL PRIMARY KEY"}
 	for _, c := range src.columns {
-		def := mysqlIdent(c.name) + " " + c.typ
-		if c.charset != "" {
-			def += " CHARACTER SET " + c.charset + " COLLATE " + c.collation
-		}
-		defs = append(defs, def+" NULL")
+		defs = append(defs, c.definition(mysqlIdent(c.name)))
 	}
 	sampleTable := e.database + ".like_sample"
 	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s (%s) ENGINE=InnoDB", sampleTable, strings.Join(defs, ", "))); err != nil {
@@ -88,15 +92,35 @@ func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample, n 
 	if err := e.writeSample(ctx, sampleTable, src.rows); err != nil {
 		return fail("write the sample: %v", err)
 	}
-	shape := &likeShape{name: name, key: mysqlIdent(src.key), sample: len(src.rows), my: src}
+	shape := &likeShape{name: ls.name, key: mysqlIdent(src.key), sample: len(src.rows), n: n, my: src}
+	frac := fmt.Sprintf("((j.r * %d) MOD %d) / %d", shape.sample, n, n)
 	for _, c := range src.columns {
 		q := mysqlIdent(c.name)
 		v := "s." + q
-		if c.unique {
+		switch {
+		case c.unique:
+			var err error
 			if v, err = mysqlUniqueValue(q, c.typ, c.dataType, c.maxLen); err != nil {
 				return fail("%v", err)
 			}
 			t.Notes = append(t.Notes, fmt.Sprintf("column %s is in a unique index: each row gets a value of its own made from its row number", c.name))
+		case c.name == src.order.time && shape.sample < n:
+			// A sampled row fills several rows in a row: the time column
+			// goes on towards the next sampled row's.
+			for _, stmt := range []string{
+				fmt.Sprintf("ALTER TABLE %s ADD COLUMN idkit_next %s", sampleTable, c.definition("")),
+				fmt.Sprintf("UPDATE %[1]s s JOIN %[1]s x ON x.idkit_row = s.idkit_row + 1 SET s.idkit_next = x.%[2]s", sampleTable, q),
+				fmt.Sprintf("UPDATE %[1]s SET idkit_next = %[2]s WHERE idkit_next IS NULL", sampleTable, q),
+			} {
+				if _, err := e.conn.ExecContext(ctx, stmt); err != nil {
+					return fail("the sample's next %s: %v", c.name, err)
+				}
+			}
+			if c.dataType == "date" {
+				v = fmt.Sprintf("COALESCE(DATE_ADD(s.%[1]s, INTERVAL FLOOR(DATEDIFF(s.idkit_next, s.%[1]s) * %[2]s) DAY), s.%[1]s)", q, frac)
+			} else {
+				v = fmt.Sprintf("COALESCE(TIMESTAMPADD(MICROSECOND, FLOOR(TIMESTAMPDIFF(MICROSECOND, s.%[1]s, s.idkit_next) * %[2]s), s.%[1]s), s.%[1]s)", q, frac)
+			}
 		}
 		shape.columns = append(shape.columns, q)
 		shape.values = append(shape.values, v)
@@ -109,90 +133,137 @@ func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample, n 
 			return fail("a copy with a %s key (the key type of some schemes) fails: %v", keyType, err)
 		}
 	}
+	t.Notes = append(t.Notes, reuseNote(shape.sample, n, src.order.time))
 	t.Notes = append(t.Notes, likeNotes...)
-	return t, nil
+	return nil
+}
+
+// definition declares the column in the sample table, as name (or with
+// no name), NULL allowed.
+func (c myColumn) definition(name string) string {
+	def := strings.TrimSpace(name + " " + c.typ)
+	if c.charset != "" {
+		def += " CHARACTER SET " + c.charset + " COLLATE " + c.collation
+	}
+	return def + " NULL"
 }
 
 // readMySQLLike reads the table's definition, its figures today and a
 // uniform sample of its rows from the source server, on one connection in
 // one consistent, read-only snapshot: a nonlocking read, which takes no
-// row lock and waits for none, whatever locks the application holds. It
-// needs SELECT on the table; the per-index sizes of the persistent
-// statistics are read where the user may read mysql.innodb_index_stats.
-func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int) (LikeTable, *myLike, error) {
-	schema, table := name.Schema.name, name.Table.name
-	qualified := mysqlIdent(schema) + "." + mysqlIdent(table)
-	t := LikeTable{Engine: EngineMySQL, Name: name.String()}
-	fail := func(format string, args ...any) (LikeTable, *myLike, error) {
-		return t, nil, fmt.Errorf("%w %s: mysql: %s", ErrLike, name, fmt.Sprintf(format, args...))
-	}
+// row lock and waits for none, whatever locks the application holds, and
+// waits for a metadata lock at most LockTimeout. It needs SELECT on the
+// table; the per-index sizes of the persistent statistics are read where
+// the user may read mysql.innodb_index_stats. The sample comes back in
+// the order of the table's inserts (orderSample).
+func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int) (*likeSource, error) {
+	ls := &likeSource{name: name, table: LikeTable{Engine: EngineMySQL, Name: name.String()}}
 	db, conn, err := mysqlConnect(ctx, dsn)
 	if err != nil {
-		return fail("the source: %v", err)
+		return nil, fmt.Errorf("%w %s: mysql: the source: %v", ErrLike, name, err)
 	}
 	defer db.Close()
 	defer conn.Close()
 	for _, q := range []string{"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return fail("begin a read-only snapshot: %v", err)
+			return nil, myFail(ls, "begin a read-only snapshot", err)
 		}
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
+	for _, step := range []func(context.Context, *sql.Conn, *likeSource) error{myReadDefinition, myReadFigures, myReadKeyRange} {
+		if err := step(ctx, conn, ls); err != nil {
+			return nil, err
+		}
+	}
+	if err := myReadSample(ctx, conn, ls, sample, n); err != nil {
+		return nil, err
+	}
+	return ls, nil
+}
 
+// myFail is the error of a step of readMySQLLike: what failed, and a word
+// on a lock that the read waited for too long.
+func myFail(ls *likeSource, what string, err error) error {
+	msg := fmt.Sprintf("%s: %v", what, err)
+	if note := lockWaitNote(err); note != "" {
+		msg += "; " + note
+	}
+	return fmt.Errorf("%w %s: mysql: %s", ErrLike, ls.name, msg)
+}
+
+// myRefuse is the error of a table a --like run cannot copy.
+func myRefuse(ls *likeSource, format string, args ...any) error {
+	return fmt.Errorf("%w %s: mysql: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
+}
+
+// myQualified is the table's name, quoted for MariaDB/MySQL.
+func myQualified(ls *likeSource) string {
+	return mysqlIdent(ls.name.Schema.name) + "." + mysqlIdent(ls.name.Table.name)
+}
+
+// myReadDefinition reads the table's kind, indexes, key, definition,
+// columns and the foreign keys that point at it, and refuses a table the
+// copies cannot be made of.
+func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
+	schema, table := ls.name.Schema.name, ls.name.Table.name
+	qualified := myQualified(ls)
+	t := &ls.table
 	var engine, kind string
 	var avgRow int64
-	err = conn.QueryRowContext(ctx, `SELECT coalesce(ENGINE, ''), TABLE_TYPE, coalesce(TABLE_ROWS, 0), coalesce(DATA_LENGTH, 0), coalesce(AVG_ROW_LENGTH, 0)
+	err := conn.QueryRowContext(ctx, `SELECT coalesce(ENGINE, ''), TABLE_TYPE, coalesce(TABLE_ROWS, 0), coalesce(DATA_LENGTH, 0), coalesce(AVG_ROW_LENGTH, 0)
 		FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, table).Scan(&engine, &kind, &t.Rows, &t.TableBytes, &avgRow)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fail("no table %s (or no right to see it)", qualified)
+		return myRefuse(ls, "no table %s (or no right to see it)", qualified)
 	}
 	if err != nil {
-		return fail("read information_schema: %v", err)
+		return myFail(ls, "read information_schema", err)
 	}
-	if kind != "BASE TABLE" || !strings.EqualFold(engine, "InnoDB") {
-		return fail("%s is a %s of engine %q; --like measures InnoDB tables", qualified, strings.ToLower(kind), engine)
+	switch {
+	case kind == "VIEW":
+		return myRefuse(ls, "%s is a view; --like measures InnoDB tables", qualified)
+	case kind != "BASE TABLE":
+		return myRefuse(ls, "%s is a %s, not a table; --like measures InnoDB tables", qualified, strings.ToLower(kind))
+	case !strings.EqualFold(engine, "InnoDB"):
+		return myRefuse(ls, "%s is a table of engine %s; --like measures InnoDB tables", qualified, engine)
 	}
 	var partitions int
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.PARTITIONS
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND PARTITION_NAME IS NOT NULL`, schema, table).Scan(&partitions); err != nil {
-		return fail("read information_schema: %v", err)
+		return myFail(ls, "read information_schema", err)
 	}
 	if partitions > 0 {
-		return fail("%s is partitioned (%d partitions): InnoDB keeps a B-tree per partition and index, which a copy of one table does not measure; --like measures unpartitioned tables", qualified, partitions)
+		return myRefuse(ls, "%s is partitioned (%d partitions): InnoDB keeps a B-tree per partition and index, which a copy of one table does not measure; --like measures unpartitioned tables", qualified, partitions)
 	}
 	indexes, err := mysqlIndexes(ctx, conn, schema, table)
 	if err != nil {
-		return fail("read the indexes: %v", err)
+		return myFail(ls, "read the indexes", err)
 	}
 	if len(indexes) == 0 || indexes[0].name != "PRIMARY" {
-		return fail("%s has no primary key; --like needs a single-column primary key to replace", qualified)
+		return myRefuse(ls, "%s has no primary key; --like needs a single-column primary key to replace", qualified)
 	}
 	if pk := indexes[0]; len(pk.columns) != 1 {
-		return fail("%s has a composite primary key (%s); --like needs a single-column primary key to replace", qualified, strings.Join(pk.columns, ", "))
+		return myRefuse(ls, "%s has a composite primary key (%s); --like needs a single-column primary key to replace", qualified, strings.Join(pk.columns, ", "))
 	}
-	var pageSize int64
-	if err := conn.QueryRowContext(ctx, "SELECT @@innodb_page_size").Scan(&pageSize); err != nil {
-		return fail("read the page size: %v", err)
-	}
-	src := &myLike{key: indexes[0].columns[0]}
+	src := &myLike{key: indexes[0].columns[0], indexes: indexes}
+	ls.my = src
 	t.Key = src.key
 	var ignored string
 	if err := conn.QueryRowContext(ctx, "SHOW CREATE TABLE "+qualified).Scan(&ignored, &src.create); err != nil {
-		return fail("read the table's definition: %v", err)
+		return myFail(ls, "read the table's definition", err)
 	}
 
 	rows, err := conn.QueryContext(ctx, `SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, coalesce(CHARACTER_MAXIMUM_LENGTH, 0),
 		  coalesce(CHARACTER_SET_NAME, ''), coalesce(COLLATION_NAME, ''), EXTRA
 		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, schema, table)
 	if err != nil {
-		return fail("read the columns: %v", err)
+		return myFail(ls, "read the columns", err)
 	}
 	for rows.Next() {
 		var c myColumn
 		var extra string
 		if err := rows.Scan(&c.name, &c.typ, &c.dataType, &c.maxLen, &c.charset, &c.collation, &extra); err != nil {
 			rows.Close()
-			return fail("read the columns: %v", err)
+			return myFail(ls, "read the columns", err)
 		}
 		extra = strings.ToUpper(extra)
 		switch {
@@ -207,7 +278,7 @@ func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fail("read the columns: %v", err)
+		return myFail(ls, "read the columns", err)
 	}
 	for _, ix := range indexes[1:] {
 		for i := range src.columns {
@@ -220,21 +291,29 @@ func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int
 		FROM information_schema.KEY_COLUMN_USAGE WHERE REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME = ?
 		GROUP BY CONSTRAINT_SCHEMA, TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME ORDER BY 1`, schema, table)
 	if err != nil {
-		return fail("read the foreign keys that point at the table: %v", err)
+		return myFail(ls, "read the foreign keys that point at the table", err)
 	}
+	defer refs.Close()
 	for refs.Next() {
 		var r string
 		if err := refs.Scan(&r); err != nil {
-			refs.Close()
-			return fail("read the foreign keys that point at the table: %v", err)
+			return myFail(ls, "read the foreign keys that point at the table", err)
 		}
 		t.ReferencedBy = append(t.ReferencedBy, r)
 	}
-	refs.Close()
+	return refs.Err()
+}
 
-	// The table's figures today, from the persistent statistics as they
-	// stand (the run does not ANALYZE the user's table), where the user
-	// may read them; otherwise only the clustered index's size.
+// myReadFigures reads the table's figures today, from the persistent
+// statistics as they stand (the run does not ANALYZE the user's table),
+// where the user may read them; otherwise only the clustered index's
+// size.
+func myReadFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
+	t, indexes := &ls.table, ls.my.indexes
+	var pageSize int64
+	if err := conn.QueryRowContext(ctx, "SELECT @@innodb_page_size").Scan(&pageSize); err != nil {
+		return myFail(ls, "read the page size", err)
+	}
 	for _, ix := range indexes {
 		f := IndexFigures{Name: ix.displayName()}
 		var size, leaves int64
@@ -242,26 +321,65 @@ func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int
 			  coalesce(sum(CASE stat_name WHEN 'size' THEN stat_value END), 0),
 			  coalesce(sum(CASE stat_name WHEN 'n_leaf_pages' THEN stat_value END), 0)
 			FROM mysql.innodb_index_stats WHERE database_name = ? AND table_name = ? AND index_name = ?`,
-			schema, table, ix.name).Scan(&size, &leaves)
+			ls.name.Schema.name, ls.name.Table.name, ix.name).Scan(&size, &leaves)
 		if isMySQLDenied(err) {
 			t.Indexes = []IndexFigures{{Name: indexes[0].displayName(), Bytes: t.TableBytes}}
 			t.Notes = append(t.Notes, "the secondary indexes' sizes today are left out: this user may not read mysql.innodb_index_stats on the source")
 			break
 		}
 		if err != nil {
-			return fail("index statistics: %v", err)
+			return myFail(ls, "index statistics", err)
 		}
 		f.Bytes, f.LeafPages = size*pageSize, leaves
 		t.Indexes = append(t.Indexes, f)
 	}
 	t.Notes = append(t.Notes, "InnoDB keeps the rows in the primary key's order: the table is its clustered index; index sizes are InnoDB's persistent statistics as they stand")
+	return nil
+}
 
-	size, note := likeSampleSize(sample, n, t.Rows, t.TableBytes)
-	t.Notes = append(t.Notes, note)
+// myReadKeyRange reads an integer key's least and greatest values, two
+// lookups through the primary key.
+func myReadKeyRange(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
+	if bits, _ := intBits(ls.table.KeyType); bits == 0 {
+		return nil
+	}
+	key := mysqlIdent(ls.my.key)
+	var lo, hi sql.NullInt64
+	if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT CAST(min(%[1]s) AS SIGNED), CAST(max(%[1]s) AS SIGNED) FROM %[2]s", key, myQualified(ls))).
+		Scan(&lo, &hi); err != nil {
+		return myFail(ls, "the key's range", err)
+	}
+	if lo.Valid && hi.Valid {
+		ls.table.KeyMin, ls.table.KeyMax = &lo.Int64, &hi.Int64
+	}
+	return nil
+}
+
+// myReadSample reads a uniform sample of the table's rows with their key
+// and time column, and puts it in the order of the table's inserts.
+func myReadSample(ctx context.Context, conn *sql.Conn, ls *likeSource, sample, n int) error {
+	src, t := ls.my, &ls.table
+	qualified := myQualified(ls)
 	var list []string
+	var times []timeCandidate
 	for _, c := range src.columns {
 		list = append(list, mysqlIdent(c.name))
+		if c.dataType == "date" || c.dataType == "datetime" || c.dataType == "timestamp" {
+			indexed := slices.ContainsFunc(src.indexes[1:], func(ix mysqlIndex) bool { return len(ix.columns) > 0 && ix.columns[0] == c.name })
+			times = append(times, timeCandidate{c.name, indexed})
+		}
 	}
+	timeCol, timeWhy := chooseTimeColumn(times)
+	keyExpr, timeExpr := "NULL", "NULL"
+	if bits, _ := intBits(t.KeyType); bits > 0 {
+		keyExpr = "CAST(" + mysqlIdent(src.key) + " AS DOUBLE)"
+	}
+	if timeCol != "" {
+		q := mysqlIdent(timeCol)
+		timeExpr = fmt.Sprintf("TO_SECONDS(%[1]s) + MICROSECOND(%[1]s) / 1e6", q)
+	}
+	size, note := likeSampleSize(sample, n, t.Rows, t.TableBytes)
+	t.Notes = append(t.Notes, note)
 	selectList := "1"
 	if len(list) > 0 {
 		selectList = strings.Join(list, ", ")
@@ -270,60 +388,48 @@ func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int
 	if t.Rows > 0 {
 		p = min(1, 2*float64(size)/float64(t.Rows))
 	}
-	src.rows, err = readMySQLSample(ctx, conn, qualified, selectList, p, size)
-	if err == nil && len(src.rows) < size && p < 1 {
-		src.rows, err = readMySQLSample(ctx, conn, qualified, selectList, 1, size) // the estimate was far off
+	rows, err := readMySQLSample(ctx, conn, qualified, keyExpr, timeExpr, selectList, p, size)
+	if err == nil && len(rows) < size && p < 1 {
+		rows, err = readMySQLSample(ctx, conn, qualified, keyExpr, timeExpr, selectList, 1, size) // the estimate was far off
 	}
 	if err != nil {
-		return fail("read a sample: %v", err)
+		return myFail(ls, "read a sample", err)
 	}
-	if len(src.rows) == 0 {
-		return fail("%s is empty: --like copies the other columns from its rows", qualified)
+	if len(rows) == 0 {
+		return myRefuse(ls, "%s is empty: --like copies the other columns from its rows", qualified)
 	}
-	if len(list) == 0 {
-		for i := range src.rows {
-			src.rows[i] = nil
-		}
-	}
-	t.Sampled = len(src.rows)
+	t.Sampled = len(rows)
 	t.Reuse = (n + t.Sampled - 1) / t.Sampled
-	return t, src, nil
+	t.KeyTimeCorrelation = keyTimeCorrelation(rows)
+	_, sequence := t.localSequence()
+	src.order = orderSample(rows, t.Key, sequence, timeCol, timeWhy, true)
+	t.InsertOrder = src.order.note
+	src.rows = make([][]any, len(rows))
+	for i, r := range rows {
+		if len(list) == 0 {
+			r.row = nil
+		}
+		src.rows[i] = r.row
+	}
+	return nil
 }
 
 // mysqlServerMetrics are the figures of a load read from server-wide
 // counters.
 var mysqlServerMetrics = []string{"pages_written", "pages_written_per_1000", "page_splits", "page_splits_per_1000", "redo_bytes", "redo_bytes_per_insert"}
 
-// mysqlConnect opens a pool on dsn and one connection of it.
-func mysqlConnect(ctx context.Context, dsn string) (*sql.DB, *sql.Conn, error) {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the DSN does not parse (it may hold a password, so it is not repeated here): %w", err)
-	}
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	db := sql.OpenDB(connector)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, nil, fmt.Errorf("connect: %w", err)
-	}
-	return db, conn, nil
-}
-
 // readMySQLSample reads a uniform sample of at most n rows of the columns
-// selectList of table on conn, in the transaction the caller began. The
-// server passes each row with probability p; the tool keeps a uniform n
-// of those (reservoir sampling), so that the sample spans the whole
-// table, not its first rows.
-func readMySQLSample(ctx context.Context, conn *sql.Conn, table, selectList string, p float64, n int) ([][]any, error) {
+// selectList of table on conn, in the transaction the caller began, each
+// with the values keyExpr and timeExpr that order it and its place in
+// the scan. The server passes each row with probability p; the tool keeps
+// a uniform n of those (reservoir sampling), so that the sample spans the
+// whole table, not its first rows.
+func readMySQLSample(ctx context.Context, conn *sql.Conn, table, keyExpr, timeExpr, selectList string, p float64, n int) ([]sampledRow[[]any], error) {
 	where := ""
 	if p < 1 {
 		where = fmt.Sprintf(" WHERE RAND() < %g", p)
 	}
-	rows, err := conn.QueryContext(ctx, "SELECT "+selectList+" FROM "+table+where)
+	rows, err := conn.QueryContext(ctx, "SELECT "+keyExpr+", "+timeExpr+", "+selectList+" FROM "+table+where)
 	if err != nil {
 		return nil, err
 	}
@@ -332,13 +438,15 @@ func readMySQLSample(ctx context.Context, conn *sql.Conn, table, selectList stri
 	if err != nil {
 		return nil, err
 	}
+	types = types[2:]
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	var sample [][]any
+	var sample []sampledRow[[]any]
 	for seen := 0; rows.Next(); seen++ {
 		row := make([]any, len(types))
-		dst := make([]any, len(types))
+		var key, at sql.NullFloat64
+		dst := []any{&key, &at}
 		for i := range row {
-			dst[i] = &row[i]
+			dst = append(dst, &row[i])
 		}
 		if err := rows.Scan(dst...); err != nil { // copies each value
 			return nil, err
@@ -350,10 +458,17 @@ func readMySQLSample(ctx context.Context, conn *sql.Conn, table, selectList stri
 				row[i] = string(b)
 			}
 		}
+		r := sampledRow[[]any]{row: row, key: math.NaN(), at: math.NaN(), physical: float64(seen)}
+		if key.Valid {
+			r.key = key.Float64
+		}
+		if at.Valid {
+			r.at = at.Float64
+		}
 		if len(sample) < n {
-			sample = append(sample, row)
+			sample = append(sample, r)
 		} else if j := rng.IntN(seen + 1); j < n {
-			sample[j] = row
+			sample[j] = r
 		}
 	}
 	return sample, rows.Err()
@@ -501,14 +616,15 @@ func (e *mysqlEngine) trialCopy(ctx context.Context, keyType string, n int) erro
 		key = hex.EncodeToString(make([]byte, 16))
 	}
 	doc, _ := json.Marshal([][2]any{{key, n - 1}})
-	_, err = e.conn.ExecContext(ctx, e.likeInsert(table, bigint), string(doc), e.like.sample)
+	_, err = e.conn.ExecContext(ctx, e.likeInsert(table, bigint), string(doc))
 	return err
 }
 
 // likeInsert is the statement that inserts a batch of keys into the copy
-// table: a JSON array of [key, row number] pairs, keys as decimal text
-// (bigint) or hex, and the sample's size; each row takes the other
-// columns of sampled row r mod the sample's size.
+// table, in their order: a JSON array of [key, row number] pairs, keys as
+// decimal text (bigint) or hex; row r takes the other columns of sampled
+// row floor(r*S/N), S the sample's rows and N the load's, so that a load
+// passes through the sample once, in the order of the table's inserts.
 func (e *mysqlEngine) likeInsert(table string, bigint bool) string {
 	shape := e.like
 	key := "CAST(j.k AS SIGNED)"
@@ -518,9 +634,10 @@ func (e *mysqlEngine) likeInsert(table string, bigint bool) string {
 	cols := append([]string{shape.key}, shape.columns...)
 	vals := append([]string{key}, shape.values...)
 	return fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s
-		FROM JSON_TABLE(?, '$[*]' COLUMNS (k VARCHAR(128) PATH '$[0]', r BIGINT PATH '$[1]')) j
-		JOIN %s.like_sample s ON s.idkit_row = j.r %% ?`,
-		table, strings.Join(cols, ", "), strings.Join(vals, ", "), e.database)
+		FROM JSON_TABLE(?, '$[*]' COLUMNS (i FOR ORDINALITY, k VARCHAR(128) PATH '$[0]', r BIGINT PATH '$[1]')) j
+		JOIN %s.like_sample s ON s.idkit_row = (j.r * %d) DIV %d
+		ORDER BY j.i`,
+		table, strings.Join(cols, ", "), strings.Join(vals, ", "), e.database, shape.sample, shape.n)
 }
 
 // loadLike loads l's keys into a copy of the user's table in the run's
@@ -557,7 +674,7 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 		if err != nil {
 			return err
 		}
-		_, err = e.conn.ExecContext(ctx, stmt, string(doc), shape.sample)
+		_, err = e.conn.ExecContext(ctx, stmt, string(doc))
 		return err
 	}
 	x, err := e.flushedLoad(ctx, l, table, insert)

@@ -33,60 +33,87 @@ type pgColumn struct {
 }
 
 // pgLike is what a run keeps of the user's table for its copies: the
-// columns, the indexes' definitions and the sampled rows as JSON objects.
+// columns, the indexes' definitions and the sampled rows as JSON objects,
+// in the order of the table's inserts.
 type pgLike struct {
 	key     string
 	columns []pgColumn // every column, the key and generated ones included
 	indexes []pgIndex
 	options string // ", fillfactor=N" when the table sets it
 	rows    []string
+	order   likeOrder
 }
 
-// prepareLike reads the user's table on the source server in one
-// read-only snapshot (readPostgresLike), writes the sample into the run's
-// schema, and makes every later Load a load into a copy of the table. It
-// first makes a trial copy for every key type a scheme can need, with one
-// row numbered as the loads' last, so that a column or index the copies
-// cannot have fails here, before any load.
+// prepareLike reads the user's table on the source server
+// (readPostgresLike) and writes its sample into the run's schema
+// (writeLike).
 func (e *postgresEngine) prepareLike(ctx context.Context, name LikeName, sample, n int) (LikeTable, error) {
-	t, src, err := readPostgresLike(ctx, e.sourceDSN, name, sample, n)
+	src, err := readPostgresLike(ctx, e.sourceDSN, name, sample, n)
 	if err != nil {
-		return t, err
+		return LikeTable{}, err
 	}
-	fail := func(format string, args ...any) (LikeTable, error) {
-		return t, fmt.Errorf("%w %s: postgres: %s", ErrLike, name, fmt.Sprintf(format, args...))
+	err = e.writeLike(ctx, src, n)
+	return src.table, err
+}
+
+// writeLike writes the sample, in the order of the table's inserts, into
+// the run's schema, and makes every later Load of n keys a load into a
+// copy of the table. It first makes a trial copy for every key type a
+// scheme can need, with one row numbered as the loads' last, so that a
+// column or index the copies cannot have fails here, before any load.
+func (e *postgresEngine) writeLike(ctx context.Context, ls *likeSource, n int) error {
+	src, t := ls.pg, &ls.table
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s: postgres: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
 	}
 	sampleTable := e.schema + ".like_sample"
-	var defs []string
+	var defs, names []string
 	for _, c := range src.columns {
 		if c.name != src.key && c.generated == "" {
-			defs = append(defs, pgx.Identifier{c.name}.Sanitize()+" "+c.typ)
+			q := pgx.Identifier{c.name}.Sanitize()
+			defs, names = append(defs, q+" "+c.typ), append(names, q)
 		}
 	}
+	defs = append(defs, "idkit_row bigint")
 	if _, err := e.conn.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", sampleTable, strings.Join(defs, ", "))); err != nil {
 		return fail("create the sample table on the scratch server (every column's type must exist there): %v", err)
 	}
-	if err := e.writeSample(ctx, sampleTable, src.rows); err != nil {
+	if err := e.writeSample(ctx, sampleTable, names, src.rows); err != nil {
 		return fail("write the sample: %v", err)
 	}
-	for _, q := range []string{"ALTER TABLE " + sampleTable + " ADD COLUMN idkit_row bigserial", "CREATE UNIQUE INDEX ON " + sampleTable + " (idkit_row)"} {
-		if _, err := e.conn.Exec(ctx, q); err != nil {
-			return fail("number the sample: %v", err)
-		}
+	if _, err := e.conn.Exec(ctx, "CREATE UNIQUE INDEX ON "+sampleTable+" (idkit_row)"); err != nil {
+		return fail("number the sample: %v", err)
 	}
 
-	shape := &likeShape{name: name, key: pgx.Identifier{src.key}.Sanitize(), sample: len(src.rows), pg: src}
+	shape := &likeShape{name: ls.name, key: pgx.Identifier{src.key}.Sanitize(), sample: len(src.rows), n: n, pg: src}
+	frac := fmt.Sprintf("((n.r * %d) %% %d)::float8 / %d", shape.sample, n, n)
 	for _, c := range src.columns {
 		if c.name == src.key || c.generated != "" {
 			continue
 		}
 		q := pgx.Identifier{c.name}.Sanitize()
 		v := "s." + q
-		if c.unique {
+		switch {
+		case c.unique:
+			var err error
 			if v, err = pgUniqueValue(q, c.typ, c.category, c.typname); err != nil {
 				return fail("%v", err)
 			}
 			t.Notes = append(t.Notes, fmt.Sprintf("column %s is in a unique index: each row gets a value of its own made from its row number", c.name))
+		case c.name == src.order.time && shape.sample < n:
+			// A sampled row fills several rows in a row: the time column
+			// goes on towards the next sampled row's.
+			if _, err := e.conn.Exec(ctx, fmt.Sprintf(`ALTER TABLE %[1]s ADD COLUMN idkit_next %[2]s;
+				UPDATE %[1]s s SET idkit_next = coalesce(x.next, s.%[3]s)
+				FROM (SELECT idkit_row, lead(%[3]s) OVER (ORDER BY idkit_row) AS next FROM %[1]s) x WHERE x.idkit_row = s.idkit_row`,
+				sampleTable, c.typ, q)); err != nil {
+				return fail("the sample's next %s: %v", c.name, err)
+			}
+			if c.typname == "date" {
+				v = fmt.Sprintf("coalesce(s.%[1]s + floor((s.idkit_next - s.%[1]s) * %[2]s)::integer, s.%[1]s)", q, frac)
+			} else {
+				v = fmt.Sprintf("coalesce(s.%[1]s + (s.idkit_next - s.%[1]s) * %[2]s, s.%[1]s)", q, frac)
+			}
 		}
 		shape.columns = append(shape.columns, q)
 		shape.values = append(shape.values, v)
@@ -98,24 +125,25 @@ func (e *postgresEngine) prepareLike(ctx context.Context, name LikeName, sample,
 			return fail("a copy with a %s key (the key type of some schemes) fails: %v", keyType, err)
 		}
 	}
+	t.Notes = append(t.Notes, reuseNote(shape.sample, n, src.order.time))
 	t.Notes = append(t.Notes, likeNotes...)
-	return t, nil
+	return nil
 }
 
 // readPostgresLike reads the table's definition, its figures today and a
 // uniform sample of its rows from the source server, in one transaction
 // that is REPEATABLE READ and READ ONLY: one snapshot, no write, and no
-// lock but the ACCESS SHARE lock of any read. It needs SELECT on the
-// table and USAGE on its schema; pgstatindex's leaf figures are read
-// where the source lets the user run it, and left out otherwise.
-func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n int) (LikeTable, *pgLike, error) {
-	schema, table := name.Schema.postgres(), name.Table.postgres()
-	qualified := pgx.Identifier{schema, table}.Sanitize()
-	t := LikeTable{Engine: EnginePostgres, Name: name.String()}
-	fail := func(format string, args ...any) (LikeTable, *pgLike, error) {
-		return t, nil, fmt.Errorf("%w %s: postgres: %s", ErrLike, name, fmt.Sprintf(format, args...))
+// lock but the ACCESS SHARE lock of any read, waited for at most
+// LockTimeout. It needs SELECT on the table and USAGE on its schema;
+// pgstatindex's leaf figures are read where the source lets the user run
+// it, and left out otherwise. The sample comes back in the order of the
+// table's inserts (orderSample).
+func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n int) (*likeSource, error) {
+	ls := &likeSource{name: name, table: LikeTable{Engine: EnginePostgres, Name: name.String()}}
+	fail := func(format string, args ...any) (*likeSource, error) {
+		return nil, fmt.Errorf("%w %s: postgres: %s", ErrLike, name, fmt.Sprintf(format, args...))
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := pgConnect(ctx, dsn)
 	if err != nil {
 		return fail("connect to the source: %v", err)
 	}
@@ -125,30 +153,62 @@ func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n 
 		return fail("begin a read-only snapshot: %v", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	for _, step := range []func(context.Context, pgx.Tx, *likeSource) error{pgReadDefinition, pgReadFigures, pgReadKeyRange} {
+		if err := step(ctx, tx, ls); err != nil {
+			return nil, err
+		}
+	}
+	if err := pgReadSample(ctx, tx, ls, sample, n); err != nil {
+		return nil, err
+	}
+	return ls, nil
+}
 
-	var oid uint32
+// pgFail is the error of a step of readPostgresLike: what failed, and a
+// word on a lock that the read waited for too long.
+func pgFail(ls *likeSource, what string, err error) error {
+	msg := fmt.Sprintf("%s: %v", what, err)
+	if note := lockWaitNote(err); note != "" {
+		msg += "; " + note
+	}
+	return fmt.Errorf("%w %s: postgres: %s", ErrLike, ls.name, msg)
+}
+
+// pgRefuse is the error of a table a --like run cannot copy.
+func pgRefuse(ls *likeSource, format string, args ...any) error {
+	return fmt.Errorf("%w %s: postgres: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
+}
+
+// pgReadDefinition reads the table's kind, columns, indexes, key and the
+// foreign keys that point at it, and refuses a table the copies cannot
+// be made of.
+func pgReadDefinition(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
+	schema, table := ls.name.Schema.postgres(), ls.name.Table.postgres()
+	qualified := pgx.Identifier{schema, table}.Sanitize()
+	t := &ls.table
 	var kind string
-	var reltuples float64
 	var options []string
-	err = tx.QueryRow(ctx, `SELECT c.oid, c.relkind, c.reltuples, coalesce(c.reloptions, '{}')
+	err := tx.QueryRow(ctx, `SELECT c.oid, c.relkind, c.reltuples, coalesce(c.reloptions, '{}')
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = $1 AND c.relname = $2`, schema, table).Scan(&oid, &kind, &reltuples, &options)
+		WHERE n.nspname = $1 AND c.relname = $2`, schema, table).Scan(&ls.oid, &kind, &ls.reltuples, &options)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fail("no table %s", qualified)
+		return pgRefuse(ls, "no table %s", qualified)
 	}
 	if err != nil {
-		return fail("read the catalog: %v", err)
+		return pgFail(ls, "read the catalog", err)
 	}
 	switch kind {
 	case "r":
 	case "p":
-		return fail("%s is a partitioned table: its rows are in its partitions, each a table of its own with its own indexes; name one partition", qualified)
+		return pgRefuse(ls, "%s is a partitioned table: its rows are in its partitions, each a table of its own with its own indexes; name one partition", qualified)
+	case "v", "m":
+		return pgRefuse(ls, "%s is a view; --like copies a table", qualified)
 	default:
-		return fail("%s is not a plain table (relkind %q)", qualified, kind)
+		return pgRefuse(ls, "%s is not a plain table (relkind %q); --like copies a table", qualified, kind)
 	}
-	indexes, err := pgIndexes(ctx, tx, oid)
+	indexes, err := pgIndexes(ctx, tx, ls.oid)
 	if err != nil {
-		return fail("read the indexes: %v", err)
+		return pgFail(ls, "read the indexes", err)
 	}
 	var pk *pgIndex
 	for i := range indexes {
@@ -158,11 +218,12 @@ func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n 
 	}
 	switch {
 	case pk == nil:
-		return fail("%s has no primary key; --like needs a single-column primary key to replace", qualified)
+		return pgRefuse(ls, "%s has no primary key; --like needs a single-column primary key to replace", qualified)
 	case len(pk.columns) != 1 || pk.hasExpr:
-		return fail("%s has a composite primary key (%s); --like needs a single-column primary key to replace", qualified, strings.Join(pk.columns, ", "))
+		return pgRefuse(ls, "%s has a composite primary key (%s); --like needs a single-column primary key to replace", qualified, strings.Join(pk.columns, ", "))
 	}
 	src := &pgLike{key: pk.columns[0], indexes: indexes}
+	ls.pg = src
 	t.Key = src.key
 	for _, o := range options {
 		if strings.HasPrefix(o, "fillfactor=") {
@@ -175,21 +236,17 @@ func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n 
 		  CASE WHEN a.attgenerated = '' THEN coalesce(pg_get_expr(d.adbin, d.adrelid), '') ELSE '' END, a.attidentity::text
 		FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
 		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, oid)
+		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, ls.oid)
 	if err != nil {
-		return fail("read the columns: %v", err)
+		return pgFail(ls, "read the columns", err)
 	}
-	for rows.Next() {
+	src.columns, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (pgColumn, error) {
 		var c pgColumn
-		if err := rows.Scan(&c.name, &c.typ, &c.category, &c.typname, &c.notNull, &c.generated, &c.keyDefault, &c.ident); err != nil {
-			rows.Close()
-			return fail("read the columns: %v", err)
-		}
-		src.columns = append(src.columns, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fail("read the columns: %v", err)
+		err := row.Scan(&c.name, &c.typ, &c.category, &c.typname, &c.notNull, &c.generated, &c.keyDefault, &c.ident)
+		return c, err
+	})
+	if err != nil {
+		return pgFail(ls, "read the columns", err)
 	}
 	for i, c := range src.columns {
 		if c.name != src.key {
@@ -211,7 +268,7 @@ func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n 
 			continue
 		}
 		if ix.hasExpr {
-			return fail("unique index %q is on an expression: --like cannot make its values unique", ix.def)
+			return pgRefuse(ls, "unique index %q is on an expression: --like cannot make its values unique", ix.def)
 		}
 		for i := range src.columns {
 			if src.columns[i].name != src.key && slices.Contains(ix.columns, src.columns[i].name) {
@@ -219,26 +276,31 @@ func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n 
 			}
 		}
 	}
-	if err := pgReferences(ctx, tx, oid, &t); err != nil {
-		return fail("read the foreign keys that point at the table: %v", err)
+	if err := pgReferences(ctx, tx, ls.oid, t); err != nil {
+		return pgFail(ls, "read the foreign keys that point at the table", err)
 	}
+	return nil
+}
 
-	// The table's figures today: sizes from the catalog, which anyone may
-	// read, and the leaf figures of pgstatindex where the user may run it
-	// (it reads each index once, through a small ring of buffers).
+// pgReadFigures reads the table's figures today: sizes from the catalog,
+// which anyone may read, the leaf figures of pgstatindex where the user
+// may run it (it reads each index once, through a small ring of buffers),
+// and the key's correlation with the rows' physical order.
+func pgReadFigures(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
+	t := &ls.table
 	if err := tx.QueryRow(ctx, `SELECT pg_relation_size(c.oid),
 		  coalesce((SELECT pg_total_relation_size(c.reltoastrelid) WHERE c.reltoastrelid <> 0), 0)
-		FROM pg_class c WHERE c.oid = $1`, oid).Scan(&t.TableBytes, &t.ToastBytes); err != nil {
-		return fail("table size: %v", err)
+		FROM pg_class c WHERE c.oid = $1`, ls.oid).Scan(&t.TableBytes, &t.ToastBytes); err != nil {
+		return pgFail(ls, "table size", err)
 	}
 	var statindex bool
 	if err := tx.QueryRow(ctx, `SELECT coalesce(has_function_privilege(to_regprocedure('pgstatindex(regclass)'), 'EXECUTE'), false)`).Scan(&statindex); err != nil {
-		return fail("look for pgstatindex: %v", err)
+		return pgFail(ls, "look for pgstatindex", err)
 	}
-	for _, ix := range indexes {
+	for _, ix := range ls.pg.indexes {
 		f, err := pgIndexFigures(ctx, tx, ix, statindex)
 		if err != nil {
-			return fail("index %q: %v", ix.def, err)
+			return pgFail(ls, fmt.Sprintf("index %q", ix.def), err)
 		}
 		t.Indexes = append(t.Indexes, f)
 	}
@@ -246,86 +308,153 @@ func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n 
 		t.Notes = append(t.Notes, "leaf pages, density and fragmentation of the table's indexes are left out: pgstatindex (extension pgstattuple, role pg_stat_scan_tables) is not available to this user on the source")
 	}
 	var corr *float64
-	err = tx.QueryRow(ctx, "SELECT correlation FROM pg_stats WHERE schemaname = $1 AND tablename = $2 AND attname = $3",
-		schema, table, t.Key).Scan(&corr)
+	err := tx.QueryRow(ctx, "SELECT correlation FROM pg_stats WHERE schemaname = $1 AND tablename = $2 AND attname = $3",
+		ls.name.Schema.postgres(), ls.name.Table.postgres(), t.Key).Scan(&corr)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fail("pg_stats: %v", err)
+		return pgFail(ls, "pg_stats", err)
 	}
 	t.KeyCorrelation = corr
 	if corr == nil {
 		t.Notes = append(t.Notes, "the key's physical order is unknown: the table has no statistics (ANALYZE it for pg_stats.correlation)")
 	}
-	t.Rows = int64(max(reltuples, 0))
-
-	// The sample: TABLESAMPLE SYSTEM reads about twice the rows wanted,
-	// from blocks picked at random over the whole table, and the tool
-	// keeps a uniform choice of them (reservoir sampling). Each row passes
-	// through the tool as JSON; nothing is copied by the server itself.
-	estimate := reltuples
-	if estimate <= 0 {
-		estimate = float64(t.TableBytes) / 100 // never analyzed: assume short rows
+	t.Rows = int64(max(ls.reltuples, 0))
+	if ls.reltuples < 0 { // never analyzed: assume short rows
+		t.Rows = t.TableBytes / 100
 	}
-	size, note := likeSampleSize(sample, n, int64(estimate), t.TableBytes)
-	t.Notes = append(t.Notes, note)
+	return nil
+}
+
+// pgReadKeyRange reads an integer key's least and greatest values, two
+// lookups through the primary key.
+func pgReadKeyRange(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
+	if bits, _ := intBits(ls.table.KeyType); bits == 0 {
+		return nil
+	}
+	key := pgx.Identifier{ls.pg.key}.Sanitize()
+	qualified := pgx.Identifier{ls.name.Schema.postgres(), ls.name.Table.postgres()}.Sanitize()
+	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT min(%[1]s)::bigint, max(%[1]s)::bigint FROM ONLY %[2]s", key, qualified)).
+		Scan(&ls.table.KeyMin, &ls.table.KeyMax); err != nil {
+		return pgFail(ls, "the key's range", err)
+	}
+	return nil
+}
+
+// pgReadSample reads a uniform sample of the table's rows, each as JSON
+// with its key, time column and physical position, and puts it in the
+// order of the table's inserts. TABLESAMPLE SYSTEM reads about twice the
+// rows wanted, from blocks picked at random over the whole table, and the
+// tool keeps a uniform choice of them (reservoir sampling). Each row
+// passes through the tool; nothing is copied by the server itself.
+func pgReadSample(ctx context.Context, tx pgx.Tx, ls *likeSource, sample, n int) error {
+	src, t := ls.pg, &ls.table
+	qualified := pgx.Identifier{ls.name.Schema.postgres(), ls.name.Table.postgres()}.Sanitize()
 	var list []string
+	var times []timeCandidate
 	for _, c := range src.columns {
-		if c.name != src.key && c.generated == "" {
-			list = append(list, pgx.Identifier{c.name}.Sanitize())
+		if c.name == src.key || c.generated != "" {
+			continue
+		}
+		list = append(list, "idkit_t."+pgx.Identifier{c.name}.Sanitize())
+		if c.category == "D" && (c.typname == "date" || c.typname == "timestamp" || c.typname == "timestamptz") {
+			indexed := slices.ContainsFunc(src.indexes, func(ix pgIndex) bool { return !ix.primary && len(ix.columns) > 0 && ix.columns[0] == c.name })
+			times = append(times, timeCandidate{c.name, indexed})
 		}
 	}
-	from := "ONLY " + qualified
-	if estimate > 0 && 2*float64(size) < estimate {
-		from += fmt.Sprintf(" TABLESAMPLE SYSTEM (%g)", max(0.0001, 200*float64(size)/estimate))
+	timeCol, timeWhy := chooseTimeColumn(times)
+	keyExpr, timeExpr := "NULL::float8", "NULL::float8"
+	if bits, _ := intBits(t.KeyType); bits > 0 {
+		keyExpr = "idkit_t." + pgx.Identifier{src.key}.Sanitize() + "::float8"
 	}
+	if timeCol != "" {
+		timeExpr = "extract(epoch FROM idkit_t." + pgx.Identifier{timeCol}.Sanitize() + ")::float8"
+	}
+	size, note := likeSampleSize(sample, n, t.Rows, t.TableBytes)
+	t.Notes = append(t.Notes, note)
+	from := "ONLY " + qualified + " AS idkit_t"
+	if t.Rows > 0 && 2*float64(size) < float64(t.Rows) {
+		from += fmt.Sprintf(" TABLESAMPLE SYSTEM (%g)", max(0.0001, 200*float64(size)/float64(t.Rows)))
+	}
+	var rows []sampledRow[string]
 	read := func(from string) error {
-		rows, err := tx.Query(ctx, fmt.Sprintf("SELECT row_to_json(s)::text FROM (SELECT %s FROM %s) s", strings.Join(list, ", "), from))
+		q := fmt.Sprintf(`SELECT row_to_json(s)::text, %s, %s,
+			  ((idkit_t.ctid::text::point)[0] * 65536 + (idkit_t.ctid::text::point)[1])::float8
+			FROM %s, LATERAL (SELECT %s) s`, keyExpr, timeExpr, from, strings.Join(list, ", "))
+		res, err := tx.Query(ctx, q)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
+		defer res.Close()
 		rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-		src.rows = src.rows[:0]
-		for seen := 0; rows.Next(); seen++ {
-			var row string
-			if err := rows.Scan(&row); err != nil {
+		rows = rows[:0]
+		for seen := 0; res.Next(); seen++ {
+			var r sampledRow[string]
+			var key, at *float64
+			if err := res.Scan(&r.row, &key, &at, &r.physical); err != nil {
 				return err
 			}
-			if len(src.rows) < size {
-				src.rows = append(src.rows, row)
+			r.key, r.at = orNaN(key), orNaN(at)
+			if len(rows) < size {
+				rows = append(rows, r)
 			} else if j := rng.IntN(seen + 1); j < size {
-				src.rows[j] = row
+				rows[j] = r
 			}
 		}
-		return rows.Err()
+		return res.Err()
 	}
 	if err := read(from); err != nil {
-		return fail("read a sample: %v", err)
+		return pgFail(ls, "read a sample", err)
 	}
-	if len(src.rows) == 0 && from != "ONLY "+qualified { // the sampled blocks held no rows
-		if err := read("ONLY " + qualified); err != nil {
-			return fail("read a sample: %v", err)
+	if len(rows) == 0 && strings.Contains(from, "TABLESAMPLE") { // the sampled blocks held no rows
+		if err := read("ONLY " + qualified + " AS idkit_t"); err != nil {
+			return pgFail(ls, "read a sample", err)
 		}
 	}
-	if len(src.rows) == 0 {
-		return fail("%s is empty: --like copies the other columns from its rows", qualified)
+	if len(rows) == 0 {
+		return pgRefuse(ls, "%s is empty: --like copies the other columns from its rows", qualified)
 	}
-	t.Sampled = len(src.rows)
+	t.Sampled = len(rows)
 	t.Reuse = (n + t.Sampled - 1) / t.Sampled
-	return t, src, nil
+	t.KeyTimeCorrelation = keyTimeCorrelation(rows)
+	_, sequence := t.localSequence()
+	src.order = orderSample(rows, t.Key, sequence, timeCol, timeWhy, false)
+	t.InsertOrder = src.order.note
+	src.rows = make([]string, len(rows))
+	for i, r := range rows {
+		src.rows[i] = r.row
+	}
+	return nil
 }
 
-// writeSample inserts the sampled rows, JSON objects, into the sample
-// table in statements of at most 4 MiB.
-func (e *postgresEngine) writeSample(ctx context.Context, table string, rows []string) error {
-	stmt := fmt.Sprintf("INSERT INTO %s SELECT * FROM json_populate_recordset(NULL::%s, $1::json)", table, table)
+func orNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// writeSample inserts the sampled rows, JSON objects of the columns
+// names, into the sample table in statements of at most 4 MiB, numbering
+// them from 0 in their order (idkit_row).
+func (e *postgresEngine) writeSample(ctx context.Context, table string, names []string, rows []string) error {
+	var sel []string
+	for _, q := range names {
+		sel = append(sel, "x."+q)
+	}
+	alias := append(slices.Clone(names), "idkit_unused", "idkit_ord")
+	stmt := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM json_populate_recordset(NULL::%s, $1::json) WITH ORDINALITY AS x(%s)",
+		table, strings.Join(append(slices.Clone(names), "idkit_row"), ", "), strings.Join(append(sel, "$2::bigint + x.idkit_ord - 1"), ", "),
+		table, strings.Join(alias, ", "))
 	var b strings.Builder
+	written, pending := 0, 0
 	flush := func() error {
 		if b.Len() == 0 {
 			return nil
 		}
 		b.WriteByte(']')
-		_, err := e.conn.Exec(ctx, stmt, b.String())
+		_, err := e.conn.Exec(ctx, stmt, b.String(), written)
 		b.Reset()
+		written += pending
+		pending = 0
 		return err
 	}
 	for _, row := range rows {
@@ -340,6 +469,7 @@ func (e *postgresEngine) writeSample(ctx context.Context, table string, rows []s
 			b.WriteByte(',')
 		}
 		b.WriteString(row)
+		pending++
 	}
 	return flush()
 }
@@ -425,12 +555,14 @@ func (e *postgresEngine) trialCopy(ctx context.Context, keyType string, n int) e
 		key = [][]byte{{1}}
 	}
 	var plan []byte
-	return e.conn.QueryRow(ctx, e.likeInsert(e.schema+"."+table, keyType+"[]"), key, n-1, e.like.sample).Scan(&plan)
+	return e.conn.QueryRow(ctx, e.likeInsert(e.schema+"."+table, keyType+"[]"), key, n-1).Scan(&plan)
 }
 
 // likeInsert is the statement that inserts a batch of keys into the copy
-// table: $1 the keys, $2 the row number of the first, $3 the sample's
-// size; each row takes the other columns of sampled row $2+i mod $3.
+// table, in their order: $1 the keys, $2 the row number of the first;
+// row r takes the other columns of sampled row floor(r*S/N), S the
+// sample's rows and N the load's, so that a load passes through the
+// sample once, in the order of the table's inserts.
 func (e *postgresEngine) likeInsert(table, array string) string {
 	shape := e.like
 	cols := append([]string{shape.key}, shape.columns...)
@@ -438,8 +570,9 @@ func (e *postgresEngine) likeInsert(table, array string) string {
 	return fmt.Sprintf(`EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (%s)
 		SELECT %s FROM unnest($1::%s) WITH ORDINALITY AS u(k, i)
 		CROSS JOIN LATERAL (SELECT $2::bigint + u.i - 1 AS r) n
-		JOIN %s.like_sample s ON s.idkit_row = n.r %% $3 + 1`,
-		table, strings.Join(cols, ", "), strings.Join(vals, ", "), array, e.schema)
+		JOIN %s.like_sample s ON s.idkit_row = n.r * %d / %d
+		ORDER BY u.i`,
+		table, strings.Join(cols, ", "), strings.Join(vals, ", "), array, e.schema, shape.sample, shape.n)
 }
 
 // pgUniqueValue returns an expression of column type typ that is unique
@@ -534,9 +667,19 @@ func pgIndexName(ix pgIndex) string {
 	return b.String()
 }
 
+// likeTries is how many times a --like load runs at most to measure its
+// figures undisturbed: a checkpoint of the server's in the middle of a
+// load without one forced (PostgreSQL), another session's writes during
+// the load's server-wide counters (InnoDB). Each try is a load of its own
+// into a fresh copy.
+const likeTries = 3
+
 // loadLike loads l's keys into a copy of the user's table in the run's
 // schema: the table's columns and indexes, the key column's type set to
-// the scheme's, each row filled from the sample.
+// the scheme's, each row filled from the sample, and then reads the
+// copy's every index and its reads through the key. A polite engine's
+// load runs again, up to likeTries times, while a checkpoint of the
+// server's falls in it, whose full-page images its WAL would count.
 func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	shape := e.like
 	colType, array := postgresColumn(l)
@@ -546,18 +689,35 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 		return out, fmt.Errorf("compare: postgres: %s %s (like %s): %w", what, table, shape.name, err)
 	}
 	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
-	for _, q := range shape.pg.copyStatements(e.schema, l.table, colType) {
-		if _, err := e.conn.Exec(ctx, q); err != nil {
-			return fail("copy the table", err)
-		}
-	}
+	var x explained
 	var oid uint32
-	if err := e.conn.QueryRow(ctx, "SELECT $1::regclass::oid", table).Scan(&oid); err != nil {
-		return fail("find the copy", err)
-	}
-	x, err := e.explainLoad(ctx, l, e.likeInsert(table, array), func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), lo, shape.sample} })
-	if err != nil {
-		return fail("load", err)
+	tries := 0
+	for {
+		tries++
+		if _, err := e.conn.Exec(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
+			return fail("drop the last try's copy", err)
+		}
+		for _, q := range shape.pg.copyStatements(e.schema, l.table, colType) {
+			if _, err := e.conn.Exec(ctx, q); err != nil {
+				return fail("copy the table", err)
+			}
+		}
+		var rels []uint32
+		if err := e.conn.QueryRow(ctx, `SELECT $1::regclass::oid, array(
+			  SELECT c.oid FROM pg_class c WHERE c.oid = $1::regclass
+			  UNION ALL SELECT t.reltoastrelid FROM pg_class t WHERE t.oid = $1::regclass AND t.reltoastrelid <> 0
+			  UNION ALL SELECT i.indexrelid FROM pg_index i WHERE i.indrelid = $1::regclass
+			     OR i.indrelid = (SELECT t.reltoastrelid FROM pg_class t WHERE t.oid = $1::regclass))`, table).Scan(&oid, &rels); err != nil {
+			return fail("find the copy", err)
+		}
+		var err error
+		x, err = e.explainLoad(ctx, l, e.likeInsert(table, array), func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), lo} }, rels)
+		if err != nil {
+			return fail("load", err)
+		}
+		if !e.polite || !x.checkpointed() || tries == likeTries {
+			break
+		}
 	}
 	var heapBytes, toastBytes int64
 	if err := e.conn.QueryRow(ctx, `SELECT pg_relation_size(c.oid),
@@ -572,6 +732,7 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 	n := l.keys.N()
 	m := out.Metrics
 	var secondary, all float64
+	var primary string
 	for _, ix := range indexes {
 		f, err := pgIndexFigures(ctx, e.conn, ix, true)
 		if err != nil {
@@ -580,6 +741,9 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 		out.Indexes = append(out.Indexes, f)
 		all += float64(f.Bytes)
 		if ix.primary {
+			if err := e.conn.QueryRow(ctx, "SELECT $1::oid::regclass::text", ix.oid).Scan(&primary); err != nil {
+				return fail("name the primary key", err)
+			}
 			m["index_bytes"] = float64(f.Bytes)
 			m["leaf_pages"] = float64(f.LeafPages)
 			m["leaf_pages_per_1000"] = perThousand(float64(f.LeafPages), n)
@@ -592,12 +756,22 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 		}
 	}
 	x.metrics(m, n, e.polite)
+	if e.polite {
+		m["tries"] = float64(tries)
+	}
 	m["index_bytes_per_key"] = perKey(m["index_bytes"], n)
 	m["secondary_index_bytes"] = secondary
 	m["all_index_bytes"] = all
 	m["all_index_bytes_per_key"] = perKey(all, n)
 	m["heap_bytes"] = float64(heapBytes)
 	m["toast_bytes"] = float64(toastBytes)
+	column := shape.key
+	if len(shape.columns) > 0 {
+		column = shape.columns[0]
+	}
+	if err := e.pgReads(ctx, l, colType, table, primary, shape.key, column, m); err != nil {
+		return fail("reads", err)
+	}
 	return out, nil
 }
 

@@ -412,7 +412,7 @@ func TestLikeTableShapesPostgres(t *testing.T) {
 			keys[i] = [16]byte{0: byte(first >> 8), 1: byte(first), 14: byte(i >> 8), 15: byte(i)}
 		}
 		var plan []byte
-		require.NoError(t, e.conn.QueryRow(ctx, e.likeInsert(copyTable, "uuid[]"), keys, first, e.like.sample).Scan(&plan))
+		require.NoError(t, e.conn.QueryRow(ctx, e.likeInsert(copyTable, "uuid[]"), keys, first).Scan(&plan))
 	}
 	var rows, days, wrongTotals int
 	require.NoError(t, e.conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT day), count(*) FILTER (WHERE total IS DISTINCT FROM price * 3) FROM "+copyTable).
@@ -497,7 +497,7 @@ func TestLikeTableShapesMySQL(t *testing.T) {
 		}
 		doc, err := json.Marshal(batch)
 		require.NoError(t, err)
-		_, err = e.conn.ExecContext(ctx, e.likeInsert(copyTable, false), string(doc), e.like.sample)
+		_, err = e.conn.ExecContext(ctx, e.likeInsert(copyTable, false), string(doc))
 		require.NoError(t, err)
 	}
 	var rows, days, wrongTotals, domains int

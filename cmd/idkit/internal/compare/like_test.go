@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -481,12 +482,17 @@ func TestMySQLSampleIsUniform(t *testing.T) {
 		_, err := e.conn.ExecContext(ctx, q)
 		require.NoError(t, err, q)
 	}
-	rows, err := readMySQLSample(ctx, e.conn, table, "id, label, raw", 0.4, 2000)
+	sampled, err := readMySQLSample(ctx, e.conn, table, "CAST(id AS DOUBLE)", "NULL", "id, label, raw", 0.4, 2000)
 	require.NoError(t, err)
-	require.Len(t, rows, 2000)
+	require.Len(t, sampled, 2000)
 	var sum, top int64
 	seen := map[string]bool{}
-	for _, row := range rows {
+	var rows [][]any
+	for _, r := range sampled {
+		row := r.row
+		rows = append(rows, row)
+		assert.Equal(t, fmt.Sprint(row[0]), fmt.Sprint(r.key), "the key that orders the row")
+		assert.True(t, math.IsNaN(r.at), "no time column")
 		text := fmt.Sprint(row[0])
 		id, err := strconv.ParseInt(text, 10, 64)
 		require.NoError(t, err)

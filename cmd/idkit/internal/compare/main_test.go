@@ -11,5 +11,5 @@ import (
 // TestMain fails the package's tests if they leave goroutines running
 // once the etcd members they started have let go of their connections.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(leakcheck.Etcd(m), leakcheck.Options()...)
+	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }

@@ -51,7 +51,7 @@ type postgresEngine struct {
 // --like run sourceDSN names the server with the user's table, the same
 // as dsn when polite.
 func openPostgres(ctx context.Context, dsn, sourceDSN string, polite bool) (*postgresEngine, error) {
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := pgConnect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: postgres: connect: %w", err)
 	}
@@ -67,6 +67,12 @@ func openPostgres(ctx context.Context, dsn, sourceDSN string, polite bool) (*pos
 		if err := conn.QueryRow(ctx, `SELECT pg_current_wal_lsn() - '0/0'::pg_lsn, checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter`).
 			Scan(&e.walStart, &e.checkpointsStart); err != nil {
 			return fail("read the WAL position", err)
+		}
+		// pageinspect where it is there and the user may run it: a polite
+		// engine creates no extension.
+		var err error
+		if e.pageinspect, err = pgMayInspect(ctx, conn); err != nil {
+			return fail("pageinspect", err)
 		}
 	} else {
 		// pgstattuple is a database-wide extension: create it if missing
@@ -88,9 +94,13 @@ func openPostgres(ctx context.Context, dsn, sourceDSN string, polite bool) (*pos
 
 func (e *postgresEngine) Info() EngineInfo {
 	settings := "8192-byte pages, autovacuum off for the tables, CHECKPOINT every interval, schema " + e.schema
-	if e.polite {
-		settings = "8192-byte pages, autovacuum off for the tables, no CHECKPOINT (the copies are on the source server), schema " + e.schema
-	} else if !e.pageinspect {
+	switch {
+	case e.polite && e.pageinspect:
+		settings = "8192-byte pages, autovacuum off for the tables, no CHECKPOINT (the copies are on the source server): the pages changed in each interval are counted from their LSNs (pageinspect), schema " + e.schema
+	case e.polite:
+		settings = "8192-byte pages, autovacuum off for the tables, no CHECKPOINT (the copies are on the source server), schema " + e.schema +
+			"; the pages changed in each interval and the newest rows' leaf pages are left out: pageinspect is not there or not for this user (a superuser's, or the run with --scratch)"
+	case !e.pageinspect:
 		settings += "; the newest rows' leaf pages are left out: pageinspect is for superusers (CREATE EXTENSION pageinspect, and the run as a superuser)"
 	}
 	return EngineInfo{Name: EnginePostgres, Version: "PostgreSQL " + e.version + driver("github.com/jackc/pgx/v5"), Settings: settings}
@@ -113,7 +123,7 @@ func (e *postgresEngine) Close(ctx context.Context) error {
 		return fmt.Errorf("compare: postgres: %s is left behind (%v); remove it with: %s", e.Created(), err, drop)
 	}
 	if e.conn.IsClosed() {
-		conn, err := pgx.Connect(ctx, e.dsn)
+		conn, err := pgConnect(ctx, e.dsn)
 		if err != nil {
 			return left(err)
 		}
@@ -151,29 +161,32 @@ func (e *postgresEngine) serverLoad(ctx context.Context) (string, error) {
 }
 
 // explained is what a load's statements reported under EXPLAIN (ANALYZE,
-// BUFFERS, WAL), summed over its batches, with the time they took and the
-// server's WAL position difference over the load.
+// BUFFERS, WAL), summed over its batches, with the time they took, the
+// server's WAL position difference over the load, and, counted without a
+// checkpoint, the pages changed in each interval.
 type explained struct {
 	dirtied, written, records, fpi, walBytes int64
 	lsnBytes                                 int64
 	spent                                    time.Duration
+	// changed sums, over the load's intervals, the pages of the copy
+	// whose LSN moved in each (counted: the engine is polite and may read
+	// pages with pageinspect).
+	changed int64
+	counted bool
+	// checkpoints is the number of checkpoints the server took during
+	// the load, on a polite engine, which forces none.
+	checkpoints int64
 }
 
 // explainLoad runs l's batches through stmt, an EXPLAIN (ANALYZE, BUFFERS,
 // WAL, FORMAT JSON) of one INSERT whose arguments args gives for keys
 // lo..hi-1, with a CHECKPOINT before the load and at each of its
-// intervals, and sums what the batches reported.
-func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string, args func(lo, hi int) []any) (explained, error) {
+// intervals, and sums what the batches reported. A polite engine forces
+// no checkpoint: where it may read pages (pageinspect), it counts at each
+// interval the pages of the relations rels whose LSN moved since the
+// last, which are the pages a checkpoint there would have written.
+func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string, args func(lo, hi int) []any, rels []uint32) (explained, error) {
 	var x explained
-	checkpoint := func() error {
-		_, err := e.conn.Exec(ctx, "CHECKPOINT")
-		return err
-	}
-	if e.polite {
-		checkpoint = nil
-	} else if err := checkpoint(); err != nil {
-		return x, fmt.Errorf("checkpoint before loading: %w", err)
-	}
 	// The server-wide LSN difference over the load counts, besides the
 	// statements' WAL, their commit records, the checkpoints' records and
 	// any other session's writes: a cross-check, never less.
@@ -182,9 +195,44 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 		err := e.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").Scan(&n)
 		return n, err
 	}
+	checkpoints := func() (int64, error) {
+		var n int64
+		err := e.conn.QueryRow(ctx, "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter").Scan(&n)
+		return n, err
+	}
+	var interval func() error
+	var since, ckptBefore int64
+	switch {
+	case !e.polite:
+		interval = func() error {
+			_, err := e.conn.Exec(ctx, "CHECKPOINT")
+			return err
+		}
+		if err := interval(); err != nil {
+			return x, fmt.Errorf("checkpoint before loading: %w", err)
+		}
+	case e.pageinspect && len(rels) > 0:
+		x.counted = true
+		interval = func() error {
+			var n int64
+			if err := e.conn.QueryRow(ctx, pgChangedPages, rels, since).Scan(&n); err != nil {
+				return fmt.Errorf("pages changed in the interval: %w", err)
+			}
+			x.changed += n
+			var err error
+			since, err = lsn()
+			return err
+		}
+	}
 	before, err := lsn()
 	if err != nil {
 		return x, fmt.Errorf("read the WAL position: %w", err)
+	}
+	since = before
+	if e.polite {
+		if ckptBefore, err = checkpoints(); err != nil {
+			return x, fmt.Errorf("read the checkpoint count: %w", err)
+		}
 	}
 	insert := func(lo, hi int) error {
 		var plan []byte
@@ -203,25 +251,59 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 		x.walBytes += p.Bytes
 		return nil
 	}
-	if x.spent, err = l.batches(insert, checkpoint); err != nil {
+	if x.spent, err = l.batches(insert, interval); err != nil {
 		return x, err
+	}
+	if x.counted {
+		if err := interval(); err != nil { // the last interval, or none
+			return x, err
+		}
 	}
 	after, err := lsn()
 	if err != nil {
 		return x, fmt.Errorf("read the WAL position: %w", err)
 	}
 	x.lsnBytes = after - before
+	if e.polite {
+		ckptAfter, err := checkpoints()
+		if err != nil {
+			return x, fmt.Errorf("read the checkpoint count: %w", err)
+		}
+		x.checkpoints = ckptAfter - ckptBefore
+	}
 	return x, nil
 }
+
+// pgChangedPages counts the pages of the relations $1 whose LSN is past
+// $2: the pages changed since that WAL position, each read with
+// pageinspect from shared buffers, where the load left them.
+const pgChangedPages = `SELECT count(*) FROM unnest($1::oid[]) AS r(rel),
+	LATERAL generate_series(0, pg_relation_size(r.rel) / current_setting('block_size')::bigint - 1) AS b(blkno)
+	WHERE (page_header(get_raw_page(r.rel::regclass::text, b.blkno::integer))).lsn - '0/0'::pg_lsn > $2::bigint`
+
+// checkpointed says whether a polite engine's load saw a checkpoint of
+// the server's: its statements' WAL then holds full-page images.
+func (x explained) checkpointed() bool { return x.checkpoints > 0 || x.fpi > 0 }
 
 // metrics sets the figures of a load of n keys that x describes. Without
 // checkpoints (polite) the pages a load dirtied and the full-page images
 // it logged depend on when the server last checkpointed, and the WAL
-// position moves with every session's writes: those are left out.
+// position moves with every session's writes: those are left out. The
+// statements' WAL is then their records alone, kept when no checkpoint
+// of the server's fell in the load, and the pages changed per interval,
+// counted from the pages' LSNs, stand for the pages dirtied.
 func (x explained) metrics(m map[string]float64, n int, polite bool) {
 	m["inserts_per_second"] = rate(n, x.spent)
 	m["wal_records"] = float64(x.records)
 	if polite {
+		if !x.checkpointed() {
+			m["wal_bytes_no_fpi"] = float64(x.walBytes)
+			m["wal_bytes_no_fpi_per_insert"] = perKey(float64(x.walBytes), n)
+		}
+		if x.counted {
+			m["pages_changed"] = float64(x.changed)
+			m["pages_changed_per_1000"] = perThousand(float64(x.changed), n)
+		}
 		return
 	}
 	m["pages_dirtied"] = float64(x.dirtied)
@@ -278,7 +360,7 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
 
 	stmt := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (id, payload) SELECT k, $2 FROM unnest($1::%s) AS k", table, array)
-	x, err := e.explainLoad(ctx, l, stmt, func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), l.value} })
+	x, err := e.explainLoad(ctx, l, stmt, func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), l.value} }, nil)
 	if err != nil {
 		return fail("load", err)
 	}
@@ -303,7 +385,7 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	if !math.IsNaN(fragmentation) {
 		m["leaf_fragmentation"] = fragmentation / 100
 	}
-	if err := e.pgReads(ctx, l, colType, table, index, m); err != nil {
+	if err := e.pgReads(ctx, l, colType, table, index, "id", "payload", m); err != nil {
 		return fail("reads", err)
 	}
 	return out, nil
@@ -339,7 +421,7 @@ func (e *postgresEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers i
 		return fail("create table", err)
 	}
 	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
-	cfg, err := pgx.ParseConfig(e.dsn)
+	cfg, err := pgConfig(e.dsn)
 	if err != nil {
 		return fail("parse the DSN", err)
 	}

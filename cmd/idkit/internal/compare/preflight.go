@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -66,7 +67,7 @@ func (e *rightsError) Is(target error) bool { return target == ErrRights }
 
 // pgPreflight checks the rights of a PostgreSQL plan.
 func pgPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
-	conn, err := pgx.Connect(ctx, p.dsn)
+	conn, err := pgConnect(ctx, p.dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: postgres: connect: %w", err)
 	}
@@ -116,7 +117,7 @@ func pgPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight
 	}
 	src := conn
 	if p.source != p.dsn {
-		if src, err = pgx.Connect(ctx, p.source); err != nil {
+		if src, err = pgConnect(ctx, p.source); err != nil {
 			return nil, fmt.Errorf("compare: postgres: connect to the source: %w", err)
 		}
 		defer src.Close(context.WithoutCancel(ctx))
@@ -155,19 +156,31 @@ func pgPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight
 // idkit_compare_<random>.
 const mysqlDatabaseRights = "CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES"
 
-// mysqlPreflight checks the rights of a MariaDB/MySQL plan. The rights on
-// the run's own databases are tried on a database of the check's own,
-// which it drops; the global ones are read from USER_PRIVILEGES.
+// mysqlPreflight checks the rights of a MariaDB/MySQL plan: in a --like
+// run the source's first, where a missing table ends the check at once;
+// then the rights on the run's own databases, tried on a database of the
+// check's own, which it drops; the global ones are read from
+// USER_PRIVILEGES. Stopped (ctx done), it ends the statement it is in
+// (KILL QUERY), so that nothing of it stays queued behind a lock.
 func mysqlPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
+	var out []missingRight
+	if p.source != "" {
+		m, err := mysqlSourceRights(ctx, p, like)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m...)
+	}
 	db, conn, err := mysqlConnect(ctx, p.dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: mysql: %w", err)
 	}
 	defer db.Close()
 	defer conn.Close()
+	defer killOnStop(ctx, db, conn)()
 	cfg, _ := mysql.ParseDSN(p.dsn)
-	var account string
-	if err := conn.QueryRowContext(ctx, "SELECT CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''')").Scan(&account); err != nil {
+	account, err := mysqlAccount(ctx, conn)
+	if err != nil {
 		return nil, fmt.Errorf("compare: mysql: read the user: %w", err)
 	}
 	side := "where the copies go"
@@ -175,7 +188,6 @@ func mysqlPreflight(ctx context.Context, p serverPlan, like string) ([]missingRi
 		side = "the source, where the copies go too"
 	}
 	where := fmt.Sprintf("MariaDB/MySQL %s as %s, %s", serverName(cfg.Addr, 0, cfg.DBName), account, side)
-	var out []missingRight
 
 	probe := "idkit_compare_" + runSuffix()
 	steps := []string{
@@ -197,7 +209,10 @@ func mysqlPreflight(ctx context.Context, p serverPlan, like string) ([]missingRi
 			break
 		}
 	}
-	conn.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+probe)
+	if ctx.Err() != nil {
+		return nil, mysqlDropAfterStop(ctx, db, probe)
+	}
+	conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+probe)
 	if failed != nil {
 		if !isMySQLDenied(failed) {
 			return nil, fmt.Errorf("compare: mysql: try the rights on a database of the run's own: %w", failed)
@@ -212,62 +227,127 @@ func mysqlPreflight(ctx context.Context, p serverPlan, like string) ([]missingRi
 		out = append(out, missingRight{where, "SELECT on mysql.innodb_index_stats, the sizes of the copies' indexes",
 			fmt.Sprintf("GRANT SELECT ON mysql.innodb_index_stats TO %s;", account)})
 	}
-	if !p.polite {
-		rows, err := conn.QueryContext(ctx, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?", account)
-		if err != nil {
-			return nil, fmt.Errorf("compare: mysql: read the user's privileges: %w", err)
-		}
-		has := map[string]bool{}
-		for rows.Next() {
-			var priv string
-			if err := rows.Scan(&priv); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("compare: mysql: read the user's privileges: %w", err)
-			}
-			has[priv] = true
-		}
-		rows.Close()
-		var lack []string
-		for _, priv := range []string{"RELOAD", "PROCESS"} {
-			if !has[priv] && !has["SUPER"] {
-				lack = append(lack, priv)
-			}
-		}
-		if len(lack) > 0 {
-			out = append(out, missingRight{where, strings.Join(lack, " and ") + " (RELOAD to flush the copies, PROCESS to read InnoDB's page figures)",
-				fmt.Sprintf("GRANT %s ON *.* TO %s;", strings.Join(lack, ", "), account)})
-		}
-	}
-	if p.source == "" {
+	if p.polite {
 		return out, nil
 	}
-	src := conn
-	if p.source != p.dsn {
-		srcDB, c, err := mysqlConnect(ctx, p.source)
-		if err != nil {
-			return nil, fmt.Errorf("compare: mysql: the source: %w", err)
-		}
-		defer srcDB.Close()
-		defer c.Close()
-		src = c
-		if err := src.QueryRowContext(ctx, "SELECT CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''')").Scan(&account); err != nil {
-			return nil, fmt.Errorf("compare: mysql: read the user on the source: %w", err)
-		}
-		scfg, _ := mysql.ParseDSN(p.source)
-		where = fmt.Sprintf("MariaDB/MySQL %s as %s, the source", serverName(scfg.Addr, 0, scfg.DBName), account)
+	rows, err := conn.QueryContext(ctx, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?", account)
+	if err != nil {
+		return nil, fmt.Errorf("compare: mysql: read the user's privileges: %w", err)
 	}
+	has := map[string]bool{}
+	for rows.Next() {
+		var priv string
+		if err := rows.Scan(&priv); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("compare: mysql: read the user's privileges: %w", err)
+		}
+		has[priv] = true
+	}
+	rows.Close()
+	var lack []string
+	for _, priv := range []string{"RELOAD", "PROCESS"} {
+		if !has[priv] && !has["SUPER"] {
+			lack = append(lack, priv)
+		}
+	}
+	if len(lack) > 0 {
+		out = append(out, missingRight{where, strings.Join(lack, " and ") + " (RELOAD to flush the copies, PROCESS to read InnoDB's page figures)",
+			fmt.Sprintf("GRANT %s ON *.* TO %s;", strings.Join(lack, ", "), account)})
+	}
+	return out, nil
+}
+
+// mysqlSourceRights checks the right to read the --like table on its
+// source server, and refuses a table that is not there.
+func mysqlSourceRights(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
 	name, err := ParseLike(like)
 	if err != nil {
 		return nil, err
 	}
-	table := mysqlIdent(name.Schema.name) + "." + mysqlIdent(name.Table.name)
-	if _, err := src.ExecContext(ctx, "SELECT 1 FROM "+table+" LIMIT 0"); err != nil {
-		if !isMySQLDenied(err) {
-			return out, nil // the run says what is wrong with the table
-		}
-		out = append(out, missingRight{where, "SELECT on " + table, fmt.Sprintf("GRANT SELECT ON %s TO %s;", table, account)})
+	db, conn, err := mysqlConnect(ctx, p.source)
+	if err != nil {
+		return nil, fmt.Errorf("compare: mysql: the source: %w", err)
 	}
-	return out, nil
+	defer db.Close()
+	defer conn.Close()
+	defer killOnStop(ctx, db, conn)()
+	account, err := mysqlAccount(ctx, conn)
+	if err != nil {
+		return nil, fmt.Errorf("compare: mysql: read the user on the source: %w", err)
+	}
+	cfg, _ := mysql.ParseDSN(p.source)
+	side := "the source"
+	if p.polite {
+		side = "the source, where the copies go too"
+	}
+	where := fmt.Sprintf("MariaDB/MySQL %s as %s, %s", serverName(cfg.Addr, 0, cfg.DBName), account, side)
+	table := mysqlIdent(name.Schema.name) + "." + mysqlIdent(name.Table.name)
+	_, err = conn.ExecContext(ctx, "SELECT 1 FROM "+table+" LIMIT 0")
+	var my *mysql.MySQLError
+	switch {
+	case err == nil:
+		return nil, nil
+	case isMySQLDenied(err):
+		return []missingRight{{where, "SELECT on " + table, fmt.Sprintf("GRANT SELECT ON %s TO %s;", table, account)}}, nil
+	case errors.As(err, &my) && (my.Number == 1146 || my.Number == 1049): // no such table, no such database
+		return nil, fmt.Errorf("%w %s: mysql: no table %s (or no right to see it)", ErrLike, name, table)
+	}
+	note := ""
+	if n := lockWaitNote(err); n != "" {
+		note = "; " + n
+	}
+	return nil, fmt.Errorf("%w %s: mysql: read the table on the source: %w%s", ErrLike, name, err, note)
+}
+
+// mysqlAccount returns the session's account as GRANT names it.
+func mysqlAccount(ctx context.Context, conn *sql.Conn) (string, error) {
+	var account string
+	err := conn.QueryRowContext(ctx, "SELECT CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''')").Scan(&account)
+	return account, err
+}
+
+// killOnStop ends the statement conn is running (KILL QUERY, on another
+// connection of db) when ctx is done, within CleanupTime: the server
+// goes on with a statement whose client went away, and one that waits for
+// a lock would stay queued. The returned function stops the watch and
+// waits for a kill under way.
+func killOnStop(ctx context.Context, db *sql.DB, conn *sql.Conn) func() {
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(done)
+		kill, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTime)
+		defer cancel()
+		if c, err := db.Conn(kill); err == nil {
+			c.ExecContext(kill, fmt.Sprintf("KILL QUERY %d", id))
+			c.Close()
+		}
+	})
+	return func() {
+		if !stop() {
+			<-done
+		}
+	}
+}
+
+// mysqlDropAfterStop drops the check's own database after the check was
+// stopped, on another connection, within CleanupTime, and returns the
+// error of the stopped check: with what is left when it cannot drop it.
+func mysqlDropAfterStop(ctx context.Context, db *sql.DB, probe string) error {
+	drop, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTime)
+	defer cancel()
+	c, err := db.Conn(drop)
+	if err == nil {
+		_, err = c.ExecContext(drop, "DROP DATABASE IF EXISTS "+probe)
+		c.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("compare: mysql: check the rights: %w; database %s is left behind (%v); remove it with: DROP DATABASE IF EXISTS %s", ctx.Err(), probe, err, probe)
+	}
+	return fmt.Errorf("compare: mysql: check the rights: %w", ctx.Err())
 }
 
 // isMySQLDenied says whether err is the server's refusal of a right.

@@ -47,13 +47,14 @@ func newestStart(n int) int { return n - max(1, n/newestShare) }
 
 func fmtTwo(v float64) string { return fmt.Sprintf("%.2f", v) }
 
-// pgReads measures the reads of a loaded table: the buffer pages a point
-// lookup touches, over keys spread over the table and over its newest 1%,
-// and, when pageinspect may be used, the leaf pages of the key index that
-// hold the newest 1% of rows. The table's heap is filled in generation
-// order (inserts only, autovacuum off), so the newest rows are those from
-// the heap position of the first of them on.
-func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, index string, m map[string]float64) error {
+// pgReads measures the reads of a loaded table through its key column
+// key (quoted), reading column (quoted) of each row: the buffer pages a
+// point lookup touches, over keys spread over the table and over its
+// newest 1%, and, when pageinspect may be used, the leaf pages of the key
+// index that hold the newest 1% of rows. The table's heap is filled in
+// generation order (inserts only, autovacuum off), so the newest rows are
+// those from the heap position of the first of them on.
+func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, index, key, column string, m map[string]float64) error {
 	n := l.keys.N()
 	spread, newest := lookupKeys(n)
 	tx, err := e.conn.Begin(ctx)
@@ -70,7 +71,7 @@ func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, 
 		key  string
 		keys []int
 	}{{"lookup_pages", spread}, {"lookup_pages_newest", newest}} {
-		pages, rows, err := explainPages(ctx, tx, fmt.Sprintf("SELECT payload FROM %s WHERE id = ANY($1::%s[])", table, colType), pgKeysAt(l, colType, q.keys))
+		pages, rows, err := explainPages(ctx, tx, fmt.Sprintf("SELECT %s FROM %s WHERE %s = ANY($1::%s[])", column, table, key, colType), pgKeysAt(l, colType, q.keys))
 		if err != nil {
 			return fmt.Errorf("point lookups: %w", err)
 		}
@@ -82,13 +83,13 @@ func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, 
 	// The newest rows by a range scan through the key, from the least
 	// key among them: every row at or above it is read. The count's plan
 	// returns one row, so the rows read are counted apart.
-	from := fmt.Sprintf("FROM %s WHERE id >= ($1::%s[])[1]", table, colType)
+	from := fmt.Sprintf("FROM %s WHERE %s >= ($1::%s[])[1]", table, key, colType)
 	lowest := pgKeysAt(l, colType, []int{lowestNewest(l)})
 	var scanned int64
 	if err := tx.QueryRow(ctx, "SELECT count(*) "+from, lowest).Scan(&scanned); err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
 	}
-	pages, _, err := explainPages(ctx, tx, "SELECT count(payload) "+from, lowest)
+	pages, _, err := explainPages(ctx, tx, "SELECT count("+column+") "+from, lowest)
 	if err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
 	}
@@ -101,7 +102,7 @@ func (e *postgresEngine) pgReads(ctx context.Context, l dbLoad, colType, table, 
 		return nil
 	}
 	var first string
-	if err := e.conn.QueryRow(ctx, fmt.Sprintf("SELECT ctid::text FROM %s WHERE id = ($1::%s[])[1]", table, colType),
+	if err := e.conn.QueryRow(ctx, fmt.Sprintf("SELECT ctid::text FROM %s WHERE %s = ($1::%s[])[1]", table, key, colType),
 		pgKeysAt(l, colType, []int{newestStart(n)})).Scan(&first); err != nil {
 		return fmt.Errorf("heap position of the newest rows: %w", err)
 	}
@@ -196,9 +197,17 @@ func pgPageinspect(ctx context.Context, conn *pgx.Conn) (bool, error) {
 			return false, err
 		}
 	}
+	return pgMayInspect(ctx, conn)
+}
+
+// pgMayInspect says whether pageinspect is there and the user may run
+// the functions the run reads pages with.
+func pgMayInspect(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	var may bool
 	err := conn.QueryRow(ctx, `SELECT coalesce(has_function_privilege(to_regprocedure('bt_page_items(text,bigint)'), 'EXECUTE'), false)
-		AND coalesce(has_function_privilege(to_regprocedure('bt_page_stats(text,bigint)'), 'EXECUTE'), false)`).Scan(&may)
+		AND coalesce(has_function_privilege(to_regprocedure('bt_page_stats(text,bigint)'), 'EXECUTE'), false)
+		AND coalesce(has_function_privilege(to_regprocedure('get_raw_page(text,integer)'), 'EXECUTE'), false)
+		AND coalesce(has_function_privilege(to_regprocedure('page_header(bytea)'), 'EXECUTE'), false)`).Scan(&may)
 	return may, err
 }
 

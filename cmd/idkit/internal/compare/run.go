@@ -368,11 +368,11 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 			"verdict":     "derived from the figures measured in this run and the design, under the stated constraints",
 		},
 	}
-	engines, infos, err := openEngines(ctx, o, dir)
+	engines, infos, likes, err := openEngines(ctx, o, dir)
 	if err != nil {
 		return nil, err
 	}
-	r.Engines = infos
+	r.Engines, r.Like = infos, likes
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "disk: %s, in %s\n", disk, dir)
 		for _, e := range engines {
@@ -409,9 +409,6 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	}()
 	if o.Like != "" {
 		name, _ := ParseLike(o.Like)
-		if r.Like, err = prepareLike(ctx, engines, name, o.Sample, o.N); err != nil {
-			return nil, err
-		}
 		r.Config.Like, r.Config.Sample = name.String(), o.Sample
 		r.Sources["like"] = "read from the source servers' catalogs and statistics and a sample of the table's rows, in one read-only snapshot; the run never writes the table"
 	}

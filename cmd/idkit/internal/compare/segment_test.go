@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/idkit/idkit/internal/testkit/etcdtest"
+	"github.com/idkit/idkit/fleet/fleettest"
 )
 
 // TestSegmentRowsNeedServers: without a server address only the bbolt row
@@ -54,7 +54,7 @@ func segmentScratch(t *testing.T) []Scheme {
 	t.Helper()
 	etcd := os.Getenv(EnvEtcdEndpoints)
 	if etcd == "" {
-		etcd = etcdtest.Start(t, 1).Endpoint(0)
+		etcd = fleettest.Start(t, 1).Endpoint(0)
 	}
 	getenv := func(k string) string {
 		if k == EnvEtcdEndpoints {
@@ -103,7 +103,7 @@ func TestSegmentScratchRemoved(t *testing.T) {
 		})
 	})
 	t.Run("etcd", func(t *testing.T) {
-		cluster := etcdtest.Start(t, 1)
+		cluster := fleettest.Start(t, 1)
 		sc, err := openEtcdScratch([]string{cluster.Endpoint(0)})
 		require.NoError(t, err)
 		cli := cluster.Client()

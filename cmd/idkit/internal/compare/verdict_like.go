@@ -118,42 +118,42 @@ func fleetCaveat(s *Result, need Need) string {
 	return "; fleet: blocks from one store every machine reaches, a round trip per block"
 }
 
-// InOrder is the correlation of an integer key with the rows' physical
-// order (pg_stats) from which the verdict takes it for a local sequence
-// the application keeps.
-const InOrder = 0.99
+// localSequenceWords say what a local sequence is, in the verdict's line
+// on a kept key and on the counter baseline alike.
+const localSequenceWords = "a local sequence, integers the server numbers in insert order, as the counter the figures are measured against"
 
-// tableKey judges the table's key under need: a local sequence is kept
-// unless a need rules it out; any other key is described, and the schemes
-// rank to replace it.
+// tableKey judges the table's key under need: a local sequence (by the
+// one rule of localSequence) is kept unless a need rules it out; any
+// other key is described, and the schemes rank to replace it.
 func (t *LikeTable) tableKey(need Need) *TableKey {
-	k := &TableKey{Column: t.Key, Type: t.KeyType, Sequence: t.KeySequence}
-	how := t.KeySequence
-	if bits, _ := intBits(t.KeyType); how == "" && bits > 0 && t.KeyCorrelation != nil && *t.KeyCorrelation >= InOrder {
-		// An integer key the application numbers in insert order is a
-		// local sequence all the same.
-		how = fmt.Sprintf("in insert order: correlation %.2f", *t.KeyCorrelation)
-		k.Sequence = "in insert order"
-	}
-	if how == "" {
+	k := &TableKey{Column: t.Key, Type: t.KeyType}
+	how, ok := t.localSequence()
+	if !ok {
 		k.Line = fmt.Sprintf("your key %s (%s) is not a local sequence", t.Key, t.KeyType)
-		if c := t.KeyCorrelation; c != nil {
-			k.Line += fmt.Sprintf("; its order against the rows' physical order: correlation %.2f (1 in order, 0 unrelated)", *c)
+		var why []string
+		if bits, _ := intBits(t.KeyType); bits > 0 && t.KeyMin != nil && t.KeyMax != nil && !dense(*t.KeyMin, *t.KeyMax, t.Rows) {
+			why = append(why, fmt.Sprintf("its values span %s..%s for about %s rows", thousands(*t.KeyMin), thousands(*t.KeyMax), thousands(t.Rows)))
+		}
+		if c := t.KeyTimeCorrelation; c != nil {
+			why = append(why, fmt.Sprintf("its order against the created-at column's: rank correlation %.2f (1 in order, 0 unrelated)", *c))
+		} else if c := t.KeyCorrelation; c != nil {
+			why = append(why, fmt.Sprintf("its order against the rows' physical order: correlation %.2f (1 in order, 0 unrelated)", *c))
+		}
+		if len(why) > 0 {
+			k.Line += "; " + strings.Join(why, "; ")
 		}
 		k.Line += "; the schemes below rank to replace it"
 		return k
 	}
+	k.Sequence = how
 	what := fmt.Sprintf("%s (%s, %s)", t.Key, t.KeyType, how)
 	bits, unsigned := intBits(t.KeyType)
-	d := Design{Bits: bits, Ordered: true, Dense: true}
-	if bits > 0 {
-		d.MaxBits = bits - 1
-		if unsigned {
-			d.MaxBits = bits
-		}
-		d = fromMaxBits(d)
+	d := Design{Bits: bits, Ordered: true, Dense: true, MaxBits: bits - 1}
+	if unsigned {
+		d.MaxBits = bits
 	}
-	if need.Bits64 && bits > 0 && !d.Int63 {
+	d = fromMaxBits(d)
+	if need.Bits64 && !d.Int63 {
 		k.RuledOut = append(k.RuledOut, fmt.Sprintf("values up to %d bits, need 64bit (a BIGINT column)", d.MaxBits))
 	}
 	caveat, why := denseJSSafe(&Result{Design: d}, need)
@@ -174,12 +174,8 @@ func (t *LikeTable) tableKey(need Need) *TableKey {
 		return k
 	}
 	k.Keep = true
-	size := ""
-	if bits > 0 {
-		size = fmt.Sprintf(" and %d bytes", bits/8)
-	}
-	k.Line = fmt.Sprintf("keep your key %s: a local sequence is already in insert order%s; change it only for a need it fails (fleet, unguessable, sortable), for which the schemes below rank%s",
-		what, size, caveat)
+	k.Line = fmt.Sprintf("keep your key %s: %s, %d bytes; change it only for a need it fails (fleet, unguessable, sortable), for which the schemes below rank%s",
+		what, localSequenceWords, bits/8, caveat)
 	return k
 }
 

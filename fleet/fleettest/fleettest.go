@@ -1,20 +1,30 @@
-// Package etcdtest starts real etcd servers inside a test process: one
-// member or a small cluster on free loopback ports, with data in the test's
-// temporary directory, and a loopback proxy that a test can cut to model a
-// client cut off from etcd. StartWith starts a protected cluster: one that
-// serves its clients over TLS and requires client certificates, or one
-// whose users need a password, or both.
+// Package fleettest runs real etcd clusters for the tests of code on
+// package fleet: one member or a small cluster of etcd processes on free
+// loopback ports, with their data in the test's temporary directory,
+// stopped when the test ends. StartWith starts a protected cluster: one
+// that serves its clients over TLS and requires client certificates, or
+// one whose users need a password, or both. Members can be stopped,
+// crashed and restarted, to test what a client does through an outage.
 //
-// It is for tests only; nothing in the library imports it.
-package etcdtest
+// The members are processes of an etcd binary (version 3.5 or later): the
+// file that $IDKIT_ETCD names, else etcd on $PATH; inside idkit's own
+// workspace, the etcd server that idkit pins, built on first use. Where
+// there is none, a test that starts a cluster skips, saying how to get
+// one (under CI=true it fails instead). The server's code is never linked
+// into a test, so that a module that tests with fleettest does not carry
+// etcd's server in its module graph.
+//
+// It is idkit's own test harness, published in fleet's module for that
+// reason; nothing in the library imports it, and its API follows idkit's
+// tests.
+package fleettest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,14 +34,16 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 
 	"github.com/idkit/idkit/internal/testkit/testcert"
+	"github.com/idkit/idkit/internal/testkit/testenv"
 )
 
-// Cluster is a running set of embedded etcd members.
+// Cluster is a running set of etcd members.
 type Cluster struct {
 	t       testing.TB
+	bin     string
 	dir     string // the test's directory; each start attempt makes its own in it
 	fsync   bool
 	initial string // the initial cluster, name=peer URL, comma-separated
@@ -74,14 +86,17 @@ const HarnessSerial = 1 << 32
 // read and write on the keys under KeyRoot.
 const UserRole = "idkit-test"
 
+// readyWithin bounds how long a member may take to serve once started.
+const readyWithin = 30 * time.Second
+
 type member struct {
 	name   string
 	client string // client URL
 	peer   string // peer URL
 	dir    string // the parent of its data directory
 
-	mu   sync.Mutex // guards etcd
-	etcd *embed.Etcd
+	mu   sync.Mutex // guards the fields below
+	proc *process   // nil while stopped
 }
 
 // Start starts a cluster of n members and stops it when the test ends.
@@ -113,8 +128,8 @@ const startAttempts = 5
 func start(t testing.TB, n int, fsync bool, o Options) *Cluster {
 	t.Helper()
 	// The members stop before their directory goes: cleanups run last
-	// first, and a member whose files vanish under it exits the process.
-	c := &Cluster{t: t, fsync: fsync, dir: t.TempDir(), opts: o}
+	// first.
+	c := &Cluster{t: t, bin: binary(t), fsync: fsync, dir: t.TempDir(), opts: o}
 	if o.CA != nil {
 		c.issue()
 	}
@@ -129,14 +144,14 @@ func start(t testing.TB, n int, fsync bool, o Options) *Cluster {
 		}
 		c.Close()
 		if !inUse(err) || attempt == startAttempts {
-			t.Fatalf("etcdtest: %v", err)
+			t.Fatalf("fleettest: %v", err)
 		}
-		t.Logf("etcdtest: %v; trying other ports", err)
+		t.Logf("fleettest: %v; trying other ports", err)
 	}
 }
 
 // startFresh starts n new members on fresh ports, in a fresh directory,
-// and waits until they are ready.
+// and waits until they serve.
 func (c *Cluster) startFresh(n int) error {
 	c.members = nil
 	var initial []string
@@ -152,15 +167,13 @@ func (c *Cluster) startFresh(n int) error {
 	}
 	for _, m := range c.members {
 		m.dir = dir
+		if m.proc, err = c.launch(m); err != nil {
+			return err
+		}
 	}
 	ready := make(chan error, n)
 	for _, m := range c.members {
-		e, err := embed.StartEtcd(c.config(m))
-		if err != nil {
-			return fmt.Errorf("start %s: %w", m.name, err)
-		}
-		m.etcd = e
-		go func() { ready <- waitReady(m.name, e) }()
+		go func() { ready <- c.waitReady(m) }()
 	}
 	for range n {
 		if err := <-ready; err != nil {
@@ -170,26 +183,65 @@ func (c *Cluster) startFresh(n int) error {
 	return nil
 }
 
-// config returns the configuration of member m, the same at every start.
-func (c *Cluster) config(m *member) *embed.Config {
-	cfg := embed.NewConfig()
-	cfg.Name = m.name
-	cfg.Dir = filepath.Join(m.dir, m.name)
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(serverLogger())
-	cfg.UnsafeNoFsync = !c.fsync
-	cfg.ListenClientUrls = []url.URL{mustURL(m.client)}
-	cfg.AdvertiseClientUrls = cfg.ListenClientUrls
-	cfg.ListenPeerUrls = []url.URL{mustURL(m.peer)}
-	cfg.AdvertisePeerUrls = cfg.ListenPeerUrls
-	cfg.InitialCluster = c.initial
-	cfg.InitialClusterToken = "idkit-test"
+// args returns the command line of member m, the same at every start: a
+// member that restarts finds its data and ignores the initial cluster.
+func (c *Cluster) args(m *member) []string {
+	args := []string{
+		"--name", m.name,
+		"--data-dir", filepath.Join(m.dir, m.name),
+		"--listen-client-urls", m.client, "--advertise-client-urls", m.client,
+		"--listen-peer-urls", m.peer, "--initial-advertise-peer-urls", m.peer,
+		"--initial-cluster", c.initial, "--initial-cluster-token", "idkit-test",
+		"--initial-cluster-state", "new",
+		"--log-level", "error",
+	}
+	if !c.fsync {
+		args = append(args, "--unsafe-no-fsync")
+	}
 	if c.opts.CA != nil {
-		cfg.ClientTLSInfo = c.serverTLS
+		args = append(args, "--cert-file", c.serverTLS.CertFile, "--key-file", c.serverTLS.KeyFile,
+			"--trusted-ca-file", c.serverTLS.TrustedCAFile, "--client-cert-auth")
 	}
 	if len(c.opts.Users) > 0 {
-		cfg.BcryptCost = 4 // bcrypt.MinCost: each authentication costs a test little
+		args = append(args, "--bcrypt-cost", "4") // bcrypt.MinCost: each authentication costs a test little
 	}
-	return cfg
+	return args
+}
+
+// launch starts member m's process.
+func (c *Cluster) launch(m *member) (*process, error) {
+	p, err := startProcess(c.bin, c.args(m))
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", m.name, err)
+	}
+	return p, nil
+}
+
+// waitReady waits until member m answers a linearizable read, which needs
+// the cluster's leader, or its process ends.
+func (c *Cluster) waitReady(m *member) error {
+	cli := c.newClient(false, m.client)
+	defer cli.Close()
+	m.mu.Lock()
+	p := m.proc
+	m.mu.Unlock()
+	deadline := time.Now().Add(readyWithin)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := cli.Get(ctx, "idkit-test-ready")
+		cancel()
+		if err == nil || (len(c.opts.Users) > 0 && strings.Contains(err.Error(), "user name is empty")) {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited: %s", m.name, p.output())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %v: %v; %s", m.name, readyWithin, err, p.output())
+		}
+	}
 }
 
 func (c *Cluster) clientScheme() string {
@@ -205,7 +257,7 @@ func (c *Cluster) issue() {
 	c.t.Helper()
 	dir := filepath.Join(c.dir, "tls")
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		c.t.Fatalf("etcdtest: %v", err)
+		c.t.Fatalf("fleettest: %v", err)
 	}
 	ca := c.opts.CA.WriteCA(c.t, dir, "ca")
 	cert, key := c.opts.CA.Issue(c.t, dir, "etcd-server", HarnessSerial, true)
@@ -241,26 +293,14 @@ func (c *Cluster) enableAuth() {
 	steps = append(steps, func() error { _, err := cli.AuthEnable(ctx); return err })
 	for _, step := range steps {
 		if err := step(); err != nil {
-			c.t.Fatalf("etcdtest: enable auth: %v", err)
+			c.t.Fatalf("fleettest: enable auth: %v", err)
 		}
 	}
 }
 
-// waitReady waits until e serves, for 30 seconds at most.
-func waitReady(name string, e *embed.Etcd) error {
-	t := time.NewTimer(30 * time.Second)
-	defer t.Stop()
-	select {
-	case <-e.Server.ReadyNotify():
-		return nil
-	case err := <-e.Err():
-		return fmt.Errorf("%s: %w", name, err)
-	case <-t.C:
-		return fmt.Errorf("%s not ready after 30s", name)
-	}
+func inUse(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "address already in use")
 }
-
-func inUse(err error) bool { return errors.Is(err, syscall.EADDRINUSE) }
 
 // Endpoints returns the client URLs of the members, running or not.
 func (c *Cluster) Endpoints() []string {
@@ -288,11 +328,11 @@ func (c *Cluster) Client() *clientv3.Client {
 // as root if asRoot and the cluster has users.
 func (c *Cluster) newClient(asRoot bool, endpoints ...string) *clientv3.Client {
 	c.t.Helper()
-	cfg := clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: nopLogger()}
+	cfg := clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}
 	if c.opts.CA != nil {
 		tlsCfg, err := c.rootTLS.ClientConfig()
 		if err != nil {
-			c.t.Fatalf("etcdtest: client TLS: %v", err)
+			c.t.Fatalf("fleettest: client TLS: %v", err)
 		}
 		cfg.TLS = tlsCfg
 	}
@@ -301,31 +341,28 @@ func (c *Cluster) newClient(asRoot bool, endpoints ...string) *clientv3.Client {
 	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
-		c.t.Fatalf("etcdtest: client: %v", err)
+		c.t.Fatalf("fleettest: client: %v", err)
 	}
 	return cli
 }
 
-// Stop stops member i gracefully: a leader hands its leadership over
-// first. Stopping a stopped member is harmless.
-func (c *Cluster) Stop(i int) { c.halt(i, false) }
+// Stop stops member i gracefully (SIGTERM): a leader hands its leadership
+// over first. Stopping a stopped member is harmless.
+func (c *Cluster) Stop(i int) { c.halt(i, syscall.SIGTERM) }
 
-// Crash stops member i at once, as a crash would, without handing its
-// leadership over. Crashing a stopped member is harmless.
-func (c *Cluster) Crash(i int) { c.halt(i, true) }
+// Crash stops member i at once (SIGKILL), as a crash would, without
+// handing its leadership over. Crashing a stopped member is harmless.
+func (c *Cluster) Crash(i int) { c.halt(i, syscall.SIGKILL) }
 
-func (c *Cluster) halt(i int, hard bool) {
+func (c *Cluster) halt(i int, sig syscall.Signal) {
 	m := c.members[i]
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.etcd == nil {
+	if m.proc == nil {
 		return
 	}
-	if hard {
-		m.etcd.Server.HardStop()
-	}
-	m.etcd.Close()
-	m.etcd = nil
+	m.proc.stop(sig)
+	m.proc = nil
 }
 
 // Restart starts stopped member i again, on its ports and with its data,
@@ -335,24 +372,29 @@ func (c *Cluster) Restart(i int) {
 	c.t.Helper()
 	m := c.members[i]
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.etcd != nil {
-		c.t.Fatalf("etcdtest: restart %s: it is running", m.name)
+	if m.proc != nil {
+		m.mu.Unlock()
+		c.t.Fatalf("fleettest: restart %s: it is running", m.name)
 	}
+	m.mu.Unlock()
 	giveUp := time.Now().Add(10 * time.Second)
 	for {
-		e, err := embed.StartEtcd(c.config(m))
-		if err == nil {
-			m.etcd = e
-			break
+		p, err := c.launch(m)
+		if err != nil {
+			c.t.Fatalf("fleettest: restart: %v", err)
 		}
+		m.mu.Lock()
+		m.proc = p
+		m.mu.Unlock()
+		err = c.waitReady(m)
+		if err == nil {
+			return
+		}
+		c.halt(i, syscall.SIGKILL)
 		if !inUse(err) || time.Now().After(giveUp) {
-			c.t.Fatalf("etcdtest: restart %s: %v", m.name, err)
+			c.t.Fatalf("fleettest: restart: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-	if err := waitReady(m.name, m.etcd); err != nil {
-		c.t.Fatalf("etcdtest: restart: %v", err)
 	}
 }
 
@@ -369,10 +411,10 @@ func NewClient(t testing.TB, endpoints ...string) *clientv3.Client {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: 5 * time.Second,
-		Logger:      nopLogger(),
+		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		t.Fatalf("etcdtest: client: %v", err)
+		t.Fatalf("fleettest: client: %v", err)
 	}
 	t.Cleanup(func() { cli.Close() })
 	return cli
@@ -395,16 +437,73 @@ func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("etcdtest: free port: %v", err)
+		t.Fatalf("fleettest: free port: %v", err)
 	}
 	defer l.Close()
 	return l.Addr().String()
 }
 
-func mustURL(s string) url.URL {
-	u, err := url.Parse(s)
-	if err != nil {
-		panic(err)
+// binary returns the etcd binary the members run, or skips t (fails it
+// under CI=true) where there is none.
+func binary(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("IDKIT_ETCD"); bin != "" {
+		return bin
 	}
-	return *u
+	if bin, err := exec.LookPath("etcd"); err == nil {
+		return bin
+	}
+	bin, err := pinnedEtcd()
+	if err != nil {
+		testenv.Missing(t, "no etcd server: set IDKIT_ETCD to an etcd binary (3.5 or later), or put etcd on $PATH ("+err.Error()+")")
+	}
+	return bin
+}
+
+// pinned is the etcd server that idkit's workspace pins, built once per
+// process by pinnedEtcd.
+var pinned struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// pinnedEtcdPackage is the main package of the etcd server that idkit
+// pins, in a module of idkit's workspace.
+const pinnedEtcdPackage = "github.com/idkit/idkit/internal/testkit/deploy/etcd"
+
+// pinnedEtcd builds pinnedEtcdPackage, which only idkit's own workspace
+// has, into the user's cache directory.
+func pinnedEtcd() (string, error) {
+	pinned.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			pinned.err = err
+			return
+		}
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		dir := filepath.Join(cache, "idkit-test")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			pinned.err = err
+			return
+		}
+		tmp, err := os.CreateTemp(dir, "etcd-*")
+		if err != nil {
+			pinned.err = err
+			return
+		}
+		tmp.Close()
+		out, err := exec.Command(goTool, "build", "-o", tmp.Name(), pinnedEtcdPackage).CombinedOutput()
+		if err != nil {
+			os.Remove(tmp.Name())
+			pinned.err = fmt.Errorf("go build %s: %v: %s", pinnedEtcdPackage, err, strings.TrimSpace(string(out)))
+			return
+		}
+		pinned.bin = filepath.Join(dir, "etcd")
+		pinned.err = os.Rename(tmp.Name(), pinned.bin) // whole, for the test processes beside this one
+	})
+	return pinned.bin, pinned.err
 }

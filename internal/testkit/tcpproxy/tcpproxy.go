@@ -1,15 +1,22 @@
-package etcdtest
+// Package tcpproxy forwards TCP connections from a loopback port to a
+// server, for tests that cut a client off from its server (etcd,
+// PostgreSQL, MariaDB, Redis) while the server runs on, or hold its bytes
+// and deliver them late.
+//
+// It is for tests only; nothing in the library imports it.
+package tcpproxy
 
 import (
 	"net"
+	"net/url"
 	"sync"
 	"testing"
 )
 
 // Proxy forwards TCP connections from a loopback port to a target address.
-// A test can cut it, modelling a client cut off from etcd while etcd itself
-// runs on, or pause it, modelling a link that holds bytes and delivers them
-// late.
+// A test can cut it, modelling a client cut off from its server while the
+// server runs on, or pause it, modelling a link that holds bytes and
+// delivers them late.
 type Proxy struct {
 	ln     net.Listener
 	target string
@@ -20,16 +27,16 @@ type Proxy struct {
 	conns  map[net.Conn]struct{}
 }
 
-// NewProxy starts a proxy to target (host:port, or a URL whose host is
-// used) and stops it when the test ends.
-func NewProxy(t testing.TB, target string) *Proxy {
+// New starts a proxy to target (host:port, or a URL whose host is used)
+// and stops it when the test ends.
+func New(t testing.TB, target string) *Proxy {
 	t.Helper()
-	if u := mustURL(target); u.Host != "" {
+	if u, err := url.Parse(target); err == nil && u.Host != "" {
 		target = u.Host
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("etcdtest: proxy: %v", err)
+		t.Fatalf("tcpproxy: %v", err)
 	}
 	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
 	go p.serve()
@@ -37,7 +44,7 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	return p
 }
 
-// Endpoint returns the proxy's client URL.
+// Endpoint returns the proxy's URL, as an etcd client names an endpoint.
 func (p *Proxy) Endpoint() string { return "http://" + p.ln.Addr().String() }
 
 // Addr returns the proxy's host:port, for clients of any TCP server.

@@ -1,4 +1,4 @@
-package etcdtest
+package fleettest
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
@@ -19,7 +20,7 @@ func TestClusterAndProxy(t *testing.T) {
 	_, err := cli.Put(ctx, p+"k", "v")
 	require.NoError(t, err)
 
-	px := NewProxy(t, c.Endpoint(0))
+	px := tcpproxy.New(t, c.Endpoint(0))
 	via := NewClient(t, px.Endpoint())
 	got, err := via.Get(ctx, p+"k")
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func TestProxyPauseDeliversLate(t *testing.T) {
 	c := Start(t, 1)
 	direct := c.Client()
 	p := Prefix(t, direct)
-	px := NewProxy(t, c.Endpoint(0))
+	px := tcpproxy.New(t, c.Endpoint(0))
 	via := NewClient(t, px.Endpoint())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

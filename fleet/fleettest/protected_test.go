@@ -1,4 +1,4 @@
-package etcdtest
+package fleettest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/idkit/idkit/internal/testkit/testcert"
 )
@@ -43,7 +44,7 @@ func TestStartWithClientTLS(t *testing.T) {
 		{"without a client certificate", nil, false},
 	} {
 		cli, err := clientv3.New(clientv3.Config{
-			Endpoints: c.Endpoints(), Logger: nopLogger(),
+			Endpoints: c.Endpoints(), Logger: zap.NewNop(),
 			TLS: &tls.Config{RootCAs: ca.Pool(), Certificates: tc.certs},
 		})
 		require.NoError(t, err)
@@ -68,7 +69,7 @@ func TestStartWithUsers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	app, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), Logger: nopLogger(),
+	app, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), Logger: zap.NewNop(),
 		DialTimeout: 5 * time.Second, Username: "app", Password: "s3cret"})
 	require.NoError(t, err)
 	defer app.Close()
@@ -77,7 +78,7 @@ func TestStartWithUsers(t *testing.T) {
 	_, err = app.Put(ctx, "elsewhere", "v")
 	assert.ErrorIs(t, err, rpctypes.ErrPermissionDenied, "the role covers KeyRoot only")
 
-	_, err = clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), Logger: nopLogger(),
+	_, err = clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), Logger: zap.NewNop(),
 		DialTimeout: 5 * time.Second, Username: "app", Password: "wrong"})
 	assert.ErrorIs(t, err, rpctypes.ErrAuthFailed)
 
