@@ -2,18 +2,6 @@ module github.com/idkit/idkit/proto
 
 go 1.26.0
 
-replace (
-	github.com/idkit/idkit => ..
-	github.com/idkit/idkit/cmd/idkit => ../cmd/idkit
-	github.com/idkit/idkit/fleet => ../fleet
-	github.com/idkit/idkit/internal/testkit/crosscheck => ../internal/testkit/crosscheck
-	github.com/idkit/idkit/otelid => ../otelid
-	github.com/idkit/idkit/segment/mysqlstore => ../segment/mysqlstore
-	github.com/idkit/idkit/segment/pgstore => ../segment/pgstore
-	github.com/idkit/idkit/segment/redisstore => ../segment/redisstore
-	github.com/idkit/idkit/serve => ../serve
-)
-
 tool google.golang.org/grpc/cmd/protoc-gen-go-grpc
 
 require (

@@ -2,25 +2,13 @@ module github.com/idkit/idkit/serve
 
 go 1.26.0
 
-replace (
-	github.com/idkit/idkit => ..
-	github.com/idkit/idkit/cmd/idkit => ../cmd/idkit
-	github.com/idkit/idkit/fleet => ../fleet
-	github.com/idkit/idkit/internal/testkit/crosscheck => ../internal/testkit/crosscheck
-	github.com/idkit/idkit/otelid => ../otelid
-	github.com/idkit/idkit/proto => ../proto
-	github.com/idkit/idkit/segment/mysqlstore => ../segment/mysqlstore
-	github.com/idkit/idkit/segment/pgstore => ../segment/pgstore
-	github.com/idkit/idkit/segment/redisstore => ../segment/redisstore
-)
-
 require (
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpchealth v1.5.0
 	connectrpc.com/grpcreflect v1.3.0
 	github.com/getkin/kin-openapi v0.153.0
-	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/proto v0.0.0-00010101000000-000000000000
+	github.com/idkit/idkit v0.1.0
+	github.com/idkit/idkit/proto v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

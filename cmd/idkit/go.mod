@@ -2,18 +2,6 @@ module github.com/idkit/idkit/cmd/idkit
 
 go 1.26.0
 
-replace (
-	github.com/idkit/idkit => ../..
-	github.com/idkit/idkit/fleet => ../../fleet
-	github.com/idkit/idkit/internal/testkit/crosscheck => ../../internal/testkit/crosscheck
-	github.com/idkit/idkit/otelid => ../../otelid
-	github.com/idkit/idkit/proto => ../../proto
-	github.com/idkit/idkit/segment/mysqlstore => ../../segment/mysqlstore
-	github.com/idkit/idkit/segment/pgstore => ../../segment/pgstore
-	github.com/idkit/idkit/segment/redisstore => ../../segment/redisstore
-	github.com/idkit/idkit/serve => ../../serve
-)
-
 require (
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpchealth v1.5.0
@@ -22,14 +10,14 @@ require (
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/google/uuid v1.6.0
 	github.com/hanwen/go-fuse/v2 v2.12.1
-	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/fleet v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/otelid v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/proto v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/segment/mysqlstore v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/segment/pgstore v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/segment/redisstore v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/serve v0.0.0-00010101000000-000000000000
+	github.com/idkit/idkit v0.1.0
+	github.com/idkit/idkit/fleet v0.1.0
+	github.com/idkit/idkit/otelid v0.1.0
+	github.com/idkit/idkit/proto v0.1.0
+	github.com/idkit/idkit/segment/mysqlstore v0.1.0
+	github.com/idkit/idkit/segment/pgstore v0.1.0
+	github.com/idkit/idkit/segment/redisstore v0.1.0
+	github.com/idkit/idkit/serve v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oklog/ulid/v2 v2.1.1
 	github.com/redis/go-redis/v9 v9.23.0

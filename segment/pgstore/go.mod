@@ -2,20 +2,8 @@ module github.com/idkit/idkit/segment/pgstore
 
 go 1.26.0
 
-replace (
-	github.com/idkit/idkit => ../..
-	github.com/idkit/idkit/cmd/idkit => ../../cmd/idkit
-	github.com/idkit/idkit/fleet => ../../fleet
-	github.com/idkit/idkit/internal/testkit/crosscheck => ../../internal/testkit/crosscheck
-	github.com/idkit/idkit/otelid => ../../otelid
-	github.com/idkit/idkit/proto => ../../proto
-	github.com/idkit/idkit/segment/mysqlstore => ../../segment/mysqlstore
-	github.com/idkit/idkit/segment/redisstore => ../../segment/redisstore
-	github.com/idkit/idkit/serve => ../../serve
-)
-
 require (
-	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
+	github.com/idkit/idkit v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

@@ -2,28 +2,16 @@ module github.com/idkit/idkit/internal/testkit/crosscheck
 
 go 1.26.0
 
-replace (
-	github.com/idkit/idkit => ../../..
-	github.com/idkit/idkit/cmd/idkit => ../../../cmd/idkit
-	github.com/idkit/idkit/fleet => ../../../fleet
-	github.com/idkit/idkit/otelid => ../../../otelid
-	github.com/idkit/idkit/proto => ../../../proto
-	github.com/idkit/idkit/segment/mysqlstore => ../../../segment/mysqlstore
-	github.com/idkit/idkit/segment/pgstore => ../../../segment/pgstore
-	github.com/idkit/idkit/segment/redisstore => ../../../segment/redisstore
-	github.com/idkit/idkit/serve => ../../../serve
-)
-
 require (
 	github.com/bwmarrin/snowflake v0.3.0
 	github.com/google/uuid v1.6.0
-	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/fleet v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/otelid v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/segment/mysqlstore v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/segment/pgstore v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/segment/redisstore v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/serve v0.0.0-00010101000000-000000000000
+	github.com/idkit/idkit v0.1.0
+	github.com/idkit/idkit/fleet v0.1.0
+	github.com/idkit/idkit/otelid v0.1.0
+	github.com/idkit/idkit/segment/mysqlstore v0.1.0
+	github.com/idkit/idkit/segment/pgstore v0.1.0
+	github.com/idkit/idkit/segment/redisstore v0.1.0
+	github.com/idkit/idkit/serve v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oklog/ulid/v2 v2.1.1
 	github.com/rs/xid v1.6.0
@@ -46,7 +34,7 @@ require (
 	github.com/go-sql-driver/mysql v1.10.1 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
-	github.com/idkit/idkit/proto v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idkit/idkit/proto v0.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect

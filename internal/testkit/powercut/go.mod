@@ -2,23 +2,10 @@ module github.com/idkit/idkit/internal/testkit/powercut
 
 go 1.26.0
 
-replace (
-	github.com/idkit/idkit => ../../..
-	github.com/idkit/idkit/cmd/idkit => ../../../cmd/idkit
-	github.com/idkit/idkit/fleet => ../../../fleet
-	github.com/idkit/idkit/internal/testkit/crosscheck => ../../../internal/testkit/crosscheck
-	github.com/idkit/idkit/otelid => ../../../otelid
-	github.com/idkit/idkit/proto => ../../../proto
-	github.com/idkit/idkit/segment/mysqlstore => ../../../segment/mysqlstore
-	github.com/idkit/idkit/segment/pgstore => ../../../segment/pgstore
-	github.com/idkit/idkit/segment/redisstore => ../../../segment/redisstore
-	github.com/idkit/idkit/serve => ../../../serve
-)
-
 require (
 	github.com/hanwen/go-fuse/v2 v2.12.1
-	github.com/idkit/idkit v0.0.0-00010101000000-000000000000
-	github.com/idkit/idkit/serve v0.0.0-00010101000000-000000000000
+	github.com/idkit/idkit v0.1.0
+	github.com/idkit/idkit/serve v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/bbolt v1.5.0
 )
@@ -30,7 +17,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
-	github.com/idkit/idkit/proto v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idkit/idkit/proto v0.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect

@@ -1,0 +1,5 @@
+module github.com/idkit/idkit/internal/testkit/release
+
+go 1.26.0
+
+require golang.org/x/mod v0.42.0
