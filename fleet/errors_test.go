@@ -13,6 +13,7 @@ import (
 
 	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 // sentinels are the errors package fleet promises to wrap (errors.go): its
@@ -65,7 +66,7 @@ func TestErrorsWrapASentinel(t *testing.T) {
 		"Get no launch": func() error { _, err := l.Get(context.Background(), 99999); return err },
 		"Get bad id":    func() error { _, err := l.Get(context.Background(), -1); return err },
 		"Begin bad info": func() error {
-			_, err := l.Begin(context.Background(), launchlog.Info{Ticket: string(make([]byte, 1<<20))})
+			_, err := l.Begin(context.Background(), store.Info{Ticket: string(make([]byte, 1<<20))})
 			return err
 		},
 		"NextGenerator bad launch": func() error { _, err := l.NextGenerator(bg, -1); return err },

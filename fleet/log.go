@@ -17,6 +17,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 const (
@@ -161,8 +162,8 @@ func (l *Log) launchesRange() (string, string) {
 // the current time, or the previous launch's StartedAt if the clock reads
 // earlier. Once launch 99999 exists it fails with
 // launchlog.ErrLaunchesExhausted.
-func (l *Log) Begin(ctx context.Context, info launchlog.Info) (launchlog.Launch, error) {
-	var launch launchlog.Launch
+func (l *Log) Begin(ctx context.Context, info store.Info) (store.Launch, error) {
+	var launch store.Launch
 	err := l.run(ctx, "Begin", func(ctx context.Context) error {
 		last, lastMod, err := l.readLast(ctx)
 		if err != nil {
@@ -171,7 +172,7 @@ func (l *Log) Begin(ctx context.Context, info launchlog.Info) (launchlog.Launch,
 		if last >= launchlog.MaxLaunch {
 			return fmt.Errorf("%w: under %s", launchlog.ErrLaunchesExhausted, l.prefix)
 		}
-		launch = launchlog.Launch{
+		launch = store.Launch{
 			ID:        last + 1,
 			StartedAt: l.clock.Now().UTC().Round(0),
 			Ticket:    info.Ticket,
@@ -213,17 +214,17 @@ func (l *Log) Begin(ctx context.Context, info launchlog.Info) (launchlog.Launch,
 		return errConflict
 	})
 	if err != nil {
-		return launchlog.Launch{}, err
+		return store.Launch{}, err
 	}
 	return launch, nil
 }
 
 // Get returns launch id, or an error wrapping launchlog.ErrNoLaunch.
-func (l *Log) Get(ctx context.Context, id int) (launchlog.Launch, error) {
+func (l *Log) Get(ctx context.Context, id int) (store.Launch, error) {
 	if id < 1 || id > launchlog.MaxLaunch {
-		return launchlog.Launch{}, logInvalidf("launch id = %d, want 1 to %d", id, launchlog.MaxLaunch)
+		return store.Launch{}, logInvalidf("launch id = %d, want 1 to %d", id, launchlog.MaxLaunch)
 	}
-	var launch launchlog.Launch
+	var launch store.Launch
 	err := l.run(ctx, fmt.Sprintf("Get(%d)", id), func(ctx context.Context) error {
 		resp, err := l.cli.Txn(ctx).Then(clientv3.OpGet(l.lastKey()), clientv3.OpGet(l.launchKey(id))).Commit()
 		if err != nil {
@@ -245,8 +246,8 @@ func (l *Log) Get(ctx context.Context, id int) (launchlog.Launch, error) {
 
 // Current returns the latest launch, or an error wrapping
 // launchlog.ErrNoLaunch if there is none.
-func (l *Log) Current(ctx context.Context) (launchlog.Launch, error) {
-	var launch launchlog.Launch
+func (l *Log) Current(ctx context.Context) (store.Launch, error) {
+	var launch store.Launch
 	err := l.run(ctx, "Current", func(ctx context.Context) error {
 		last, _, err := l.readLast(ctx)
 		if err != nil {
@@ -262,8 +263,8 @@ func (l *Log) Current(ctx context.Context) (launchlog.Launch, error) {
 }
 
 // List returns all launches, oldest first.
-func (l *Log) List(ctx context.Context) ([]launchlog.Launch, error) {
-	var launches []launchlog.Launch
+func (l *Log) List(ctx context.Context) ([]store.Launch, error) {
+	var launches []store.Launch
 	err := l.run(ctx, "List", func(ctx context.Context) error {
 		from, to := l.launchesRange()
 		resp, err := l.cli.Txn(ctx).Then(
@@ -278,7 +279,7 @@ func (l *Log) List(ctx context.Context) ([]launchlog.Launch, error) {
 			return err
 		}
 		kvs := resp.Responses[1].GetResponseRange().GetKvs()
-		launches = make([]launchlog.Launch, 0, len(kvs))
+		launches = make([]store.Launch, 0, len(kvs))
 		for i, kv := range kvs {
 			launch, err := l.decodeLaunch(kv, i+1, last)
 			if err != nil {
@@ -320,37 +321,37 @@ func (l *Log) parseLast(kv *mvccpb.KeyValue) (int, int64, error) {
 
 // readLaunch returns launch id, which must exist since last is the last
 // launch id.
-func (l *Log) readLaunch(ctx context.Context, id, last int) (launchlog.Launch, error) {
+func (l *Log) readLaunch(ctx context.Context, id, last int) (store.Launch, error) {
 	resp, err := l.cli.Get(ctx, l.launchKey(id))
 	if err != nil {
-		return launchlog.Launch{}, clientError{err}
+		return store.Launch{}, clientError{err}
 	}
 	return l.decodeLaunch(firstRangeKV(resp.Kvs), id, last)
 }
 
 // decodeLaunch checks that kv is the record of launch id, written by
 // this package, and no later than last.
-func (l *Log) decodeLaunch(kv *mvccpb.KeyValue, id, last int) (launchlog.Launch, error) {
+func (l *Log) decodeLaunch(kv *mvccpb.KeyValue, id, last int) (store.Launch, error) {
 	if kv == nil {
-		return launchlog.Launch{}, l.corruptf("launch %d missing (the last launch id is %d)", id, last)
+		return store.Launch{}, l.corruptf("launch %d missing (the last launch id is %d)", id, last)
 	}
 	if string(kv.Key) != l.launchKey(id) {
-		return launchlog.Launch{}, l.corruptf("key %q, want %q", kv.Key, l.launchKey(id))
+		return store.Launch{}, l.corruptf("key %q, want %q", kv.Key, l.launchKey(id))
 	}
 	if id > last {
-		return launchlog.Launch{}, l.corruptf("launch %d recorded beyond the last launch id, %d", id, last)
+		return store.Launch{}, l.corruptf("launch %d recorded beyond the last launch id, %d", id, last)
 	}
-	var launch launchlog.Launch
+	var launch store.Launch
 	dec := json.NewDecoder(bytes.NewReader(kv.Value))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&launch); err != nil {
-		return launchlog.Launch{}, l.corruptf("launch %d: %v", id, err)
+		return store.Launch{}, l.corruptf("launch %d: %v", id, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return launchlog.Launch{}, l.corruptf("launch %d: data after the record", id)
+		return store.Launch{}, l.corruptf("launch %d: data after the record", id)
 	}
 	if launch.ID != id {
-		return launchlog.Launch{}, l.corruptf("launch %d stored under key %q", launch.ID, kv.Key)
+		return store.Launch{}, l.corruptf("launch %d stored under key %q", launch.ID, kv.Key)
 	}
 	return launch, nil
 }

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idkit/idkit/fleet/fleettest"
-	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 // TestLogClusterMemberLoss runs a 3-member cluster. Goroutines on two
@@ -90,7 +90,7 @@ func TestLogClusterMemberLoss(t *testing.T) {
 		wg.Go(func() {
 			l := logs[w]
 			for running() {
-				launch, err := l.Begin(context.Background(), launchlog.Info{By: fmt.Sprint("worker ", w)})
+				launch, err := l.Begin(context.Background(), store.Info{By: fmt.Sprint("worker ", w)})
 				if err != nil {
 					if fail(fmt.Errorf("Begin, worker %d: %w", w, err)) {
 						return

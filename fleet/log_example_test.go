@@ -9,7 +9,7 @@ import (
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/fleet"
-	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 // A launch recorded in etcd, and a DecimalId generator of that launch
@@ -25,7 +25,7 @@ func ExampleLog() {
 	if err != nil {
 		panic(err)
 	}
-	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "REL-1415", By: "ann"})
+	launch, err := log.Begin(context.Background(), store.Info{Ticket: "REL-1415", By: "ann"})
 	if err != nil {
 		panic(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/launchlog"
+	idstore "github.com/idkit/idkit/store"
 )
 
 var logEpoch = time.Date(2025, 11, 21, 9, 30, 0, 123456789, time.UTC)
@@ -99,9 +100,9 @@ func TestLogConformance(t *testing.T) {
 	t.Parallel()
 	c := fleettest.Start(t, 1)
 	cli := c.Client()
-	storetest.LaunchLog(t, func(t *testing.T, clk clock.Clock) (storetest.Store, func(*testing.T) storetest.Store) {
+	storetest.LaunchLog(t, func(t *testing.T, clk clock.Clock) (idstore.LaunchLog, func(*testing.T) idstore.LaunchLog) {
 		l := newTestLog(t, cli, clk)
-		again := func(t *testing.T) storetest.Store {
+		again := func(t *testing.T) idstore.LaunchLog {
 			l2, err := NewLog(LogOptions{Client: fleettest.NewClient(t, c.Endpoints()...), Prefix: l.prefix, Clock: clk})
 			require.NoError(t, err)
 			return l2
@@ -114,7 +115,7 @@ func TestLogKeyLayout(t *testing.T) {
 	t.Parallel()
 	c := fleettest.Start(t, 1)
 	l := newTestLog(t, c.Client(), clock.NewFake(logEpoch))
-	_, err := l.Begin(context.Background(), launchlog.Info{Ticket: "REL-1", By: "ann", Note: "n"})
+	_, err := l.Begin(context.Background(), idstore.Info{Ticket: "REL-1", By: "ann", Note: "n"})
 	require.NoError(t, err)
 	for range 3 {
 		_, err = l.NextGenerator(context.Background(), 12)
@@ -143,11 +144,11 @@ func TestLogBeginExhausted(t *testing.T) {
 	put(t, l, l.lastKey(), "99998")
 	put(t, l, l.launchKey(99998), `{"id":99998,"started_at":"2025-11-21T09:00:00Z","ticket":"","by":"","note":"seeded"}`)
 
-	got, err := l.Begin(context.Background(), launchlog.Info{Note: "last"})
+	got, err := l.Begin(context.Background(), idstore.Info{Note: "last"})
 	require.NoError(t, err)
 	assert.Equal(t, launchlog.MaxLaunch, got.ID)
 	for range 2 {
-		_, err = l.Begin(context.Background(), launchlog.Info{Note: "too many"})
+		_, err = l.Begin(context.Background(), idstore.Info{Note: "too many"})
 		assert.ErrorIs(t, err, launchlog.ErrLaunchesExhausted)
 		assert.ErrorContains(t, err, l.prefix)
 	}
@@ -196,20 +197,20 @@ func TestLogStartedAtNeverBackwards(t *testing.T) {
 	l2, err := NewLog(LogOptions{Client: cli, Prefix: l.prefix, Clock: behind})
 	require.NoError(t, err)
 
-	first, err := l.Begin(context.Background(), launchlog.Info{By: "ahead"})
+	first, err := l.Begin(context.Background(), idstore.Info{By: "ahead"})
 	require.NoError(t, err)
 	assert.Equal(t, logEpoch.Add(time.Hour), first.StartedAt)
-	second, err := l2.Begin(context.Background(), launchlog.Info{By: "behind"})
+	second, err := l2.Begin(context.Background(), idstore.Info{By: "behind"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, second.ID)
 	assert.Equal(t, first.StartedAt, second.StartedAt, "a clock behind stamps the previous launch's time")
 	behind.Set(logEpoch.Add(2 * time.Hour))
-	third, err := l2.Begin(context.Background(), launchlog.Info{By: "behind, caught up"})
+	third, err := l2.Begin(context.Background(), idstore.Info{By: "behind, caught up"})
 	require.NoError(t, err)
 	assert.Equal(t, logEpoch.Add(2*time.Hour), third.StartedAt)
 	list, err := l.List(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, []launchlog.Launch{first, second, third}, list)
+	assert.Equal(t, []idstore.Launch{first, second, third}, list)
 }
 
 // TestLogCorrupt writes values this package never writes under each of
@@ -257,7 +258,7 @@ func TestLogCorrupt(t *testing.T) {
 			}
 			before := dump(t, l)
 			ops := map[string]func() error{
-				"Begin":         func() error { _, err := l.Begin(context.Background(), launchlog.Info{}); return err },
+				"Begin":         func() error { _, err := l.Begin(context.Background(), idstore.Info{}); return err },
 				"Current":       func() error { _, err := l.Current(context.Background()); return err },
 				"Get":           func() error { _, err := l.Get(context.Background(), 1); return err },
 				"List":          func() error { _, err := l.List(context.Background()); return err },
@@ -293,7 +294,7 @@ func TestLogUnavailable(t *testing.T) {
 	prefix := fleettest.Prefix(t, c.Client())
 	warm, err := NewLog(LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
-	_, err = warm.Begin(context.Background(), launchlog.Info{})
+	_, err = warm.Begin(context.Background(), idstore.Info{})
 	require.NoError(t, err)
 	_, err = warm.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
@@ -328,7 +329,7 @@ func logOps(l *Log) map[string]func() error { return logOpsIn(context.Background
 // logOpsIn is logOps with the operations called under ctx.
 func logOpsIn(ctx context.Context, l *Log) map[string]func() error {
 	return map[string]func() error{
-		"Begin":            func() error { _, err := l.Begin(ctx, launchlog.Info{}); return err },
+		"Begin":            func() error { _, err := l.Begin(ctx, idstore.Info{}); return err },
 		"Current":          func() error { _, err := l.Current(ctx); return err },
 		"Get":              func() error { _, err := l.Get(ctx, 1); return err },
 		"List":             func() error { _, err := l.List(ctx); return err },
@@ -348,7 +349,7 @@ func TestLogContext(t *testing.T) {
 	cli := fleettest.NewClient(t, px.Endpoint())
 	l, err := NewLog(LogOptions{Client: cli, Prefix: fleettest.Prefix(t, c.Client()), Timeout: time.Hour})
 	require.NoError(t, err)
-	_, err = l.Begin(context.Background(), launchlog.Info{})
+	_, err = l.Begin(context.Background(), idstore.Info{})
 	require.NoError(t, err, "the log answers before the cut")
 
 	px.Cut()

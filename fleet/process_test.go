@@ -25,7 +25,7 @@ import (
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
-	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -134,7 +134,7 @@ func TestProcessesShareOneEtcd(t *testing.T) {
 	prefix := fleettest.Prefix(t, cli)
 	log, err := fleet.NewLog(fleet.LogOptions{Client: cli, Prefix: prefix})
 	require.NoError(t, err)
-	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "REL-1"})
+	launch, err := log.Begin(context.Background(), store.Info{Ticket: "REL-1"})
 	require.NoError(t, err)
 
 	type result struct {

@@ -2,6 +2,7 @@ package launchlog
 
 import (
 	"context"
+	idstore "github.com/idkit/idkit/store"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ func TestAdvanceCounters(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "idkit.db")
 	l, err := New(Options{Path: path})
 	require.NoError(t, err)
-	_, err = l.Begin(ctx, Info{})
+	_, err = l.Begin(ctx, idstore.Info{})
 	require.NoError(t, err)
 	_, err = l.NextGenerator(ctx, 1)
 	require.NoError(t, err)
@@ -35,7 +36,7 @@ func TestAdvanceCounters(t *testing.T) {
 	require.NoError(t, err)
 
 	// Since the backup: launch 2, generator 1 of launch 1, IDs 11 to 20.
-	_, err = l.Begin(ctx, Info{})
+	_, err = l.Begin(ctx, idstore.Info{})
 	require.NoError(t, err)
 	_, err = l.NextGenerator(ctx, 1)
 	require.NoError(t, err)
@@ -54,7 +55,7 @@ func TestAdvanceCounters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, moved, "nothing moves back")
 
-	launch, err := l.Begin(ctx, Info{})
+	launch, err := l.Begin(ctx, idstore.Info{})
 	require.NoError(t, err)
 	assert.Equal(t, 3, launch.ID)
 	for launch, want := range map[int]int{1: 2, 7: 5, 8: 0} {
@@ -100,7 +101,7 @@ func TestAdvanceCounters(t *testing.T) {
 	require.NoError(t, err)
 	_, err = fresh.AdvanceCounters(ctx, Counters{Launch: 41})
 	require.NoError(t, err)
-	launch, err = fresh.Begin(ctx, Info{})
+	launch, err = fresh.Begin(ctx, idstore.Info{})
 	require.NoError(t, err)
 	assert.Equal(t, 42, launch.ID)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	idstore "github.com/idkit/idkit/store"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func filledLog(t *testing.T) string {
 	t.Helper()
 	l := newLog(t)
 	for i := range 40 {
-		_, err := l.Begin(context.Background(), Info{Ticket: fmt.Sprintf("REL-%d", i), Note: string(make([]byte, 200))})
+		_, err := l.Begin(context.Background(), idstore.Info{Ticket: fmt.Sprintf("REL-%d", i), Note: string(make([]byte, 200))})
 		require.NoError(t, err)
 	}
 	for i := range 5 {
@@ -198,7 +199,7 @@ func checkNoReuse(t *testing.T, path string) {
 			assert.False(t, m.Before(epoch), "mark key-%d went back to %v", i, m)
 		}
 	}
-	if launch, err := l.Begin(context.Background(), Info{}); err == nil {
+	if launch, err := l.Begin(context.Background(), idstore.Info{}); err == nil {
 		assert.Greater(t, launch.ID, 40, "launch id reissued")
 	}
 }
@@ -260,7 +261,7 @@ func TestCorruptRecords(t *testing.T) {
 			}
 			_, err = b.CreateBucket(idKey(1))
 			return err
-		}, func(l *Log) error { _, err := l.Begin(context.Background(), Info{}); return err }, "launch key 00000001 beyond the last id handed out, 0"},
+		}, func(l *Log) error { _, err := l.Begin(context.Background(), idstore.Info{}); return err }, "launch key 00000001 beyond the last id handed out, 0"},
 		{"generator counter is a bucket", func(tx *bbolt.Tx) error {
 			b, err := tx.CreateBucketIfNotExists(generatorsBucket)
 			if err != nil {
@@ -279,9 +280,9 @@ func TestCorruptRecords(t *testing.T) {
 		}, advance("k"), "high-water mark 6b: bad record , want 12 bytes"},
 		{"launch not JSON", launch([]byte("{oops")), func(l *Log) error { _, err := l.Get(context.Background(), 1); return err }, "launch 1"},
 		{"launch with unknown field", launch(map[string]any{"id": 1, "evil": true}), func(l *Log) error { _, err := l.Current(context.Background()); return err }, "launch 1"},
-		{"launch under another id", launch(Launch{ID: 2}), func(l *Log) error { _, err := l.List(context.Background()); return err }, "launch 2 stored under key 1"},
+		{"launch under another id", launch(idstore.Launch{ID: 2}), func(l *Log) error { _, err := l.List(context.Background()); return err }, "launch 2 stored under key 1"},
 		{"launch key too long", put(launchesBucket, []byte("12345"), []byte("{}")), func(l *Log) error { _, err := l.List(context.Background()); return err }, "launch key 3132333435"},
-		{"launch beyond the sequence", put(launchesBucket, idKey(1), []byte(`{"id":1}`)), func(l *Log) error { _, err := l.Begin(context.Background(), Info{}); return err }, "launch key 00000001 beyond the last id handed out, 0"},
+		{"launch beyond the sequence", put(launchesBucket, idKey(1), []byte(`{"id":1}`)), func(l *Log) error { _, err := l.Begin(context.Background(), idstore.Info{}); return err }, "launch key 00000001 beyond the last id handed out, 0"},
 		{"launch beyond the sequence, read", put(launchesBucket, idKey(1), []byte(`{"id":1}`)), func(l *Log) error { _, err := l.Get(context.Background(), 1); return err }, "beyond the last id handed out"},
 		{"unknown bucket", func(tx *bbolt.Tx) error {
 			_, err := tx.CreateBucket([]byte("genarators"))

@@ -11,6 +11,7 @@ import (
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 func Example() {
@@ -27,7 +28,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "REL-1415", By: "ann", Note: "autumn release"})
+	launch, err := log.Begin(context.Background(), store.Info{Ticket: "REL-1415", By: "ann", Note: "autumn release"})
 	if err != nil {
 		panic(err)
 	}
@@ -90,7 +91,7 @@ func ExampleLog_Current() {
 	_, err = log.Current(context.Background())
 	fmt.Println(err != nil, errors.Is(err, launchlog.ErrNoLaunch))
 	for _, who := range []string{"ann", "bob"} {
-		if _, err := log.Begin(context.Background(), launchlog.Info{By: who}); err != nil {
+		if _, err := log.Begin(context.Background(), store.Info{By: who}); err != nil {
 			panic(err)
 		}
 	}

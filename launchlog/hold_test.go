@@ -14,6 +14,7 @@ import (
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/testkit/testwait"
+	idstore "github.com/idkit/idkit/store"
 )
 
 func TestHoldRefusesASecondHolder(t *testing.T) {
@@ -224,7 +225,7 @@ func TestLogRefusesALink(t *testing.T) {
 	real := filepath.Join(dir, "real.db")
 	l, err := New(Options{Path: real})
 	require.NoError(t, err)
-	_, err = l.Begin(context.Background(), Info{})
+	_, err = l.Begin(context.Background(), idstore.Info{})
 	require.NoError(t, err)
 
 	link := filepath.Join(dir, "link.db")
@@ -234,7 +235,7 @@ func TestLogRefusesALink(t *testing.T) {
 	for _, path := range []string{link, dangling} {
 		l, err := New(Options{Path: path})
 		require.NoError(t, err)
-		_, err = l.Begin(context.Background(), Info{})
+		_, err = l.Begin(context.Background(), idstore.Info{})
 		assert.ErrorIs(t, err, ErrInvalid, path)
 		assert.ErrorContains(t, err, path+" is a symbolic link; name the file itself")
 	}

@@ -6,27 +6,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"time"
+	idstore "github.com/idkit/idkit/store"
 
 	"go.etcd.io/bbolt"
 )
-
-// Launch is one entry of the log: one start of a system, which all of its
-// processes share.
-type Launch struct {
-	ID        int       `json:"id"`         // 1..=MaxLaunch, in order of Begin
-	StartedAt time.Time `json:"started_at"` // when Begin ran, in UTC; never before the previous launch
-	Ticket    string    `json:"ticket"`     // the release ticket, if any
-	By        string    `json:"by"`         // who started the launch
-	Note      string    `json:"note"`       // free text
-}
-
-// Info describes a launch that Begin is to record.
-type Info struct {
-	Ticket string // the release ticket in the issue tracker
-	By     string // who starts the launch
-	Note   string // free text
-}
 
 // Begin records a new launch and returns it with the next launch id and
 // the current time, read once the file is locked, or the previous launch's
@@ -36,11 +19,11 @@ type Info struct {
 //
 // Launches live in the "launches" bucket: the 4-byte big-endian id maps to
 // the Launch as JSON; the bucket's sequence is the last id handed out.
-func (l *Log) Begin(ctx context.Context, info Info) (Launch, error) {
+func (l *Log) Begin(ctx context.Context, info idstore.Info) (idstore.Launch, error) {
 	if err := ctx.Err(); err != nil {
-		return Launch{}, fmt.Errorf("launchlog: Begin in %s: %w", l.path, err)
+		return idstore.Launch{}, fmt.Errorf("launchlog: Begin in %s: %w", l.path, err)
 	}
-	var launch Launch
+	var launch idstore.Launch
 	err := l.update(func(tx *bbolt.Tx) error {
 		b, err := createBucket(tx, launchesBucket)
 		if err != nil {
@@ -53,7 +36,7 @@ func (l *Log) Begin(ctx context.Context, info Info) (Launch, error) {
 		if last >= MaxLaunch {
 			return fmt.Errorf("%w: %s", ErrLaunchesExhausted, l.path)
 		}
-		launch = Launch{
+		launch = idstore.Launch{
 			ID:        int(last) + 1,
 			StartedAt: l.clock.Now().UTC().Round(0),
 			Ticket:    info.Ticket,
@@ -82,20 +65,20 @@ func (l *Log) Begin(ctx context.Context, info Info) (Launch, error) {
 		return b.Put(key, v)
 	})
 	if err != nil {
-		return Launch{}, err
+		return idstore.Launch{}, err
 	}
 	return launch, nil
 }
 
 // Get returns launch id, or ErrNoLaunch.
-func (l *Log) Get(ctx context.Context, id int) (Launch, error) {
+func (l *Log) Get(ctx context.Context, id int) (idstore.Launch, error) {
 	if err := checkLaunch("launch id", id, 1); err != nil {
-		return Launch{}, err
+		return idstore.Launch{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Launch{}, fmt.Errorf("launchlog: Get(%d) in %s: %w", id, l.path, err)
+		return idstore.Launch{}, fmt.Errorf("launchlog: Get(%d) in %s: %w", id, l.path, err)
 	}
-	var launch Launch
+	var launch idstore.Launch
 	err := l.view(func(tx *bbolt.Tx) error {
 		var v []byte
 		var isBucket bool
@@ -116,11 +99,11 @@ func (l *Log) Get(ctx context.Context, id int) (Launch, error) {
 }
 
 // Current returns the latest launch, or ErrNoLaunch if there is none.
-func (l *Log) Current(ctx context.Context) (Launch, error) {
+func (l *Log) Current(ctx context.Context) (idstore.Launch, error) {
 	if err := ctx.Err(); err != nil {
-		return Launch{}, fmt.Errorf("launchlog: Current in %s: %w", l.path, err)
+		return idstore.Launch{}, fmt.Errorf("launchlog: Current in %s: %w", l.path, err)
 	}
-	var launch Launch
+	var launch idstore.Launch
 	err := l.view(func(tx *bbolt.Tx) error {
 		var k, v []byte
 		if b := bucket(tx, launchesBucket); b != nil {
@@ -140,11 +123,11 @@ func (l *Log) Current(ctx context.Context) (Launch, error) {
 }
 
 // List returns all launches, oldest first.
-func (l *Log) List(ctx context.Context) ([]Launch, error) {
+func (l *Log) List(ctx context.Context) ([]idstore.Launch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("launchlog: List in %s: %w", l.path, err)
 	}
-	var launches []Launch
+	var launches []idstore.Launch
 	err := l.view(func(tx *bbolt.Tx) error {
 		b := bucket(tx, launchesBucket)
 		if b == nil {
@@ -180,19 +163,19 @@ func (l *Log) checkLaunches(b *bbolt.Bucket) error {
 
 // decode reads the launch stored under key k, checking that the record is
 // one this package wrote.
-func (l *Log) decode(k, v []byte) (Launch, error) {
-	var launch Launch
+func (l *Log) decode(k, v []byte) (idstore.Launch, error) {
+	var launch idstore.Launch
 	if len(k) != 4 || v == nil {
-		return Launch{}, fmt.Errorf("%w: %s: launch key %x", ErrCorrupt, l.path, k)
+		return idstore.Launch{}, fmt.Errorf("%w: %s: launch key %x", ErrCorrupt, l.path, k)
 	}
 	id := int(binary.BigEndian.Uint32(k))
 	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&launch); err != nil {
-		return Launch{}, fmt.Errorf("%w: %s: launch %d: %w", ErrCorrupt, l.path, id, err)
+		return idstore.Launch{}, fmt.Errorf("%w: %s: launch %d: %w", ErrCorrupt, l.path, id, err)
 	}
 	if launch.ID != id || id < 1 || id > MaxLaunch {
-		return Launch{}, fmt.Errorf("%w: %s: launch %d stored under key %d", ErrCorrupt, l.path, launch.ID, id)
+		return idstore.Launch{}, fmt.Errorf("%w: %s: launch %d stored under key %d", ErrCorrupt, l.path, launch.ID, id)
 	}
 	return launch, nil
 }

@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/idkit/idkit/clock"
+	idstore "github.com/idkit/idkit/store"
 )
 
 // TestBeginNeverEarlier begins launches on two handles whose clocks
@@ -24,22 +25,22 @@ func TestBeginNeverEarlier(t *testing.T) {
 	l2, err := New(Options{Path: l.path, Clock: behind})
 	require.NoError(t, err)
 
-	first, err := l.Begin(context.Background(), Info{Note: "first"})
+	first, err := l.Begin(context.Background(), idstore.Info{Note: "first"})
 	require.NoError(t, err)
 	assert.Equal(t, epoch, first.StartedAt)
 
-	second, err := l2.Begin(context.Background(), Info{Note: "clock an hour behind"})
+	second, err := l2.Begin(context.Background(), idstore.Info{Note: "clock an hour behind"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, second.ID)
 	assert.Equal(t, first.StartedAt, second.StartedAt, "StartedAt went back")
 
 	ahead.Set(epoch.Add(-time.Nanosecond))
-	third, err := l.Begin(context.Background(), Info{Note: "clock stepped back"})
+	third, err := l.Begin(context.Background(), idstore.Info{Note: "clock stepped back"})
 	require.NoError(t, err)
 	assert.Equal(t, first.StartedAt, third.StartedAt, "StartedAt went back")
 
 	behind.Set(epoch.Add(time.Minute))
-	fourth, err := l2.Begin(context.Background(), Info{Note: "clock ahead again"})
+	fourth, err := l2.Begin(context.Background(), idstore.Info{Note: "clock ahead again"})
 	require.NoError(t, err)
 	assert.Equal(t, epoch.Add(time.Minute), fourth.StartedAt)
 
@@ -58,12 +59,12 @@ func TestBeginNeverEarlier(t *testing.T) {
 func TestBeginDamagedPrevious(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
-	_, err := l.Begin(context.Background(), Info{})
+	_, err := l.Begin(context.Background(), idstore.Info{})
 	require.NoError(t, err)
 	require.NoError(t, l.update(func(tx *bbolt.Tx) error {
 		return tx.Bucket(launchesBucket).Put(idKey(1), []byte(`{"id":1,"started_at":"yesterday"}`))
 	}))
-	_, err = l.Begin(context.Background(), Info{})
+	_, err = l.Begin(context.Background(), idstore.Info{})
 	assert.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorContains(t, err, "launch 1")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	idstore "github.com/idkit/idkit/store"
 )
 
 // lockProbe is a fake clock that, each time it is read, records whether
@@ -48,7 +49,7 @@ func TestBeginReadsClockUnderLock(t *testing.T) {
 	l := newLogOn(t, probe)
 	probe.path = l.path
 	for range 3 {
-		_, err := l.Begin(context.Background(), Info{})
+		_, err := l.Begin(context.Background(), idstore.Info{})
 		require.NoError(t, err)
 	}
 	assert.Equal(t, []bool{true, true, true}, probe.locked, "the file was locked each time Begin read the clock")

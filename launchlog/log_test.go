@@ -15,6 +15,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/idkit/idkit/clock"
+	idstore "github.com/idkit/idkit/store"
 )
 
 var epoch = time.Date(2025, 11, 21, 9, 30, 0, 123456789, time.UTC)
@@ -109,16 +110,16 @@ func TestLaunches(t *testing.T) {
 	_, err = os.Stat(path)
 	assert.ErrorIs(t, err, fs.ErrNotExist, "reads must not create the file")
 
-	infos := []Info{
+	infos := []idstore.Info{
 		{Ticket: "REL-1", By: "ann", Note: "first"},
 		{Ticket: "REL-2", By: "bob"},
 		{Note: "hotfix \"quoted\" ✓"},
 	}
-	var want []Launch
+	var want []idstore.Launch
 	for i, info := range infos {
 		got, err := l.Begin(context.Background(), info)
 		require.NoError(t, err)
-		w := Launch{ID: i + 1, StartedAt: fake.Now(), Ticket: info.Ticket, By: info.By, Note: info.Note}
+		w := idstore.Launch{ID: i + 1, StartedAt: fake.Now(), Ticket: info.Ticket, By: info.By, Note: info.Note}
 		assert.Equal(t, w, got)
 		want = append(want, w)
 		fake.Advance(time.Hour)
@@ -152,15 +153,15 @@ func TestLaunches(t *testing.T) {
 func TestBeginExhausted(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
-	_, err := l.Begin(context.Background(), Info{Note: "one"})
+	_, err := l.Begin(context.Background(), idstore.Info{Note: "one"})
 	require.NoError(t, err)
 	setSequence(t, l, MaxLaunch-1)
 
-	got, err := l.Begin(context.Background(), Info{Note: "last"})
+	got, err := l.Begin(context.Background(), idstore.Info{Note: "last"})
 	require.NoError(t, err)
 	assert.Equal(t, MaxLaunch, got.ID)
 	for range 2 {
-		_, err = l.Begin(context.Background(), Info{Note: "too many"})
+		_, err = l.Begin(context.Background(), idstore.Info{Note: "too many"})
 		assert.ErrorIs(t, err, ErrLaunchesExhausted)
 	}
 	list, err := l.List(context.Background())
@@ -330,7 +331,7 @@ type op struct {
 
 func ops(l *Log) []op {
 	return []op{
-		{"Begin", true, func() error { _, err := l.Begin(context.Background(), Info{}); return err }},
+		{"Begin", true, func() error { _, err := l.Begin(context.Background(), idstore.Info{}); return err }},
 		{"NextGenerator", true, func() error { _, err := l.NextGenerator(context.Background(), 1); return err }},
 		{"AdvanceHighWater", true, func() error { _, err := l.AdvanceHighWater(context.Background(), "k", epoch); return err }},
 		{"ReserveBlock", true, func() error { _, err := l.ReserveBlock(context.Background(), "k", 10); return err }},

@@ -20,6 +20,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/idkit/idkit/internal/testkit/testwait"
+	idstore "github.com/idkit/idkit/store"
 )
 
 // TestHelperProcess is not a test: the tests below run the test binary
@@ -57,7 +58,7 @@ func TestHelperProcess(t *testing.T) {
 			fail(err)
 		}
 		for {
-			launch, err := l.Begin(context.Background(), Info{Ticket: "kill", By: "helper"})
+			launch, err := l.Begin(context.Background(), idstore.Info{Ticket: "kill", By: "helper"})
 			if err != nil {
 				fail(err)
 			}
@@ -224,7 +225,7 @@ func TestKilledMidWrite(t *testing.T) {
 	}{
 		{"loop", func(l *Log) (int, error) { return l.NextGenerator(context.Background(), 1) }},
 		{"begin-loop", func(l *Log) (int, error) {
-			launch, err := l.Begin(context.Background(), Info{})
+			launch, err := l.Begin(context.Background(), idstore.Info{})
 			return launch.ID, err
 		}},
 		{"advance-loop", func(l *Log) (int, error) {

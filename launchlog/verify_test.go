@@ -13,6 +13,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/idkit/idkit/internal/boltcheck"
+	idstore "github.com/idkit/idkit/store"
 )
 
 // TestVerifyBigLog checks that the structure check (package boltcheck,
@@ -23,7 +24,7 @@ func TestVerifyBigLog(t *testing.T) {
 	t.Parallel()
 	l := newLog(t)
 	for i := range 60 {
-		_, err := l.Begin(context.Background(), Info{Ticket: fmt.Sprint("REL-", i), Note: strings.Repeat("n", i*300)})
+		_, err := l.Begin(context.Background(), idstore.Info{Ticket: fmt.Sprint("REL-", i), Note: strings.Repeat("n", i*300)})
 		require.NoError(t, err)
 		_, err = l.NextGenerator(context.Background(), i%7)
 		require.NoError(t, err)
@@ -48,7 +49,7 @@ func TestVerifyBigLog(t *testing.T) {
 		}
 		first := int(launches.Sequence()) + 1
 		for id := first; id < first+bulk; id++ {
-			v, err := json.Marshal(Launch{ID: id, StartedAt: epoch, Note: strings.Repeat("x", id%500)})
+			v, err := json.Marshal(idstore.Launch{ID: id, StartedAt: epoch, Note: strings.Repeat("x", id%500)})
 			if err != nil {
 				return err
 			}

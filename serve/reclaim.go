@@ -13,25 +13,16 @@ import (
 	"github.com/idkit/idkit/store"
 )
 
-// Claim is a node claim the server may take again once it is lost: a
-// fleet.Claim, which traceid and snowflake take as their store.NodeClaim.
-type Claim interface {
-	store.NodeClaim
-	// Done is closed once the claim is lost.
-	Done() <-chan struct{}
-	Close() error
-}
-
 // Reclaim takes a new node claim for a scheme ("traceid" or "snowflake")
 // whose claim was lost: a free node, or the same one once it is free. The
 // new claim's generator starts above every ID the lost one could have
 // issued, by the fleet's fencing; see package fleet.
-type Reclaim func(ctx context.Context, scheme string) (Claim, error)
+type Reclaim func(ctx context.Context, scheme string) (store.Claim, error)
 
 // claimed is a generator on one node claim.
 type claimed[ID any] struct {
 	g     idkit.Generator[ID]
-	claim Claim
+	claim store.Claim
 }
 
 // reclaiming is a generator on a node claim which, once the claim is lost,
@@ -46,7 +37,7 @@ type reclaiming[ID any] struct {
 	cur       atomic.Pointer[claimed[ID]]
 	scheme    string
 	reclaim   Reclaim
-	build     func(context.Context, Claim) (idkit.Generator[ID], error)
+	build     func(context.Context, store.Claim) (idkit.Generator[ID], error)
 	retry     time.Duration // between failed attempts
 	logf      func(msg string, args ...any)
 	lost      prometheus.Counter // claims lost
@@ -60,7 +51,7 @@ type reclaiming[ID any] struct {
 	wg      sync.WaitGroup
 }
 
-func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, build func(context.Context, Claim) (idkit.Generator[ID], error), logf func(string, ...any), lost, reclaimed prometheus.Counter) *reclaiming[ID] {
+func newReclaiming[ID any](scheme string, first claimed[ID], reclaim Reclaim, build func(context.Context, store.Claim) (idkit.Generator[ID], error), logf func(string, ...any), lost, reclaimed prometheus.Counter) *reclaiming[ID] {
 	r := &reclaiming[ID]{scheme: scheme, reclaim: reclaim, build: build, retry: time.Second, logf: logf, lost: lost, reclaimed: reclaimed}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.cur.Store(&first)

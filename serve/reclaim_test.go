@@ -16,6 +16,7 @@ import (
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -48,7 +49,7 @@ type claims struct {
 	doomed int
 }
 
-func (cs *claims) claim(_ context.Context, scheme string) (Claim, error) {
+func (cs *claims) claim(_ context.Context, scheme string) (store.Claim, error) {
 	if cs.fail.Load() {
 		return nil, errDown
 	}

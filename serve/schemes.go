@@ -21,6 +21,7 @@ import (
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/snowflake"
+	idstore "github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -126,7 +127,7 @@ func (s *Server) logf(msg string, args ...any) {
 
 // claimFor takes the first node claim of scheme from Options.Claims, when
 // it is set; the scheme's own options must then name no claim and no node.
-func (s *Server) claimFor(ctx context.Context, scheme string, claim any, node bool) (Claim, error) {
+func (s *Server) claimFor(ctx context.Context, scheme string, claim any, node bool) (idstore.Claim, error) {
 	if s.cfg.Claims == nil {
 		return nil, nil
 	}
@@ -145,7 +146,7 @@ func (s *Server) claimFor(ctx context.Context, scheme string, claim any, node bo
 // bind makes g the generator of sc, which Shutdown closes. On a claim c
 // that the server took (Options.Claims), a lost claim is taken again and
 // build makes the generator on the new one.
-func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c Claim, build func(context.Context, Claim) (idkit.Generator[ID], error)) {
+func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c idstore.Claim, build func(context.Context, idstore.Claim) (idkit.Generator[ID], error)) {
 	if c == nil {
 		sc.issue, sc.values, sc.stats = issueDecimal(g), fillValues(g), g.Stats
 		s.closers = append(s.closers, g.Close)
@@ -181,7 +182,7 @@ func (s *Server) traceIDScheme(ctx context.Context, o traceid.Options) (*scheme,
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
-	bind(s, sc, g, c, func(ctx context.Context, c Claim) (idkit.Generator[traceid.ID], error) {
+	bind(s, sc, g, c, func(ctx context.Context, c idstore.Claim) (idkit.Generator[traceid.ID], error) {
 		o.Claim = c
 		return traceid.New(ctx, o)
 	})
@@ -226,7 +227,7 @@ func (s *Server) snowflakeScheme(ctx context.Context, o snowflake.Options) (*sch
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
-	bind(s, sc, g, c, func(ctx context.Context, c Claim) (idkit.Generator[snowflake.ID], error) {
+	bind(s, sc, g, c, func(ctx context.Context, c idstore.Claim) (idkit.Generator[snowflake.ID], error) {
 		o.Claim = c
 		return snowflake.New(ctx, o)
 	})
@@ -253,7 +254,7 @@ func (s *Server) decimalIDScheme(ctx context.Context, o decimalid.Options) (*sch
 	s.closers = append(s.closers, g.Close)
 	var lookup explain.LaunchLookup
 	if launches := s.cfg.Launches; launches != nil {
-		lookup = func(id decimalid.ID) (launchlog.Launch, error) {
+		lookup = func(id decimalid.ID) (idstore.Launch, error) {
 			l, err := launches.Get(context.Background(), id.Launch()) // the log bounds its own wait (Timeout)
 			switch {
 			case errors.Is(err, launchlog.ErrNoLaunch):

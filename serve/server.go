@@ -19,7 +19,6 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/decimalid"
-	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/snowflake"
@@ -39,7 +38,7 @@ type Store interface {
 // Launches reads the record of a launch from the launch log, for
 // inspecting a DecimalId. launchlog.Log and fleet.Log implement it.
 type Launches interface {
-	Get(ctx context.Context, id int) (launchlog.Launch, error)
+	Get(ctx context.Context, id int) (store.Launch, error)
 }
 
 // Options configures a Server. A nil scheme option means that scheme is not

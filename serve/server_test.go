@@ -42,7 +42,7 @@ func newLog(t *testing.T) *launchlog.Log {
 	t.Helper()
 	l, err := launchlog.New(launchlog.Options{Path: filepath.Join(t.TempDir(), "idkit.db")})
 	require.NoError(t, err)
-	_, err = l.Begin(context.Background(), launchlog.Info{Ticket: "REL-1", By: "test"})
+	_, err = l.Begin(context.Background(), idstore.Info{Ticket: "REL-1", By: "test"})
 	require.NoError(t, err)
 	return l
 }
@@ -935,9 +935,9 @@ func (h secretHeld) AdvanceHighWater(ctx context.Context, key string, t time.Tim
 	return h.Held.AdvanceHighWater(ctx, key, t)
 }
 
-func (s *secretStore) Get(_ context.Context, id int) (launchlog.Launch, error) {
+func (s *secretStore) Get(_ context.Context, id int) (idstore.Launch, error) {
 	if s.fail.Load() {
-		return launchlog.Launch{}, errSecret
+		return idstore.Launch{}, errSecret
 	}
 	return s.Log.Get(context.Background(), id)
 }

@@ -125,3 +125,47 @@ type MarkLeaser interface {
 type Generators interface {
 	NextGenerator(ctx context.Context, launch int) (int, error)
 }
+
+// Launch is one entry of the log: one start of a system, which all of its
+// processes share.
+type Launch struct {
+	ID        int       `json:"id"`         // 1..=MaxLaunch, in order of Begin
+	StartedAt time.Time `json:"started_at"` // when Begin ran, in UTC; never before the previous launch
+	Ticket    string    `json:"ticket"`     // the release ticket, if any
+	By        string    `json:"by"`         // who started the launch
+	Note      string    `json:"note"`       // free text
+}
+
+// Info describes a launch that Begin is to record.
+type Info struct {
+	Ticket string // the release ticket in the issue tracker
+	By     string // who starts the launch
+	Note   string // free text
+}
+
+// LaunchLog is a whole launch log: launches, generator ids and high-water
+// marks. launchlog.Log (a bbolt file) and fleet.Log (etcd) implement it,
+// and segment.BlockStore as well.
+type LaunchLog interface {
+	// Begin records a new launch and returns it with the next launch id.
+	Begin(ctx context.Context, info Info) (Launch, error)
+	// Get returns launch id, or an error of kind idkit.ErrInvalid if the
+	// log has none.
+	Get(ctx context.Context, id int) (Launch, error)
+	// Current returns the latest launch.
+	Current(ctx context.Context) (Launch, error)
+	// List returns every launch, oldest first.
+	List(ctx context.Context) ([]Launch, error)
+	HighWater
+	Generators
+}
+
+// Claim is a node claim that its holder closes, and that says when it is
+// lost: fleet.Claim is one. A server takes a claim again once it is lost.
+type Claim interface {
+	NodeClaim
+	// Done is closed once the claim is lost.
+	Done() <-chan struct{}
+	// Close releases the claim.
+	Close() error
+}

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/decimalid"
-	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -64,9 +64,9 @@ func TestDecimalIDLaunch(t *testing.T) {
 
 	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var asked decimalid.ID
-	r, err = DecimalID(text, func(got decimalid.ID) (launchlog.Launch, error) {
+	r, err = DecimalID(text, func(got decimalid.ID) (store.Launch, error) {
 		asked = got
-		return launchlog.Launch{ID: got.Launch(), StartedAt: started, Ticket: "REL-9", By: "ci", Note: "n"}, nil
+		return store.Launch{ID: got.Launch(), StartedAt: started, Ticket: "REL-9", By: "ci", Note: "n"}, nil
 	})
 	require.NoError(t, err)
 	assert.Equal(t, id, asked)
@@ -74,7 +74,7 @@ func TestDecimalIDLaunch(t *testing.T) {
 	assert.Equal(t, []any{"2026-01-02T03:04:05Z", "REL-9", "ci", "n"}, []any{v["launch_started"], v["ticket"], v["by"], v["note"]})
 
 	missing := errors.New("no such launch here")
-	_, err = DecimalID(text, func(decimalid.ID) (launchlog.Launch, error) { return launchlog.Launch{}, missing })
+	_, err = DecimalID(text, func(decimalid.ID) (store.Launch, error) { return store.Launch{}, missing })
 	assert.Same(t, missing, err)
 }
 

@@ -7,10 +7,10 @@ import (
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/flake128"
-	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -42,7 +42,7 @@ func AddTraceID(r *Report, id traceid.ID, at time.Time, threadBits int) (*Report
 // LaunchLookup returns the launch record of a DecimalId's launch. Its
 // errors reach the caller of DecimalID unchanged, so that it can say where
 // it looked.
-type LaunchLookup func(id decimalid.ID) (launchlog.Launch, error)
+type LaunchLookup func(id decimalid.ID) (store.Launch, error)
 
 // DecimalID explains a DecimalId; with lookup non-nil it also shows the
 // record of the launch that made it.

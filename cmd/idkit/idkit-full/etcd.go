@@ -8,6 +8,7 @@ import (
 
 	"github.com/idkit/idkit/cmd/idkit/internal/cli"
 	"github.com/idkit/idkit/fleet"
+	"github.com/idkit/idkit/store"
 )
 
 func init() { cli.Etcd = &etcdBackend{clients: make(map[*cli.StoreFlags]*clientv3.Client)} }
@@ -28,7 +29,7 @@ func (b *etcdBackend) Log(c *cli.Console, f *cli.StoreFlags) (cli.Store, error) 
 	return fleet.NewLog(fleet.LogOptions{Client: client, Prefix: *f.Prefix, Timeout: cli.EtcdTimeout, Clock: c.Clock})
 }
 
-func (b *etcdBackend) Claim(c *cli.Console, f *cli.StoreFlags, space string, lo, hi int) (cli.Claim, error) {
+func (b *etcdBackend) Claim(c *cli.Console, f *cli.StoreFlags, space string, lo, hi int) (store.Claim, error) {
 	client, err := b.client(c, f)
 	if err != nil {
 		return nil, err

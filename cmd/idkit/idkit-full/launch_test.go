@@ -13,7 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 func TestLaunch(t *testing.T) {
@@ -64,10 +64,10 @@ note     canary\tthen all
 
 	code, stdout, stderr = idkitOn(f, time.Second, "launch", "list", "--json", "--log", log)
 	require.Equal(t, 0, code, stderr)
-	var launches []launchlog.Launch
+	var launches []store.Launch
 	require.NoError(t, json.Unmarshal([]byte(stdout), &launches))
 	require.Len(t, launches, 3)
-	assert.Equal(t, launchlog.Launch{ID: 2, StartedAt: time.Date(2026, 6, 1, 13, 0, 0, 0, time.UTC)}, launches[1])
+	assert.Equal(t, store.Launch{ID: 2, StartedAt: time.Date(2026, 6, 1, 13, 0, 0, 0, time.UTC)}, launches[1])
 	assert.Equal(t, "alice", launches[0].By)
 
 	// The default path is idkit.db in the working directory; the log above

@@ -25,6 +25,7 @@ import (
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/serve"
 	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -346,7 +347,7 @@ func runServe(c *cli.Console, args []string) error {
 	if claiming {
 		// The server claims the nodes, and claims again when a claim is
 		// lost, under the fleet's fencing.
-		cfg.Claims = func(ctx context.Context, scheme string) (serve.Claim, error) {
+		cfg.Claims = func(ctx context.Context, scheme string) (store.Claim, error) {
 			if scheme == "snowflake" {
 				return cli.ClaimSnowflake(c, where, fs, layout, fields)
 			}

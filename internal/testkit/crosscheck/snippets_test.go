@@ -29,8 +29,8 @@ import (
 // is not code.
 var snippetVars = map[string]string{
 	"README.md#1":        "batch []traceid.ID",
-	"README.md#2":        "store *launchlog.Log",
-	"README.md#3":        "store *launchlog.Log",
+	"README.md#2":        "log *launchlog.Log",
+	"README.md#3":        "log *launchlog.Log",
 	"README.md#4":        "id traceid.ID",
 	"README.md#5":        "g *traceid.Generator",
 	"docs/fleet.md#1":    "endpoints []string, launch int",
@@ -52,7 +52,7 @@ var snippetImports = []string{
 	`"github.com/idkit/idkit/launchlog"`, `"github.com/idkit/idkit/objectid"`, `"github.com/idkit/idkit/otelid"`,
 	`"github.com/idkit/idkit/publicid"`, `"github.com/idkit/idkit/segment"`, `"github.com/idkit/idkit/segment/mysqlstore"`,
 	`"github.com/idkit/idkit/segment/pgstore"`, `"github.com/idkit/idkit/segment/redisstore"`,
-	`"github.com/idkit/idkit/snowflake"`, `"github.com/idkit/idkit/traceid"`,
+	`"github.com/idkit/idkit/snowflake"`, `"github.com/idkit/idkit/store"`, `"github.com/idkit/idkit/traceid"`,
 }
 
 type snippet struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idkit/idkit/internal/testkit/crashkit"
 	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 // The crash campaign runs a child process (this test binary again, in
@@ -94,7 +95,7 @@ func crashCampaign(t *testing.T, scheme string, restarts int) {
 	logPath := filepath.Join(dir, "launch.db")
 	log, err := launchlog.New(launchlog.Options{Path: logPath})
 	require.NoError(t, err)
-	launch, err := log.Begin(context.Background(), launchlog.Info{Ticket: "faults", By: t.Name()})
+	launch, err := log.Begin(context.Background(), store.Info{Ticket: "faults", By: t.Name()})
 	require.NoError(t, err)
 
 	// The child's clock starts far from a TraceId wrap and only moves as the

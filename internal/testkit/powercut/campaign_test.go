@@ -20,6 +20,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/crashkit"
 	"github.com/idkit/idkit/internal/testkit/powercut/faultfs"
 	"github.com/idkit/idkit/launchlog"
+	idstore "github.com/idkit/idkit/store"
 )
 
 // The power-cut campaign runs a child process (this test binary again, in
@@ -166,7 +167,7 @@ func campaign(t *testing.T, f *faultfs.FS, scheme, path string, cuts int) ([]cra
 	if scheme != unsynced {
 		log, err := launchlog.New(launchlog.Options{Path: path})
 		require.NoError(t, err)
-		l, err := log.Begin(context.Background(), launchlog.Info{Ticket: "powercut", By: t.Name()})
+		l, err := log.Begin(context.Background(), idstore.Info{Ticket: "powercut", By: t.Name()})
 		require.NoError(t, err)
 		launch = l.ID
 	}

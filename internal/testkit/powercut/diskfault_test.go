@@ -17,6 +17,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/powercut/faultfs"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/segment"
+	idstore "github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -175,7 +176,7 @@ func TestDiskFaultStopsDecimalId(t *testing.T) {
 			path := filepath.Join(f.Dir(), "launch.db")
 			log, err := launchlog.New(launchlog.Options{Path: path})
 			require.NoError(t, err)
-			launch, err := log.Begin(ctx, launchlog.Info{Ticket: "disk", By: t.Name()})
+			launch, err := log.Begin(ctx, idstore.Info{Ticket: "disk", By: t.Name()})
 			require.NoError(t, err)
 			f.Inject(fault)
 			_, err = decimalid.New(ctx, decimalid.Options{Launch: launch.ID, Source: log})

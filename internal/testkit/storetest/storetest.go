@@ -22,22 +22,11 @@ import (
 	"github.com/idkit/idkit/store"
 )
 
-// Store is the launch log contract: launches, generator ids per launch,
-// and high-water marks.
-type Store interface {
-	Begin(ctx context.Context, info launchlog.Info) (launchlog.Launch, error)
-	Get(ctx context.Context, id int) (launchlog.Launch, error)
-	Current(ctx context.Context) (launchlog.Launch, error)
-	List(ctx context.Context) ([]launchlog.Launch, error)
-	store.HighWater
-	store.Generators
-}
-
 // Open returns a new, empty store whose Begin reads clk, and a function
 // that opens another handle on the same data, as another process or host
 // would. Each call gives a store of its own: the suite's subtests run in
 // parallel.
-type Open func(t *testing.T, clk clock.Clock) (s Store, again func(t *testing.T) Store)
+type Open func(t *testing.T, clk clock.Clock) (s store.LaunchLog, again func(t *testing.T) store.LaunchLog)
 
 // epoch is the suite's fake time; the nanoseconds check that times round
 // trip exactly.
@@ -101,17 +90,17 @@ func testLaunches(t *testing.T, open Open) {
 	require.NoError(t, err)
 	assert.Empty(t, list)
 
-	infos := []launchlog.Info{
+	infos := []store.Info{
 		{Ticket: "REL-1", By: "ann", Note: "first"},
 		{Ticket: "REL-2", By: "bob"},
 		{Note: "hotfix \"quoted\" ✓\nsecond line"},
 		{},
 	}
-	var want []launchlog.Launch
+	var want []store.Launch
 	for i, info := range infos {
 		got, err := s.Begin(context.Background(), info)
 		require.NoError(t, err)
-		w := launchlog.Launch{ID: i + 1, StartedAt: fake.Now().UTC(), Ticket: info.Ticket, By: info.By, Note: info.Note}
+		w := store.Launch{ID: i + 1, StartedAt: fake.Now().UTC(), Ticket: info.Ticket, By: info.By, Note: info.Note}
 		assert.Equal(t, w, got)
 		want = append(want, w)
 		// A clock in another zone stamps UTC all the same.
@@ -137,7 +126,7 @@ func testLaunches(t *testing.T, open Open) {
 	assert.ErrorContains(t, err, fmt.Sprint(len(want)+1))
 
 	// The next launch continues from either handle.
-	got, err := s.Begin(context.Background(), launchlog.Info{By: "carol"})
+	got, err := s.Begin(context.Background(), store.Info{By: "carol"})
 	require.NoError(t, err)
 	assert.Equal(t, len(want)+1, got.ID)
 	cur, err = s2.Current(context.Background())
@@ -150,24 +139,24 @@ func testStartedAtNeverBackwards(t *testing.T, open Open) {
 	// disagree: a launch never starts before the one it follows.
 	fake := clock.NewFake(epoch)
 	s, again := open(t, fake)
-	first, err := s.Begin(context.Background(), launchlog.Info{Note: "first"})
+	first, err := s.Begin(context.Background(), store.Info{Note: "first"})
 	require.NoError(t, err)
 	assert.Equal(t, epoch, first.StartedAt)
 
 	fake.Set(epoch.Add(-time.Hour))
-	second, err := again(t).Begin(context.Background(), launchlog.Info{Note: "clock an hour behind"})
+	second, err := again(t).Begin(context.Background(), store.Info{Note: "clock an hour behind"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, second.ID)
 	assert.Equal(t, epoch, second.StartedAt, "a clock behind stamps the previous launch's time")
 
 	fake.Set(epoch.Add(time.Hour))
-	third, err := s.Begin(context.Background(), launchlog.Info{Note: "clock ahead again"})
+	third, err := s.Begin(context.Background(), store.Info{Note: "clock ahead again"})
 	require.NoError(t, err)
 	assert.Equal(t, epoch.Add(time.Hour), third.StartedAt)
 
 	list, err := s.List(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, []launchlog.Launch{first, second, third}, list)
+	assert.Equal(t, []store.Launch{first, second, third}, list)
 }
 
 func testLaunchInvalid(t *testing.T, open Open) {
@@ -219,7 +208,7 @@ func testNextGenerator(t *testing.T, open Open) {
 	assert.Equal(t, 0, got)
 
 	// Counters are independent of launches.
-	_, err = s.Begin(context.Background(), launchlog.Info{})
+	_, err = s.Begin(context.Background(), store.Info{})
 	require.NoError(t, err)
 	got, err = s.NextGenerator(context.Background(), 2)
 	require.NoError(t, err)
@@ -332,8 +321,8 @@ func testHighWaterInvalid(t *testing.T, open Open) {
 }
 
 // handles returns n handles on s's data: s itself and n-1 others.
-func handles(t *testing.T, s Store, again func(*testing.T) Store, n int) []Store {
-	hs := []Store{s}
+func handles(t *testing.T, s store.LaunchLog, again func(*testing.T) store.LaunchLog, n int) []store.LaunchLog {
+	hs := []store.LaunchLog{s}
 	for len(hs) < n {
 		hs = append(hs, again(t))
 	}
@@ -393,7 +382,7 @@ func testConcurrentBegin(t *testing.T, open Open) {
 	const workers, calls = 4, 5
 	var (
 		mu  sync.Mutex
-		got = map[int]launchlog.Launch{}
+		got = map[int]store.Launch{}
 	)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -401,7 +390,7 @@ func testConcurrentBegin(t *testing.T, open Open) {
 		wg.Go(func() {
 			h := hs[w%len(hs)]
 			for i := range calls {
-				info := launchlog.Info{By: fmt.Sprintf("worker %d", w), Note: fmt.Sprint(i)}
+				info := store.Info{By: fmt.Sprintf("worker %d", w), Note: fmt.Sprint(i)}
 				l, err := h.Begin(context.Background(), info)
 				if err != nil {
 					errs <- fmt.Errorf("worker %d: %w", w, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/otelid"
 	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -450,15 +451,15 @@ func parseOTelHex(s string) (*explain.Report, traceid.ID, error) {
 func inspectDecimalID(c *Console, fs *flag.FlagSet) func(string) (*report, error) {
 	where := AddStoreFlags(fs, "")
 	var l Store // opened at the first ID
-	lookup := func(id decimalid.ID) (launchlog.Launch, error) {
+	lookup := func(id decimalid.ID) (store.Launch, error) {
 		if l == nil {
 			var err error
 			if l, err = where.Open(c); err != nil {
 				var usage usageError
 				if errors.As(err, &usage) {
-					return launchlog.Launch{}, err
+					return store.Launch{}, err
 				}
-				return launchlog.Launch{}, otherError{err}
+				return store.Launch{}, otherError{err}
 			}
 		}
 		launch, err := l.Get(context.Background(), id.Launch())

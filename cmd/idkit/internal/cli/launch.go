@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/launchlog"
+	"github.com/idkit/idkit/store"
 )
 
 // DefaultLog is the launch log's path when --log is not given.
@@ -95,7 +96,7 @@ func launchBegin(c *Console, args []string) error {
 	if err != nil {
 		return err
 	}
-	launch, err := l.Begin(context.Background(), launchlog.Info{Ticket: *ticket, By: *by, Note: *note})
+	launch, err := l.Begin(context.Background(), store.Info{Ticket: *ticket, By: *by, Note: *note})
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func launchShow(c *Console, sub string, args []string) error {
 	}
 	if *asJSON {
 		if launches == nil {
-			launches = []launchlog.Launch{}
+			launches = []store.Launch{}
 		}
 		return WriteJSON(c, launches)
 	}

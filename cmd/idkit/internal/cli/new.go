@@ -23,6 +23,7 @@ import (
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/snowflake"
+	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
 )
 
@@ -372,7 +373,7 @@ func SnowflakeFieldNames() []string {
 // ClaimSnowflake claims a node of layout through --etcd, with the node
 // fields given as flags fixed: they must be the leading fields, such as
 // Twitter's datacenter.
-func ClaimSnowflake(c *Console, where *StoreFlags, fs *flag.FlagSet, layout snowflake.Layout, fields map[string]*int64) (Claim, error) {
+func ClaimSnowflake(c *Console, where *StoreFlags, fs *flag.FlagSet, layout snowflake.Layout, fields map[string]*int64) (store.Claim, error) {
 	fixed := make(map[string]int64)
 	for name, v := range fields {
 		if IsSet(fs, name) {

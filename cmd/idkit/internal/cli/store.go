@@ -18,12 +18,7 @@ import (
 // Store is a launch log: the bbolt file (--log) or etcd (--etcd). Both
 // backends have the same methods and errors.
 type Store interface {
-	Begin(ctx context.Context, info launchlog.Info) (launchlog.Launch, error)
-	Get(ctx context.Context, id int) (launchlog.Launch, error)
-	Current(ctx context.Context) (launchlog.Launch, error)
-	List(ctx context.Context) ([]launchlog.Launch, error)
-	store.HighWater
-	store.Generators
+	store.LaunchLog
 	segment.BlockStore
 }
 
@@ -51,15 +46,7 @@ var Etcd interface {
 	Log(c *Console, f *StoreFlags) (Store, error)
 	// Claim claims a node of space from lo to hi in etcd, released when
 	// the command ends.
-	Claim(c *Console, f *StoreFlags, space string, lo, hi int) (Claim, error)
-}
-
-// A Claim is a node claimed in etcd, as fleet.Claim is.
-type Claim interface {
-	store.NodeClaim
-	// Done is closed once the claim is lost.
-	Done() <-chan struct{}
-	Close() error
+	Claim(c *Console, f *StoreFlags, space string, lo, hi int) (store.Claim, error)
 }
 
 // errNoEtcd is what --etcd gives where Etcd is not set.
@@ -158,7 +145,7 @@ func (f *StoreFlags) Open(c *Console) (Store, error) {
 
 // Claim claims a node in space from lo to hi through --etcd, released when
 // the command ends, which SIGINT and SIGTERM then interrupt.
-func (f *StoreFlags) Claim(c *Console, space string, lo, hi int) (Claim, error) {
+func (f *StoreFlags) Claim(c *Console, space string, lo, hi int) (store.Claim, error) {
 	if Etcd == nil {
 		return nil, errNoEtcd
 	}
