@@ -9,7 +9,7 @@
 #   need_node       Node.js, for the tests of the JavaScript client
 #                   (clients/js); installed with apt if missing
 #   need_etcd       the etcd server that idkit pins, built once and named
-#                   by IDKIT_ETCD, the binary of the etcd members that the
+#                   by IDKIT_ETCD_BIN, the binary of the etcd members that the
 #                   tests start (package fleet/fleettest)
 #   need_servers    PostgreSQL 15, MariaDB 10.11 and Redis 7 answering on
 #                   this machine (each started with the machine's own
@@ -51,8 +51,8 @@ need_etcd() {
 	local dir
 	dir=$(mktemp -d /tmp/idkit-etcd.XXXXXX)
 	go build -o "$dir/etcd" github.com/idkit/idkit/internal/testkit/deploy/etcd
-	export IDKIT_ETCD=$dir/etcd
-	"$IDKIT_ETCD" --version | sed -n 1p
+	export IDKIT_ETCD_BIN=$dir/etcd
+	"$IDKIT_ETCD_BIN" --version | sed -n 1p
 }
 
 export IDKIT_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test

@@ -7,7 +7,7 @@
 // crashed and restarted, to test what a client does through an outage.
 //
 // The members are processes of an etcd binary (version 3.5 or later): the
-// file that $IDKIT_ETCD names, else etcd on $PATH; inside idkit's own
+// file that $IDKIT_ETCD_BIN names, else etcd on $PATH; inside idkit's own
 // workspace, the etcd server that idkit pins, built on first use. Where
 // there is none, a test that starts a cluster skips, saying how to get
 // one (under CI=true it fails instead). The server's code is never linked
@@ -447,7 +447,7 @@ func freeAddr(t testing.TB) string {
 // under CI=true) where there is none.
 func binary(t testing.TB) string {
 	t.Helper()
-	if bin := os.Getenv("IDKIT_ETCD"); bin != "" {
+	if bin := os.Getenv("IDKIT_ETCD_BIN"); bin != "" {
 		return bin
 	}
 	if bin, err := exec.LookPath("etcd"); err == nil {
@@ -455,7 +455,7 @@ func binary(t testing.TB) string {
 	}
 	bin, err := pinnedEtcd()
 	if err != nil {
-		testenv.Missing(t, "no etcd server: set IDKIT_ETCD to an etcd binary (3.5 or later), or put etcd on $PATH ("+err.Error()+")")
+		testenv.Missing(t, "no etcd server: set IDKIT_ETCD_BIN to an etcd binary (3.5 or later), or put etcd on $PATH ("+err.Error()+")")
 	}
 	return bin
 }

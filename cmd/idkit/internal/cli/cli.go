@@ -431,9 +431,14 @@ func printCommands(w io.Writer) {
 	fmt.Fprintln(w, "\nUsage:\n\n\tidkit COMMAND [arguments]\n\nCommands:")
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	for _, c := range commands {
-		fmt.Fprintf(tw, "\t%s\t%s\n", c.Name, c.Short)
+		mark := ""
+		if inFull(c) {
+			mark = " [" + fullName + "]"
+		}
+		fmt.Fprintf(tw, "\t%s\t%s%s\n", c.Name, c.Short, mark)
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\nThe commands marked [%s], and every command line with --etcd, run in\n%s, the second program that 'go install .../cmd/idkit/...' installs:\nit links etcd's client, gRPC, the SQL drivers and Prometheus, which idkit\nleaves out to start fast. idkit hands them over to it.\n", fullName, fullName)
 	fmt.Fprintln(w, "\nRun 'idkit help COMMAND' for the flags and examples of one command.")
 }
 

@@ -40,6 +40,9 @@ var (
 	}
 )
 
+// inFull reports whether only idkit-full runs cmd.
+func inFull(cmd *Command) bool { return cmd == cmdNodes || cmd == cmdServe || cmd == cmdCompare }
+
 // Provide gives the command called name, which only idkit-full runs, its
 // help text and its body.
 func Provide(name, long string, run func(c *Console, args []string) error) {

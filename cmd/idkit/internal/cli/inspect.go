@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -15,12 +16,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/internal/explain"
 	"github.com/idkit/idkit/launchlog"
-	"github.com/idkit/idkit/otelid"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/store"
 	"github.com/idkit/idkit/traceid"
@@ -422,16 +420,16 @@ func parseOTelHex(s string) (*explain.Report, traceid.ID, error) {
 	s = strings.ToLower(s)
 	b, _ := hex.DecodeString(s)
 	form := "span ID"
-	var id traceid.ID
-	var ok bool
-	if len(b) == 8 {
-		id, ok = otelid.FromSpanID(trace.SpanID(b))
-	} else {
+	if len(b) == 16 {
 		form = "trace ID"
-		id, ok = otelid.FromTraceID(trace.TraceID(b))
 	}
+	// otelid puts a TraceId in a span ID, and in a trace ID's high half,
+	// big-endian (otelid.FromSpanID): its top bit, which no TraceId has,
+	// marks a random fallback. Read here without the OpenTelemetry SDK,
+	// which idkit does not link.
+	id := traceid.ID(binary.BigEndian.Uint64(b[:8]))
 	switch {
-	case ok:
+	case id > 0:
 	case s[:16] == "0000000000000000" && len(b) == 8:
 		return nil, 0, fmt.Errorf("traceid: parse %s %q: the zero span ID is invalid", form, s)
 	case s[:16] == "0000000000000000":

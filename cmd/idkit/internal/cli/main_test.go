@@ -95,7 +95,13 @@ func TestHelpListsEveryCommand(t *testing.T) {
 		assert.Contains(t, stdout, "\n  "+name+" ", name)
 		assert.NotEmpty(t, cmd.Usage, name)
 		assert.Contains(t, stdout, cmd.Short, name)
+		if marked := strings.Contains(stdout, cmd.Short+" [idkit-full]\n"); name == "nodes" || name == "serve" || name == "compare" {
+			assert.True(t, marked, "%s runs in idkit-full: help says so", name)
+		} else {
+			assert.False(t, marked, "%s runs in idkit", name)
+		}
 	}
+	assert.Contains(t, stdout, "The commands marked [idkit-full], and every command line with --etcd, run in\nidkit-full")
 }
 
 // TestHandOverRunsIdkitFull builds idkit and runs it beside a stand-in for
