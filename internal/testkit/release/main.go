@@ -15,6 +15,10 @@
 //	    user outside the repository, installs idkit with the README's
 //	    install line and builds and tests a one-import program of each
 //	    module, whose module graph must hold nothing it did not ask for
+//	go run ./internal/testkit/release api
+//	    the API check of .ci/run: what changed in each shipping module's
+//	    API since its last release (its highest tag); an incompatible
+//	    change fails it unless VERSION may make one
 //
 // Run it from the repository's root, in the workspace.
 package main
@@ -34,7 +38,7 @@ func main() {
 	}
 }
 
-const usage = "usage: release tidy | version VERSION | check"
+const usage = "usage: release tidy | version VERSION | check | api"
 
 func run(args []string) error {
 	if len(args) == 0 {
@@ -65,6 +69,8 @@ func run(args []string) error {
 		return os.WriteFile("VERSION", []byte(v+"\n"), 0o644)
 	case args[0] == "check" && len(args) == 1:
 		return check(dir, mods)
+	case args[0] == "api" && len(args) == 1:
+		return apiCheck(dir, mods)
 	}
 	return fmt.Errorf("%s (got %s)", usage, strings.Join(args, " "))
 }
