@@ -175,7 +175,7 @@ func installLine(readme string) (string, error) {
 			return line, nil
 		}
 	}
-	return "", fmt.Errorf("%s has no line go install %s/cmd/idkit/...", readme, root)
+	return "", fmt.Errorf("%s has no line that installs %s/cmd/idkit (go install)", readme, root)
 }
 
 // copyTree copies the files of the repository at dir that git tracks or
