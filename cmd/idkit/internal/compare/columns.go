@@ -137,6 +137,23 @@ func engineColumns() []Column {
 	}
 }
 
+// likeEngineColumns describes the figures only a --like run's loads have:
+// the write figures of the paths that force no checkpoint or count a
+// copy's own pages, and the tries a load took to measure them.
+func likeEngineColumns() []Column {
+	h := func(c Column) Column { c.Headline = true; return c }
+	return []Column{
+		h(metricColumn(EnginePostgres, "pages_changed_per_1000", "changed/1k",
+			"pages of the copy whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header, no checkpoint forced): the pages a checkpoint at each interval would write", fmtInt)),
+		metricColumn(EnginePostgres, "wal_bytes_no_fpi_per_insert", "WAL B/insert, no FPI",
+			"WAL bytes per insert of the batches' statements with no checkpoint forced (EXPLAIN (ANALYZE, WAL)): the records without full-page images, kept when no checkpoint of the server's fell in the load", fmtInt),
+		metricColumn(EnginePostgres, "tries", "tries", "loads run to measure the load without a checkpoint of the server's in it (at most 2)", fmtInt),
+		h(metricColumn(EngineMySQL, "pages_changed_per_1000", "changed/1k",
+			"pages of the copy whose newest change is past the log sequence number at the start of each flush interval, per 1,000 inserts (INNODB_BUFFER_PAGE's newest_modification): the copy's own pages each flush writes", fmtInt)),
+		metricColumn(EngineMySQL, "tries", "tries", "loads run to measure the server's counters without another session's writes in them (at most 2)", fmtInt),
+	}
+}
+
 // bboltColumn is a column of the bbolt table for the load at one fill.
 func bboltColumn(fill float64, li int, key, head, doc string, headline bool, v func(Load) string) Column {
 	return Column{
@@ -224,7 +241,11 @@ func (r *Report) columns() []Column {
 		}
 	}
 	measured := r.measured()
-	for _, c := range engineColumns() {
+	engineCols := engineColumns()
+	if r.Config.Like != "" {
+		engineCols = append(engineCols, likeEngineColumns()...)
+	}
+	for _, c := range engineCols {
 		if slices.Contains(measured, c.Section) {
 			cols = append(cols, c)
 		}

@@ -175,9 +175,10 @@ func rate(n int, d time.Duration) float64 {
 // openEngines opens the database engines the options ask for, in report
 // order, and returns them with an EngineInfo for every engine, including
 // the skipped ones. In a --like run it reads the table on every source
-// server first, after the rights are checked and before the run creates
-// anything, and then writes its sample where the copies go; it returns
-// the table as each server has it. On error it closes what it opened.
+// server first, once the rights to read it are there and before the run
+// creates anything (preflight), and then writes its sample where the
+// copies go; it returns the table as each server has it. On error it
+// closes what it opened.
 func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []EngineInfo, []LikeTable, error) {
 	infos := []EngineInfo{{Name: EngineBbolt, Version: moduleVersion("go.etcd.io/bbolt"), Settings: bboltSettings(o)}}
 	var engines []dbEngine
@@ -188,26 +189,30 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 		return nil, nil, nil, err
 	}
 	plans := o.serverPlans()
-	if err := preflight(ctx, plans, o.Like); err != nil {
-		return fail(err)
-	}
 	sources := map[string]*likeSource{}
+	var read func() error
 	if o.Like != "" {
 		name, err := ParseLike(o.Like)
 		if err != nil {
 			return fail(err)
 		}
-		for _, p := range plans {
-			if p.dsn == "" {
-				continue
+		read = func() error {
+			for _, p := range plans {
+				if p.dsn == "" {
+					continue
+				}
+				if sources[p.engine], err = readLike(ctx, p, name, o.Sample, o.N); err != nil {
+					return err
+				}
 			}
-			if sources[p.engine], err = readLike(ctx, p, name, o.Sample, o.N); err != nil {
-				return fail(err)
+			if len(sources) == 0 {
+				return fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, name)
 			}
+			return nil
 		}
-		if len(sources) == 0 {
-			return fail(fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, name))
-		}
+	}
+	if err := preflight(ctx, plans, o.Like, read); err != nil {
+		return fail(err)
 	}
 	if o.NoSQLite {
 		infos = append(infos, EngineInfo{Name: EngineSQLite, Skipped: "switched off"})

@@ -183,6 +183,10 @@ type LikeTable struct {
 	// application inserted them: by the key, a time column or the rows'
 	// physical order.
 	InsertOrder string `json:"insert_order"`
+	// Unmeasured says, for a write figure of the verdict ("pages" or
+	// "log") that the run's path cannot measure cleanly, why it is left
+	// out.
+	Unmeasured map[string]string `json:"unmeasured,omitempty"`
 	// Sampled is the number of rows copied to the scratch schema, which
 	// each load passes through once, in the order of InsertOrder, and
 	// Reuse the most rows of a copy one sampled row fills.
@@ -204,6 +208,12 @@ type IndexFigures struct {
 	LeafPages     int64    `json:"leaf_pages,omitempty"`
 	LeafDensity   float64  `json:"leaf_density,omitempty"`
 	Fragmentation *float64 `json:"leaf_fragmentation,omitempty"`
+	// Pages are an InnoDB index's pages that hold records, counted in the
+	// buffer pool after the index was read whole (a copy on a scratch
+	// server): its size without the extents InnoDB allocates ahead, and
+	// without the persistent statistics' n_leaf_pages, which MariaDB
+	// gives as 1 for a secondary index.
+	Pages int64 `json:"pages,omitempty"`
 }
 
 // likeSource is the user's table as a --like run read it on the source

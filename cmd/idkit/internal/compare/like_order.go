@@ -46,8 +46,8 @@ type likeOrder struct {
 // the row was made then comes first; one that says it changes later
 // (updated_at) or is a date of something else is never the insert order.
 var (
-	madeAtName  = regexp.MustCompile(`(?i)creat|insert|added|made|logged|recorded|received|placed|issued`)
-	laterAtName = regexp.MustCompile(`(?i)updat|modif|chang|delet|expir|birth|due|until|deadline|valid|end|start|sched|sent|paid|ship|deliver|cancel|seen|login|visit`)
+	madeAtName  = regexp.MustCompile(`(?i)creat|insert|(^|_)(added|made|logged|recorded|received|placed|issued)`)
+	laterAtName = regexp.MustCompile(`(?i)updat|modif|(^|_)(chang|delet|expir|birth|due|until|deadline|valid|end|start|sched|sent|paid|ship|deliver|cancel|seen|login|visit)`)
 )
 
 // timeCandidate is a column of a time type (a date or a timestamp, not
@@ -126,16 +126,6 @@ func dense(min, max int64, rows int64) bool {
 		return false
 	}
 	return float64(max)-float64(min)+1 <= DenseSpan*float64(rows)
-}
-
-// keyEvidence is what the table says of an integer key besides how the
-// server makes it: its least and greatest value, and its correlation with
-// the order of inserts, from the rows' physical order (physical, where
-// the engine keeps rows in insert order) or from the time column over the
-// sample (byTime).
-type keyEvidence struct {
-	min, max         *int64
-	physical, byTime *float64
 }
 
 // orderSample sorts rows in the order the application inserted them and

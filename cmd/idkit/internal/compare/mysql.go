@@ -189,6 +189,13 @@ type flushed struct {
 	spent         time.Duration
 	counted       bool // the counters were read: the engine is not polite
 	splits        bool
+	// changed sums, over the load's intervals, the pages of the table
+	// whose newest change is past the log sequence number at the
+	// interval's start (INNODB_BUFFER_PAGE): the pages the flush at the
+	// interval's end writes, the table's alone whatever other sessions
+	// do; changedCounted says they were counted.
+	changed        int64
+	changedCounted bool
 }
 
 // disturbed says whether another session wrote rows while the load ran.
@@ -198,22 +205,47 @@ func (x flushed) disturbed() bool {
 
 // flushedLoad runs l's batches through insert with the table flushed
 // (FLUSH TABLES ... FOR EXPORT) before the load, at each of its intervals
-// and at its end, and reads the server's counters before and after. A
-// polite engine only times the inserts.
-func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, insert func(lo, hi int) error) (flushed, error) {
+// and at its end, and reads the server's counters before and after; with
+// changed, at each flush it first counts the table's pages changed in the
+// interval (a scan of the buffer pool's pages). A polite engine only
+// times the inserts.
+func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, changed bool, insert func(lo, hi int) error) (flushed, error) {
 	var x flushed
 	if e.polite {
 		var err error
 		x.spent, err = l.batches(insert, nil)
 		return x, err
 	}
-	x.counted, x.splits = true, e.splits
+	x.counted, x.splits, x.changedCounted = true, e.splits, changed
+	name := strings.SplitN(table, ".", 2)
+	var since int64
+	count := func() error {
+		var n int64
+		if err := e.conn.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.INNODB_BUFFER_PAGE
+			WHERE TABLE_NAME = ? AND NEWEST_MODIFICATION > ?`, fmt.Sprintf("`%s`.`%s`", name[0], name[len(name)-1]), since).Scan(&n); err != nil {
+			return fmt.Errorf("pages changed in the interval: %w", err)
+		}
+		x.changed += n
+		return nil
+	}
 	flush := func() error {
 		if _, err := e.conn.ExecContext(ctx, "FLUSH TABLES "+table+" FOR EXPORT"); err != nil {
 			return err
 		}
 		_, err := e.conn.ExecContext(ctx, "UNLOCK TABLES")
+		if err == nil {
+			since, err = e.globalStatus(ctx, "Innodb_lsn_current")
+		}
 		return err
+	}
+	interval := flush
+	if changed {
+		interval = func() error {
+			if err := count(); err != nil {
+				return err
+			}
+			return flush()
+		}
 	}
 	if err := flush(); err != nil {
 		return x, fmt.Errorf("flush: %w", err)
@@ -222,10 +254,10 @@ func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, i
 	if x.before, err = e.counters(ctx); err != nil {
 		return x, fmt.Errorf("read counters: %w", err)
 	}
-	if x.spent, err = l.batches(insert, flush); err != nil {
+	if x.spent, err = l.batches(insert, interval); err != nil {
 		return x, err
 	}
-	if err := flush(); err != nil {
+	if err := interval(); err != nil {
 		return x, fmt.Errorf("flush: %w", err)
 	}
 	if x.after, err = e.counters(ctx); err != nil {
@@ -244,6 +276,10 @@ func (x flushed) metrics(m map[string]float64, n int) {
 	}
 	if x.disturbed() {
 		m["disturbed"] = 1
+	}
+	if x.changedCounted {
+		m["pages_changed"] = float64(x.changed)
+		m["pages_changed_per_1000"] = perThousand(float64(x.changed), n)
 	}
 	m["pages_written"] = float64(x.after.pagesWritten - x.before.pagesWritten)
 	m["pages_written_per_1000"] = perThousand(m["pages_written"], n)
@@ -313,6 +349,7 @@ func (e *mysqlEngine) indexFigures(ctx context.Context, table string, ix mysqlIn
 		fmt.Sprintf("`%s`.`%s`", e.database, table), ix.name).Scan(&pages, &used); err != nil {
 		return f, fmt.Errorf("buffer pool pages: %w", err)
 	}
+	f.Pages = pages
 	// Density over every leaf page, or none: a pool too small for the
 	// index holds only some of them.
 	if pages >= leaves && pages > 0 {
@@ -357,7 +394,7 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 		_, err := e.conn.ExecContext(ctx, q, args...)
 		return err
 	}
-	x, err := e.flushedLoad(ctx, l, table, insert)
+	x, err := e.flushedLoad(ctx, l, table, false, insert)
 	if err != nil {
 		return fail("load", err)
 	}
@@ -392,7 +429,7 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	if sampled > 0 {
 		m["leaf_density"] = float64(used) / float64(sampled*e.pageSize)
 	}
-	if err := e.myReads(ctx, l, table, m); err != nil {
+	if err := e.myReads(ctx, l, table, "id", "payload", m); err != nil {
 		return fail("reads", err)
 	}
 	return out, nil

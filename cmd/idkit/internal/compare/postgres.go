@@ -279,7 +279,7 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 // pageinspect from shared buffers, where the load left them.
 const pgChangedPages = `SELECT count(*) FROM unnest($1::oid[]) AS r(rel),
 	LATERAL generate_series(0, pg_relation_size(r.rel) / current_setting('block_size')::bigint - 1) AS b(blkno)
-	WHERE (page_header(get_raw_page(r.rel::regclass::text, b.blkno::integer))).lsn - '0/0'::pg_lsn > $2::bigint`
+	WHERE (page_header(get_raw_page(r.rel::regclass::text, b.blkno))).lsn - '0/0'::pg_lsn > $2::bigint`
 
 // checkpointed says whether a polite engine's load saw a checkpoint of
 // the server's: its statements' WAL then holds full-page images.

@@ -23,11 +23,40 @@ type missingRight struct {
 }
 
 // preflight checks, on every server of the plans, the rights the run
-// needs: on the server the loads go to, and in a --like run on the source
-// server too. It returns one ErrRights that lists every missing right.
-func preflight(ctx context.Context, plans []serverPlan, like string) error {
+// needs: in a --like run on the source server first, and then on the
+// server the loads go to. Between the two, once the source's rights are
+// there, validate reads the table (nil: nothing to read), so that a table
+// the run cannot copy is refused before the run creates anything, the
+// check's own probe on MariaDB/MySQL included. It returns one ErrRights
+// that lists every missing right.
+func preflight(ctx context.Context, plans []serverPlan, like string, validate func() error) error {
 	var missing []missingRight
 	polite := false
+	add := func(p serverPlan, m []missingRight) {
+		missing = append(missing, m...)
+		polite = polite || (p.polite && len(m) > 0)
+	}
+	for _, p := range plans {
+		if p.dsn == "" || p.source == "" {
+			continue
+		}
+		var m []missingRight
+		var err error
+		if p.engine == EnginePostgres {
+			m, err = pgSourceRights(ctx, p, like)
+		} else {
+			m, err = mysqlSourceRights(ctx, p, like)
+		}
+		if err != nil {
+			return err
+		}
+		add(p, m)
+	}
+	if len(missing) == 0 && validate != nil {
+		if err := validate(); err != nil {
+			return err
+		}
+	}
 	for _, p := range plans {
 		if p.dsn == "" {
 			continue
@@ -35,15 +64,14 @@ func preflight(ctx context.Context, plans []serverPlan, like string) error {
 		var m []missingRight
 		var err error
 		if p.engine == EnginePostgres {
-			m, err = pgPreflight(ctx, p, like)
+			m, err = pgPreflight(ctx, p)
 		} else {
-			m, err = mysqlPreflight(ctx, p, like)
+			m, err = mysqlPreflight(ctx, p)
 		}
 		if err != nil {
 			return err
 		}
-		missing = append(missing, m...)
-		polite = polite || (p.polite && len(m) > 0)
+		add(p, m)
 	}
 	if len(missing) == 0 {
 		return nil
@@ -65,8 +93,9 @@ type rightsError struct{ msg string }
 func (e *rightsError) Error() string        { return e.msg }
 func (e *rightsError) Is(target error) bool { return target == ErrRights }
 
-// pgPreflight checks the rights of a PostgreSQL plan.
-func pgPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
+// pgPreflight checks the rights of a PostgreSQL plan on the server the
+// loads go to.
+func pgPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 	conn, err := pgConnect(ctx, p.dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: postgres: connect: %w", err)
@@ -112,35 +141,42 @@ func pgPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight
 		}
 		out = append(out, missingRight{where, "CHECKPOINT, which each load runs at its intervals", grant})
 	}
-	if p.source == "" {
-		return out, nil
-	}
-	src := conn
-	if p.source != p.dsn {
-		if src, err = pgConnect(ctx, p.source); err != nil {
-			return nil, fmt.Errorf("compare: postgres: connect to the source: %w", err)
-		}
-		defer src.Close(context.WithoutCancel(ctx))
-		if err := src.QueryRow(ctx, "SELECT current_user, current_database()").Scan(&user, &database); err != nil {
-			return nil, fmt.Errorf("compare: postgres: read the rights of the user on the source: %w", err)
-		}
-		role = pgx.Identifier{user}.Sanitize()
-		where = fmt.Sprintf("PostgreSQL %s as %s, the source", serverName(src.Config().Host, src.Config().Port, database), user)
-	}
+	return out, nil
+}
+
+// pgSourceRights checks the rights to read the --like table on its
+// source server: USAGE on its schema and SELECT on it.
+func pgSourceRights(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
 	name, err := ParseLike(like)
 	if err != nil {
 		return nil, err
 	}
+	src, err := pgConnect(ctx, p.source)
+	if err != nil {
+		return nil, fmt.Errorf("compare: postgres: connect to the source: %w", err)
+	}
+	defer src.Close(context.WithoutCancel(ctx))
+	var user, database string
+	if err := src.QueryRow(ctx, "SELECT current_user, current_database()").Scan(&user, &database); err != nil {
+		return nil, fmt.Errorf("compare: postgres: read the rights of the user on the source: %w", err)
+	}
+	role := pgx.Identifier{user}.Sanitize()
+	side := "the source"
+	if p.polite {
+		side = "the source, where the copies go too"
+	}
+	where := fmt.Sprintf("PostgreSQL %s as %s, %s", serverName(src.Config().Host, src.Config().Port, database), user, side)
 	var usage, sel bool
 	err = src.QueryRow(ctx, `SELECT has_schema_privilege(n.oid, 'USAGE'), has_table_privilege(c.oid, 'SELECT')
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
 		name.Schema.postgres(), name.Table.postgres()).Scan(&usage, &sel)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return out, nil // the run says there is no such table
+		return nil, nil // reading the table says there is none
 	}
 	if err != nil {
 		return nil, fmt.Errorf("compare: postgres: read the rights on %s: %w", name, err)
 	}
+	var out []missingRight
 	schema := pgx.Identifier{name.Schema.postgres()}.Sanitize()
 	if !usage {
 		out = append(out, missingRight{where, "USAGE on schema " + schema, fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", schema, role)})
@@ -156,21 +192,13 @@ func pgPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight
 // idkit_compare_<random>.
 const mysqlDatabaseRights = "CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES"
 
-// mysqlPreflight checks the rights of a MariaDB/MySQL plan: in a --like
-// run the source's first, where a missing table ends the check at once;
-// then the rights on the run's own databases, tried on a database of the
-// check's own, which it drops; the global ones are read from
-// USER_PRIVILEGES. Stopped (ctx done), it ends the statement it is in
-// (KILL QUERY), so that nothing of it stays queued behind a lock.
-func mysqlPreflight(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
+// mysqlPreflight checks the rights of a MariaDB/MySQL plan on the server
+// the loads go to: the rights on the run's own databases, tried on a
+// database of the check's own, which it drops; the global ones are read
+// from USER_PRIVILEGES. Stopped (ctx done), it ends the statement it is
+// in (KILL QUERY), so that nothing of it stays queued behind a lock.
+func mysqlPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 	var out []missingRight
-	if p.source != "" {
-		m, err := mysqlSourceRights(ctx, p, like)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m...)
-	}
 	db, conn, err := mysqlConnect(ctx, p.dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: mysql: %w", err)
@@ -258,7 +286,8 @@ func mysqlPreflight(ctx context.Context, p serverPlan, like string) ([]missingRi
 }
 
 // mysqlSourceRights checks the right to read the --like table on its
-// source server, and refuses a table that is not there.
+// source server, and refuses a table that is not there. Stopped, it ends
+// its statement as mysqlPreflight does.
 func mysqlSourceRights(ctx context.Context, p serverPlan, like string) ([]missingRight, error) {
 	name, err := ParseLike(like)
 	if err != nil {

@@ -206,14 +206,15 @@ func pgMayInspect(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	var may bool
 	err := conn.QueryRow(ctx, `SELECT coalesce(has_function_privilege(to_regprocedure('bt_page_items(text,bigint)'), 'EXECUTE'), false)
 		AND coalesce(has_function_privilege(to_regprocedure('bt_page_stats(text,bigint)'), 'EXECUTE'), false)
-		AND coalesce(has_function_privilege(to_regprocedure('get_raw_page(text,integer)'), 'EXECUTE'), false)
+		AND coalesce(has_function_privilege(to_regprocedure('get_raw_page(text,bigint)'), 'EXECUTE'), false)
 		AND coalesce(has_function_privilege(to_regprocedure('page_header(bytea)'), 'EXECUTE'), false)`).Scan(&may)
 	return may, err
 }
 
-// myReads measures the InnoDB pages a point lookup accesses, over keys
-// spread over the table and over its newest 1%.
-func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table string, m map[string]float64) error {
+// myReads measures the InnoDB pages a point lookup through the key
+// column key (quoted) accesses, reading column (quoted) of each row, over
+// keys spread over the table and over its newest 1%.
+func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table, key, column string, m map[string]float64) error {
 	spread, newest := lookupKeys(l.keys.N())
 	for _, q := range []struct {
 		key  string
@@ -226,7 +227,7 @@ func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table string, m map
 		chunks := (len(q.keys) + mysqlInList - 1) / mysqlInList
 		var rows, pages float64
 		for chunk := range slices.Chunk(q.keys, (len(q.keys)+chunks-1)/chunks) {
-			r, p, err := e.analyzeLookups(ctx, l, table, chunk)
+			r, p, err := e.analyzeLookups(ctx, l, table, key, column, chunk)
 			if err != nil {
 				return err
 			}
@@ -240,7 +241,7 @@ func (e *mysqlEngine) myReads(ctx context.Context, l dbLoad, table string, m map
 	// The newest rows by a range scan through the key, from the least
 	// key among them.
 	lowest := lowestNewest(l)
-	rows, pages, err := e.analyze(ctx, "SELECT count(payload) FROM "+table+" FORCE INDEX (PRIMARY) WHERE id >= "+mysqlKeyLiteral(l, lowest), l.table)
+	rows, pages, err := e.analyze(ctx, "SELECT count("+column+") FROM "+table+" FORCE INDEX (PRIMARY) WHERE "+key+" >= "+mysqlKeyLiteral(l, lowest), l.table)
 	if err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
 	}
@@ -258,12 +259,12 @@ const mysqlInList = 500
 // analyzeLookups runs the point lookups of keys idx of l in table under
 // ANALYZE FORMAT=JSON, and returns the rows they found and the pages they
 // accessed.
-func (e *mysqlEngine) analyzeLookups(ctx context.Context, l dbLoad, table string, idx []int) (rows, pages float64, err error) {
+func (e *mysqlEngine) analyzeLookups(ctx context.Context, l dbLoad, table, key, column string, idx []int) (rows, pages float64, err error) {
 	lits := make([]string, len(idx))
 	for j, i := range idx {
 		lits[j] = mysqlKeyLiteral(l, i)
 	}
-	rows, pages, err = e.analyze(ctx, "SELECT payload FROM "+table+" FORCE INDEX (PRIMARY) WHERE id IN ("+strings.Join(lits, ",")+")", l.table)
+	rows, pages, err = e.analyze(ctx, "SELECT "+column+" FROM "+table+" FORCE INDEX (PRIMARY) WHERE "+key+" IN ("+strings.Join(lits, ",")+")", l.table)
 	if err != nil {
 		return 0, 0, fmt.Errorf("point lookups: %w", err)
 	}

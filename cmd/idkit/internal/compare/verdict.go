@@ -239,7 +239,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	like := r.likeTable(engine)
 	var leftOut []string
 	if like != nil {
-		figs, leftOut = likeFigures(engine, candidates, ri)
+		figs, leftOut = likeFigures(like, candidates, ri)
 	}
 	var names []string
 	for _, f := range figs {
@@ -280,7 +280,11 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	for si := range r.Schemes {
 		s := &r.Schemes[si]
 		if misses[si] != "" {
-			v.Rejected = append(v.Rejected, Rejection{s.Name, misses[si]})
+			why := misses[si]
+			if like != nil && s.Kind == Baseline {
+				why = like.baselineLine()
+			}
+			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
 			continue
 		}
 		score := 1.0

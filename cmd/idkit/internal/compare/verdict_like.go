@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -10,9 +11,10 @@ import (
 type TableKey struct {
 	Column string `json:"column"`
 	Type   string `json:"type"`
-	// Sequence is how the server makes the key's values when they come
-	// from a local integer sequence ("identity", "serial",
-	// "AUTO_INCREMENT"); empty otherwise.
+	// Sequence says why the key is a local sequence: how the server
+	// numbers it ("identity", "serial", "AUTO_INCREMENT"), or that its
+	// values are dense and in insert order, with the evidence (see
+	// LikeTable.localSequence); empty when it is not one.
 	Sequence string `json:"sequence,omitempty"`
 	// Keep says the verdict keeps the key rather than any scheme.
 	Keep bool `json:"keep"`
@@ -38,43 +40,81 @@ type KeyChange struct {
 	Line string `json:"line"`
 }
 
+// likeWrite is a write figure of a --like verdict: the figures that may
+// stand for it on an engine, best first, each measured on some path.
+type likeWrite struct {
+	group string // "pages" or "log", the key of LikeTable.Unmeasured
+	alts  []verdictFigure
+}
+
+// likeWrites are, per engine, the write figures a --like verdict ranks
+// on: on PostgreSQL the pages dirtied and WAL with a CHECKPOINT at each
+// interval (a scratch server), else the pages changed in each interval
+// counted from their LSNs and the statements' WAL without full-page
+// images (the source server, where no checkpoint is forced); on InnoDB
+// the copy's own pages changed in each flush interval and the redo of an
+// undisturbed load (a scratch server).
+var likeWrites = map[string][]likeWrite{
+	EnginePostgres: {
+		{"pages", []verdictFigure{{"pages_dirtied_per_1000", "pages dirtied"}, {"pages_changed_per_1000", "pages changed per interval (page LSNs, no checkpoint forced)"}}},
+		{"log", []verdictFigure{{"wal_bytes_per_insert", "WAL"}, {"wal_bytes_no_fpi_per_insert", "WAL without full-page images (no checkpoint forced)"}}},
+	},
+	EngineMySQL: {
+		{"pages", []verdictFigure{{"pages_changed_per_1000", "pages changed per flush interval"}}},
+		{"log", []verdictFigure{{"redo_bytes_per_insert", "redo"}}},
+	},
+}
+
+// likeSizes are, per engine, the size figures of a --like verdict.
+var likeSizes = map[string][]verdictFigure{
+	EnginePostgres: {{"all_index_bytes_per_key", "every index's size"}},
+	EngineMySQL:    {{"all_index_bytes_per_key", "every index's size"}, {"leaf_pages_per_1000", "primary-key leaf pages"}},
+}
+
 // likeFigures returns the figures a --like run's verdict compares on
-// engine, and a note for each figure it leaves out. They are figures of
-// the copies of the user's table, so that another session's writes on the
-// server cannot change the ranking: on InnoDB the size of every index and
-// the primary key's leaf pages, never the server-wide counters; on
-// PostgreSQL the size of every index, and the pages dirtied and WAL when
-// every candidate's load has them (they are kept only when measured
-// undisturbed).
-func likeFigures(engine string, candidates []*Result, ri int) ([]verdictFigure, []string) {
-	size := verdictFigure{"all_index_bytes_per_key", "every index's size"}
-	switch engine {
-	case EngineMySQL:
-		return []verdictFigure{size, {"leaf_pages_per_1000", "primary-key leaf pages"}},
-			[]string{"pages written and redo left out: server-wide counters, which other sessions' writes move"}
-	case EnginePostgres:
-		figs := []verdictFigure{size}
-		var missing []string
-		for _, f := range []verdictFigure{{"pages_dirtied_per_1000", "pages dirtied"}, {"wal_bytes_per_insert", "WAL"}} {
-			all := true
+// engine, and a note for each write figure it leaves out. They are
+// figures of the copies of the user's table alone, so that another
+// session's work on the server cannot change the ranking: every index's
+// size, and each write figure (likeWrites) that every candidate's load
+// measured; one that was not measured at all on the run's path, or not
+// undisturbed in every candidate's load, is left out, and the note says
+// which and why.
+func likeFigures(t *LikeTable, candidates []*Result, ri int) ([]verdictFigure, []string) {
+	figs := slices.Clone(likeSizes[t.Engine])
+	var notes []string
+	for _, w := range likeWrites[t.Engine] {
+		var chosen *verdictFigure
+		var lacking []string // the candidates without the best figure some have
+		for i, f := range w.alts {
+			var without []string
+			some := false
 			for _, s := range candidates {
-				if _, ok := figure(s, engine, ri, f.key); !ok {
-					all = false
-					break
+				if _, ok := figure(s, t.Engine, ri, f.key); ok {
+					some = true
+				} else {
+					without = append(without, s.Name)
 				}
 			}
-			if all {
-				figs = append(figs, f)
-			} else {
-				missing = append(missing, f.name)
+			if some && len(without) == 0 {
+				chosen = &w.alts[i]
+				break
+			}
+			if some && lacking == nil {
+				lacking = without
 			}
 		}
-		if len(missing) == 0 {
-			return figs, nil
+		switch {
+		case chosen != nil:
+			figs = append(figs, *chosen)
+		case lacking != nil:
+			notes = append(notes, fmt.Sprintf("%s left out: not measured undisturbed in the loads of %s", w.alts[0].name, strings.Join(lacking, ", ")))
+		case t.Unmeasured[w.group] != "":
+			notes = append(notes, t.Unmeasured[w.group])
+		case len(candidates) > 0:
+			notes = append(notes, w.alts[0].name+" left out: not measured in this run")
 		}
-		return figs, []string{strings.Join(missing, " and ") + " left out: not measured undisturbed in every scheme's load"}
 	}
-	return verdictFigures[engine], nil
+	return figs, notes
 }
 
 // perIDSequence returns what s calls for each ID when every ID is the
@@ -119,8 +159,18 @@ func fleetCaveat(s *Result, need Need) string {
 }
 
 // localSequenceWords say what a local sequence is, in the verdict's line
-// on a kept key and on the counter baseline alike.
-const localSequenceWords = "a local sequence, integers the server numbers in insert order, as the counter the figures are measured against"
+// on the table's key and on the counter baseline alike.
+const localSequenceWords = "a local sequence (integers numbered in insert order on one server)"
+
+// baselineLine is the verdict's reason for the counter baseline in a
+// --like run: what it is, in the words of the line on the table's key.
+func (t *LikeTable) baselineLine() string {
+	s := "the baseline the figures are measured against: " + localSequenceWords
+	if _, ok := t.localSequence(); ok {
+		return s + ", as your key " + t.Key + " is"
+	}
+	return s + ", which your key " + t.Key + " is not"
+}
 
 // tableKey judges the table's key under need: a local sequence (by the
 // one rule of localSequence) is kept unless a need rules it out; any
@@ -174,7 +224,7 @@ func (t *LikeTable) tableKey(need Need) *TableKey {
 		return k
 	}
 	k.Keep = true
-	k.Line = fmt.Sprintf("keep your key %s: %s, %d bytes; change it only for a need it fails (fleet, unguessable, sortable), for which the schemes below rank%s",
+	k.Line = fmt.Sprintf("keep your key %s: %s, as the counter the figures are measured against, in %d bytes; change it only for a need it fails (fleet, unguessable, sortable), for which the schemes below rank%s",
 		what, localSequenceWords, bits/8, caveat)
 	return k
 }

@@ -112,8 +112,11 @@ func pgServer(scale float64) map[string]float64 {
 	return map[string]float64{"pages_dirtied_per_1000": 10 * scale, "wal_bytes_per_insert": 100 * scale}
 }
 
+// myServer are an InnoDB load's write figures on a scratch server: the
+// copy's own pages changed per flush interval, and the server-wide pages
+// written and redo.
 func myServer(scale float64) map[string]float64 {
-	return map[string]float64{"pages_written_per_1000": 10 * scale, "redo_bytes_per_insert": 100 * scale}
+	return map[string]float64{"pages_changed_per_1000": 9 * scale, "pages_written_per_1000": 10 * scale, "redo_bytes_per_insert": 100 * scale}
 }
 
 func ranked(v *Verdict) []string {
@@ -176,8 +179,11 @@ func TestVerdictLikeKeepsSequence(t *testing.T) {
 			lines := verdictLines(t, r)
 			require.GreaterOrEqual(t, len(lines), 3)
 			assert.True(t, strings.HasPrefix(lines[0], "VERDICT"), lines[0])
-			assert.Equal(t, "  keep your key id ("+tt.keyType+", "+tt.seq+"): a local sequence is already in insert order and 8 bytes; "+
+			assert.Equal(t, "  keep your key id ("+tt.keyType+", "+tt.seq+"): a local sequence (integers numbered in insert order on one server), "+
+				"as the counter the figures are measured against, in 8 bytes; "+
 				"change it only for a need it fails (fleet, unguessable, sortable), for which the schemes below rank", lines[1])
+			assert.Contains(t, lines, "  rejected counter: the baseline the figures are measured against: a local sequence (integers numbered in insert order on one server), as your key id is",
+				"the kept key and the baseline in the same words")
 			assert.True(t, strings.HasPrefix(lines[2], "  basis: "), lines[2])
 			assert.NotContains(t, strings.Join(lines, "\n"), "key change")
 		})
@@ -297,48 +303,73 @@ func TestVerdictLikeKeyChange(t *testing.T) {
 		"the 2 foreign keys that point at it keep their type: public.orders(user_id), public.sessions(user_id)", v.KeyChange.Line)
 }
 
-// TestVerdictLikeMySQLIgnoresServerCounters: on InnoDB a --like run ranks
-// on the copies' own figures, so the server-wide counters of one scheme,
-// however far off, change nothing.
-func TestVerdictLikeMySQLIgnoresServerCounters(t *testing.T) {
+// TestVerdictLikeMySQLWriteFigures: on InnoDB a --like run ranks on the
+// copies' own pages changed per flush interval and on redo, where every
+// candidate's load measured them undisturbed; the server-wide pages
+// written, which another session's flushes move, never count; and a
+// figure measured in some loads only, or on no load of the run's path,
+// is left out by name.
+func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 	t.Parallel()
-	build := func(disturb float64) *Report {
+	build := func(edit func(name string, m map[string]float64)) *Report {
 		s := likeSchemes("BIGINT", "BINARY(16)", myServer)
 		for i := range s {
-			if s[i].name == "segment-x" {
-				s[i].server = myServer(disturb)
+			if edit != nil {
+				edit(s[i].name, s[i].server)
 			}
 		}
 		return likeReport(EngineMySQL, identityTable(), s...)
 	}
-	quiet, err := build(1).Decide(Need{Fleet: true}, EngineMySQL)
+	quiet, err := build(nil).Decide(Need{Fleet: true}, EngineMySQL)
 	require.NoError(t, err)
-	require.Equal(t, "segment-x", quiet.Ranked[0].Scheme, "the fixture ranks the disturbed scheme first")
-	noisy, err := build(50).Decide(Need{Fleet: true}, EngineMySQL)
+	assert.True(t, strings.HasPrefix(quiet.Basis, "every index's size, primary-key leaf pages, pages changed per flush interval, redo of the copies of your table on mysql"), quiet.Basis)
+	assert.NotContains(t, quiet.Basis, "left out")
+	require.Equal(t, []string{"segment-x", "traceid", "uuidv7"}, ranked(quiet))
+
+	// Another session's flushes in one load's pages written: nothing
+	// changes.
+	noisy, err := build(func(name string, m map[string]float64) {
+		if name == "segment-x" {
+			m["pages_written_per_1000"] *= 50
+		}
+	}).Decide(Need{Fleet: true}, EngineMySQL)
 	require.NoError(t, err)
 	assert.Equal(t, quiet.Ranked, noisy.Ranked)
-	assert.Equal(t, quiet.Rejected, noisy.Rejected)
-	assert.Contains(t, quiet.Basis, "every index's size, primary-key leaf pages of the copies of your table on mysql")
-	assert.Contains(t, quiet.Basis, "pages written and redo left out: server-wide counters")
 
-	// Without the counters at all, the verdict stands.
-	r := build(1)
-	for si := range r.Schemes {
-		m := r.Schemes[si].Runs[0].Engines[0].Metrics
-		delete(m, "pages_written_per_1000")
-		delete(m, "redo_bytes_per_insert")
-	}
-	bare, err := r.Decide(Need{Fleet: true}, EngineMySQL)
+	// The copy's own pages rank: a scheme that changes 2.5 times the
+	// baseline's pages is rejected for it.
+	v, err := build(func(name string, m map[string]float64) {
+		if name == "uuidv7" {
+			m["pages_changed_per_1000"] = 9 * 2.5
+		}
+	}).Decide(Need{Fleet: true}, EngineMySQL)
 	require.NoError(t, err)
-	assert.Equal(t, quiet.Ranked, bare.Ranked)
+	assert.Contains(t, rejections(v)["uuidv7"], "pages changed per flush interval 2.5x the counter's")
 
-	// The same report without --like ranks on the counters: the fixture
-	// does tell them apart.
-	plain := build(50)
-	plain.Like = nil
-	pv, err := plain.Decide(Need{Fleet: true}, EngineMySQL)
+	// A load whose every try another session disturbed has no redo: redo
+	// is left out, by name, and the rest ranks.
+	v, err = build(func(name string, m map[string]float64) {
+		if name == "traceid" {
+			delete(m, "redo_bytes_per_insert")
+		}
+	}).Decide(Need{Fleet: true}, EngineMySQL)
 	require.NoError(t, err)
-	assert.NotContains(t, ranked(pv), "segment-x")
+	assert.Contains(t, v.Basis, "pages changed per flush interval of the copies")
+	assert.Contains(t, v.Basis, "redo left out: not measured undisturbed in the loads of traceid")
+	assert.Equal(t, []string{"segment-x", "traceid", "uuidv7"}, ranked(v))
+
+	// Without --scratch no load has them: the run says why.
+	r := build(func(_ string, m map[string]float64) {
+		for k := range m {
+			delete(m, k)
+		}
+	})
+	r.Like[0].Unmeasured = map[string]string{"pages": "pages changed left out: no flush on the source", "log": "redo left out: no counter on the source"}
+	v, err = r.Decide(Need{Fleet: true}, EngineMySQL)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key leaf pages of the copies of your table on mysql"), v.Basis)
+	assert.Contains(t, v.Basis, "; pages changed left out: no flush on the source; redo left out: no counter on the source")
+	assert.Equal(t, []string{"segment-x", "traceid", "uuidv7"}, ranked(v))
 }
 
 // TestVerdictLikeCountsSecondaryIndexes: size counts every index, so a
@@ -374,7 +405,9 @@ func TestVerdictLikeCountsSecondaryIndexes(t *testing.T) {
 
 // TestVerdictLikePostgresCheckpointFigures: pages dirtied and WAL count
 // only when every candidate's load has them; without them the verdict
-// still stands and says why they were left out.
+// ranks on the figures of a load with no checkpoint forced (pages changed
+// per interval, WAL without full-page images) where every load has
+// those, and else says which it left out and why.
 func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	t.Parallel()
 	r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
@@ -389,7 +422,8 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	v, err = r.Decide(Need{}, EnginePostgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size of the copies of your table on postgres"), v.Basis)
-	assert.Contains(t, v.Basis, "pages dirtied and WAL left out: not measured undisturbed in every scheme's load")
+	assert.Contains(t, v.Basis, "pages dirtied left out: not measured undisturbed in the loads of traceid")
+	assert.Contains(t, v.Basis, "WAL left out: not measured undisturbed in the loads of traceid")
 	for _, p := range v.Ranked {
 		assert.NotContains(t, p.Why, "WAL", p.Scheme)
 	}
@@ -402,6 +436,29 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, v.Basis, "WAL")
 	assert.NotContains(t, v.Basis, "left out")
+
+	// The copies on the source: no checkpoint forced, pages counted from
+	// their LSNs and WAL without full-page images, which rank.
+	polite := func(scale float64) map[string]float64 {
+		return map[string]float64{"pages_changed_per_1000": 10 * scale, "wal_bytes_no_fpi_per_insert": 100 * scale}
+	}
+	s := likeSchemes("bigint", "uuid", polite)
+	s[2].server = polite(2.5) // uuidv7 changes 2.5 times the pages
+	r = likeReport(EnginePostgres, identityTable(), s...)
+	v, err = r.Decide(Need{}, EnginePostgres)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
+	assert.Contains(t, rejections(v)["uuidv7"], "pages changed per interval (page LSNs, no checkpoint forced) 2.5x the counter's")
+
+	// Without pageinspect on the source the pages are left out, and why.
+	for i := range r.Schemes {
+		delete(r.Schemes[i].Runs[0].Engines[0].Metrics, "pages_changed_per_1000")
+	}
+	r.Like[0].Unmeasured = map[string]string{"pages": "pages left out: no pageinspect"}
+	v, err = r.Decide(Need{}, EnginePostgres)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
+	assert.Contains(t, v.Basis, "; pages left out: no pageinspect")
 }
 
 // TestVerdictLikeJSON: the table's key and the key change travel in the
