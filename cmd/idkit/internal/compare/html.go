@@ -63,13 +63,12 @@ func (r *Report) verdictChart() *figureChart {
 		return nil
 	}
 	run := slices.Index(r.writerCounts(), v.Writers)
-	figs := verdictFigures[v.Engine]
-	if run < 0 || len(figs) == 0 {
+	if run < 0 || len(v.Figures) == 0 {
 		return nil
 	}
 	var keys, labels []string
-	for _, f := range figs {
-		keys, labels = append(keys, f.key), append(labels, f.name)
+	for _, f := range v.Figures {
+		keys, labels = append(keys, f.Key), append(labels, f.Name)
 	}
 	return &figureChart{
 		ID: "verdict", Title: fmt.Sprintf("The verdict's figures on %s, %d writer(s), over the %s's", v.Engine, v.Writers, base.Name),
@@ -84,7 +83,7 @@ func (r *Report) readCharts() []figureChart {
 	titles := map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
 	var out []figureChart
 	for _, e := range r.measured() {
-		if titles[e] == "" || r.Config.Like != "" {
+		if titles[e] == "" {
 			continue
 		}
 		out = append(out, figureChart{

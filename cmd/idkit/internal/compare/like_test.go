@@ -138,6 +138,15 @@ func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string, de
 	require.GreaterOrEqual(t, h1, 0)
 	assert.Contains(t, html.String()[h1:h1+200], "idkit compare on your table", "the page opens with the table's name")
 	assert.Less(t, strings.Index(html.String(), "<h1"), strings.Index(html.String(), `id="verdict"`), "then the verdict")
+	// The verdict's chart draws the figures the verdict ranked by, and the
+	// reads of the copies have theirs.
+	var keys []string
+	for _, f := range r.Verdict.Figures {
+		keys = append(keys, f.Key)
+	}
+	assert.Contains(t, r.Verdict.Basis, r.Verdict.Figures[len(r.Verdict.Figures)-1].Name)
+	assert.Contains(t, html.String(), `data-keys="`+strings.Join(keys, ",")+`"`, "the verdict's chart")
+	assert.Contains(t, html.String(), `data-chart="reads-`+engine+`"`, "the reads' chart")
 }
 
 // A --like run on PostgreSQL copies a table with a UUIDv4 key, a 300-byte

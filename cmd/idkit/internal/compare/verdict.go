@@ -125,9 +125,12 @@ type Verdict struct {
 	Need    string `json:"need"`
 	Writers int    `json:"writers"`
 	// Basis says which figures the ranking compares.
-	Basis    string      `json:"basis"`
-	Ranked   []Pick      `json:"ranked"`
-	Rejected []Rejection `json:"rejected"`
+	Basis string `json:"basis"`
+	// Figures are the figures the ranking compares, each a metric of the
+	// engine's loads, in the order the picks' lines give them.
+	Figures  []VerdictFigure `json:"figures"`
+	Ranked   []Pick          `json:"ranked"`
+	Rejected []Rejection     `json:"rejected"`
 	// TableKey is the key of the user's table today, in a --like run:
 	// the verdict weighs keeping it before any scheme.
 	TableKey *TableKey `json:"table_key,omitempty"`
@@ -157,6 +160,13 @@ const MaxRatio = 2.0
 // verdictFigure is one figure the verdict compares, per engine.
 type verdictFigure struct {
 	key, name string
+}
+
+// VerdictFigure is a figure a verdict ranked by: the metric's key and its
+// name in the verdict's lines.
+type VerdictFigure struct {
+	Key  string `json:"key"`
+	Name string `json:"name"`
 }
 
 // verdictFigures are, per engine, the figures the verdict compares with
@@ -242,11 +252,13 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		figs, leftOut = likeFigures(like, candidates, ri)
 	}
 	var names []string
+	var used []VerdictFigure
 	for _, f := range figs {
 		names = append(names, f.name)
+		used = append(used, VerdictFigure{f.key, f.name})
 	}
 	v := &Verdict{
-		Engine: engine, Need: need.String(), Writers: counts[ri],
+		Engine: engine, Need: need.String(), Writers: counts[ri], Figures: used,
 		Basis: fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio),
 	}
 	if like != nil {
