@@ -351,8 +351,15 @@ func (r *Report) sections() []Section {
 	every := thousands(int64(c.CheckpointEvery))
 	dbTitle := func(name, engine string) string {
 		if t := r.likeTable(engine); t != nil {
-			return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order into copies of %s, the other columns from %s sampled rows, %s per transaction, checkpoint every %s inserts)",
-				name, n, t.Name, thousands(int64(t.Sampled)), thousands(int64(c.BatchSize)), every)
+			interval := "checkpoint every " + every + " inserts"
+			switch {
+			case t.OnSource && engine == EnginePostgres:
+				interval = "no checkpoint forced, the pages changed counted every " + every + " inserts"
+			case t.OnSource:
+				interval = "no flush"
+			}
+			return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order into copies of %s, the other columns from %s sampled rows, %s per transaction, %s)",
+				name, n, t.Name, thousands(int64(t.Sampled)), thousands(int64(c.BatchSize)), interval)
 		}
 		return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction, checkpoint every %s inserts)",
 			name, n, c.ValueSize, thousands(int64(c.BatchSize)), every)
@@ -365,15 +372,27 @@ func (r *Report) sections() []Section {
 				"headline: WAL frames written per 1,000 inserts, one frame per page a commit changed (x: times the counter's)",
 				info.Version + "; " + info.Settings}})
 		case EnginePostgres:
-			secs = append(secs, Section{ID: e, Title: dbTitle("POSTGRESQL", e), Source: SourceMeasured, Note: []string{
+			note := []string{
 				"headline: shared buffers dirtied per 1,000 inserts (x: times the counter's); CHECKPOINT every " + every + " inserts models a long-lived database:",
-				"a page's first change after a checkpoint dirties it again and logs a full-page image (FPI)",
-				info.Version + "; " + info.Settings}})
+				"a page's first change after a checkpoint dirties it again and logs a full-page image (FPI)"}
+			if t := r.likeTable(e); t != nil && t.OnSource {
+				note = []string{
+					"headline: pages of the copy changed in each interval of " + every + " inserts, counted from their LSNs (changed/1k; x: times the counter's): the pages a checkpoint there would write;",
+					"the copies are on the source, where no checkpoint is forced: dirtied/1k and FPI/1k are left out, and the statements' WAL is their records alone"}
+			}
+			secs = append(secs, Section{ID: e, Title: dbTitle("POSTGRESQL", e), Source: SourceMeasured, Note: append(note, info.Version+"; "+info.Settings)})
 		case EngineMySQL:
-			secs = append(secs, Section{ID: e, Title: dbTitle("INNODB", e), Source: SourceMeasured, Note: []string{
+			note := []string{
 				"headline: pages written per 1,000 inserts, the table flushed every " + every + " inserts (x: times the counter's);",
-				"pages written, redo bytes and splits are server-wide counters read before and after each load",
-				info.Version + "; " + info.Settings}})
+				"pages written, redo bytes and splits are server-wide counters read before and after each load"}
+			if t := r.likeTable(e); t != nil {
+				note = append(note, "changed/1k: the copy's own pages changed in each flush interval (INNODB_BUFFER_PAGE), whatever other sessions do;",
+					"the server-wide counters are left out of a load another session wrote during (tries: the loads run to measure one without)")
+				if t.OnSource {
+					note = []string{"the copies are on the source, where the run flushes nothing, scans no buffer pool and reads no server-wide counter: pages written, changed, redo and splits are left out"}
+				}
+			}
+			secs = append(secs, Section{ID: e, Title: dbTitle("INNODB", e), Source: SourceMeasured, Note: append(note, info.Version+"; "+info.Settings)})
 		}
 	}
 	if r.Config.Concurrent && (slices.Contains(r.measured(), EnginePostgres) || slices.Contains(r.measured(), EngineMySQL)) {

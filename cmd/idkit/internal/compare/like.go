@@ -183,6 +183,9 @@ type LikeTable struct {
 	// application inserted them: by the key, a time column or the rows'
 	// physical order.
 	InsertOrder string `json:"insert_order"`
+	// OnSource says the copies were built on the source server, where
+	// the run forces no checkpoint or flush (no --scratch).
+	OnSource bool `json:"copies_on_source,omitempty"`
 	// Unmeasured says, for a write figure of the verdict ("pages" or
 	// "log") that the run's path cannot measure cleanly, why it is left
 	// out.

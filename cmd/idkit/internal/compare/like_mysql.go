@@ -135,6 +135,7 @@ func (e *mysqlEngine) writeLike(ctx context.Context, ls *likeSource, n int) erro
 	}
 	t.Notes = append(t.Notes, reuseNote(shape.sample, n, src.order.time))
 	t.Notes = append(t.Notes, likeNotes...)
+	t.OnSource = e.polite
 	if e.polite {
 		t.Unmeasured = map[string]string{
 			"pages": "pages changed per flush interval left out: without --scratch the run flushes nothing on the source and scans no buffer pool there (INNODB_BUFFER_PAGE, which on a large pool stalls the server); --scratch counts them",

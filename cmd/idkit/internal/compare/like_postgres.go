@@ -133,6 +133,7 @@ func (e *postgresEngine) writeLike(ctx context.Context, ls *likeSource, n int) e
 	}
 	t.Notes = append(t.Notes, reuseNote(shape.sample, n, src.order.time))
 	t.Notes = append(t.Notes, likeNotes...)
+	t.OnSource = e.polite
 	if e.polite && !e.pageinspect {
 		t.Unmeasured = map[string]string{"pages": "pages left out: without --scratch the run forces no checkpoint on the source and counts the pages each interval changes from their LSNs with pageinspect, which is not there or not for this user (CREATE EXTENSION pageinspect, and a superuser); --scratch measures the pages dirtied"}
 	}
