@@ -24,14 +24,15 @@ import (
 // TLSFiles are the files of a server that speaks HTTPS. They are read
 // again when one of them changes, appears or goes (looked at once a
 // second at most), so that a renewed certificate takes effect
-// without a restart or a dropped connection. A reload fails closed: a
-// certificate and key that no longer load (a file deleted, emptied,
-// unreadable, or a key that does not match) leave no certificate in use,
-// so that new handshakes fail and /readyz answers 503 until the files load
-// again; a CA bundle is read block by block, a block that does not parse
-// is skipped and logged, and a bundle with no certificate left trusts no
-// client. Connections already open go on. Replace the files at once (a
-// rename, as Kubernetes does with a secret's volume), not in place.
+// without a restart or a dropped connection. A certificate and key that
+// do not load (a file deleted, emptied, half copied, or a key that does
+// not match) are logged and counted, and the last pair that loaded stays
+// in use: a certificate is not a credential that a reload revokes, and
+// dropping it would fail every new handshake while a copy is under way.
+// A CA bundle fails closed instead, since taking a CA out is how a
+// client is revoked: it is read block by block, a block that does not
+// parse is skipped and logged, and a bundle with no certificate left
+// trusts no client. Connections already open go on.
 type TLSFiles struct {
 	// CertFile and KeyFile are the PEM certificate chain and private key.
 	CertFile, KeyFile string
@@ -41,48 +42,32 @@ type TLSFiles struct {
 	ClientCAFile string
 }
 
-// certificate serves the key pair of files, reloaded as they change.
+// certificate serves the key pair of files, reloaded as they change; a
+// pair that does not load leaves the last one in use.
 type certificate struct {
 	files TLSFiles
 	w     *watched
 	mu    sync.Mutex
-	cert  *tls.Certificate // nil after a failed reload
-	last  *tls.Certificate // the last pair that loaded, for the probes
-	err   error
+	cert  *tls.Certificate // the last pair that loaded
 }
 
 func (c *certificate) load() ([]string, error) {
 	cert, err := tls.LoadX509KeyPair(c.files.CertFile, c.files.KeyFile)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err != nil {
-		c.cert, c.err = nil, err
-		return nil, err
+		return nil, keptError{err}
 	}
-	c.cert, c.last, c.err = &cert, &cert, nil
+	c.mu.Lock()
+	c.cert = &cert
+	c.mu.Unlock()
 	return nil, nil
 }
 
-// get returns the certificate in use, or an error that fails the
-// handshake when none is.
+// get returns the certificate in use.
 func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	c.w.refresh()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cert == nil {
-		return nil, fmt.Errorf("serve: no certificate in use, the last reload failed: %w", c.err)
-	}
 	return c.cert, nil
-}
-
-// lastGood returns the last certificate that loaded, even after a failed
-// reload: the probe listener's, which tells an orchestrator why the main
-// port refuses handshakes rather than refusing its own.
-func (c *certificate) lastGood(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	c.w.refresh()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.last, nil
 }
 
 // clientCAs is the pool of CAs whose client certificates are accepted,
@@ -158,7 +143,8 @@ var aeadSuites = []uint16{
 }
 
 // serverTLS holds the server's TLS configurations: the main port's, and
-// the probe listener's, which asks for no client certificate.
+// the probe listener's, which asks for no client certificate, so that
+// /readyz can say why the main port refuses a client.
 type serverTLS struct {
 	main, probes *tls.Config
 	watched      []*watched
@@ -185,7 +171,6 @@ func tlsConfig(files TLSFiles, clk clock.Clock, logger *slog.Logger) (*serverTLS
 		NextProtos:     []string{"h2", "http/1.1"},
 	}
 	st.probes = st.main.Clone()
-	st.probes.GetCertificate = c.lastGood
 	if files.ClientCAFile != "" {
 		ca := &clientCAs{path: files.ClientCAFile, base: st.main.Clone()}
 		w, err := newWatched("client_ca", []string{files.ClientCAFile}, clk, logger, ca.load)

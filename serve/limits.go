@@ -39,6 +39,16 @@ type Limits struct {
 	// MaxConns; zero means a quarter of MaxConns, at least 1 (none when
 	// MaxConns is negative); negative means no share.
 	MaxConnsPerClient int
+	// MaxBusyConnsPerClient is the most connections one client address
+	// may hold that are not idle: opening (a TLS handshake, a request
+	// being sent), or waiting for an answer. A new connection of an
+	// address at it is closed at once. Idle connections are closed to
+	// make room at the cap, but busy ones are not, so without it a few
+	// addresses that send requests a byte at a time could hold the cap
+	// between them and keep every other client waiting. It is at most
+	// MaxConnsPerClient; zero means DefaultMaxBusyConnsPerClient of
+	// MaxConns (none when MaxConns is negative); negative means no cap.
+	MaxBusyConnsPerClient int
 	// NodeIDsPerSecond is the most IDs of one scheme the server issues a
 	// second to all clients together: a ceiling at or below what one node
 	// of the scheme can issue, so that a few clients, each within its own
@@ -69,6 +79,12 @@ const (
 // carries its requests on one connection.
 func DefaultMaxConnsPerClient(maxConns int) int { return max(1, maxConns/4) }
 
+// DefaultMaxBusyConnsPerClient returns the default of
+// Limits.MaxBusyConnsPerClient for a cap of maxConns: a 64th of it, at
+// least 2, so that it takes 64 addresses sending partial requests to hold
+// the cap (3 of 200 connections: 40 addresses hold 120 and leave 80).
+func DefaultMaxBusyConnsPerClient(maxConns int) int { return max(2, maxConns/64) }
+
 // DefaultNodeIDsPerSecond is the default node-wide ceiling: just under
 // the 4,194,303 IDs a second of a TraceId node without thread bits.
 const DefaultNodeIDsPerSecond = 4_000_000
@@ -92,6 +108,18 @@ func (l *Limits) check() error {
 	case l.MaxConns > 0 && l.MaxConnsPerClient > l.MaxConns:
 		return fmt.Errorf("%w: Options.Limits.MaxConnsPerClient %d out of range, want 1 to MaxConns (%d), 0 for the default (a quarter of MaxConns) or negative for no share",
 			ErrInvalid, l.MaxConnsPerClient, l.MaxConns)
+	}
+	switch {
+	case l.MaxBusyConnsPerClient == 0 && l.MaxConns > 0:
+		l.MaxBusyConnsPerClient = DefaultMaxBusyConnsPerClient(l.MaxConns)
+		if l.MaxConnsPerClient > 0 {
+			l.MaxBusyConnsPerClient = min(l.MaxBusyConnsPerClient, l.MaxConnsPerClient)
+		}
+	case l.MaxBusyConnsPerClient == 0:
+		l.MaxBusyConnsPerClient = -1
+	case l.MaxConnsPerClient > 0 && l.MaxBusyConnsPerClient > l.MaxConnsPerClient:
+		return fmt.Errorf("%w: Options.Limits.MaxBusyConnsPerClient %d out of range, want 1 to MaxConnsPerClient (%d), 0 for the default (%d) or negative for no cap",
+			ErrInvalid, l.MaxBusyConnsPerClient, l.MaxConnsPerClient, min(DefaultMaxBusyConnsPerClient(l.MaxConns), l.MaxConnsPerClient))
 	}
 	if l.NodeIDsPerSecond == 0 {
 		l.NodeIDsPerSecond = DefaultNodeIDsPerSecond

@@ -20,6 +20,10 @@ const (
 	// of Options.ProbeMaxConns and Options.MetricsMaxConns.
 	DefaultProbeMaxConns   = 16
 	DefaultMetricsMaxConns = 64
+	// DefaultProbeMaxConnsPerClient is the default of
+	// Options.ProbeMaxConnsPerClient: an orchestrator's prober holds one
+	// or two connections to a server, from the address of its node.
+	DefaultProbeMaxConnsPerClient = 4
 
 	probeReadTimeout   = 2 * time.Second  // the request line and headers, and the request
 	probeIdleTimeout   = 10 * time.Second // a kept-alive connection between probes
@@ -91,7 +95,10 @@ func (s *Server) ServeProbes(l net.Listener) error {
 	if s.tls != nil {
 		hs.TLSConfig = s.tls.probes
 	}
-	return s.serve(hs, l, "probes", s.cfg.ProbeMaxConns, 0)
+	return s.serve(hs, l, "probes", connLimits{
+		max: s.cfg.ProbeMaxConns, perClient: s.cfg.ProbeMaxConnsPerClient, busy: s.cfg.ProbeMaxConnsPerClient,
+		opening: probeReadTimeout, proxies: s.cfg.ProxyProtocol,
+	})
 }
 
 // ServeMetrics serves the metrics on l, at /metrics alone (404 elsewhere),
@@ -110,13 +117,12 @@ func (s *Server) ServeMetrics(l net.Listener) error {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          s.errorLog,
 	}
-	return s.serve(hs, l, "metrics", s.cfg.MetricsMaxConns, 0)
+	return s.serve(hs, l, "metrics", connLimits{max: s.cfg.MetricsMaxConns, opening: metricsReadTimeout})
 }
 
-// serve runs hs on l, its connections capped at max (none if max < 0)
-// and at perClient from one client address (none if perClient <= 0),
-// until Shutdown or Close.
-func (s *Server) serve(hs *http.Server, l net.Listener, name string, max, perClient int) error {
+// serve runs hs on l, its connections limited by lim, until Shutdown or
+// Close.
+func (s *Server) serve(hs *http.Server, l net.Listener, name string, lim connLimits) error {
 	s.mu.Lock()
 	if s.draining.Load() {
 		s.mu.Unlock()
@@ -125,12 +131,10 @@ func (s *Server) serve(hs *http.Server, l net.Listener, name string, max, perCli
 	}
 	s.servers = append(s.servers, hs)
 	s.mu.Unlock()
-	if max > 0 || perClient > 0 {
-		lim := newConnLimit(max, perClient, s.m.evicted.WithLabelValues(name), s.m.refused.WithLabelValues(name),
-			s.m.conns.WithLabelValues(name), s.m.idle.WithLabelValues(name))
-		l = lim.listener(l)
-		hs.ConnState = lim.connState
-	}
+	cl := newConnLimit(lim, s.m.evicted.WithLabelValues(name), s.m.refused.WithLabelValues(name), s.m.timedOut.WithLabelValues(name),
+		s.m.conns.WithLabelValues(name), s.m.idle.WithLabelValues(name))
+	hs.ConnState = cl.connState
+	l = cl.listener(l)
 	if hs.TLSConfig != nil {
 		return hs.ServeTLS(l, "", "") // the certificate comes from TLSConfig
 	}

@@ -30,6 +30,7 @@ type metrics struct {
 	idle        *prometheus.GaugeVec   // by listener
 	evicted     *prometheus.CounterVec // by listener
 	refused     *prometheus.CounterVec // by listener
+	timedOut    *prometheus.CounterVec // by listener
 	handshakes  prometheus.Counter
 	inflated    prometheus.Counter
 	claimsLost  *prometheus.CounterVec // by scheme
@@ -69,7 +70,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"listener"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idkit_connections_refused_total",
-			Help: "New connections closed at once because their client address held its share of the listener's connections and none of them was idle, by listener.",
+			Help: "New connections closed at once because their client address held its share of the listener's connections and none of them was idle, or held as many busy (not idle) connections as it may, by listener.",
+		}, []string{"listener"}),
+		timedOut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idkit_connections_timed_out_total",
+			Help: "New connections closed because they had not sent their first request's header (TLS handshake and PROXY header included) within the listener's deadline from their accept, by listener.",
 		}, []string{"listener"}),
 		handshakes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "idkit_tls_handshake_errors_total",
@@ -91,7 +96,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, op := range []string{"highwater", "advance", "generator", "launch", "block", "probe"} {
 		m.storeErrors.WithLabelValues(op)
 	}
-	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.idle, m.evicted, m.refused, m.handshakes, m.inflated,
+	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.idle, m.evicted, m.refused, m.timedOut, m.handshakes, m.inflated,
 		m.claimsLost, m.reclaimed,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -22,6 +22,14 @@ const reloadInterval = time.Second
 // the server can use: no token, no certificate.
 var errNothingValid = errors.New("nothing valid")
 
+// keptError is the error of a load that failed and left what the last
+// load put in use (a certificate): it counts as a failed reload and is
+// logged, but the server stays ready.
+type keptError struct{ err error }
+
+func (e keptError) Error() string { return e.err.Error() }
+func (e keptError) Unwrap() error { return e.err }
+
 // watched is a set of files (a token file; a certificate and its key; a
 // CA bundle) read again when one of them changes, appears or goes. A
 // reload fails closed: what the files no longer hold is dropped whatever
@@ -117,7 +125,11 @@ func (w *watched) refresh() {
 	for _, s := range skipped {
 		w.warn("serve: reload skipped a part; the others apply", "part", s)
 	}
+	var kept keptError
 	switch {
+	case errors.As(err, &kept):
+		w.results["failed"]++
+		w.warn("serve: reload failed; what the files held before stays in use", "err", kept.err)
 	case err != nil:
 		w.results["failed"]++
 		w.warn("serve: reload found nothing valid; nothing from the file is in use", "err", err)
@@ -137,11 +149,16 @@ func (w *watched) warn(msg string, args ...any) {
 	}
 }
 
-// state refreshes the files and returns the last load's error.
+// state refreshes the files and returns the last load's error, unless
+// what was in use before stays in use.
 func (w *watched) state() error {
 	w.refresh()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var kept keptError
+	if errors.As(w.err, &kept) {
+		return nil
+	}
 	return w.err
 }
 
@@ -159,7 +176,7 @@ func reloadReason(err error) string {
 
 var (
 	reloadOKDesc = prometheus.NewDesc("idkit_config_reload_successful",
-		"1 if the last load of the files applied whole, 0 if it skipped a part or found nothing valid (then nothing of them is in use).", []string{"files"}, nil)
+		"1 if the last load of the files applied whole, 0 if it skipped a part or failed (then nothing of a token file or CA bundle is in use, and a certificate's last good pair is).", []string{"files"}, nil)
 	reloadSkippedDesc = prometheus.NewDesc("idkit_config_reload_skipped_parts",
 		"Lines or PEM blocks the last load of the files skipped.", []string{"files"}, nil)
 	reloadsDesc = prometheus.NewDesc("idkit_config_reloads_total",

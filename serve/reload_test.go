@@ -94,10 +94,13 @@ func TestTokenRevocation(t *testing.T) {
 	}
 }
 
-// TestCertificateReloadFailsClosed: a certificate and key that no longer
-// load leave no certificate in use on the main port, so that a new
-// handshake fails and /readyz is 503, until the files load again.
-func TestCertificateReloadFailsClosed(t *testing.T) {
+// TestCertificateReloadKeepsTheLastPair: a certificate and key that do
+// not load (the certificate deleted; then a new certificate copied
+// before its key, so that the pair does not match) leave the last pair
+// that loaded in use, so that new handshakes go on, /readyz stays 200 and
+// the failed reloads are counted; the new pair is in use once both files
+// are copied.
+func TestCertificateReloadKeepsTheLastPair(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ca := testcert.NewCA(t)
@@ -105,22 +108,37 @@ func TestCertificateReloadFailsClosed(t *testing.T) {
 	clk := clock.NewFake(start)
 	s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clk, TLS: &TLSFiles{CertFile: certFile, KeyFile: keyFile}})
 	url := serveTLS(t, s)
-	require.Equal(t, http.StatusOK, call(t, client(ca, nil, false), url+"/livez", "").StatusCode)
+	serial := func() *big.Int {
+		return call(t, client(ca, nil, false), url+"/livez", "").TLS.PeerCertificates[0].SerialNumber
+	}
+	require.Equal(t, big.NewInt(10), serial())
 
 	require.NoError(t, os.Remove(certFile))
 	clk.Advance(reloadInterval)
-	_, err := client(ca, nil, false).Get(url + "/livez")
-	assert.Error(t, err, "a handshake with no certificate in use")
+	assert.Equal(t, big.NewInt(10), serial(), "the last pair, with the certificate deleted")
 	code, rep := getHealth(t, s)
-	assert.Equal(t, http.StatusServiceUnavailable, code)
-	assert.Equal(t, "file missing, nothing in use", rep.Checks["certificate"])
-
-	ca.Issue(t, dir, "server", 12, true)
-	clk.Advance(reloadInterval)
-	resp := call(t, client(ca, nil, false), url+"/livez", "")
-	assert.Equal(t, big.NewInt(12), resp.TLS.PeerCertificates[0].SerialNumber)
-	code, _ = getHealth(t, s)
 	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok", rep.Checks["certificate"])
+
+	// A new certificate copied before its key: the pair does not match.
+	newDir := t.TempDir()
+	newCert, newKey := ca.Issue(t, newDir, "server", 12, true)
+	b, err := os.ReadFile(newCert)
+	require.NoError(t, err)
+	testcert.WriteFile(t, certFile, b)
+	clk.Advance(reloadInterval)
+	assert.Equal(t, big.NewInt(10), serial(), "the last pair, with a certificate that does not match its key")
+	m := body(t, get(t, s.metricsOnly(), "/metrics"))
+	assertMetric(t, m, `idkit_config_reloads_total{files="certificate",result="failed"} 2`)
+	assertMetric(t, m, `idkit_config_reload_successful{files="certificate"} 0`)
+
+	b, err = os.ReadFile(newKey)
+	require.NoError(t, err)
+	testcert.WriteFile(t, keyFile, b)
+	clk.Advance(reloadInterval)
+	assert.Equal(t, big.NewInt(12), serial(), "the new pair, once its key is copied")
+	m = body(t, get(t, s.metricsOnly(), "/metrics"))
+	assertMetric(t, m, `idkit_config_reload_successful{files="certificate"} 1`)
 }
 
 // TestClientCAReloadFailsClosed: a CA taken out of the client CA bundle is

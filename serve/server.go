@@ -120,6 +120,14 @@ type Options struct {
 	// Zero means DefaultProbeMaxConns (16) and DefaultMetricsMaxConns
 	// (64).
 	ProbeMaxConns, MetricsMaxConns int
+	// ProbeMaxConnsPerClient is the most connections one client address
+	// may hold on ServeProbes, busy or idle, 1 to ProbeMaxConns: at it, a
+	// new connection of the address closes the address's connection idle
+	// longest, or is closed at once when none is idle, so that one
+	// address cannot take the probe listener from the orchestrator. Zero
+	// means DefaultProbeMaxConnsPerClient (4, or ProbeMaxConns if lower);
+	// negative means no share.
+	ProbeMaxConnsPerClient int
 	// Limits bound what one client, and all clients together, may take;
 	// the zero value means the defaults. See Limits.
 	Limits Limits
@@ -130,6 +138,17 @@ type Options struct {
 	// headers say. Nil means none: behind a proxy, every such client is
 	// the proxy's address and shares one set of limits.
 	TrustedProxies []netip.Prefix
+	// ProxyProtocol are the proxies (TCP load balancers such as HAProxy
+	// with send-proxy-v2) whose connections to Serve and ServeProbes may
+	// begin with a PROXY protocol header, version 1 or 2, that names the
+	// client: such a connection is that client's, for its connection
+	// share, its limits, X-Forwarded-For and the logs, as if the client
+	// had connected itself. A connection from one of them without a
+	// header is the proxy's own (a health check); a header from any
+	// other address is not read as one, and the request fails. Nil means
+	// none: behind a proxy that passes TLS through, every client is the
+	// proxy's address.
+	ProxyProtocol []netip.Prefix
 	// Claims, when set, gives traceid and snowflake their nodes: New
 	// claims one for each (their Options.Claim must then be nil and Node
 	// 0), and once a claim is lost the server claims again in the
@@ -229,15 +248,24 @@ func New(ctx context.Context, c Options) (*Server, error) {
 			*f.v = f.def
 		}
 	}
+	switch {
+	case c.ProbeMaxConnsPerClient == 0:
+		c.ProbeMaxConnsPerClient = min(DefaultProbeMaxConnsPerClient, c.ProbeMaxConns)
+	case c.ProbeMaxConnsPerClient > c.ProbeMaxConns:
+		return nil, fmt.Errorf("%w: Options.ProbeMaxConnsPerClient %d out of range, want 1 to ProbeMaxConns (%d), 0 for the default (%d) or negative for no share",
+			ErrInvalid, c.ProbeMaxConnsPerClient, c.ProbeMaxConns, DefaultProbeMaxConnsPerClient)
+	case c.ProbeMaxConnsPerClient < 0:
+		c.ProbeMaxConnsPerClient = 0
+	}
 	if err := c.Limits.check(); err != nil {
 		return nil, err
 	}
-	c.TrustedProxies = slices.Clone(c.TrustedProxies)
-	for i, p := range c.TrustedProxies {
-		if !p.IsValid() {
-			return nil, fmt.Errorf("%w: Options.TrustedProxies[%d] is not a valid prefix, want an address and a length such as 10.0.0.0/8", ErrInvalid, i)
-		}
-		c.TrustedProxies[i] = p.Masked()
+	var err error
+	if c.TrustedProxies, err = checkPrefixes("TrustedProxies", c.TrustedProxies); err != nil {
+		return nil, err
+	}
+	if c.ProxyProtocol, err = checkPrefixes("ProxyProtocol", c.ProxyProtocol); err != nil {
+		return nil, err
 	}
 	if c.Clock == nil {
 		c.Clock = clock.System()
@@ -307,6 +335,19 @@ func New(ctx context.Context, c Options) (*Server, error) {
 	return s, nil
 }
 
+// checkPrefixes returns a copy of the prefixes of Options.name, masked,
+// or an error naming one that is not valid.
+func checkPrefixes(name string, list []netip.Prefix) ([]netip.Prefix, error) {
+	list = slices.Clone(list)
+	for i, p := range list {
+		if !p.IsValid() {
+			return nil, fmt.Errorf("%w: Options.%s[%d] is not a valid prefix, want an address and a length such as 10.0.0.0/8", ErrInvalid, name, i)
+		}
+		list[i] = p.Masked()
+	}
+	return list, nil
+}
+
 // optional returns a function that builds the scheme of options o with
 // build, or returns a nil scheme if o is nil: a scheme not configured.
 func optional[O any](o *O, build func(context.Context, O) (*scheme, error)) func(context.Context) (*scheme, error) {
@@ -359,7 +400,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the connection idle longest; with none idle it waits. At
 // Limits.MaxConnsPerClient connections from one address, a new one of
 // that address closes the address's connection idle longest, or is
-// closed at once if none is idle.
+// closed at once if none is idle; so is a new one of an address that
+// holds Limits.MaxBusyConnsPerClient connections that are not idle. A
+// new connection must send its first request's header (TLS handshake
+// and PROXY header included) within ReadHeaderTimeout of its accept, or
+// it is closed.
 func (s *Server) Serve(l net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
@@ -379,7 +424,10 @@ func (s *Server) Serve(l net.Listener) error {
 	} else {
 		hs.TLSConfig = s.tls.main
 	}
-	return s.serve(hs, l, "main", s.cfg.Limits.MaxConns, s.cfg.Limits.MaxConnsPerClient)
+	return s.serve(hs, l, "main", connLimits{
+		max: s.cfg.Limits.MaxConns, perClient: max(0, s.cfg.Limits.MaxConnsPerClient), busy: max(0, s.cfg.Limits.MaxBusyConnsPerClient),
+		opening: s.cfg.ReadHeaderTimeout, proxies: s.cfg.ProxyProtocol,
+	})
 }
 
 // Shutdown stops the server gracefully: /healthz reports 503 from now on,

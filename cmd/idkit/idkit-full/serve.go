@@ -94,8 +94,10 @@ Flags:
 	                    serve HTTPS with this PEM certificate and key, read
 	                    again when the files change (no restart, no
 	                    dropped connection); TLS 1.2 with AEAD suites only,
-	                    or 1.3. A pair that no longer loads leaves no
-	                    certificate in use until it loads again
+	                    or 1.3. A pair that does not load (a file missing,
+	                    half copied, or a key that does not match) is
+	                    logged, counted and reported by /readyz, and the
+	                    last pair that loaded stays in use
 	--tls-client-ca FILE  require client certificates signed by these CAs
 	                    (mutual TLS); a verified certificate authenticates
 	                    a client as a token does. Read again when it
@@ -113,8 +115,14 @@ Flags:
 	--probe-addr HOST:PORT  serve /livez and /readyz alone there too, for
 	                    an orchestrator's probes: no token, no client
 	                    certificate (HTTPS with --tls-cert), outside
-	                    --max-conns (16 connections of its own), 2 s to
-	                    read a request, 10 s idle
+	                    --max-conns, with caps of its own, 2 s from a
+	                    connection's accept to its request, 10 s idle
+	--probe-max-conns N  most connections open at once on --probe-addr
+	                    (default 16)
+	--probe-max-conns-per-client N  most of them from one client address,
+	                    busy or idle, 1 to --probe-max-conns (default 4;
+	                    -1 for no limit): so that one address cannot keep
+	                    the orchestrator's probes out
 	--metrics-addr HOST:PORT  serve /metrics there instead, alone, on a
 	                    listener of its own: plain HTTP, 5 s to read a
 	                    request, 15 s to answer, 30 s idle
@@ -141,6 +149,14 @@ Flags:
 	                    X-Forwarded-For names before the trusted proxies.
 	                    Without it, every client behind a proxy is the
 	                    proxy's address and shares its limits
+	--proxy-protocol CIDRS  comma-separated addresses or prefixes of the
+	                    TCP proxies in front (HAProxy with send-proxy-v2)
+	                    whose connections to --addr and --probe-addr may
+	                    begin with a PROXY protocol header (v1 or v2): the
+	                    client is then the address the header names, for
+	                    every limit, share and log line. A header from any
+	                    other address is not believed; a connection from
+	                    one of them without one is the proxy's own
 	--max-conns N       most connections open at once on --addr (default
 	                    4096; -1 for no limit); at the cap a new client
 	                    closes the connection idle longest, or waits if
@@ -154,6 +170,14 @@ Flags:
 	                    At it a new connection of that address closes
 	                    the address's connection idle longest, or is
 	                    closed at once if none is idle
+	--max-busy-conns-per-client N  most connections one client address
+	                    may hold on --addr that are not idle (opening,
+	                    sending a request, or waiting for its answer), 1
+	                    to --max-conns-per-client (default a 64th of
+	                    --max-conns, at least 2; -1 for no limit); a new
+	                    one past it is closed at once. A new connection
+	                    must send its first request's header, TLS
+	                    handshake included, within 5 s, or it is closed
 	--idle-timeout D    how long a kept-alive connection may stay idle on
 	                    --addr (default 2m)
 	--inspect-launches  show the launch record (ticket, by, note) when a
@@ -198,213 +222,354 @@ var serveSchemes = []string{"traceid", "snowflake", "decimalid", "objectid"}
 // stops serve as SIGTERM does.
 var serveStops sync.Map // *cli.Console → context.Context
 
-func runServe(c *cli.Console, args []string) error {
+// serveFlags are serve's command line.
+type serveFlags struct {
+	fs                                    *flag.FlagSet
+	addr, list, preset                    *string
+	node                                  *int64
+	threadBits, launch                    *int
+	fields                                map[string]*int64
+	where                                 *cli.StoreFlags
+	tags                                  []string
+	segmentStore                          *string
+	tlsCert, tlsKey, tlsClientCA          *string
+	tokenFile, metricsAddr, probeAddr     *string
+	metricsMaxConns                       *int
+	probeMaxConns, probeMaxConnsPerClient *int
+	idleTimeout, grace                    *time.Duration
+	maxN                                  *int
+	idsPerClient, requestsPerClient       *float64
+	idsPerNode                            *float64
+	proxies, proxyProtocol                []netip.Prefix
+	maxConns, maxConnsPerClient           *int
+	maxBusyConnsPerClient                 *int
+	inspectLaunches                       *bool
+}
+
+// newServeFlags defines serve's flags.
+func newServeFlags() *serveFlags {
 	fs := cli.NewFlags("serve")
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, host:port")
-	list := fs.String("schemes", strings.Join(serveSchemes, ","), "schemes to serve, comma-separated")
-	node := fs.Int64("node", 0, "node of traceid and snowflake")
-	threadBits := fs.Int("thread-bits", 0, "traceid's thread bits, 0 to 16")
-	preset := fs.String("preset", "twitter", "snowflake layout")
-	fields := make(map[string]*int64)
+	f := &serveFlags{fs: fs, fields: make(map[string]*int64)}
+	f.addr = fs.String("addr", "127.0.0.1:8080", "address to listen on, host:port")
+	f.list = fs.String("schemes", strings.Join(serveSchemes, ","), "schemes to serve, comma-separated")
+	f.node = fs.Int64("node", 0, "node of traceid and snowflake")
+	f.threadBits = fs.Int("thread-bits", 0, "traceid's thread bits, 0 to 16")
+	f.preset = fs.String("preset", "twitter", "snowflake layout")
 	for _, name := range cli.SnowflakeFieldNames() {
-		fields[name] = fs.Int64(name, 0, "snowflake node field "+name)
+		f.fields[name] = fs.Int64(name, 0, "snowflake node field "+name)
 	}
-	where := cli.AddStoreFlags(fs, cli.DefaultLog)
-	launch := fs.Int("launch", 0, "decimalid's launch, 1 to 99999 (default the current launch)")
-	var tags []string
+	f.where = cli.AddStoreFlags(fs, cli.DefaultLog)
+	f.launch = fs.Int("launch", 0, "decimalid's launch, 1 to 99999 (default the current launch)")
 	fs.Func("segment-tag", "serve a segment allocator's tag at /v1/segment/TAG (repeatable, or comma-separated)", func(v string) error {
 		for tag := range strings.SplitSeq(v, ",") {
 			if err := segment.CheckTag(tag); err != nil {
 				return err
 			}
-			if slices.Contains(tags, tag) {
+			if slices.Contains(f.tags, tag) {
 				return fmt.Errorf("tag %q given twice", tag)
 			}
-			tags = append(tags, tag)
+			f.tags = append(f.tags, tag)
 		}
 		return nil
 	})
-	segmentStore := fs.String("segment-store", os.Getenv(envSegmentStore), "where segment blocks are reserved: a postgres://, mysql:// or redis:// URL")
-	tlsCert := fs.String("tls-cert", "", "PEM certificate for HTTPS")
-	tlsKey := fs.String("tls-key", "", "PEM private key for HTTPS")
-	tlsClientCA := fs.String("tls-client-ca", "", "PEM CAs of the client certificates to require")
-	tokenFile := fs.String("token-file", "", "file of bearer tokens that /v1/ requires")
-	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this address instead")
-	metricsMaxConns := fs.Int("metrics-max-conns", serve.DefaultMetricsMaxConns, "most connections open at once on --metrics-addr")
-	probeAddr := fs.String("probe-addr", "", "serve /livez and /readyz alone on this address too")
-	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "how long a kept-alive connection may stay idle")
-	maxN := fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
-	idsPerClient := fs.Float64("ids-per-client", serve.DefaultIDsPerSecond, "most IDs a client may take a second")
-	requestsPerClient := fs.Float64("requests-per-client", serve.DefaultRequestsPerSecond, "most requests a client may make a second")
-	idsPerNode := fs.Float64("ids-per-node", serve.DefaultNodeIDsPerSecond, "most IDs of one scheme the server issues a second to all clients")
-	var proxies []netip.Prefix
-	fs.Func("trusted-proxies", "addresses or prefixes of the proxies whose X-Forwarded-For is believed, comma-separated", func(v string) error {
+	f.segmentStore = fs.String("segment-store", os.Getenv(envSegmentStore), "where segment blocks are reserved: a postgres://, mysql:// or redis:// URL")
+	f.tlsCert = fs.String("tls-cert", "", "PEM certificate for HTTPS")
+	f.tlsKey = fs.String("tls-key", "", "PEM private key for HTTPS")
+	f.tlsClientCA = fs.String("tls-client-ca", "", "PEM CAs of the client certificates to require")
+	f.tokenFile = fs.String("token-file", "", "file of bearer tokens that /v1/ requires")
+	f.metricsAddr = fs.String("metrics-addr", "", "serve /metrics on this address instead")
+	f.metricsMaxConns = fs.Int("metrics-max-conns", serve.DefaultMetricsMaxConns, "most connections open at once on --metrics-addr")
+	f.probeAddr = fs.String("probe-addr", "", "serve /livez and /readyz alone on this address too")
+	f.probeMaxConns = fs.Int("probe-max-conns", serve.DefaultProbeMaxConns, "most connections open at once on --probe-addr")
+	f.probeMaxConnsPerClient = fs.Int("probe-max-conns-per-client", serve.DefaultProbeMaxConnsPerClient, "most of them from one client address")
+	f.idleTimeout = fs.Duration("idle-timeout", 2*time.Minute, "how long a kept-alive connection may stay idle")
+	f.maxN = fs.Int("max-n", serve.DefaultMaxN, "most IDs a request may ask for")
+	f.idsPerClient = fs.Float64("ids-per-client", serve.DefaultIDsPerSecond, "most IDs a client may take a second")
+	f.requestsPerClient = fs.Float64("requests-per-client", serve.DefaultRequestsPerSecond, "most requests a client may make a second")
+	f.idsPerNode = fs.Float64("ids-per-node", serve.DefaultNodeIDsPerSecond, "most IDs of one scheme the server issues a second to all clients")
+	fs.Func("trusted-proxies", "addresses or prefixes of the proxies whose X-Forwarded-For is believed, comma-separated", prefixList(&f.proxies))
+	fs.Func("proxy-protocol", "addresses or prefixes of the proxies whose connections may begin with a PROXY protocol header, comma-separated", prefixList(&f.proxyProtocol))
+	f.maxConns = fs.Int("max-conns", serve.DefaultMaxConns, "most connections open at once")
+	f.maxConnsPerClient = fs.Int("max-conns-per-client", 0, "most connections open at once from one client address (default a quarter of --max-conns)")
+	f.maxBusyConnsPerClient = fs.Int("max-busy-conns-per-client", 0, "most connections from one client address that are not idle (default a 64th of --max-conns, at least 2)")
+	f.inspectLaunches = fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
+	f.grace = fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
+	return f
+}
+
+// prefixList is the flag.Func of a comma-separated list of addresses and
+// prefixes, appended to list.
+func prefixList(list *[]netip.Prefix) func(string) error {
+	return func(v string) error {
 		for item := range strings.SplitSeq(v, ",") {
 			p, err := parseProxy(strings.TrimSpace(item))
 			if err != nil {
 				return err
 			}
-			proxies = append(proxies, p)
+			*list = append(*list, p)
 		}
 		return nil
-	})
-	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "most connections open at once")
-	maxConnsPerClient := fs.Int("max-conns-per-client", 0, "most connections open at once from one client address (default a quarter of --max-conns)")
-	inspectLaunches := fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
-	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
-	if err := cli.ParseFlags(fs, args); err != nil {
+	}
+}
+
+// isSet reports whether the command line sets the flag called name.
+func (f *serveFlags) isSet(name string) bool { return cli.IsSet(f.fs, name) }
+
+// claiming reports whether serve claims its nodes in etcd.
+func (f *serveFlags) claiming() bool { return f.isSet("etcd") && !f.isSet("node") }
+
+func runServe(c *cli.Console, args []string) error {
+	f := newServeFlags()
+	if err := cli.ParseFlags(f.fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("unexpected argument %q", fs.Arg(0))
+	if f.fs.NArg() > 0 {
+		return cli.Usagef("unexpected argument %q", f.fs.Arg(0))
 	}
-	want, err := serveSchemeList(*list)
+	if err := f.checkRanges(); err != nil {
+		return err
+	}
+	want, err := serveSchemeList(*f.list)
 	if err != nil {
 		return err
 	}
-	switch {
-	case *maxN < 1 || *maxN > 1_000_000:
-		return cli.Usagef("--max-n %d out of range, want 1 to 1000000", *maxN)
-	case *grace < 0:
-		return cli.Usagef("--shutdown-timeout %v is negative", *grace)
-	case *idleTimeout <= 0:
-		return cli.Usagef("--idle-timeout %v, want a positive duration such as 2m", *idleTimeout)
-	case *metricsMaxConns < 1:
-		return cli.Usagef("--metrics-max-conns %d, want 1 or more", *metricsMaxConns)
-	case cli.IsSet(fs, "launch") && (*launch < 1 || *launch > decimalid.MaxLaunch):
-		return cli.Usagef("--launch %d out of range, want 1 to %d", *launch, decimalid.MaxLaunch)
-	}
-	claiming := cli.IsSet(fs, "etcd") && !cli.IsSet(fs, "node")
-
 	// Check every flag before opening the store or claiming a node.
-	var layout snowflake.Layout
+	nodes, err := f.checkNodes(want)
+	if err != nil {
+		return err
+	}
+	cfg := serve.Options{}
+	if err := f.access(&cfg); err != nil {
+		return err
+	}
+	if err := f.limits(&cfg); err != nil {
+		return err
+	}
+	l, err := f.where.Open(c)
+	if err != nil {
+		return err
+	}
+	if err := checkLog(c, f, l); err != nil {
+		return err
+	}
+	if err := f.generators(c, &cfg, l, want, nodes); err != nil {
+		return err
+	}
+	return serveUntilStopped(c, f, cfg)
+}
+
+// checkRanges checks the flags that stand alone.
+func (f *serveFlags) checkRanges() error {
+	switch {
+	case *f.maxN < 1 || *f.maxN > 1_000_000:
+		return cli.Usagef("--max-n %d out of range, want 1 to 1000000", *f.maxN)
+	case *f.grace < 0:
+		return cli.Usagef("--shutdown-timeout %v is negative", *f.grace)
+	case *f.idleTimeout <= 0:
+		return cli.Usagef("--idle-timeout %v, want a positive duration such as 2m", *f.idleTimeout)
+	case *f.metricsMaxConns < 1:
+		return cli.Usagef("--metrics-max-conns %d, want 1 or more", *f.metricsMaxConns)
+	case *f.probeMaxConns < 1:
+		return cli.Usagef("--probe-max-conns %d, want 1 or more", *f.probeMaxConns)
+	case *f.probeMaxConnsPerClient != -1 && (*f.probeMaxConnsPerClient < 1 || *f.probeMaxConnsPerClient > *f.probeMaxConns):
+		return cli.Usagef("--probe-max-conns-per-client %d out of range, want 1 to %d (--probe-max-conns), or -1 for no limit", *f.probeMaxConnsPerClient, *f.probeMaxConns)
+	case f.isSet("launch") && (*f.launch < 1 || *f.launch > decimalid.MaxLaunch):
+		return cli.Usagef("--launch %d out of range, want 1 to %d", *f.launch, decimalid.MaxLaunch)
+	}
+	return nil
+}
+
+// serveNodes are the nodes the flags give traceid and snowflake, when
+// serve does not claim them.
+type serveNodes struct {
+	layout snowflake.Layout
+	sfNode map[string]int64
+}
+
+// checkNodes checks the flags of traceid's and snowflake's nodes.
+func (f *serveFlags) checkNodes(want map[string]bool) (serveNodes, error) {
+	var n serveNodes
 	if want["traceid"] {
-		if !cli.IsSet(fs, "node") && !claiming {
-			return cli.Usagef("traceid needs --node (0 to %d), or --etcd to claim one; --schemes leaves it out", traceid.MaxNode)
+		if !f.isSet("node") && !f.claiming() {
+			return n, cli.Usagef("traceid needs --node (0 to %d), or --etcd to claim one; --schemes leaves it out", traceid.MaxNode)
 		}
-		if cli.IsSet(fs, "node") && (*node < 0 || *node > traceid.MaxNode) {
-			return cli.Usagef("--node %d out of range for traceid, want 0 to %d", *node, traceid.MaxNode)
+		if f.isSet("node") && (*f.node < 0 || *f.node > traceid.MaxNode) {
+			return n, cli.Usagef("--node %d out of range for traceid, want 0 to %d", *f.node, traceid.MaxNode)
 		}
-		if *threadBits < 0 || *threadBits > traceid.MaxThreadBits {
-			return cli.Usagef("--thread-bits %d out of range, want 0 to %d", *threadBits, traceid.MaxThreadBits)
+		if *f.threadBits < 0 || *f.threadBits > traceid.MaxThreadBits {
+			return n, cli.Usagef("--thread-bits %d out of range, want 0 to %d", *f.threadBits, traceid.MaxThreadBits)
 		}
 	}
-	var sfNode map[string]int64
 	if want["snowflake"] {
-		if layout, err = cli.PresetFlag(*preset); err != nil {
-			return err
+		var err error
+		if n.layout, err = cli.PresetFlag(*f.preset); err != nil {
+			return n, err
 		}
-		if !claiming {
-			if sfNode, err = serveSnowflakeNode(fs, layout, *node, fields); err != nil {
-				return err
+		if !f.claiming() {
+			if n.sfNode, err = serveSnowflakeNode(f.fs, n.layout, *f.node, f.fields); err != nil {
+				return n, err
 			}
 		}
 	}
+	return n, nil
+}
 
-	l, err := where.Open(c)
-	if err != nil {
-		return err
+// access sets the TLS files and the token file.
+func (f *serveFlags) access(cfg *serve.Options) error {
+	switch {
+	case (*f.tlsCert == "") != (*f.tlsKey == ""):
+		return cli.Usagef("--tls-cert and --tls-key go together")
+	case *f.tlsClientCA != "" && *f.tlsCert == "":
+		return cli.Usagef("--tls-client-ca needs --tls-cert and --tls-key")
+	case *f.tlsCert != "":
+		cfg.TLS = &serve.TLSFiles{CertFile: *f.tlsCert, KeyFile: *f.tlsKey, ClientCAFile: *f.tlsClientCA}
 	}
-	cfg := serve.Options{
-		Store:  l,
-		Blocks: l,
-		MaxN:   *maxN,
-		Clock:  c.Clock,
-		Logger: slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	cfg.TokenFile = *f.tokenFile
+	return nil
+}
+
+// limits sets the limits, the listeners' caps and the proxies.
+func (f *serveFlags) limits(cfg *serve.Options) error {
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"--ids-per-client", *f.idsPerClient}, {"--requests-per-client", *f.requestsPerClient}, {"--ids-per-node", *f.idsPerNode}, {"--max-conns", float64(*f.maxConns)}} {
+		if v.v == 0 || (v.v < 0 && v.v != -1) {
+			return cli.Usagef("%s %v, want a positive number, or -1 for no limit", v.name, v.v)
+		}
 	}
+	perClient := *f.maxConnsPerClient
+	if f.isSet("max-conns-per-client") && perClient != -1 {
+		switch {
+		case *f.maxConns > 0 && (perClient < 1 || perClient > *f.maxConns):
+			return cli.Usagef("--max-conns-per-client %d out of range, want 1 to %d (--max-conns), or -1 for no limit", perClient, *f.maxConns)
+		case perClient < 1:
+			return cli.Usagef("--max-conns-per-client %d out of range, want 1 or more, or -1 for no limit", perClient)
+		}
+	}
+	if busy := *f.maxBusyConnsPerClient; f.isSet("max-busy-conns-per-client") && busy != -1 {
+		most := *f.maxConns
+		if perClient > 0 {
+			most = perClient
+		} else if perClient == 0 && most > 0 {
+			most = serve.DefaultMaxConnsPerClient(most)
+		}
+		if busy < 1 || (most > 0 && busy > most) {
+			return cli.Usagef("--max-busy-conns-per-client %d out of range, want 1 to %d (--max-conns-per-client), or -1 for no limit", busy, most)
+		}
+	}
+	cfg.Limits = serve.Limits{IDsPerSecond: *f.idsPerClient, RequestsPerSecond: *f.requestsPerClient, NodeIDsPerSecond: *f.idsPerNode,
+		MaxConns: *f.maxConns, MaxConnsPerClient: perClient, MaxBusyConnsPerClient: *f.maxBusyConnsPerClient}
+	cfg.TrustedProxies, cfg.ProxyProtocol = f.proxies, f.proxyProtocol
+	cfg.SeparateMetrics = *f.metricsAddr != ""
+	cfg.MetricsMaxConns = *f.metricsMaxConns
+	cfg.ProbeMaxConns, cfg.ProbeMaxConnsPerClient = *f.probeMaxConns, *f.probeMaxConnsPerClient
+	cfg.IdleTimeout = *f.idleTimeout
+	cfg.MaxN = *f.maxN
+	return nil
+}
+
+// checkLog stops serve at start when the launch log cannot be used as
+// given (a symbolic link, another user's file, a file it may not write),
+// rather than let every request fail: it reads the log once.
+func checkLog(c *cli.Console, f *serveFlags, l cli.Store) error {
+	if f.isSet("etcd") {
+		return nil // dialEtcd checked that etcd answers
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cli.EtcdTimeout)
+	defer cancel()
+	if _, err := l.Current(ctx); err != nil && !errors.Is(err, launchlog.ErrNoLaunch) {
+		return fmt.Errorf("the launch log %s cannot be used: %w", f.where.Name(), err)
+	}
+	return nil
+}
+
+// generators sets the schemes to serve and their stores.
+func (f *serveFlags) generators(c *cli.Console, cfg *serve.Options, l cli.Store, want map[string]bool, n serveNodes) error {
+	cfg.Store, cfg.Blocks, cfg.Clock = l, l, c.Clock
+	cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if want["traceid"] {
-		o := traceid.Options{Node: int(*node), ThreadBits: *threadBits}
-		cfg.TraceID = &o
+		cfg.TraceID = &traceid.Options{Node: int(*f.node), ThreadBits: *f.threadBits}
 	}
 	if want["snowflake"] {
-		o := snowflake.Options{Layout: layout, Node: sfNode}
-		cfg.Snowflake = &o
+		cfg.Snowflake = &snowflake.Options{Layout: n.layout, Node: n.sfNode}
 	}
 	if want["decimalid"] {
-		if !cli.IsSet(fs, "launch") {
-			cur, err := l.Current(context.Background())
-			switch {
-			case errors.Is(err, launchlog.ErrNoLaunch) && !cli.IsSet(fs, "schemes"):
-				fmt.Fprintf(c.Stderr, "idkit serve: decimalid not served: no launch in %s yet; record one with 'idkit launch begin %s'\n", where.Name(), where.Hint())
-			case errors.Is(err, launchlog.ErrNoLaunch):
-				return fmt.Errorf("decimalid: no launch in %s yet; record one with 'idkit launch begin %s', or give --launch N", where.Name(), where.Hint())
-			case err != nil:
-				return err
-			default:
-				*launch = cur.ID
-			}
-		}
-		if *launch != 0 {
-			cfg.DecimalID = &decimalid.Options{Launch: *launch}
+		if err := f.decimalID(c, cfg, l); err != nil {
+			return err
 		}
 	}
 	if want["objectid"] {
 		cfg.ObjectID = &objectid.Options{}
 	}
-	if *inspectLaunches {
+	if *f.inspectLaunches {
 		cfg.Launches = l
 	}
-	if claiming {
+	if f.claiming() {
 		// The server claims the nodes, and claims again when a claim is
 		// lost, under the fleet's fencing.
 		cfg.Claims = func(ctx context.Context, scheme string) (store.Claim, error) {
 			if scheme == "snowflake" {
-				return cli.ClaimSnowflake(c, where, fs, layout, fields)
+				return cli.ClaimSnowflake(c, f.where, f.fs, n.layout, f.fields)
 			}
-			return where.Claim(c, "traceid", 0, traceid.MaxNode)
+			return f.where.Claim(c, "traceid", 0, traceid.MaxNode)
 		}
 	}
-	switch {
-	case (*tlsCert == "") != (*tlsKey == ""):
-		return cli.Usagef("--tls-cert and --tls-key go together")
-	case *tlsClientCA != "" && *tlsCert == "":
-		return cli.Usagef("--tls-client-ca needs --tls-cert and --tls-key")
-	case *tlsCert != "":
-		cfg.TLS = &serve.TLSFiles{CertFile: *tlsCert, KeyFile: *tlsKey, ClientCAFile: *tlsClientCA}
-	}
-	cfg.TokenFile = *tokenFile
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"--ids-per-client", *idsPerClient}, {"--requests-per-client", *requestsPerClient}, {"--ids-per-node", *idsPerNode}, {"--max-conns", float64(*maxConns)}} {
-		if f.v == 0 || (f.v < 0 && f.v != -1) {
-			return cli.Usagef("%s %v, want a positive number, or -1 for no limit", f.name, f.v)
-		}
-	}
-	if cli.IsSet(fs, "max-conns-per-client") && *maxConnsPerClient != -1 {
-		switch {
-		case *maxConns > 0 && (*maxConnsPerClient < 1 || *maxConnsPerClient > *maxConns):
-			return cli.Usagef("--max-conns-per-client %d out of range, want 1 to %d (--max-conns), or -1 for no limit", *maxConnsPerClient, *maxConns)
-		case *maxConnsPerClient < 1:
-			return cli.Usagef("--max-conns-per-client %d out of range, want 1 or more, or -1 for no limit", *maxConnsPerClient)
-		}
-	}
-	cfg.Limits = serve.Limits{IDsPerSecond: *idsPerClient, RequestsPerSecond: *requestsPerClient, NodeIDsPerSecond: *idsPerNode,
-		MaxConns: *maxConns, MaxConnsPerClient: *maxConnsPerClient}
-	cfg.TrustedProxies = proxies
-	cfg.SeparateMetrics = *metricsAddr != ""
-	cfg.MetricsMaxConns = *metricsMaxConns
-	cfg.IdleTimeout = *idleTimeout
-	if *segmentStore != "" {
-		if len(tags) == 0 {
-			return cli.Usagef("--segment-store (or $%s) without --segment-tag: no tag to serve from it", envSegmentStore)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		blocks, closeBlocks, err := openSegmentStore(ctx, *segmentStore)
-		cancel()
-		if err != nil {
-			return err
-		}
-		defer closeBlocks()
-		cfg.Blocks = blocks
-	}
-	for _, tag := range tags {
-		cfg.Segments = append(cfg.Segments, segment.Options{Tag: tag})
+	if err := f.segments(c, cfg); err != nil {
+		return err
 	}
 	if cfg.TraceID == nil && cfg.Snowflake == nil && cfg.DecimalID == nil && cfg.ObjectID == nil && len(cfg.Segments) == 0 {
 		return errors.New("no scheme left to serve")
 	}
+	return nil
+}
 
+// decimalID sets decimalid's launch: --launch, or the current one.
+func (f *serveFlags) decimalID(c *cli.Console, cfg *serve.Options, l cli.Store) error {
+	launch := *f.launch
+	if !f.isSet("launch") {
+		cur, err := l.Current(context.Background())
+		switch {
+		case errors.Is(err, launchlog.ErrNoLaunch) && !f.isSet("schemes"):
+			fmt.Fprintf(c.Stderr, "idkit serve: decimalid not served: no launch in %s yet; record one with 'idkit launch begin %s'\n", f.where.Name(), f.where.Hint())
+		case errors.Is(err, launchlog.ErrNoLaunch):
+			return fmt.Errorf("decimalid: no launch in %s yet; record one with 'idkit launch begin %s', or give --launch N", f.where.Name(), f.where.Hint())
+		case err != nil:
+			return err
+		default:
+			launch = cur.ID
+		}
+	}
+	if launch != 0 {
+		cfg.DecimalID = &decimalid.Options{Launch: launch}
+	}
+	return nil
+}
+
+// segments sets the segment tags and the store of their blocks.
+func (f *serveFlags) segments(c *cli.Console, cfg *serve.Options) error {
+	if *f.segmentStore != "" {
+		if len(f.tags) == 0 {
+			return cli.Usagef("--segment-store (or $%s) without --segment-tag: no tag to serve from it", envSegmentStore)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		blocks, closeBlocks, err := openSegmentStore(ctx, *f.segmentStore)
+		cancel()
+		if err != nil {
+			return err
+		}
+		c.AtExit(func() { closeBlocks() })
+		cfg.Blocks = blocks
+	}
+	for _, tag := range f.tags {
+		cfg.Segments = append(cfg.Segments, segment.Options{Tag: tag})
+	}
+	return nil
+}
+
+// serveUntilStopped starts the server and its listeners, and serves until
+// SIGTERM or SIGINT; it then stops gracefully.
+func serveUntilStopped(c *cli.Console, f *serveFlags, cfg serve.Options) error {
 	// Stop on SIGTERM or SIGINT from here on, before the address is
 	// printed, so that a signal sent as soon as it is known stops the
 	// server gracefully.
@@ -420,59 +585,69 @@ func runServe(c *cli.Console, args []string) error {
 		return err
 	}
 	defer srv.Shutdown(context.Background()) // closes the generators if serving never starts
-	if *maxConns < 0 {
+	if *f.maxConns < 0 {
 		fmt.Fprintln(c.Stderr, "idkit serve: --max-conns -1: connections on --addr are bounded only by the limit on open files, which they may use up")
 	} else if err := srv.CheckFileLimit(fileReserve); err != nil {
 		return err
 	}
-	proto := "http"
-	if cfg.TLS != nil {
-		proto = "https"
-	}
-	if *metricsAddr != "" {
-		mln, err := net.Listen("tcp", *metricsAddr)
-		if err != nil {
-			return err
-		}
-		go srv.ServeMetrics(mln)
-		fmt.Fprintf(c.Stderr, "idkit serve: metrics on http://%s/metrics\n", mln.Addr())
-	}
-	if *probeAddr != "" {
-		pln, err := net.Listen("tcp", *probeAddr)
-		if err != nil {
-			return err
-		}
-		go srv.ServeProbes(pln)
-		fmt.Fprintf(c.Stderr, "idkit serve: probes on %s://%s/livez and /readyz\n", proto, pln.Addr())
-	}
-	ln, err := net.Listen("tcp", *addr)
+	served, err := listen(c, f, srv, cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Stderr, "idkit serve: listening on %s://%s (%s)\n", proto, ln.Addr(), strings.Join(srv.Schemes(), ", "))
-	for _, w := range exposureWarnings(ln.Addr(), cfg.TLS != nil, cfg.TokenFile != "", *tlsClientCA != "") {
-		fmt.Fprintln(c.Stderr, "idkit serve: warning: "+w)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		return err
 	case <-stop.Done():
 	}
-	ctx, cancelGrace := context.WithTimeout(context.Background(), *grace)
+	ctx, cancelGrace := context.WithTimeout(context.Background(), *f.grace)
 	defer cancelGrace()
 	if err := srv.Shutdown(ctx); err != nil {
 		// Either part may fail: requests that outlast --shutdown-timeout,
 		// or node claims that cannot be released (a store that does not
 		// answer); the error names which.
-		return fmt.Errorf("stopping (--shutdown-timeout %v): %w", *grace, err)
+		return fmt.Errorf("stopping (--shutdown-timeout %v): %w", *f.grace, err)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	fmt.Fprintln(c.Stderr, "idkit serve: stopped")
 	return nil
+}
+
+// listen opens the metrics, probe and main listeners and serves them; the
+// channel has the main listener's end.
+func listen(c *cli.Console, f *serveFlags, srv *serve.Server, cfg serve.Options) (<-chan error, error) {
+	proto := "http"
+	if cfg.TLS != nil {
+		proto = "https"
+	}
+	if *f.metricsAddr != "" {
+		mln, err := net.Listen("tcp", *f.metricsAddr)
+		if err != nil {
+			return nil, err
+		}
+		go srv.ServeMetrics(mln)
+		fmt.Fprintf(c.Stderr, "idkit serve: metrics on http://%s/metrics\n", mln.Addr())
+	}
+	if *f.probeAddr != "" {
+		pln, err := net.Listen("tcp", *f.probeAddr)
+		if err != nil {
+			return nil, err
+		}
+		go srv.ServeProbes(pln)
+		fmt.Fprintf(c.Stderr, "idkit serve: probes on %s://%s/livez and /readyz\n", proto, pln.Addr())
+	}
+	ln, err := net.Listen("tcp", *f.addr)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(c.Stderr, "idkit serve: listening on %s://%s (%s)\n", proto, ln.Addr(), strings.Join(srv.Schemes(), ", "))
+	for _, w := range exposureWarnings(ln.Addr(), cfg.TLS != nil, cfg.TokenFile != "", *f.tlsClientCA != "") {
+		fmt.Fprintln(c.Stderr, "idkit serve: warning: "+w)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	return served, nil
 }
 
 // serveSchemeList reads --schemes.

@@ -6,8 +6,10 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -115,35 +117,53 @@ func Availability(reqs []Request) (share float64, p99 time.Duration) {
 	return float64(answered) / float64(len(reqs)), lat[(len(lat)*99)/100]
 }
 
-// Client asks the fleet for IDs over one protocol until its context ends.
+// Client asks the fleet for IDs over one protocol until its context ends,
+// through the load balancers at Bases. It sends each request to its
+// preferred one; when that fails to connect or answer within Timeout, it
+// asks the next one, and prefers that from then on: as a client of two
+// load balancers should.
 type Client struct {
 	Name     string
-	Base     string // https://HOST:PORT of the load balancer
-	GRPC     bool   // gRPC (HTTP/2) instead of HTTP/1.1 JSON
+	Bases    []string // https://HOST:PORT of each load balancer
+	First    int      // the index in Bases preferred at the start
+	GRPC     bool     // gRPC (HTTP/2) instead of HTTP/1.1 JSON
 	Token    string
 	TLS      *tls.Config
 	N        int           // IDs a request
 	Pause    time.Duration // between requests
-	Timeout  time.Duration // of one request
+	Timeout  time.Duration // of one try; a connection gets half of it
 	Recorder *Recorder
 }
 
 // Run asks for N IDs of traceid and of snowflake in turn.
 func (c *Client) Run(ctx context.Context) {
-	transport := &http.Transport{TLSClientConfig: c.TLS.Clone(), ForceAttemptHTTP2: c.GRPC, MaxIdleConnsPerHost: 4}
+	dialer := &net.Dialer{Timeout: c.Timeout / 2}
+	transport := &http.Transport{TLSClientConfig: c.TLS.Clone(), ForceAttemptHTTP2: c.GRPC, MaxIdleConnsPerHost: 4,
+		DialContext: dialer.DialContext, TLSHandshakeTimeout: c.Timeout / 2}
 	defer transport.CloseIdleConnections()
 	hc := &http.Client{Transport: transport, Timeout: c.Timeout}
-	rpc := idkitv1connect.NewIDServiceClient(hc, c.Base, connect.WithGRPC())
+	rpcs := make([]idkitv1connect.IDServiceClient, len(c.Bases))
+	for i, base := range c.Bases {
+		rpcs[i] = idkitv1connect.NewIDServiceClient(hc, base, connect.WithGRPC())
+	}
 	schemes := []string{"traceid", "snowflake"}
+	prefer := c.First % len(c.Bases)
 	for i := 0; ctx.Err() == nil; i++ {
 		scheme := schemes[i%len(schemes)]
 		start := time.Now()
 		var ids []uint64
 		var err error
-		if c.GRPC {
-			ids, err = c.next(ctx, rpc, scheme)
-		} else {
-			ids, err = c.get(ctx, hc, scheme)
+		for try := range len(c.Bases) {
+			at := (prefer + try) % len(c.Bases)
+			if c.GRPC {
+				ids, err = c.next(ctx, rpcs[at], scheme)
+			} else {
+				ids, err = c.get(ctx, hc, c.Bases[at], scheme)
+			}
+			if !unreached(err) || ctx.Err() != nil {
+				break
+			}
+			prefer = (at + 1) % len(c.Bases)
 		}
 		if ctx.Err() != nil {
 			return // a request cut short by the end of the run is not counted
@@ -159,8 +179,34 @@ func (c *Client) Run(ctx context.Context) {
 	}
 }
 
-func (c *Client) get(ctx context.Context, hc *http.Client, scheme string) ([]uint64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+"/v1/"+scheme+"?n="+strconv.Itoa(c.N), nil)
+// unreached reports whether err says the load balancer was not reached,
+// or did not answer in time: worth asking the other one. An answer, even
+// an error such as 503, came from a server behind it, and is final.
+func unreached(err error) bool {
+	if err == nil {
+		return false
+	}
+	var status *httpStatus
+	if errors.As(err, &status) {
+		return false
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) && ce.Meta().Get("Content-Type") != "" { // a server's answer
+		return false
+	}
+	return true
+}
+
+// httpStatus is the error of an answer other than 200.
+type httpStatus struct {
+	status string
+	body   []byte
+}
+
+func (e *httpStatus) Error() string { return fmt.Sprintf("%s: %s", e.status, e.body) }
+
+func (c *Client) get(ctx context.Context, hc *http.Client, base, scheme string) ([]uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/"+scheme+"?n="+strconv.Itoa(c.N), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +221,7 @@ func (c *Client) get(ctx context.Context, hc *http.Client, scheme string) ([]uin
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", resp.Status, body)
+		return nil, &httpStatus{resp.Status, body}
 	}
 	var answer struct{ IDs []string }
 	if err := json.Unmarshal(body, &answer); err != nil {
@@ -188,6 +234,8 @@ func (c *Client) next(ctx context.Context, rpc idkitv1connect.IDServiceClient, s
 	n := int64(c.N)
 	req := connect.NewRequest(&idkitv1.NextRequest{Scheme: scheme, N: &n})
 	req.Header().Set("Authorization", "Bearer "+c.Token)
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
 	resp, err := rpc.Next(ctx, req)
 	if err != nil {
 		return nil, err

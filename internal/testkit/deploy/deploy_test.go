@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idkit/idkit/internal/testkit/testcert"
 )
@@ -64,25 +65,20 @@ func TestDeployedFleet(t *testing.T) {
 		dir = logs // kept after the run, for a look at every process's log
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 	}
-	bin := t.TempDir()
-	build(t, filepath.Join(bin, "etcd"), "./etcd")
-	build(t, filepath.Join(bin, "idkit-full"), "github.com/idkit/idkit/cmd/idkit/idkit-full")
-	ca := testcert.NewCA(t)
-	certFile, keyFile := ca.Issue(t, dir, "serve", 2, true)
+	bin := programs(t)
 	token := make([]byte, 16)
 	rand.Read(token)
 
 	ctx := t.Context()
 	f, err := Start(ctx, Config{
-		Dir: dir, DeployDir: filepath.Join("..", "..", "..", "deploy"),
-		Etcd: filepath.Join(bin, "etcd"), Idkit: filepath.Join(bin, "idkit-full"),
-		CAFile: ca.WriteCA(t, dir, "ca"), CertFile: certFile, KeyFile: keyFile,
-		Token: hex.EncodeToString(token),
+		Dir: dir, DeployDir: deployDir,
+		Etcd: filepath.Join(bin, "etcd"), Etcdctl: filepath.Join(bin, "etcdctl"), Idkit: filepath.Join(bin, "idkit-full"),
+		CA: testcert.NewCA(t), Token: hex.EncodeToString(token), UID: dynamicUID,
 	})
 	require.NoError(t, err, "starting the fleet")
 	defer func() {
 		if t.Failed() {
-			for _, name := range []string{"e1", "e2", "e3", "s1", "s2", "s3", "s4", "haproxy"} {
+			for _, name := range []string{"e1", "e2", "e3", "s1", "s2", "s3", "s4", "lb1", "lb2"} {
 				b, _ := os.ReadFile(filepath.Join(dir, name+".log"))
 				t.Logf("%s's log, the end:\n%s", name, tail(string(b), 3000))
 			}
@@ -90,14 +86,16 @@ func TestDeployedFleet(t *testing.T) {
 		assert.NoError(t, f.Close(), "stopping the fleet")
 	}()
 
+	checkEtcdAccess(t, f)
+
 	rec := NewRecorder()
 	clients, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for i, grpc := range []bool{false, false, true, true} {
 		c := &Client{
-			Name: fmt.Sprintf("client %d (%s)", i+1, map[bool]string{false: "HTTP", true: "gRPC"}[grpc]),
-			Base: "https://" + f.LBAddr, GRPC: grpc, Token: f.Token, TLS: f.TLS(),
-			N: 20, Pause: 5 * time.Millisecond, Timeout: 3 * time.Second, Recorder: rec,
+			Name:  fmt.Sprintf("client %d (%s)", i+1, map[bool]string{false: "HTTP", true: "gRPC"}[grpc]),
+			Bases: f.Bases, First: i, GRPC: grpc, Token: f.Token, TLS: f.TLS(),
+			N: 20, Pause: 5 * time.Millisecond, Timeout: 1500 * time.Millisecond, Recorder: rec,
 		}
 		wg.Go(func() { c.Run(clients) })
 	}
@@ -185,6 +183,51 @@ func reportTable(seed uint64, d time.Duration, rec *Recorder, windows []Window, 
 	share, p99 := Availability(all)
 	fmt.Fprintf(&b, "| all of the run | | %d | %.2f%% | %v |\n", len(all), 100*share, p99.Round(time.Millisecond))
 	return b.String()
+}
+
+// dynamicUID is the user the serve processes run as, as a DynamicUser
+// service's (systemd picks one from 61184 to 65519).
+const dynamicUID = 61234
+
+// programs builds etcd, etcdctl and idkit-full into a directory that the
+// serve processes' user may read, and returns it.
+func programs(t *testing.T) string {
+	bin, err := os.MkdirTemp("", "idkit-deploy-bin-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(bin) })
+	require.NoError(t, os.Chmod(bin, 0o755))
+	build(t, filepath.Join(bin, "etcd"), "./etcd")
+	build(t, filepath.Join(bin, "etcdctl"), "./etcdctl")
+	build(t, filepath.Join(bin, "idkit-full"), "github.com/idkit/idkit/cmd/idkit/idkit-full")
+	return bin
+}
+
+// checkEtcdAccess checks what deploy/etcd.env and etcd-auth.sh promise:
+// a client without a certificate of the fleet's CA is refused, and
+// idkit's servers (CN=idkit) may write under idkit/ only, and may not
+// read the users.
+func checkEtcdAccess(t *testing.T, f *Fleet) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	idkit, err := f.EtcdClientAs("idkit")
+	require.NoError(t, err)
+	defer idkit.Close()
+	_, err = idkit.Put(ctx, "idkit/deploy-check", "1")
+	require.NoError(t, err, "idkit's certificate writes under idkit/")
+	_, err = idkit.Put(ctx, "other/deploy-check", "1")
+	assert.ErrorContains(t, err, "permission denied", "idkit's certificate writing outside idkit/")
+	_, err = idkit.Get(ctx, "other/", clientv3.WithPrefix())
+	assert.ErrorContains(t, err, "permission denied", "idkit's certificate reading outside idkit/")
+	_, err = idkit.UserList(ctx)
+	assert.ErrorContains(t, err, "permission denied", "idkit's certificate listing etcd's users")
+
+	anon, err := f.EtcdClientAs("")
+	require.NoError(t, err)
+	defer anon.Close()
+	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
+	defer cancelShort()
+	_, err = anon.Get(short, "idkit/deploy-check")
+	assert.Error(t, err, "a client without a certificate")
 }
 
 func build(t *testing.T, out, pkg string) {

@@ -90,6 +90,31 @@ var Faults = []Fault{
 		}
 		return "s1 to s4", func() error { return nil }, nil
 	}},
+	{"load balancer SIGKILL and restart", func(ctx context.Context, f *Fleet, r *rand.Rand) (string, func() error, error) {
+		p := f.LB[r.IntN(len(f.LB))]
+		if err := p.Stop(syscall.SIGKILL, 5*time.Second); err != nil {
+			return p.Name, nil, err
+		}
+		return p.Name, func() error {
+			if err := p.Start(); err != nil {
+				return err
+			}
+			return f.WaitLB(context.WithoutCancel(ctx), p)
+		}, nil
+	}},
+	{"load balancer cut off", func(ctx context.Context, f *Fleet, r *rand.Rand) (string, func() error, error) {
+		h := f.LB[r.IntN(len(f.LB))].Host
+		return h.Name, f.Net.Heal, h.Cut()
+	}},
+	{"etcd member certificate renewed", func(ctx context.Context, f *Fleet, r *rand.Rand) (string, func() error, error) {
+		p := f.Etcd[r.IntN(len(f.Etcd))]
+		if err := f.IssueMember(p.Name); err != nil {
+			return p.Name, nil, err
+		}
+		// etcd reads its certificate at each new connection, to its
+		// clients and its peers alike.
+		return p.Name, func() error { return nil }, f.WaitCertificate(ctx, p, f.Serial())
+	}},
 	{"etcd member replaced with a fresh data directory", func(ctx context.Context, f *Fleet, r *rand.Rand) (string, func() error, error) {
 		p := f.Etcd[r.IntN(len(f.Etcd))]
 		return p.Name, func() error { return nil }, f.ReplaceMember(ctx, p)
@@ -171,6 +196,11 @@ func (s *Schedule) Run(ctx context.Context, f *Fleet) ([]Window, error) {
 					if err := p.Start(); err != nil {
 						return windows, err
 					}
+				}
+			}
+			for _, p := range f.LB {
+				if err := f.WaitLB(context.WithoutCancel(ctx), p); err != nil {
+					return windows, fmt.Errorf("after %s %s: %w", fault.Kind, target, err)
 				}
 			}
 			for _, p := range f.Serve {

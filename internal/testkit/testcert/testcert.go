@@ -71,8 +71,29 @@ func (ca *CA) WriteCA(t testing.TB, dir, name string) string {
 // localhost; a client certificate is for client authentication.
 func (ca *CA) Issue(t testing.TB, dir, name string, serial int64, server bool) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	var hosts []string
+	if server {
+		hosts = []string{"127.0.0.1", "localhost"}
+	}
+	certPEM, keyPEM, err := ca.Sign(name, serial, server, hosts...)
 	require.NoError(t, err)
+	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	WriteFile(t, certFile, certPEM)
+	WriteFile(t, keyFile, keyPEM)
+	return certFile, keyFile
+}
+
+// Sign returns a certificate for name (its common name) with serial,
+// signed by the CA, and its key, both in PEM. A server certificate is for
+// hosts (IP addresses and DNS names) and serves for client authentication
+// too, as an etcd member's certificate does towards its peers; a client
+// certificate is for client authentication only. It is for harnesses
+// that issue certificates outside a test's goroutine.
+func (ca *CA) Sign(name string, serial int64, server bool, hosts ...string) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial),
 		Subject:      pkix.Name{CommonName: name},
@@ -83,17 +104,23 @@ func (ca *CA) Issue(t testing.TB, dir, name string, serial int64, server bool) (
 	}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		tmpl.DNSNames = []string{"localhost"}
+		for _, h := range hosts {
+			if ip := net.ParseIP(h); ip != nil {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			} else {
+				tmpl.DNSNames = append(tmpl.DNSNames, h)
+			}
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, nil, err
+	}
 	kder, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-	WriteFile(t, certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	WriteFile(t, keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
-	return certFile, keyFile
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
 }
 
 // WriteFile replaces path's contents at once (a write to a temporary file,

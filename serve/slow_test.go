@@ -1,0 +1,169 @@
+//go:build linux
+
+package serve
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testkit/testwait"
+	"github.com/idkit/idkit/objectid"
+)
+
+// slowSender opens connections to addr from the loopback address from,
+// conns at a time, each sending a request a byte a second and never
+// finishing it, and opens another in the place of each that the server
+// closes, until stop is closed.
+func slowSender(wg *sync.WaitGroup, stop <-chan struct{}, from, addr string, conns int) {
+	const request = "GET /v1/objectid HTTP/1.1\r\nHost: x\r\nX-Slow: " // never ends
+	for range conns {
+		wg.Go(func() {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: time.Second}
+			for {
+				c, err := d.Dial("tcp", addr)
+				if err == nil {
+					for i := 0; ; i++ {
+						if _, err := c.Write([]byte{request[i%len(request)]}); err != nil {
+							break
+						}
+						select {
+						case <-stop:
+							c.Close()
+							return
+						case <-time.After(time.Second):
+						}
+					}
+					c.Close()
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		})
+	}
+}
+
+// metricOr0 returns the value of the metric line that starts with name
+// and a space, or 0 while there is none (a counter not counted yet).
+func metricOr0(metrics, name string) float64 {
+	for line := range strings.Lines(metrics) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
+
+// timedGets asks url n times, each on a new connection from the loopback
+// address from, and returns the latencies; every answer must be 200.
+func timedGets(t *testing.T, from, url string, n int) []time.Duration {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c := &http.Client{Timeout: testwait.Bound, Transport: &http.Transport{DisableKeepAlives: true, DialContext: d.DialContext}}
+	var lat []time.Duration
+	for range n {
+		start := time.Now()
+		resp, err := c.Get(url)
+		require.NoError(t, err, "GET %s from %s", url, from)
+		resp.Body.Close()
+		lat = append(lat, time.Since(start))
+		require.Equal(t, http.StatusOK, resp.StatusCode, url)
+	}
+	return lat
+}
+
+// TestAcceptanceSlowRequests: 40 addresses, each sending requests on 8
+// connections at a byte a second (none of them near its share of the
+// 200 connections), leave a new client's requests answered with a p99
+// under 1 s, and /livez on the probe listener under 100 ms. Each address
+// holds at most MaxBusyConnsPerClient (3) connections that are not idle,
+// so the 40 hold 120 of 200; the others are closed at once, and each
+// slow connection is closed 5 s after its accept (ReadHeaderTimeout),
+// however slowly it keeps sending. Without the cap on busy connections
+// they fill the 200 and a new client waits for one of them to time out.
+func TestAcceptanceSlowRequests(t *testing.T) {
+	const addresses, perAddress, maxConns = 40, 8, 200
+	raiseFileLimit(t, 4*addresses*perAddress+1024)
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, Limits: Limits{MaxConns: maxConns}})
+	require.Equal(t, 3, s.cfg.Limits.MaxBusyConnsPerClient, "the default for 200 connections")
+	ln, main := freePort(t)
+	pln, probes := freePort(t)
+	served(t, s, s.Serve, ln)
+	served(t, s, s.ServeProbes, pln)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for i := range addresses {
+		slowSender(&wg, stop, fmt.Sprintf("127.0.1.%d", i+1), main, perAddress)
+	}
+	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
+	testwait.Until(t, func() bool {
+		m := scrape()
+		return metricOr0(m, `idkit_connections_open{listener="main"}`) >= addresses*3 &&
+			metricOr0(m, `idkit_connections_refused_total{listener="main"}`) >= addresses*(perAddress-3)
+	}, "every address holding its 3 busy connections, the rest refused")
+
+	ids := timedGets(t, "127.0.2.1", "http://"+main+"/v1/objectid", 100)
+	livez := timedGets(t, "127.0.3.1", "http://"+probes+"/livez", 100)
+	testwait.Until(t, func() bool {
+		return metricOr0(scrape(), `idkit_connections_timed_out_total{listener="main"}`) >= addresses*3
+	}, "the slow connections closed at the deadline from their accept")
+	m := scrape()
+	t.Logf("new client: p50 %v, p99 %v; /livez p99 %v; %v connections open, %v refused, %v timed out",
+		quantile(ids, 0.5), quantile(ids, 0.99), quantile(livez, 0.99),
+		metricValue(t, m, `idkit_connections_open{listener="main"}`), metricValue(t, m, `idkit_connections_refused_total{listener="main"}`),
+		metricValue(t, m, `idkit_connections_timed_out_total{listener="main"}`))
+	assert.Less(t, quantile(ids, 0.99), time.Second, "a new client's p99")
+	assert.Less(t, quantile(livez, 0.99), 100*time.Millisecond, "/livez's p99 on the probe listener")
+	assert.LessOrEqual(t, metricValue(t, m, `idkit_connections_open{listener="main"}`), float64(addresses*3+10), "the slow addresses within their busy connections")
+}
+
+// TestAcceptanceSlowProbes: 100 connections to the probe listener from
+// one address, each sending a request a byte a second, leave /livez
+// answering another address within 100 ms: the address holds its share
+// (4 of the listener's 16), the others are closed at once, and each is
+// closed 2 s after its accept.
+func TestAcceptanceSlowProbes(t *testing.T) {
+	s := newServer(t, Options{ObjectID: &objectid.Options{}})
+	pln, probes := freePort(t)
+	served(t, s, s.ServeProbes, pln)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	slowSender(&wg, stop, "127.0.4.1", probes, 100)
+	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
+	testwait.Until(t, func() bool {
+		m := scrape()
+		return metricOr0(m, `idkit_connections_open{listener="probes"}`) >= DefaultProbeMaxConnsPerClient &&
+			metricOr0(m, `idkit_connections_refused_total{listener="probes"}`) >= 96
+	}, "the address holding its share of the probe listener, the rest refused")
+
+	livez := timedGets(t, "127.0.5.1", "http://"+probes+"/livez", 50)
+	testwait.Until(t, func() bool {
+		return metricOr0(scrape(), `idkit_connections_timed_out_total{listener="probes"}`) >= DefaultProbeMaxConnsPerClient
+	}, "the slow probe connections closed 2 s after their accept")
+	m := scrape()
+	t.Logf("/livez p50 %v, p99 %v; %v refused", quantile(livez, 0.5), quantile(livez, 0.99), metricValue(t, m, `idkit_connections_refused_total{listener="probes"}`))
+	assert.Less(t, quantile(livez, 0.99), 100*time.Millisecond, "/livez's p99 beside 100 slow connections")
+	assert.LessOrEqual(t, metricValue(t, m, `idkit_connections_open{listener="probes"}`), float64(DefaultProbeMaxConnsPerClient), "the slow address within its share")
+}
