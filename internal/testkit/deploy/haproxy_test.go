@@ -1,0 +1,281 @@
+//go:build linux
+
+package deploy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testkit/testcert"
+	"github.com/idkit/idkit/internal/testkit/testwait"
+	"github.com/idkit/idkit/objectid"
+	"github.com/idkit/idkit/serve"
+)
+
+// TestHAProxyClientAddresses: 64 clients, each from an address of its
+// own, each on two connections, ask four servers for IDs through HAProxy
+// with deploy/haproxy.cfg, whose connections to the servers begin with a
+// PROXY protocol v2 header. The servers allow an address 4 connections
+// and 40 requests a second: each client stays within both, and all of
+// them together are 128 connections and about 1,280 requests a second.
+// Every request is answered, and no server refuses a connection: each
+// sees each client's own address. The same load through the same
+// configuration without send-proxy-v2 is refused by the shares, as every
+// client is then HAProxy's address.
+func TestHAProxyClientAddresses(t *testing.T) {
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("haproxy is missing (apt-get install haproxy)")
+		}
+		t.Skip("haproxy is missing (apt-get install haproxy)")
+	}
+	dir := t.TempDir()
+	ca := testcert.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, "server", 2, true)
+	servers, probePort := proxiedServers(t, certFile, keyFile)
+
+	b, err := os.ReadFile(filepath.Join(deployDir, "haproxy.cfg"))
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name    string
+		cfg     string
+		refused bool
+	}{
+		{"send-proxy-v2", string(b), false},
+		{"without send-proxy-v2", strings.ReplaceAll(string(b), " send-proxy-v2", ""), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := refusals(t, servers)
+			lb := startHAProxy(t, haproxy, tt.cfg, servers, probePort)
+			answered, failed := loadThrough(t, lb, ca, 64, 2, 3*time.Second)
+			refused := refusals(t, servers).Sub(before)
+			t.Logf("%d requests answered, %d failed; %d connections and %d requests refused by the servers' shares",
+				answered, len(failed), refused.conns, refused.requests)
+			if tt.refused {
+				assert.Positive(t, refused.conns+refused.requests, "one address for every client is refused by its shares")
+				return
+			}
+			assert.Empty(t, failed, "every request answered")
+			assert.Zero(t, refused.conns, "connections refused by a client's share")
+			assert.Zero(t, refused.requests, "requests refused by a client's limit")
+			assert.Greater(t, answered, 64*2*10, "the clients asked")
+		})
+	}
+}
+
+// proxiedServer is one of the four servers behind HAProxy.
+type proxiedServer struct {
+	s          *serve.Server
+	addr       string // the main port
+	metricsURL string
+}
+
+// proxiedServers starts four servers of ObjectIDs on 127.0.1.1 to
+// 127.0.1.4, with TLS, trusting a PROXY header from 127.0.0.1 (where
+// HAProxy connects from), and their probe listeners on one port of each
+// address.
+func proxiedServers(t *testing.T, certFile, keyFile string) ([]proxiedServer, int) {
+	var probes []net.Listener
+	port := 0
+	for attempt := 0; len(probes) < 4; attempt++ {
+		require.Less(t, attempt, 20, "a probe port free on four addresses")
+		ln, err := net.Listen("tcp", net.JoinHostPort(fmt.Sprintf("127.0.1.%d", len(probes)+1), strconv.Itoa(port)))
+		if err != nil {
+			for _, l := range probes {
+				l.Close()
+			}
+			probes, port = nil, 0
+			continue
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		probes = append(probes, ln)
+	}
+	var list []proxiedServer
+	for i := range 4 {
+		s, err := serve.New(t.Context(), serve.Options{
+			ObjectID: &objectid.Options{}, TLS: &serve.TLSFiles{CertFile: certFile, KeyFile: keyFile}, SeparateMetrics: true,
+			ProxyProtocol: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+			Limits:        serve.Limits{MaxConns: 512, MaxConnsPerClient: 4, RequestsPerSecond: 40},
+		})
+		require.NoError(t, err)
+		main, err := net.Listen("tcp", fmt.Sprintf("127.0.1.%d:0", i+1))
+		require.NoError(t, err)
+		metrics, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		done := make(chan struct{}, 3)
+		for _, run := range []func() error{
+			func() error { return s.Serve(main) },
+			func() error { return s.ServeProbes(probes[i]) },
+			func() error { return s.ServeMetrics(metrics) },
+		} {
+			go func() { run(); done <- struct{}{} }()
+		}
+		t.Cleanup(func() {
+			s.Close()
+			for range 3 {
+				testwait.Recv(t, done, "a server's listener to stop")
+			}
+		})
+		list = append(list, proxiedServer{s: s, addr: main.Addr().String(), metricsURL: "http://" + metrics.Addr().String() + "/metrics"})
+	}
+	return list, port
+}
+
+// startHAProxy runs HAProxy with cfg in front of servers, its frontend
+// on a free port of 127.0.0.1, until the test ends, and returns the
+// frontend's address once every server is up behind it.
+func startHAProxy(t *testing.T, haproxy, cfg string, servers []proxiedServer, probePort int) string {
+	path := filepath.Join(t.TempDir(), "haproxy.cfg")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(haproxy, "-db", "-f", path)
+	cmd.Env = append(os.Environ(), "IDKIT_LB_ADDR="+addr, "IDKIT_PROBE_PORT="+strconv.Itoa(probePort))
+	for i, s := range servers {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("IDKIT_S%d=%s", i+1, s.addr))
+	}
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		testwait.Recv(t, exited, "HAProxy to exit")
+		if t.Failed() {
+			t.Logf("HAProxy's log:\n%s", log.String())
+		}
+	})
+	// Up: a connection through it reaches a server, and every server
+	// answered HAProxy's first health checks.
+	testwait.Until(t, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		for _, s := range servers {
+			m := scrapeMetrics(t, s.metricsURL)
+			if !strings.Contains(m, `idkit_http_requests_total{code="200",route="healthz",scheme=""}`) {
+				return false
+			}
+		}
+		return true
+	}, "HAProxy to listen and check every server")
+	return addr
+}
+
+// refused counts what the servers' shares refused.
+type refused struct{ conns, requests int }
+
+func (a refused) Sub(b refused) refused { return refused{a.conns - b.conns, a.requests - b.requests} }
+
+func refusals(t *testing.T, servers []proxiedServer) refused {
+	var r refused
+	for _, s := range servers {
+		m := scrapeMetrics(t, s.metricsURL)
+		r.conns += int(metricIn(m, `idkit_connections_refused_total{listener="main"}`))
+		r.requests += int(metricIn(m, `idkit_http_requests_total{code="429",route="ids",scheme="objectid"}`))
+	}
+	return r
+}
+
+// loadThrough runs clients, each from an address of its own (127.0.2.N)
+// on conns connections, each asking for an ID every 100 ms for d, and
+// returns the requests answered 200 and the failures.
+func loadThrough(t *testing.T, lb string, ca *testcert.CA, clients, conns int, d time.Duration) (answered int, failed []string) {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range clients {
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 2, byte(i+1))}, Timeout: testwait.Bound}
+		for range conns {
+			// A transport per connection: the client's conns connections
+			// are each kept alive.
+			tr := &http.Transport{DialContext: dialer.DialContext, TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"}, MaxConnsPerHost: 1}
+			hc := &http.Client{Transport: tr, Timeout: testwait.Bound}
+			wg.Go(func() {
+				defer tr.CloseIdleConnections()
+				for ctx.Err() == nil {
+					err := getID(hc, "https://"+lb+"/v1/objectid")
+					if ctx.Err() != nil {
+						return
+					}
+					mu.Lock()
+					if err == nil {
+						answered++
+					} else if len(failed) < 20 {
+						failed = append(failed, err.Error())
+					} else {
+						failed = append(failed, "")
+					}
+					mu.Unlock()
+					select {
+					case <-ctx.Done():
+					case <-time.After(100 * time.Millisecond):
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return answered, failed
+}
+
+func getID(hc *http.Client, url string) error {
+	resp, err := hc.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return errors.New(resp.Status + ": " + string(b))
+	}
+	return nil
+}
+
+func scrapeMetrics(t *testing.T, url string) string {
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// metricIn returns the value of the metric line that starts with name
+// and a space, or 0 while there is none.
+func metricIn(metrics, name string) float64 {
+	for line := range strings.Lines(metrics) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
