@@ -30,7 +30,11 @@
 //     and its writes check it, so that a holder that got past the locks
 //     stops with [ErrNodeLost] at the marks it wrote itself. Holds reach
 //     the processes of one host; across hosts, claim nodes in etcd
-//     (package fleet), whose claims fence the marks.
+//     (package fleet), whose claims fence the marks. A process that
+//     writes to a log also registers, until it ends, the file it reaches
+//     the log's identity through; a copy of a log that another process
+//     uses is refused for every write (a launch, a generator id, a
+//     block), since it would hand them out again.
 //   - Blocks of IDs: [Log.ReserveBlock] reserves the next block of a tag
 //     for a segment.Allocator, which issues dense IDs from it.
 //

@@ -65,21 +65,8 @@ func (l *Log) readHold(b *bbolt.Bucket, key string) (holdRecord, error) {
 // identity, drawn now if the file has none yet.
 func (h *hold) takeOver(holder Holder) (id []byte, err error) {
 	err = h.log.runOn(true, h.file, func(tx *bbolt.Tx) error {
-		meta, err := createBucket(tx, logBucket)
-		if err != nil {
+		if id, err = h.log.identity(tx); err != nil {
 			return err
-		}
-		if err := h.log.sealedBucket(meta, "log identity", 16); err != nil {
-			return err
-		}
-		if v := meta.Get(identityKey); v != nil {
-			id = bytes.Clone(v[:16])
-		} else {
-			id = make([]byte, 16)
-			_, _ = rand.Read(id) // never fails
-			if err := putSealed(meta, identityKey, id); err != nil {
-				return err
-			}
 		}
 		holds, err := createBucket(tx, holdsBucket)
 		if err != nil {
@@ -97,6 +84,24 @@ func (h *hold) takeOver(holder Holder) (id []byte, err error) {
 		return putSealed(holds, []byte(h.key), append(binary.BigEndian.AppendUint64(nil, h.token), js...))
 	})
 	return id, err
+}
+
+// identity returns the log's identity, drawn at random and written in a
+// write transaction tx if the file has none yet.
+func (l *Log) identity(tx *bbolt.Tx) ([]byte, error) {
+	meta, err := createBucket(tx, logBucket)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.sealedBucket(meta, "log identity", 16); err != nil {
+		return nil, err
+	}
+	if v := meta.Get(identityKey); v != nil {
+		return bytes.Clone(v[:16]), nil
+	}
+	id := make([]byte, 16)
+	_, _ = rand.Read(id) // never fails
+	return id, putSealed(meta, identityKey, id)
 }
 
 // fenced checks, in a transaction of the held file, that the hold's token

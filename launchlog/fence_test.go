@@ -84,9 +84,9 @@ func TestFencedWrites(t *testing.T) {
 }
 
 // TestHoldFollowsTheFile holds a key through one name of the log: another
-// name of the same file (a hard link) is refused, naming the holder, and a
-// copy of the file is refused as a copy; once the hold ends, both are
-// free.
+// name of the same file (a hard link) is refused, naming the holder; once
+// the hold ends, it is free. A copy of the file is refused whatever key it
+// is asked for: this process uses the log through the original (useLog).
 func TestHoldFollowsTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -99,34 +99,37 @@ func TestHoldFollowsTheFile(t *testing.T) {
 
 	link := filepath.Join(t.TempDir(), "other.db")
 	require.NoError(t, os.Link(path, link))
+	linked, err := New(Options{Path: link})
+	require.NoError(t, err)
+	_, err = linked.Hold(ctx, "traceid/node/7")
+	var held *HeldError
+	require.ErrorAs(t, err, &held, "a hard link")
+	assert.Equal(t, os.Getpid(), held.Holder.PID)
+	assert.Equal(t, "traceid/node/7", held.Holder.Key)
+	assert.False(t, held.Copy)
+	assert.ErrorContains(t, err, "traceid/node/7 in "+link+" is held by this process (pid ")
+	free, err := linked.Hold(ctx, "traceid/node/8")
+	require.NoError(t, err, "another key is free")
+	require.NoError(t, free.Close())
+
 	copied := filepath.Join(dir, "copy.db")
 	copyFile(t, path, copied)
-	for name, p := range map[string]string{"a hard link": link, "a copy": copied} {
-		other, err := New(Options{Path: p})
-		require.NoError(t, err)
-		_, err = other.Hold(ctx, "traceid/node/7")
-		var held *HeldError
-		require.ErrorAs(t, err, &held, name)
-		assert.Equal(t, os.Getpid(), held.Holder.PID, name)
-		assert.Equal(t, "traceid/node/7", held.Holder.Key, name)
-		assert.Equal(t, p == copied, held.Copy, name)
-		assert.ErrorContains(t, err, "traceid/node/7 in "+p+" is held by this process (pid ", name)
-		if p == copied {
-			assert.ErrorContains(t, err, "in another copy of this log")
-		}
-		free, err := other.Hold(ctx, "traceid/node/8")
-		require.NoError(t, err, "%s: another key is free", name)
-		require.NoError(t, free.Close())
+	copy, err := New(Options{Path: copied})
+	require.NoError(t, err)
+	for _, key := range []string{"traceid/node/7", "traceid/node/8"} {
+		_, err = copy.Hold(ctx, key)
+		require.ErrorAs(t, err, &held, "a copy, %s", key)
+		assert.True(t, held.Copy)
+		assert.ErrorIs(t, err, idkit.ErrHeld)
+		assert.ErrorContains(t, err, copied+" is a copy of a log that this process (pid ")
 	}
+	_, err = copy.NextGenerator(ctx, 1)
+	assert.ErrorIs(t, err, ErrHeld, "a generator id from a copy")
 
 	require.NoError(t, h.Close())
-	for _, p := range []string{link, copied} {
-		other, err := New(Options{Path: p})
-		require.NoError(t, err)
-		h, err := other.Hold(ctx, "traceid/node/7")
-		require.NoError(t, err, "%s once the hold ended", p)
-		require.NoError(t, h.Close())
-	}
+	again, err := linked.Hold(ctx, "traceid/node/7")
+	require.NoError(t, err, "through the hard link once the hold ended")
+	require.NoError(t, again.Close())
 }
 
 // TestHoldLostWithItsFile replaces the held file (a restore moved over it)
@@ -161,6 +164,10 @@ func TestHoldLostWithItsFile(t *testing.T) {
 				assert.NoFileExists(t, path, "the hold made no new file")
 			}
 			require.NoError(t, h.Close())
+			// The log itself goes on with the file at its path now: the one
+			// this process used lost its name, so it is no copy in use.
+			_, err = l.AdvanceHighWater(ctx, "k", time.Unix(300, 0))
+			require.NoError(t, err, "a write to the file that took the old one's place")
 		})
 	}
 }

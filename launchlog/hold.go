@@ -54,8 +54,9 @@ func sinceText(t time.Time) string {
 // HeldError reports a key that another live holder holds. errors.Is finds
 // ErrHeld (and idkit.ErrHeld) in it.
 type HeldError struct {
-	Path   string        // the log
-	Key    string        // the key asked for
+	Path string // the log
+	Key  string // the key asked for; empty for the whole log, in use through another file
+
 	Holder Holder        // who holds it, as its record says
 	Waited time.Duration // how long Hold waited for it (Options.HoldWait)
 	// Copy says that the holder holds the key in another file with this
@@ -64,6 +65,9 @@ type HeldError struct {
 }
 
 func (e *HeldError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("launchlog: %s is a copy of a log that %s uses on this host through another file (a copied or restored file repeats the launches, generator ids and blocks of the one it was copied from)", e.Path, e.Holder)
+	}
 	msg := fmt.Sprintf("launchlog: %s in %s is held by %s", e.Key, e.Path, e.Holder)
 	if e.Copy {
 		msg += " in another copy of this log (a copied or restored file repeats the IDs of the one it was copied from)"
@@ -244,12 +248,15 @@ func (h *hold) release() error {
 // and the words after it up to the first flag, at most two, such as
 // "idkit serve" or "idkit new traceid". It leaves out anything that looks
 // like a value (a URL, a path), which may carry a secret.
-func processCommand() string {
-	if len(os.Args) == 0 {
+func processCommand() string { return commandWords(os.Args) }
+
+// commandWords is processCommand of the command line args.
+func commandWords(args []string) string {
+	if len(args) == 0 {
 		return "pid"
 	}
-	words := []string{filepath.Base(os.Args[0])}
-	for _, a := range os.Args[1:] {
+	words := []string{filepath.Base(args[0])}
+	for _, a := range args[1:] {
 		if len(words) == 3 || !isWord(a) {
 			break
 		}

@@ -219,7 +219,10 @@ func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) (err er
 	}
 	var fnErr error
 	txFn := func(tx *bbolt.Tx) error {
-		if fnErr = l.checkRoot(tx); fnErr == nil {
+		if fnErr = l.checkRoot(tx); fnErr == nil && write {
+			fnErr = l.checkCopy(tx, file)
+		}
+		if fnErr == nil {
 			fnErr = fn(tx)
 		}
 		return fnErr
@@ -239,6 +242,17 @@ func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) (err er
 		err = l.syncDir()
 	}
 	return err
+}
+
+// checkCopy gives the log its identity if it has none yet, and refuses to
+// write through file if another process of the host (or this one) uses the
+// log's identity through another file: a copy (useLog).
+func (l *Log) checkCopy(tx *bbolt.Tx, file *os.File) error {
+	id, err := l.identity(tx)
+	if err != nil {
+		return err
+	}
+	return l.useLog(id, file)
 }
 
 // sameFile reports whether a and b are open on one file.

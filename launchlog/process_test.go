@@ -107,6 +107,18 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("held")
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		_ = h.Close()
+	case "use":
+		// Take a generator id, then wait until stdin closes, the log in
+		// use through its file.
+		l, err := New(Options{Path: path})
+		if err != nil {
+			fail(err)
+		}
+		if _, err := l.NextGenerator(context.Background(), 1); err != nil {
+			fail(err)
+		}
+		fmt.Println("used")
+		_, _ = io.Copy(io.Discard, os.Stdin)
 	case "wait":
 		// Do nothing until stdin closes, with the descriptors it was given.
 		fmt.Println("waiting")
@@ -359,4 +371,57 @@ func TestLockedByProcess(t *testing.T) {
 	got, err := l.NextGenerator(context.Background(), 1)
 	require.NoError(t, err)
 	assert.Equal(t, 0, got)
+}
+
+// TestCopyOfALogInUse uses a log in another process, then a copy of it
+// here: every write to the copy (a launch, a generator id, a block, a
+// mark) is refused, naming the other process, while it lives; once it has
+// ended, the copy is the only file of its log in use, and serves.
+func TestCopyOfALogInUse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "idkit.db")
+	cmd := helper("use", path, 0) // makes the file, with its identity, and uses it
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- s
+	}()
+	require.Equal(t, "used\n", testwait.Recv(t, line, "the helper's use of the log"))
+
+	copied := filepath.Join(dir, "copy.db")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(copied, b, 0o600))
+	c, err := New(Options{Path: copied})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for name, write := range map[string]func() error{
+		"Begin":            func() error { _, err := c.Begin(ctx, idstore.Info{}); return err },
+		"NextGenerator":    func() error { _, err := c.NextGenerator(ctx, 1); return err },
+		"ReserveBlock":     func() error { _, err := c.ReserveBlock(ctx, "orders", 100); return err },
+		"AdvanceHighWater": func() error { _, err := c.AdvanceHighWater(ctx, "k", time.Unix(100, 0)); return err },
+		"Hold":             func() error { _, err := c.Hold(ctx, "traceid/node/7"); return err },
+	} {
+		err := write()
+		var held *HeldError
+		require.ErrorAs(t, err, &held, name)
+		assert.True(t, held.Copy, name)
+		assert.Equal(t, cmd.Process.Pid, held.Holder.PID, "%s names the process that uses the original", name)
+		assert.ErrorContains(t, err, copied+" is a copy of a log that ", name)
+	}
+	got, err := c.Current(ctx)
+	assert.ErrorIs(t, err, ErrNoLaunch, "reading a copy is harmless: %v", got)
+
+	require.NoError(t, stdin.Close())
+	require.NoError(t, cmd.Wait())
+	g, err := c.NextGenerator(ctx, 1)
+	require.NoError(t, err, "the copy once the original is no longer in use")
+	assert.Equal(t, 1, g, "the copy goes on from where it was copied")
 }
