@@ -8,7 +8,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
 )
 
-// BenchmarkBlocks measures ReserveBlock on one embedded etcd member that
+// BenchmarkBlocks measures ReserveBlock on one etcd member that
 // fsyncs its write-ahead log, as production members do, and allocators on
 // it.
 func BenchmarkBlocks(b *testing.B) {

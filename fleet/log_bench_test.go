@@ -18,7 +18,7 @@ type benchStore interface {
 }
 
 // benchBackends returns the bbolt launch log on a file in a temporary
-// directory and the etcd log on one embedded member (its data on the same
+// directory and the etcd log on one etcd member (its data on the same
 // disk), warm and cold, so that one run measures both. Every write of either is durable
 // before it returns: bbolt fsyncs its file, etcd its write-ahead log.
 func benchBackends(b *testing.B) []struct {

@@ -94,7 +94,7 @@ func TestNewLogOptions(t *testing.T) {
 }
 
 // TestLogConformance runs the launch log contract that launchlog keeps
-// against one embedded etcd member; the second handle of each store is a
+// against one etcd member; the second handle of each store is a
 // Log on a client of its own, as on another host.
 func TestLogConformance(t *testing.T) {
 	t.Parallel()

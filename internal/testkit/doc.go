@@ -7,8 +7,9 @@
 //   - memstore, storetest, segmenttest, claimtest: an in-memory store, the
 //     stores' conformance suites, multi-process and kill loops for block
 //     stores, and node claims for generator tests;
-//   - etcdtest, testcert: embedded etcd members with proxies, TLS and auth,
-//     and the certificates they use;
+//   - tcpproxy, testcert: a TCP proxy that cuts a client off its server,
+//     and the certificates of TLS tests (etcd clusters for tests are
+//     fleet/fleettest's, in fleet's module);
 //   - faults, contract, peerbench: the fault campaigns, the rules every
 //     scheme's edges follow, and the peer libraries' benchmarks, as tests;
 //   - loadgen: the HTTP load generator of serve's benchmarks.

@@ -19,7 +19,7 @@ import (
 	"github.com/idkit/idkit/traceid"
 )
 
-// The launch log and node claims on a real embedded etcd, from the command
+// The launch log and node claims on a real etcd, from the command
 // line.
 func TestFleetCommands(t *testing.T) {
 	t.Parallel()

@@ -16,7 +16,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
-// TestServeReclaims: serve on claimed nodes in a real embedded etcd loses
+// TestServeReclaims: serve on claimed nodes in a real etcd loses
 // its claims when their lease is revoked, then claims nodes again by
 // itself and serves again, with no ID issued twice. The server claims
 // again within moments, so the 503s in between may come and go between

@@ -146,7 +146,7 @@ func TestServeInProcess(t *testing.T) {
 	assert.Error(t, err, "the server still listens")
 }
 
-// TestServeFleet serves on nodes claimed in a real embedded etcd, with the
+// TestServeFleet serves on nodes claimed in a real etcd, with the
 // launch log there, and releases the nodes when it stops.
 func TestServeFleet(t *testing.T) {
 	t.Parallel()

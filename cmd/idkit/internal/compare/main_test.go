@@ -8,8 +8,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 )
 
-// TestMain fails the package's tests if they leave goroutines running
-// once the etcd members they started have let go of their connections.
+// TestMain fails the package's tests if they leave goroutines running.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }

@@ -48,8 +48,9 @@ func TestSegmentRowsNeedServers(t *testing.T) {
 }
 
 // segmentScratch returns the rows of the servers of the environment, with
-// their bbolt files in the test's directory; the etcd rows run on an
-// embedded member unless $IDKIT_ETCD_ENDPOINTS names a cluster.
+// their bbolt files in the test's directory; the etcd rows run on a
+// member that fleettest starts unless $IDKIT_ETCD_ENDPOINTS names a
+// cluster.
 func segmentScratch(t *testing.T) []Scheme {
 	t.Helper()
 	etcd := os.Getenv(EnvEtcdEndpoints)
