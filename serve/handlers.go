@@ -60,18 +60,31 @@ func (s *Server) handleIDs(w http.ResponseWriter, r *http.Request, name string) 
 }
 
 // issue writes the IDs of one request of client and returns the status it
-// wrote.
+// wrote. A HEAD request is checked as a GET would be, and answered with
+// the headers of a GET's answer but issues nothing, takes nothing of the
+// client's limits and has no length: IDs are issued only to be sent.
 func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme, client string) int {
 	n, err := s.count(r.URL.RawQuery)
 	if err != nil {
 		return writeError(w, http.StatusBadRequest, err.Error())
 	}
-	if ok, why := s.limits.allow(client, sc.name, n, s.clk.Now()); !ok {
-		return writeTooMany(w, sc.name, why)
-	}
 	asText, ok := wantsText(r.Header["Accept"])
 	if !ok {
-		return writeError(w, http.StatusNotAcceptable, fmt.Sprintf("Accept %q allows neither application/json nor text/plain", strings.Join(r.Header["Accept"], ", ")))
+		return writeError(w, http.StatusNotAcceptable, fmt.Sprintf("Accept %s allows neither application/json nor text/plain", quote(strings.Join(r.Header["Accept"], ", "))))
+	}
+	if r.Method == http.MethodHead {
+		h := w.Header()
+		h["Content-Type"] = jsonType
+		if asText {
+			h["Content-Type"] = textType
+		}
+		h["Cache-Control"] = noStore
+		h["X-Content-Type-Options"] = nosniff
+		w.WriteHeader(http.StatusOK)
+		return http.StatusOK
+	}
+	if ok, why := s.limits.allow(client, sc.name, n, s.clk.Now()); !ok {
+		return writeTooMany(w, sc.name, why)
 	}
 	bp := getBuffer()
 	defer putBuffer(bp)
@@ -104,9 +117,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme, clien
 	h["X-Content-Type-Options"] = nosniff
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(b)
-	}
+	w.Write(b)
 	return http.StatusOK
 }
 
@@ -123,7 +134,7 @@ func (s *Server) count(rawQuery string) (int, error) {
 	if !ok || strings.ContainsAny(v, "&;%+") {
 		q, err := url.ParseQuery(rawQuery)
 		if err != nil {
-			return 0, fmt.Errorf("query %q does not parse: %v", rawQuery, err)
+			return 0, fmt.Errorf("query %s does not parse", quote(rawQuery))
 		}
 		if err := onlyParams(q, "n"); err != nil {
 			return 0, err
@@ -135,7 +146,7 @@ func (s *Server) count(rawQuery string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > s.cfg.MaxN || v[0] == '+' {
-		return 0, fmt.Errorf("n %q out of range, want 1 to %d", v, s.cfg.MaxN)
+		return 0, fmt.Errorf("n %s out of range, want 1 to %d", quote(v), s.cfg.MaxN)
 	}
 	return n, nil
 }
@@ -209,8 +220,8 @@ func (s *Server) handleInspect(w http.ResponseWriter, r *http.Request, name stri
 	status := http.StatusOK
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		status = writeError(w, http.StatusBadRequest, fmt.Sprintf("query %q does not parse: %v", r.URL.RawQuery, err))
-	} else if rep, err := sc.inspect(r.PathValue("id"), q); err != nil {
+		status = writeError(w, http.StatusBadRequest, fmt.Sprintf("query %s does not parse", quote(r.URL.RawQuery)))
+	} else if rep, err := sc.explain(r.PathValue("id"), q); err != nil {
 		var he *httpError
 		if errors.As(err, &he) {
 			status = writeError(w, he.status, he.msg)
@@ -270,6 +281,28 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	b, _ := json.Marshal(rep)
 	writeJSON(w, status, append(b, '\n'))
 	s.m.done(r, "healthz", "", status, start)
+}
+
+// quoteMax is the most bytes of what a client sent that an answer quotes.
+const quoteMax = 64
+
+// quote returns s, which a client sent, quoted as %q does, cut to its
+// first quoteMax bytes: an answer names what was wrong without echoing
+// whatever a client sends back to it.
+func quote(s string) string {
+	if len(s) <= quoteMax {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:quoteMax], len(s))
+}
+
+// clip returns s, which a client sent, cut to its first quoteMax bytes,
+// for a message that names it unquoted.
+func clip(s string) string {
+	if len(s) <= quoteMax {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(s[:quoteMax], "?"), len(s))
 }
 
 // writeError writes {"error": msg} with status and returns status.

@@ -45,7 +45,7 @@ func (s *Server) ProbeHandler() http.Handler {
 	mux.HandleFunc("/livez", methodNotAllowed)
 	mux.HandleFunc("/readyz", methodNotAllowed)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; this listener serves /livez and /readyz", r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %s; this listener serves /livez and /readyz", quote(r.URL.Path)))
 	})
 	return noBody(mux)
 }
@@ -56,7 +56,7 @@ func (s *Server) metricsOnly() http.Handler {
 	mux.Handle("GET /metrics", s.MetricsHandler())
 	mux.HandleFunc("/metrics", methodNotAllowed)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; this listener serves /metrics", r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %s; this listener serves /metrics", quote(r.URL.Path)))
 	})
 	return noBody(mux)
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -54,20 +55,36 @@ type watched struct {
 	results map[string]int
 }
 
-// stamp tells whether a file changed: its size and modification time, or
-// that it was missing.
+// stamp tells whether a file changed: its identity (device and inode),
+// its change and modification times, its size, and a hash of its
+// contents, or that it was missing. The change time cannot be set by a
+// copy that keeps the modification time (cp -p, rsync -t), and the hash
+// sees a rewrite of the same length within one tick of a coarse clock.
 type stamp struct {
-	present bool
-	mod     time.Time
-	size    int64
+	present    bool
+	dev, ino   uint64
+	ctime, mod time.Time
+	size       int64
+	sum        [sha256.Size]byte
 }
+
+// maxHashed bounds the files whose contents a stamp hashes; a token file
+// or a certificate is far smaller.
+const maxHashed = 1 << 20
 
 func stampOf(path string) stamp {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return stamp{}
 	}
-	return stamp{true, fi.ModTime(), fi.Size()}
+	st := stamp{present: true, mod: fi.ModTime(), size: fi.Size()}
+	st.dev, st.ino, st.ctime = fileID(fi)
+	if fi.Mode().IsRegular() && fi.Size() <= maxHashed {
+		if b, err := os.ReadFile(path); err == nil {
+			st.sum = sha256.Sum256(b)
+		}
+	}
+	return st
 }
 
 // newWatched loads the files once and returns them watched. A load that

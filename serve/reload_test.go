@@ -94,6 +94,49 @@ func TestTokenRevocation(t *testing.T) {
 	}
 }
 
+// TestTokenRotationSameLengthAndTime: a token rotated in place by a
+// line of the same length, the file's modification time set back to what
+// it was (as cp -p or rsync -t leaves it), is revoked at the next look at
+// the file, a second later on the server's clock; so is one rotated by a
+// rename to a file of the same size and time (a new inode).
+func TestTokenRotationSameLengthAndTime(t *testing.T) {
+	t.Parallel()
+	const old, rotated = "alice-0123456789abcdef", "alice-fedcba9876543210"
+	for _, tt := range []struct {
+		name  string
+		write func(t *testing.T, path string, b []byte)
+	}{
+		{"in place", func(t *testing.T, path string, b []byte) {
+			require.NoError(t, os.WriteFile(path, b, 0o600))
+		}},
+		{"renamed over", func(t *testing.T, path string, b []byte) {
+			testcert.WriteFile(t, path, b)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tokenFile := filepath.Join(t.TempDir(), "tokens")
+			testcert.WriteFile(t, tokenFile, []byte("alice "+old+"\n"))
+			fi, err := os.Stat(tokenFile)
+			require.NoError(t, err)
+			clk := clock.NewFake(start)
+			s := newServer(t, Options{ObjectID: &objectid.Options{}, Clock: clk, TokenFile: tokenFile})
+			require.Equal(t, http.StatusOK, get(t, s, "/v1/objectid", "Authorization", "Bearer "+old).StatusCode)
+
+			tt.write(t, tokenFile, []byte("alice "+rotated+"\n"))
+			require.NoError(t, os.Chtimes(tokenFile, fi.ModTime(), fi.ModTime()))
+			now, err := os.Stat(tokenFile)
+			require.NoError(t, err)
+			require.Equal(t, fi.Size(), now.Size())
+			require.Equal(t, fi.ModTime(), now.ModTime(), "the rotation keeps the modification time")
+
+			clk.Advance(reloadInterval)
+			assert.Equal(t, http.StatusUnauthorized, get(t, s, "/v1/objectid", "Authorization", "Bearer "+old).StatusCode, "the rotated-out token")
+			assert.Equal(t, http.StatusOK, get(t, s, "/v1/objectid", "Authorization", "Bearer "+rotated).StatusCode, "the new token")
+		})
+	}
+}
+
 // TestCertificateReloadKeepsTheLastPair: a certificate and key that do
 // not load (the certificate deleted; then a new certificate copied
 // before its key, so that the pair does not match) leave the last pair

@@ -84,6 +84,13 @@ func (s *Server) rpcHandler() http.Handler {
 		var err error
 		if !ok && needsCredential(r.URL.Path) {
 			_, err = rpcAuthenticated(r.Context())
+			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/grpc") {
+				// The challenge is a header in Connect's answer. gRPC
+				// sends an error's metadata as trailers, where
+				// WWW-Authenticate is not allowed (net/http drops it and
+				// logs each time), and its clients do not read it.
+				err.(*connect.Error).Meta().Set("WWW-Authenticate", `Bearer realm="idkit"`)
+			}
 			answerBeforeBody(w, r)
 		} else {
 			err = s.boundBody(w, r)
@@ -164,7 +171,7 @@ func (r *rpcService) Inspect(ctx context.Context, req *connect.Request[idkitv1.I
 		}
 		q.Set("at", at.AsTime().Format(time.RFC3339Nano))
 	}
-	rep, err := sc.inspect(req.Msg.GetId(), q)
+	rep, err := sc.explain(req.Msg.GetId(), q)
 	if err != nil {
 		var he *httpError
 		if errors.As(err, &he) {
@@ -189,9 +196,7 @@ func (r *rpcService) Inspect(ctx context.Context, req *connect.Request[idkitv1.I
 func rpcAuthenticated(ctx context.Context) (string, error) {
 	c, _ := ctx.Value(rpcClientKey{}).(rpcClient)
 	if !c.ok {
-		err := connect.NewError(connect.CodeUnauthenticated, errUnauthorized)
-		err.Meta().Set("WWW-Authenticate", `Bearer realm="idkit"`)
-		return "", err
+		return "", connect.NewError(connect.CodeUnauthenticated, errUnauthorized)
 	}
 	return c.name, nil
 }
@@ -207,11 +212,11 @@ func (s *Server) rpcScheme(name string) (*scheme, error) {
 	case name == "":
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("scheme is empty, want a scheme such as traceid, or segment/TAG"))
 	case isSegment:
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown segment tag %q", tag))
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown segment tag %s", quote(tag)))
 	case name == "segment":
 		return nil, connect.NewError(connect.CodeNotFound, errors.New("segment IDs take a tag: scheme segment/TAG"))
 	}
-	return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown scheme %q", name))
+	return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown scheme %s", quote(name)))
 }
 
 // retryError returns an error of code whose call may be tried again after
@@ -377,7 +382,7 @@ func (h rpcHealth) Check(ctx context.Context, req *grpchealth.CheckRequest) (*gr
 // checkHealthService refuses a health check of a service not served.
 func checkHealthService(service string) error {
 	if service != "" && service != idkitv1connect.IDServiceName {
-		return connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q, want \"\" (the server) or %s", service, idkitv1connect.IDServiceName))
+		return connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %s, want \"\" (the server) or %s", quote(service), idkitv1connect.IDServiceName))
 	}
 	return nil
 }

@@ -59,6 +59,20 @@ type scheme struct {
 	idsOK, inspectOK prometheus.Counter
 }
 
+// maxIDText is the longest ID text inspected: far above every scheme's
+// longest form (DecimalId's split form, 26 bytes), and at most what an
+// answer quotes of a client's input.
+const maxIDText = quoteMax
+
+// explain inspects the ID text id, refusing text longer than any ID
+// before it is parsed, so that a parse error quotes no more than that.
+func (sc *scheme) explain(id string, q url.Values) (*explain.Report, error) {
+	if len(id) > maxIDText {
+		return nil, fmt.Errorf("%s: ID %s is longer than any ID", sc.name, quote(id))
+	}
+	return sc.inspect(id, q)
+}
+
 // claimState is what the server reads of a node claim for its health
 // and metrics: the node it holds, and whether it still holds it. A
 // store.NodeClaim has it, and so does a generator that claims again.
@@ -194,7 +208,7 @@ func (s *Server) traceIDScheme(ctx context.Context, o traceid.Options) (*scheme,
 		if at := q.Get("at"); at != "" {
 			t, err := time.Parse(time.RFC3339, at)
 			if err != nil {
-				return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("at %q is not an RFC 3339 time such as 2025-06-01T12:00:00Z", at)}
+				return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("at %s is not an RFC 3339 time such as 2025-06-01T12:00:00Z", quote(at))}
 			}
 			ref = t
 		}
@@ -382,7 +396,7 @@ func onlyParams(q url.Values, allowed ...string) error {
 			if len(allowed) > 0 {
 				want = fmt.Sprint(allowed)
 			}
-			return &httpError{http.StatusBadRequest, fmt.Sprintf("unknown parameter %q, want %s", k, want)}
+			return &httpError{http.StatusBadRequest, fmt.Sprintf("unknown parameter %s, want %s", quote(k), want)}
 		}
 	}
 	return nil

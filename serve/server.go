@@ -535,14 +535,14 @@ func (s *Server) routes() {
 		mux.HandleFunc(p, methodNotAllowed)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; the paths are /v1/{scheme}, /v1/{scheme}/{id}, /livez, /readyz and /metrics", r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %s; the paths are /v1/{scheme}, /v1/{scheme}/{id}, /livez, /readyz and /metrics", quote(r.URL.Path)))
 	})
 	s.mux = mux
 }
 
 func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", "GET, HEAD")
-	writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want GET", r.Method, r.URL.Path))
+	writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want GET", clip(r.Method), clip(r.URL.Path)))
 }
 
 // lookup returns the scheme called name, or writes a 404. The answer does
@@ -553,14 +553,14 @@ func (s *Server) lookup(w http.ResponseWriter, name string) *scheme {
 		return sc
 	}
 	if tag, ok := strings.CutPrefix(name, "segment/"); ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown segment tag %q", tag))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown segment tag %s", quote(tag)))
 		return nil
 	}
 	if name == "segment" {
 		writeError(w, http.StatusNotFound, "segment IDs are at /v1/segment/{tag}")
 		return nil
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("unknown scheme %q", name))
+	writeError(w, http.StatusNotFound, fmt.Sprintf("unknown scheme %s", quote(name)))
 	return nil
 }
 

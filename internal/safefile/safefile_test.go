@@ -63,6 +63,16 @@ func TestReadFile(t *testing.T) {
 	require.NoError(t, err, "a link of this user, as a secret volume's")
 	assert.Equal(t, "t\n", string(b))
 
+	// A secret volume's chain: the file's link through a directory's
+	// link, both this user's, and a relative path with "..".
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "..2026_11_29"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "..2026_11_29", "ca.crt"), []byte("c\n"), 0o600))
+	require.NoError(t, os.Symlink("..2026_11_29", filepath.Join(dir, "..current")))
+	require.NoError(t, os.Symlink(filepath.Join("..current", "ca.crt"), filepath.Join(dir, "ca.crt")))
+	b, err = safefile.ReadFile(filepath.Join(dir, "..data", "..", "ca.crt"))
+	require.NoError(t, err, "a chain of this user's links")
+	assert.Equal(t, "c\n", string(b))
+
 	require.NoError(t, os.Chmod(target, 0o666))
 	_, err = safefile.ReadFile(link)
 	assert.ErrorContains(t, err, "is writable by every user", "what the link reaches is checked")
@@ -94,4 +104,36 @@ func TestOtherUsers(t *testing.T) {
 	_, err = safefile.ReadFile(link)
 	assert.ErrorIs(t, err, safefile.ErrUnsafe)
 	assert.ErrorContains(t, err, link+" is a symbolic link owned by uid 65534")
+
+	// A chain: this user's link to another user's link, which could point
+	// anywhere; before, only the first link was checked, and the chain
+	// read whatever the second pointed to.
+	chain := filepath.Join(dir, "tokens")
+	require.NoError(t, os.Symlink(link, chain))
+	_, err = safefile.ReadFile(chain)
+	assert.ErrorIs(t, err, safefile.ErrUnsafe)
+	assert.ErrorContains(t, err, link+" is a symbolic link owned by uid 65534", "the link in the middle of the chain")
+
+	// Another user's link as a directory in the path, for reading and
+	// for writing.
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.Mkdir(real, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "idkit.db"), []byte("k\n"), 0o600))
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Symlink(real, sub))
+	require.NoError(t, os.Lchown(sub, 65534, 65534))
+	_, err = safefile.ReadFile(filepath.Join(sub, "idkit.db"))
+	assert.ErrorContains(t, err, sub+" is a symbolic link owned by uid 65534")
+	_, err = safefile.OpenFile(filepath.Join(sub, "idkit.db"), os.O_RDWR, 0)
+	assert.ErrorContains(t, err, sub+" is a symbolic link owned by uid 65534")
+
+	// The same directory link of this user is followed.
+	require.NoError(t, os.Lchown(sub, 0, 0))
+	b, err := safefile.ReadFile(filepath.Join(sub, "idkit.db"))
+	require.NoError(t, err)
+	assert.Equal(t, "k\n", string(b))
+	f, err := safefile.OpenFile(filepath.Join(sub, "idkit.db"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(sub, "idkit.db"), f.Name(), "the file keeps the name it was opened by")
+	require.NoError(t, f.Close())
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,4 +88,24 @@ func TestServeExposureWarnings(t *testing.T) {
 			assert.Equal(t, min(len(tt.want), 1), strings.Count(stderr.String(), "warning"), "one warning a cause: %s", stderr.String())
 		})
 	}
+}
+
+// TestServeRefusesALinkedLog: serve given a launch log through a
+// symbolic link exits 1 at start with one line naming the link and the
+// fix, rather than start and answer every request 503.
+func TestServeRefusesALinkedLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "idkit.db")
+	code, _, stderr := idkit("launch", "begin", "--log", real, "--ticket", "T-1")
+	require.Equal(t, 0, code, stderr)
+	link := filepath.Join(dir, "link.db")
+	require.NoError(t, os.Symlink(real, link))
+	code, stdout, stderr, took := idkitBounded(t, "serve", "--addr", "127.0.0.1:0", "--node", "1", "--log", link)
+	t.Logf("took %v: %s", took.Round(time.Millisecond), stderr)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	assert.Contains(t, stderr, link+" is a symbolic link; name the file itself")
+	assert.Less(t, took, time.Second)
 }
