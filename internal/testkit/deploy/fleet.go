@@ -64,7 +64,6 @@ type Fleet struct {
 
 	etcdFlags map[string]string // deploy/etcd.env
 	tls       *tls.Config       // a client's of the serve processes
-	etcdTLS   *tls.Config       // root's, of etcd
 	probe     *http.Client
 	members   map[string]uint64 // etcd member ids by name
 	serial    int64             // the last certificate serial issued
