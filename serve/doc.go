@@ -55,21 +55,27 @@
 // # Listeners, reloads and bounds
 //
 // Serve runs the main port; ServeProbes runs /livez and /readyz alone on a
-// listener of its own (no token, no client certificate, a cap and short
-// timeouts of its own) and ServeMetrics /metrics alone. At every
-// listener's connection cap the connection idle longest makes room for a
-// new client, and on the main port one client address holds no more than
-// its share (Limits.MaxConnsPerClient). The token file, certificate and client CAs are read again as
-// they change and fail closed: what a file no longer holds is no longer in
-// use, a bad line or PEM block is skipped and logged, and a file with
-// nothing valid leaves nothing in use and /readyz 503 (see TLSFiles and
-// Options.TokenFile). An RPC to IDService without a credential is refused
+// listener of its own (no token, no client certificate, a cap, a share
+// per address and short timeouts of its own) and ServeMetrics /metrics
+// alone. At every listener's connection cap the connection idle longest
+// makes room for a new client; on the main port one client address holds
+// no more than its share (Limits.MaxConnsPerClient), and no more than
+// Limits.MaxBusyConnsPerClient that are not idle; a new connection that
+// has not sent its first request's header within the header timeout of
+// its accept is closed. Behind a TCP proxy that sends the PROXY protocol
+// (Options.ProxyProtocol), each of these sees the client's address. The
+// token file and client CAs are read again as they change and fail
+// closed: what a file no longer holds is no longer in use, a bad line or
+// PEM block is skipped and logged, and a file with nothing valid leaves
+// nothing in use and /readyz 503; a certificate that does not load leaves
+// the last pair in use (see TLSFiles and Options.TokenFile). An RPC to IDService without a credential is refused
 // before its body is read, and a message larger than 64 KiB once inflated
 // is InvalidArgument. TLS 1.2 offers AEAD suites only; failed handshakes
 // are counted, and logged once a minute at most.
 //
-// Limits bound each client (a token, a certificate, or an address, the one
-// X-Forwarded-For names when a trusted proxy sends it: see
+// Limits bound each client (a token, a certificate, or an address: the one
+// a PROXY header names, see Options.ProxyProtocol, or the one
+// X-Forwarded-For names when a trusted proxy sends it, see
 // Options.TrustedProxies) and all clients together: a ceiling per scheme,
 // shared so that the busiest clients leave the others their fair share.
 //
