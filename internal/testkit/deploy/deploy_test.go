@@ -147,6 +147,11 @@ func TestDeployedFleet(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(report), 0o644))
 	}
 	for _, w := range windows {
+		if strings.HasPrefix(w.Kind, "load balancer") {
+			// Clients that know both load balancers ask the other one.
+			share, _ := Availability(rec.Requests(w.Start, w.Settled))
+			assert.GreaterOrEqual(t, share, 0.99, "availability with %s on %s, the clients retrying on the other", w.Kind, w.Target)
+		}
 		if w.Kind == "2/1 split" {
 			// After the TTL the minority has left the rotation: requests
 			// through the load balancer reach the majority.

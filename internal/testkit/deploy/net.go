@@ -2,14 +2,15 @@
 
 // Package deploy runs idkit as it is deployed: three etcd server
 // processes and four "idkit-full serve" processes, each in a network
-// namespace of its own joined to a bridge by a veth pair, behind HAProxy,
-// so that a fault is a real network fault (a link set down, a route that
-// drops one direction) or a real process fault (SIGKILL, SIGSTOP, a
-// restart). It uses the files of the repository's deploy directory: the
-// systemd unit's ExecStart, the etcd flags and the HAProxy configuration.
+// namespace of its own joined to a bridge by a veth pair, behind two
+// HAProxy, so that a fault is a real network fault (a link set down, a
+// route that drops one direction) or a real process fault (SIGKILL,
+// SIGSTOP, a restart). It uses the files of the repository's deploy directory: the
+// systemd unit's ExecStart and credentials, the etcd flags, the script
+// that turns etcd's authentication on, and the HAProxy configuration.
 //
-// It needs root, network namespaces and veth pairs (Linux), and HAProxy
-// (Debian's haproxy package).
+// It needs root, network namespaces and veth pairs (Linux), HAProxy
+// (Debian's haproxy package) and setpriv (util-linux).
 package deploy
 
 import (
@@ -56,6 +57,9 @@ func Available() error {
 	}
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		return errors.New("the deployed fleet needs haproxy (apt-get install haproxy)")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		return errors.New("the deployed fleet needs setpriv, to run the servers as their own user (apt-get install util-linux)")
 	}
 	id := tag()
 	if err := ip("netns", "add", "idkchk"+id); err != nil {
