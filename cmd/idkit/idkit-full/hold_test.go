@@ -48,9 +48,16 @@ type call struct {
 // runIdkit runs idkit with args to the end, within testwait.Bound.
 func runIdkit(t *testing.T, args ...string) call {
 	t.Helper()
+	return runCall(t, func(ctx context.Context) *exec.Cmd { return idkitCmd(ctx, args...) }, args)
+}
+
+// runCall runs the command that command makes, idkit with args, to the
+// end, within testwait.Bound.
+func runCall(t *testing.T, command func(context.Context) *exec.Cmd, args []string) call {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
 	defer cancel()
-	cmd := idkitCmd(ctx, args...)
+	cmd := command(ctx)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	began := time.Now()

@@ -5,15 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // TestRestoredLogMovedPast restores a launch log from a backup, as
@@ -78,19 +75,9 @@ func TestRestoredLogMovedPast(t *testing.T) {
 // runWithOffset runs idkit with args on a clock off by offset.
 func runWithOffset(t *testing.T, offset time.Duration, args ...string) call {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
-	defer cancel()
-	cmd := idkitCmd(ctx, args...)
-	cmd.Env = append(cmd.Env, cliOffsetEnv+"="+offset.String())
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	c := call{args: args, stdout: stdout.String(), stderr: stderr.String()}
-	var exit *exec.ExitError
-	if err != nil && asExit(err, &exit) {
-		c.code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("idkit %v: %v", args, err)
-	}
-	return c
+	return runCall(t, func(ctx context.Context) *exec.Cmd {
+		cmd := idkitCmd(ctx, args...)
+		cmd.Env = append(cmd.Env, cliOffsetEnv+"="+offset.String())
+		return cmd
+	}, args)
 }

@@ -48,28 +48,7 @@ func (n otherName) command(ctx context.Context, args ...string) *exec.Cmd {
 // run runs idkit with args through the name, to the end.
 func (n otherName) run(t *testing.T, args ...string) call {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
-	defer cancel()
-	cmd := n.command(ctx, args...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	c := call{args: args, stdout: stdout.String(), stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case ctx.Err() == nil && asExit(err, &exit):
-		c.code = exit.ExitCode()
-	default:
-		t.Fatalf("idkit %v: %v (stderr: %s)", args, err, c.stderr)
-	}
-	return c
-}
-
-func asExit(err error, exit **exec.ExitError) bool {
-	e, ok := err.(*exec.ExitError)
-	*exit = e
-	return ok
+	return runCall(t, func(ctx context.Context) *exec.Cmd { return n.command(ctx, args...) }, args)
 }
 
 // secondNames makes a launch log at first and returns the other names of
