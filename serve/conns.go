@@ -330,6 +330,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, net.ErrClosed
 		}
 		if l.lim.opening > 0 {
+			lc.accepted = time.Now()
 			lc.timer = time.AfterFunc(l.lim.opening, lc.expire)
 		}
 		return lc, nil
@@ -352,6 +353,7 @@ type limitedConn struct {
 	raw      net.Conn // the accepted connection
 	lim      *connLimit
 	timer    *time.Timer // the opening deadline; nil for none
+	accepted time.Time   // when the opening deadline began
 
 	admitOnce sync.Once
 	client    netip.Addr // the client's address, once admitted
@@ -416,6 +418,11 @@ func (c *limitedConn) expire() {
 func (c *limitedConn) Close() error {
 	err := c.raw.Close()
 	c.closeOnce.Do(func() {
+		// Closed without a request past the deadline: by it, or by one
+		// of the http.Server's own read timeouts, which end no sooner.
+		if c.sent.CompareAndSwap(false, true) && c.timer != nil && time.Since(c.accepted) >= c.lim.opening {
+			c.lim.timedOut.Inc()
+		}
 		if c.timer != nil {
 			c.timer.Stop()
 		}

@@ -74,7 +74,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"listener"}),
 		timedOut: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idkit_connections_timed_out_total",
-			Help: "New connections closed because they had not sent their first request's header (TLS handshake and PROXY header included) within the listener's deadline from their accept, by listener.",
+			Help: "New connections closed without having sent their first request's header (TLS handshake and PROXY header included) within the listener's deadline from their accept, by that deadline or by a read timeout of the server's that ends no sooner, by listener.",
 		}, []string{"listener"}),
 		handshakes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "idkit_tls_handshake_errors_total",

@@ -3,18 +3,25 @@
 package serve
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/internal/testkit/testcert"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/objectid"
 )
@@ -166,4 +173,73 @@ func TestAcceptanceSlowProbes(t *testing.T) {
 	t.Logf("/livez p50 %v, p99 %v; %v refused", quantile(livez, 0.5), quantile(livez, 0.99), metricValue(t, m, `idkit_connections_refused_total{listener="probes"}`))
 	assert.Less(t, quantile(livez, 0.99), 100*time.Millisecond, "/livez's p99 beside 100 slow connections")
 	assert.LessOrEqual(t, metricValue(t, m, `idkit_connections_open{listener="probes"}`), float64(DefaultProbeMaxConnsPerClient), "the slow address within its share")
+}
+
+// TestOpeningDeadlineEndsAtTheFirstRequest: the deadline from a
+// connection's accept bounds its first request only. Over HTTP/1.1, h2c
+// (as gRPC speaks it without TLS) and HTTP/2 over TLS, a connection that
+// sent a request is served again after the deadline has passed, and a
+// silent one accepted after it is closed at its deadline.
+func TestOpeningDeadlineEndsAtTheFirstRequest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := testcert.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, "server", 2, true)
+	for _, tt := range []struct {
+		name string
+		tls  bool
+		h2   bool
+	}{{"http/1.1", false, false}, {"h2c", false, true}, {"h2", true, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := Options{ObjectID: &objectid.Options{}, ReadHeaderTimeout: 300 * time.Millisecond}
+			if tt.tls {
+				o.TLS = &TLSFiles{CertFile: certFile, KeyFile: keyFile}
+			}
+			s := newServer(t, o)
+			ln, addr := freePort(t)
+			served(t, s, s.Serve, ln)
+			tr := &http.Transport{Protocols: new(http.Protocols), TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
+			url := "http://" + addr + "/livez"
+			switch {
+			case tt.tls:
+				tr.Protocols.SetHTTP2(true)
+				url = "https://" + addr + "/livez"
+			case tt.h2:
+				tr.Protocols.SetUnencryptedHTTP2(true)
+			default:
+				tr.Protocols.SetHTTP1(true)
+			}
+			t.Cleanup(tr.CloseIdleConnections)
+			c := &http.Client{Transport: tr, Timeout: testwait.Bound}
+			var conns atomic.Int32
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				if !info.Reused {
+					conns.Add(1)
+				}
+			}}
+			ask := func() {
+				req, err := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), http.MethodGet, url, nil)
+				require.NoError(t, err)
+				resp, err := c.Do(req)
+				require.NoError(t, err)
+				_, err = io.Copy(io.Discard, resp.Body)
+				require.NoError(t, err)
+				resp.Body.Close()
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+			}
+			ask()
+			// A connection accepted after the first, silent: once the
+			// server has closed it at its deadline, the first one's has
+			// passed too.
+			silent := dialFrom(t, "127.0.0.1", addr)
+			require.NoError(t, silent.SetReadDeadline(time.Now().Add(testwait.Bound)))
+			_, err := silent.Read(make([]byte, 1))
+			require.Error(t, err)
+			require.False(t, errors.Is(err, os.ErrDeadlineExceeded), "the silent connection closed by the server, not left open")
+			ask()
+			assert.Equal(t, int32(1), conns.Load(), "both requests on one connection")
+			assertMetric(t, body(t, get(t, s.metricsOnly(), "/metrics")), `idkit_connections_timed_out_total{listener="main"} 1`)
+		})
+	}
 }
