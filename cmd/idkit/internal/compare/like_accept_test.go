@@ -193,7 +193,7 @@ func TestLikeAcceptance(t *testing.T) {
 	type path struct {
 		engine  string
 		scratch bool
-		basis   []string // what the basis line names
+		basis   []string // what the basis line names; "a | b" where it may name either
 	}
 	reject := func(p path, n int) bool {
 		switch {
@@ -206,7 +206,10 @@ func TestLikeAcceptance(t *testing.T) {
 	}
 	paths := []path{
 		{EnginePostgres, true, []string{"every index's size, pages dirtied, WAL of the copies"}},
-		{EnginePostgres, false, []string{"every index's size, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies"}},
+		// WAL counts only from a load that no checkpoint or other session
+		// disturbed (under CI's parallel tests one may be), and the basis
+		// says so when it leaves it out; the pages changed always count.
+		{EnginePostgres, false, []string{"every index's size, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies | every index's size, pages changed per interval (page LSNs, no checkpoint forced) of the copies"}},
 		{EngineMySQL, true, []string{"every index's size, primary-key leaf pages, pages changed per flush interval"}},
 		{EngineMySQL, false, []string{"every index's size, primary-key leaf pages of the copies", "pages changed per flush interval left out: without --scratch", "redo left out: without --scratch"}},
 	}
@@ -238,7 +241,9 @@ func TestLikeAcceptance(t *testing.T) {
 					assert.False(t, v.TableKey.Keep, "a UUIDv4 key is no local sequence")
 				}
 				for _, b := range p.basis {
-					assert.Contains(t, v.Basis, b, "run %d", i)
+					alternatives := strings.Split(b, " | ")
+					assert.True(t, slices.ContainsFunc(alternatives, func(a string) bool { return strings.Contains(v.Basis, a) }),
+						"run %d: the basis %q names none of %q", i, v.Basis, alternatives)
 				}
 				// UUIDv4 is rejected on every path that measures a write
 				// figure, from 100,000 keys on (below, the figures flatter
