@@ -54,6 +54,26 @@ func TestFakeSleepWakesAtDeadline(t *testing.T) {
 	assert.Equal(t, 0, f.Sleepers())
 }
 
+// TestFakeWaitForWakes: once the clock moves past a sleeper's deadline,
+// WaitForWakes returns only after the sleeper has left the clock, and at
+// once while no sleeper's time has come.
+func TestFakeWaitForWakes(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	f.WaitForWakes() // no sleeper
+	left := make(chan struct{})
+	go func() {
+		f.Sleep(time.Second)
+		close(left)
+	}()
+	testwait.Sleepers(t, f, 1)
+	f.WaitForWakes() // a sleeper whose time has not come
+	f.Advance(time.Second)
+	f.WaitForWakes()
+	assert.Zero(t, f.Sleepers(), "the sleeper left before WaitForWakes returned")
+	testwait.Recv(t, left, "the sleeper's return")
+}
+
 func TestSleepContextEndsWithTheContext(t *testing.T) {
 	t.Parallel()
 	clocks := map[string]Clock{

@@ -123,6 +123,30 @@ func (f *Fake) NextWake() (time.Time, bool) {
 	return first, true
 }
 
+// WaitForWakes blocks until every goroutine whose sleep on the clock has
+// ended (its time has come) has woken and left the clock. A test that
+// moves the clock while a program sleeps calls it after each move, so
+// that it never moves the clock again before the sleeper saw the last
+// move.
+func (f *Fake) WaitForWakes() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.dueWake() {
+		f.changed.Wait()
+	}
+}
+
+// dueWake reports whether a sleeper's time has come but it has not left
+// yet. The caller holds f.mu.
+func (f *Fake) dueWake() bool {
+	for _, w := range f.wakes {
+		if !f.now.Before(w) {
+			return true
+		}
+	}
+	return false
+}
+
 // WaitForSleepers blocks until at least n goroutines sleep on the clock. A
 // test calls it to know that a generator is waiting before it moves the
 // clock.

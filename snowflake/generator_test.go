@@ -224,9 +224,7 @@ func drive(g *Generator, fake *clock.Fake, step time.Duration) (ID, error) {
 			continue
 		}
 		fake.Advance(step)
-		for i := 0; i < 100 && fake.Sleepers() > 0; i++ {
-			runtime.Gosched() // let the sleeper wake before the clock moves again
-		}
+		fake.WaitForWakes() // the sleeper sees the move before the clock moves again
 	}
 	return 0, fmt.Errorf("Next did not return within %v of moving the clock", testwait.Bound)
 }
@@ -666,8 +664,8 @@ func TestConcurrentNextSystemClock(t *testing.T) {
 }
 
 // moveWhileWaited advances fake by step whenever a goroutine sleeps on it,
-// giving the sleeper a moment to wake before it moves the clock again,
-// until the returned stop is called.
+// and waits for the sleeper to wake before it moves the clock again, until
+// the returned stop is called.
 func moveWhileWaited(fake *clock.Fake, step time.Duration) (stop func()) {
 	var stopped atomic.Bool
 	done := make(chan struct{})
@@ -679,9 +677,7 @@ func moveWhileWaited(fake *clock.Fake, step time.Duration) (stop func()) {
 			if stopped.Load() {
 				return
 			}
-			for i := 0; i < 100 && fake.Sleepers() > 0; i++ {
-				runtime.Gosched()
-			}
+			fake.WaitForWakes()
 		}
 	}()
 	return func() {
