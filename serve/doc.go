@@ -38,8 +38,9 @@
 //
 // The same port answers idkit.v1.IDService (proto/idkit/v1/idkit.proto) over
 // gRPC, gRPC-Web and Connect, binary or JSON, through connectrpc.com/connect:
-// Next issues IDs as text and as fixed64 (bytes for objectid), Inspect gives
-// the parts GET /v1/{scheme}/{id} gives. A plain-text server speaks HTTP/2
+// Next issues IDs as fixed64 (12 bytes each for objectid), or as text, or
+// in both forms when the request's format asks, each ID once otherwise;
+// Inspect gives the parts GET /v1/{scheme}/{id} gives. A plain-text server speaks HTTP/2
 // with prior knowledge (h2c) to gRPC clients, beside HTTP/1.1. Calls are
 // authenticated, limited and refused as HTTP requests are, with the gRPC
 // codes of the statuses: InvalidArgument (400), NotFound (404),

@@ -133,7 +133,7 @@ func (r *rpcService) Next(ctx context.Context, req *connect.Request[idkitv1.Next
 	}
 	format := req.Msg.GetFormat()
 	if _, ok := idkitv1.Format_name[int32(format)]; !ok {
-		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("format %d unknown, want FORMAT_UNSPECIFIED (0), FORMAT_TEXT (1) or FORMAT_BINARY (2)", format))
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("format %d unknown, want FORMAT_UNSPECIFIED (0, the binary form), FORMAT_TEXT (1), FORMAT_BINARY (2) or FORMAT_TEXT_AND_BINARY (3)", format))
 	}
 	if ok, why := s.limits.allow(client, sc.name, int(n), s.clk.Now()); !ok {
 		secs := retrySeconds(why.retry)
@@ -252,10 +252,12 @@ func part(f explain.Field) *idkitv1.Part {
 }
 
 // rpcIssue takes n IDs of sc and puts them into resp in the forms f asks
-// for. The text forms share one string, sliced, so that a batch costs the
-// same few allocations whatever n is.
+// for: the binary form unless f asks for text, or for both. The text forms
+// share one string, sliced, so that a batch costs the same few allocations
+// whatever n is.
 func rpcIssue(ctx context.Context, sc *scheme, n int, f idkitv1.Format, resp *idkitv1.NextResponse) error {
-	text, binary := f != idkitv1.Format_FORMAT_BINARY, f != idkitv1.Format_FORMAT_TEXT
+	both := f == idkitv1.Format_FORMAT_TEXT_AND_BINARY
+	text, binary := both || f == idkitv1.Format_FORMAT_TEXT, f != idkitv1.Format_FORMAT_TEXT
 	if sc.raw != nil {
 		raw := make([]byte, 12*n)
 		if err := sc.raw(ctx, raw); err != nil {

@@ -96,13 +96,16 @@ func grpcConn(t *testing.T, url string) *grpc.ClientConn {
 	return conn
 }
 
+// nextRequest asks for n IDs of scheme in the text form.
 func nextRequest(scheme string, n int64) *connect.Request[idkitv1.NextRequest] {
-	return connect.NewRequest(&idkitv1.NextRequest{Scheme: scheme, N: &n})
+	return connect.NewRequest(&idkitv1.NextRequest{Scheme: scheme, N: &n, Format: idkitv1.Format_FORMAT_TEXT})
 }
 
 // TestRPCNext takes IDs of every scheme over every protocol, one and a
-// batch, and checks that their text and binary forms are the same IDs,
-// none twice, and that the calls are counted.
+// batch, in both forms, and checks that their text and binary forms are
+// the same IDs, none twice, and that the calls are counted; then that a
+// call that names no format gets each ID once, in the binary form, and
+// FORMAT_TEXT the text form alone.
 func TestRPCNext(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, allSchemes(t))
@@ -113,7 +116,9 @@ func TestRPCNext(t *testing.T) {
 		c := idClient(t, url, p.h2c, p.opts...)
 		for _, name := range s.Schemes() {
 			for _, n := range []int64{1, 1000} {
-				resp, err := c.Next(ctx, nextRequest(name, n))
+				req := nextRequest(name, n)
+				req.Msg.Format = idkitv1.Format_FORMAT_TEXT_AND_BINARY
+				resp, err := c.Next(ctx, req)
 				require.NoError(t, err, "%s: %s n=%d", p.name, name, n)
 				m := resp.Msg
 				require.Len(t, m.Ids, int(n), "%s: %s", p.name, name)
@@ -138,23 +143,32 @@ func TestRPCNext(t *testing.T) {
 		}
 	}
 
-	// Without n, one ID; a format asks for one form only.
+	// Without n, one ID; without a format, or with FORMAT_BINARY, each ID
+	// once in the binary form; FORMAT_TEXT the text form alone.
 	c := idClient(t, url, false)
-	resp, err := c.Next(ctx, connect.NewRequest(&idkitv1.NextRequest{Scheme: "traceid", Format: idkitv1.Format_FORMAT_TEXT}))
-	require.NoError(t, err)
-	assert.Len(t, resp.Msg.Ids, 1)
-	assert.Empty(t, resp.Msg.Values)
-	resp, err = c.Next(ctx, connect.NewRequest(&idkitv1.NextRequest{Scheme: "traceid", Format: idkitv1.Format_FORMAT_BINARY}))
-	require.NoError(t, err)
-	assert.Empty(t, resp.Msg.Ids)
-	require.Len(t, resp.Msg.Values, 1)
-	_, err = traceid.Parse(strconv.FormatUint(resp.Msg.Values[0], 10))
-	assert.NoError(t, err)
-	resp, err = c.Next(ctx, connect.NewRequest(&idkitv1.NextRequest{Scheme: "objectid", Format: idkitv1.Format_FORMAT_BINARY}))
-	require.NoError(t, err)
-	assert.Empty(t, resp.Msg.Ids)
-	require.Len(t, resp.Msg.Raw, 1)
-	assert.Len(t, resp.Msg.Raw[0], 12)
+	for _, f := range []idkitv1.Format{idkitv1.Format_FORMAT_UNSPECIFIED, idkitv1.Format_FORMAT_BINARY} {
+		resp, err := c.Next(ctx, connect.NewRequest(&idkitv1.NextRequest{Scheme: "traceid", Format: f}))
+		require.NoError(t, err, f)
+		assert.Empty(t, resp.Msg.Ids, f)
+		assert.Empty(t, resp.Msg.Raw, f)
+		require.Len(t, resp.Msg.Values, 1, f)
+		_, err = traceid.Parse(strconv.FormatUint(resp.Msg.Values[0], 10))
+		assert.NoError(t, err, f)
+		resp, err = c.Next(ctx, connect.NewRequest(&idkitv1.NextRequest{Scheme: "objectid", Format: f}))
+		require.NoError(t, err, f)
+		assert.Empty(t, resp.Msg.Ids, f)
+		assert.Empty(t, resp.Msg.Values, f)
+		require.Len(t, resp.Msg.Raw, 1, f)
+		assert.Len(t, resp.Msg.Raw[0], 12, f)
+	}
+	for _, name := range []string{"traceid", "objectid"} {
+		resp, err := c.Next(ctx, connect.NewRequest(&idkitv1.NextRequest{Scheme: name, Format: idkitv1.Format_FORMAT_TEXT}))
+		require.NoError(t, err, name)
+		require.Len(t, resp.Msg.Ids, 1, name)
+		assert.NoError(t, parsers[name](resp.Msg.Ids[0]), name)
+		assert.Empty(t, resp.Msg.Values, name)
+		assert.Empty(t, resp.Msg.Raw, name)
+	}
 
 	// The HTTP API answers on the same port, over HTTP/2 too.
 	h2 := httpClient(t, true)
@@ -167,11 +181,11 @@ func TestRPCNext(t *testing.T) {
 	assert.Len(t, got.IDs, 2)
 
 	metrics := body(t, get(t, s, "/metrics"))
-	assertMetric(t, metrics, `idkit_rpc_requests_total{code="ok",procedure="/idkit.v1.IDService/Next",scheme="traceid"} 10`)
+	assertMetric(t, metrics, `idkit_rpc_requests_total{code="ok",procedure="/idkit.v1.IDService/Next",scheme="traceid"} 11`)
 	assertMetric(t, metrics, `idkit_rpc_requests_total{code="ok",procedure="/idkit.v1.IDService/Next",scheme="segment/order"} 8`)
-	assertMetric(t, metrics, `idkit_rpc_request_duration_seconds_count{procedure="/idkit.v1.IDService/Next",scheme="objectid"} 9`)
-	assertMetric(t, metrics, `idkit_ids_issued_total{scheme="objectid"} 4005`)
-	assertMetric(t, metrics, `idkit_ids_issued_total{scheme="traceid"} 4008`)
+	assertMetric(t, metrics, `idkit_rpc_request_duration_seconds_count{procedure="/idkit.v1.IDService/Next",scheme="objectid"} 11`)
+	assertMetric(t, metrics, `idkit_ids_issued_total{scheme="objectid"} 4007`)
+	assertMetric(t, metrics, `idkit_ids_issued_total{scheme="traceid"} 4009`)
 }
 
 // TestRPCErrors checks the codes and messages of refused calls, from a
@@ -382,7 +396,7 @@ func TestRPCTokensAndLimits(t *testing.T) {
 	out := new(idkitv1.NextResponse)
 	require.NoError(t, conn.Invoke(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+bob),
 		idkitv1connect.IDServiceNextProcedure, &idkitv1.NextRequest{Scheme: "objectid"}, out))
-	assert.Len(t, out.Ids, 1)
+	assert.Len(t, out.Raw, 1)
 	err = conn.Invoke(ctx, idkitv1connect.IDServiceNextProcedure, &idkitv1.NextRequest{Scheme: "objectid"}, out)
 	assert.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
 
@@ -531,8 +545,12 @@ func TestRPCReflection(t *testing.T) {
 		return out
 	}
 	next := call("Next", `{"scheme":"traceid","n":"3"}`)
+	assert.Nil(t, next["ids"], "the binary form alone")
+	require.Len(t, next["values"], 3)
+	next = call("Next", `{"scheme":"traceid","n":"3","format":"FORMAT_TEXT_AND_BINARY"}`)
 	require.Len(t, next["ids"], 3)
 	require.Len(t, next["values"], 3)
+	assert.Equal(t, next["ids"], next["values"], "in JSON, fixed64 is the decimal text")
 	id := next["ids"].([]any)[0].(string)
 	inspected := call("Inspect", `{"scheme":"traceid","id":"`+id+`"}`)
 	parts := inspected["parts"].([]any)

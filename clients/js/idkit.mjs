@@ -66,14 +66,16 @@ export class Client {
 
   /**
    * n new IDs of scheme (traceid, snowflake, decimalid, objectid or
-   * segment/TAG) through the RPC API.
+   * segment/TAG) through the RPC API, in the forms format names:
+   * 'FORMAT_TEXT' (the default here), 'FORMAT_BINARY' (the server's
+   * default) or 'FORMAT_TEXT_AND_BINARY'.
    * @returns {Promise<{ids: string[], values: string[], raw: string[]}>}
    *   the IDs as text; as unsigned 64-bit integers in decimal strings (all
-   *   schemes but objectid); objectid's 12 bytes each in base64
+   *   schemes but objectid); objectid's 12 bytes each in base64; each
+   *   empty unless its form was asked for
    */
-  async next(scheme, n = 1, format = undefined) {
-    const msg = { scheme, n: String(n) };
-    if (format) msg.format = format;
+  async next(scheme, n = 1, format = 'FORMAT_TEXT') {
+    const msg = { scheme, n: String(n), format };
     const out = await this.call('Next', msg);
     return { ids: out.ids ?? [], values: out.values ?? [], raw: out.raw ?? [] };
   }

@@ -13,7 +13,7 @@ const twoTo53 = 2n ** 53n;
 
 test('Connect JSON: IDs arrive as strings that survive JSON.parse', { skip }, async () => {
   for (const scheme of ['traceid', 'snowflake', 'decimalid', 'segment/order']) {
-    const { ids, values } = await client.next(scheme, 100);
+    const { ids, values } = await client.next(scheme, 100, 'FORMAT_TEXT_AND_BINARY');
     assert.equal(ids.length, 100, scheme);
     assert.deepEqual(values, ids, `${scheme}: the integers, as JSON strings, are the IDs`);
     for (const id of ids) {
@@ -55,16 +55,19 @@ test('jssafe snowflakes are safe integers', { skip }, async () => {
 });
 
 test('objectid: hex text and 12 raw bytes', { skip }, async () => {
-  const { ids, raw, values } = await client.next('objectid', 3);
+  const { ids, raw, values } = await client.next('objectid', 3, 'FORMAT_TEXT_AND_BINARY');
   assert.equal(values.length, 0);
   assert.equal(raw.length, 3);
   ids.forEach((id, i) => {
     assert.match(id, /^[0-9a-f]{24}$/);
     assert.equal(Buffer.from(raw[i], 'base64').toString('hex'), id);
   });
-  const textOnly = await client.next('objectid', 2, 'FORMAT_TEXT');
+  const textOnly = await client.next('objectid', 2);
   assert.equal(textOnly.ids.length, 2);
   assert.equal(textOnly.raw.length, 0);
+  const binaryOnly = await client.next('objectid', 2, 'FORMAT_BINARY');
+  assert.equal(binaryOnly.ids.length, 0);
+  assert.equal(binaryOnly.raw.length, 2);
 });
 
 test('Inspect gives the HTTP inspection', { skip }, async () => {

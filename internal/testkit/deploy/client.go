@@ -240,7 +240,10 @@ func (c *Client) next(ctx context.Context, rpc idkitv1connect.IDServiceClient, s
 	if err != nil {
 		return nil, err
 	}
-	return parseIDs(resp.Msg.Ids, c.N)
+	if ids := resp.Msg.Values; len(ids) != c.N { // the binary form, the default
+		return nil, fmt.Errorf("%d IDs, want %d", len(ids), c.N)
+	}
+	return resp.Msg.Values, nil
 }
 
 func parseIDs(texts []string, n int) ([]uint64, error) {

@@ -27,16 +27,20 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Format chooses the forms of the IDs in a NextResponse.
+// Format chooses the forms of the IDs in a NextResponse. Each ID is sent
+// once unless FORMAT_TEXT_AND_BINARY asks for both of its forms.
 type Format int32
 
 const (
-	// Both the text and the binary form.
+	// The binary form only, as FORMAT_BINARY: what a client gets when it
+	// names no format.
 	Format_FORMAT_UNSPECIFIED Format = 0
-	// The text form only (ids).
+	// The text form only (ids), as the HTTP API writes the IDs.
 	Format_FORMAT_TEXT Format = 1
 	// The binary form only (values, or raw for objectid).
 	Format_FORMAT_BINARY Format = 2
+	// Both forms, the i-th entries of ids and values (or raw) the same ID.
+	Format_FORMAT_TEXT_AND_BINARY Format = 3
 )
 
 // Enum value maps for Format.
@@ -45,11 +49,13 @@ var (
 		0: "FORMAT_UNSPECIFIED",
 		1: "FORMAT_TEXT",
 		2: "FORMAT_BINARY",
+		3: "FORMAT_TEXT_AND_BINARY",
 	}
 	Format_value = map[string]int32{
-		"FORMAT_UNSPECIFIED": 0,
-		"FORMAT_TEXT":        1,
-		"FORMAT_BINARY":      2,
+		"FORMAT_UNSPECIFIED":     0,
+		"FORMAT_TEXT":            1,
+		"FORMAT_BINARY":          2,
+		"FORMAT_TEXT_AND_BINARY": 3,
 	}
 )
 
@@ -89,7 +95,8 @@ type NextRequest struct {
 	// How many IDs, 1 to the server's --max-n (10,000 by default); absent
 	// means 1.
 	N *int64 `protobuf:"varint,2,opt,name=n,proto3,oneof" json:"n,omitempty"`
-	// Which forms of the IDs to return; unspecified means all.
+	// Which forms of the IDs to return; unspecified means the binary form
+	// alone, as FORMAT_BINARY.
 	Format        Format `protobuf:"varint,3,opt,name=format,proto3,enum=idkit.v1.Format" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -146,8 +153,9 @@ func (x *NextRequest) GetFormat() Format {
 	return Format_FORMAT_UNSPECIFIED
 }
 
-// NextResponse holds the IDs, oldest first, in each form asked for; the
-// i-th entries of ids and values (or raw) are the same ID.
+// NextResponse holds the IDs, oldest first, in the forms asked for: the
+// binary form unless the request asks for the text form, or for both, when
+// the i-th entries of ids and values (or raw) are the same ID.
 type NextResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The IDs as text, as the HTTP API returns them: decimal for traceid,
@@ -443,11 +451,12 @@ const file_idkit_v1_idkit_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x1a\n" +
 	"\ainteger\x18\x03 \x01(\x03H\x00R\aintegerB\a\n" +
-	"\x05value*D\n" +
+	"\x05value*`\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vFORMAT_TEXT\x10\x01\x12\x11\n" +
-	"\rFORMAT_BINARY\x10\x022\x89\x01\n" +
+	"\rFORMAT_BINARY\x10\x02\x12\x1a\n" +
+	"\x16FORMAT_TEXT_AND_BINARY\x10\x032\x89\x01\n" +
 	"\tIDService\x127\n" +
 	"\x04Next\x12\x15.idkit.v1.NextRequest\x1a\x16.idkit.v1.NextResponse\"\x00\x12C\n" +
 	"\aInspect\x12\x18.idkit.v1.InspectRequest\x1a\x19.idkit.v1.InspectResponse\"\x03\x90\x02\x01B/Z-github.com/idkit/idkit/proto/idkit/v1;idkitv1b\x06proto3"
