@@ -34,6 +34,11 @@ machine and prints them as tables:
         written per 1,000 inserts (the headline), splits, leaf fill;
       SQLite (embedded, pure Go; INTEGER PRIMARY KEY or a BLOB key WITHOUT
         ROWID): WAL frames per 1,000 inserts, pages, leaf density;
+      Pebble (embedded, pure Go, an LSM tree): write amplification, bytes
+        moved down a level without a rewrite, space amplification, blocks
+        and bloom filter hits per lookup, and the cost of expiring the
+        oldest tenth of the rows (one range deletion where the keys sort
+        rows by age, else row by row) until the space is reclaimed;
       PostgreSQL (--postgres; bigint, uuid or bytea keys): pages dirtied
         per 1,000 inserts, WAL bytes and full-page images, primary-key index
         and heap size, leaf density and fragmentation (pgstattuple);
@@ -47,7 +52,10 @@ machine and prints them as tables:
   - order: inserts that append at the end, inversions;
   - size: bytes per key, and per ID after sorting, delta and varint;
   - a verdict: the schemes that meet --need, ranked by the figures of
-    --engine measured in the run, and one line per rejected scheme.
+    --engine measured in the run, and one line per rejected scheme; then
+    the verdict on the other engine family (B-trees: bbolt, SQLite,
+    PostgreSQL, InnoDB; LSM trees: Pebble) and what changes between the
+    two, said from the run's figures.
 
 What each layout claims (bits, JS-safe, time order, lifetime, IDs per
 second per node) is computed from its constants and labelled so; every

@@ -51,7 +51,7 @@ func TestCompare(t *testing.T) {
 
 	page, err := os.ReadFile(htmlPath)
 	require.NoError(t, err)
-	assert.Equal(t, 10, strings.Count(string(page), "data-chart="))
+	assert.Equal(t, 14, strings.Count(string(page), "data-chart="), "Pebble adds its headline, reads, expiry and verdict")
 }
 
 // idkit compare > out.txt 2> err.txt: no carriage-return frames in either
@@ -102,7 +102,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"compare", "--need", "fast"}, `--need: compare: bad constraint "fast": want one of 64bit, js-safe`},
 		{[]string{"compare", "--need", "writers=0"}, `--need: compare: bad constraint "writers=0": want writers=1..1024`},
 		{[]string{"compare", "--need", "writers=8", "--writers", "4"}, "--need writers=8 but --writers 4"},
-		{[]string{"compare", "--engine", "oracle"}, `--engine "oracle", want one of bbolt, sqlite, postgres, mysql`},
+		{[]string{"compare", "--engine", "oracle"}, `--engine "oracle", want one of bbolt, sqlite, pebble, postgres, mysql`},
 		{[]string{"compare", "--checkpoint-every", "-1"}, "--checkpoint-every -1 out of range"},
 		{[]string{"compare", "--grow", "-n", "1000"}, "--grow measures at every N up to --max-n; leave out -n"},
 		{[]string{"compare", "--grow", "--max-n", "9999"}, "--max-n 9999 out of range, want 10000..=50000000"},

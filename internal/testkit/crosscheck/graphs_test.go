@@ -27,7 +27,9 @@ type consumer struct {
 }
 
 var (
-	servers  = []string{"go.etcd.io/etcd/server", "modernc.org/sqlite", "go.mongodb.org/mongo-driver"}
+	// servers are the servers and embedded engines only tests and compare
+	// run (github.com/cockroachdb/: Pebble, compare's LSM tree).
+	servers  = []string{"go.etcd.io/etcd/server", "modernc.org/sqlite", "go.mongodb.org/mongo-driver", "github.com/cockroachdb/"}
 	raft     = []string{"go.etcd.io/raft"} // etcd's consensus, which etcd's client modules require for their types
 	drivers  = []string{"github.com/jackc/pgx", "github.com/go-sql-driver/mysql", "github.com/redis/go-redis"}
 	rpc      = []string{"google.golang.org/grpc", "connectrpc.com/", "github.com/prometheus/", "go.opentelemetry.io/"}

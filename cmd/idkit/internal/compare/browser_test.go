@@ -97,6 +97,12 @@ func TestHTMLInBrowser(t *testing.T) {
 		"engine-sqlite": writerRuns,
 		// The verdict's figures on SQLite: WAL frames and bytes per key.
 		"verdict": len(verdictFigures[EngineSQLite]),
+		// Pebble, embedded too: its headline, reads (over the table and
+		// its newest 1%), expiry, and the LSM tree's verdict.
+		"engine-pebble":  writerRuns,
+		"reads-pebble":   2,
+		"expiry-pebble":  1,
+		"verdict-pebble": len(verdictFigures[EnginePebble]),
 	}
 	charts := svgCharts(t, dom)
 	require.Len(t, charts, len(want), "charts in the page")

@@ -92,6 +92,37 @@ func engineColumns() []Column {
 		metricColumn(EngineSQLite, "file_bytes", "file", "size of the database file after the last checkpoint", fmtBytes),
 		metricColumn(EngineSQLite, "inserts_per_second", "inserts/s", "keys over the time spent in insert transactions (checkpoints excluded)", fmtInt),
 
+		h(metricColumn(EnginePebble, "write_amp", "write amp",
+			"bytes written to tables by flushes and compactions per byte written to the log (Metrics: Total().WriteAmp() - 1, the log's own bytes left out)", fmtTwo)),
+		metricColumn(EnginePebble, "moved_per_byte_in", "moved/byte",
+			"bytes of tables moved down a level without a rewrite (move compactions, TableBytesMoved) per byte written to the log", fmtTwo),
+		metricColumn(EnginePebble, "space_amp", "space amp", "bytes of the tables over the rows' key and value bytes, once compactions have settled", fmtTwo),
+		metricColumn(EnginePebble, "bytes_per_key", "B/key", "bytes of the tables per key", fmtInt),
+		metricColumn(EnginePebble, "read_amp", "read amp", "level-0 sublevels and other levels with tables: the most tables a lookup may consult (Metrics().ReadAmp())", fmtInt),
+		metricColumn(EnginePebble, "inserts_per_second", "inserts/s", "keys over the wall time of the load, its flushes and compactions included", fmtInt),
+		metricColumn(EnginePebble, "lookup_blocks", "blocks/lookup",
+			"blocks (index, filter, data) a point lookup (Get) touches, block cache hits and misses, over 1,000 keys spread over the table", fmtTwo),
+		metricColumn(EnginePebble, "lookup_filter_hits", "filter hits/lookup",
+			"tables whose bloom filter ruled a lookup's key out, sparing a data block, per lookup (Metrics().Filter.Hits)", fmtTwo),
+		metricColumn(EnginePebble, "lookup_newest_blocks", "blocks/lookup new", "blocks a point lookup touches, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
+		metricColumn(EnginePebble, "lookup_newest_filter_hits", "filter hits new", "bloom filter hits per lookup of the newest 1% of rows", fmtTwo),
+		metricColumn(EnginePebble, "newest_scan_blocks", "newest 1% scan blocks",
+			"blocks a range scan through the key touches to read the newest 1% of rows: from the least key among them up", fmtInt),
+		metricColumn(EnginePebble, "newest_scan_rows", "scan rows/newest",
+			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
+		metricColumn(EnginePebble, "expiry_range", "expiry", "how the oldest tenth of the rows was deleted: by one range deletion (keys that sort rows by age), or row by row", expiryHow),
+		metricColumn(EnginePebble, "expiry_bytes_per_row", "expiry B/row",
+			"bytes written (log, flushes, compactions) from deleting the oldest tenth until their space was reclaimed, per expired row", fmtOne),
+		metricColumn(EnginePebble, "expiry_reclaimed_auto", "reclaimed by Pebble",
+			"share of the expired rows' bytes Pebble's own compactions reclaimed (delete-only compactions drop whole tables under a range deletion)", fmtPct),
+		metricColumn(EnginePebble, "expiry_manual", "manual compaction",
+			"yes: Pebble's compactions left more than a tenth of the space, and a manual compaction of the expired keys' range reclaimed it", yesNoFigure),
+		metricColumn(EnginePebble, "expiry_seconds", "expiry ms", "wall time from the deletion to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
+		metricColumn(EnginePebble, "expiry_scan_skipped", "expired scan skips",
+			"deleted entries (tombstones and the rows under them) a scan over the expired keys' range steps over once Pebble's compactions have settled, before any manual one", fmtInt),
+		metricColumn(EnginePebble, "lifetime_write_amp", "life write amp",
+			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life, from insert to expiry", fmtTwo),
+
 		h(metricColumn(EnginePostgres, "pages_dirtied_per_1000", "dirtied/1k",
 			"shared buffers dirtied per 1,000 inserts (EXPLAIN (ANALYZE, BUFFERS) of each batch): pages a checkpoint must write", fmtInt)),
 		metricColumn(EnginePostgres, "wal_bytes_per_insert", "WAL B/insert", "WAL bytes per insert (EXPLAIN (ANALYZE, WAL) of each batch), full-page images included", fmtInt),
@@ -136,6 +167,17 @@ func engineColumns() []Column {
 			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
 	}
 }
+
+// expiryHow names the way an expiry deleted its rows.
+func expiryHow(v float64) string {
+	if v == 1 {
+		return "range"
+	}
+	return "rows"
+}
+
+// yesNoFigure formats a figure that is 1 or 0.
+func yesNoFigure(v float64) string { return yesNo(v == 1) }
 
 // likeEngineColumns describes the figures only a --like run's loads have:
 // the write figures of the paths that force no checkpoint or count a
@@ -371,6 +413,14 @@ func (r *Report) sections() []Section {
 			secs = append(secs, Section{ID: e, Title: dbTitle("SQLITE", e), Source: SourceMeasured, Note: []string{
 				"headline: WAL frames written per 1,000 inserts, one frame per page a commit changed (x: times the counter's)",
 				info.Version + "; " + info.Settings}})
+		case EnginePebble:
+			secs = append(secs, Section{ID: e, Source: SourceMeasured,
+				Title: fmt.Sprintf("LSM TREE: WRITES, READS AND EXPIRY IN PEBBLE — measured in this run (%s keys in generation order, %d-byte values, %s per batch)", n, c.ValueSize, thousands(int64(c.BatchSize))),
+				Note: []string{
+					"headline: write amplification, bytes written to tables per byte logged (x: times the counter's); keys in order make tables that move down unwritten (moved/byte)",
+					"expiry: the oldest tenth of the rows deleted by one range deletion when the keys sort rows by age, else row by row; then Pebble's compactions, and a manual one of the range if they left the space",
+					"life write amp adds the expiry's bytes, as if every tenth expired so: a row's cost from insert to expiry",
+					info.Version + "; " + info.Settings}})
 		case EnginePostgres:
 			note := []string{
 				"headline: shared buffers dirtied per 1,000 inserts (x: times the counter's); CHECKPOINT every " + every + " inserts models a long-lived database:",

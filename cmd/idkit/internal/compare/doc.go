@@ -20,6 +20,9 @@
 //	   └──New(K)──► N keys, round ────┘      │  the same keys, in generation order, into
 //	               robin over K writers      ├─► bbolt, fill 0.5 and 0.9: pages written, splits, leaf fill
 //	                                         ├─► SQLite: WAL frames, pages, leaf density
+//	                                         ├─► Pebble (an LSM tree): write amplification, bytes moved
+//	                                         │   unwritten, space; reads: blocks and bloom filter hits
+//	                                         │   per lookup; expiry of the oldest tenth of the rows
 //	                                         ├─► PostgreSQL: pages dirtied, WAL and full-page images,
 //	                                         │   index and heap size, leaf density and fragmentation;
 //	                                         │   reads: pages per lookup, newest 1% by range scan and its leaves
@@ -27,8 +30,9 @@
 //	                                             clustered index size, leaf pages and density;
 //	                                             reads: pages per lookup, newest 1% by range scan
 //
-// bbolt and SQLite (modernc.org/sqlite, pure Go) are embedded and always
-// run; PostgreSQL (pgx) and MariaDB/MySQL (go-sql-driver/mysql) run when
+// bbolt, SQLite (modernc.org/sqlite, pure Go) and Pebble (CockroachDB's
+// LSM tree, pure Go) are embedded and run unless switched off;
+// PostgreSQL (pgx) and MariaDB/MySQL (go-sql-driver/mysql) run when
 // [Options.PostgresDSN] or [Options.MySQLDSN] names a server, where the run
 // creates a schema or database of its own and drops it at the end. Each
 // database stores the key in the column a user would choose (bigint, uuid,
@@ -60,6 +64,20 @@
 // hold the newest 1% (the working set an application that reads its
 // newest rows keeps in cache). The keys are drawn with a fixed seed, so
 // these are counts that do not change from run to run.
+//
+// # Engine families
+//
+// The B-trees (bbolt, SQLite, PostgreSQL, InnoDB) update pages in place:
+// a key's order decides how many pages each insert dirties. An LSM tree
+// (Pebble) appends sorted tables and merges them down its levels: a key's
+// order decides how often a row is rewritten on its way down, and whether
+// its oldest rows go by one range deletion, whose tables Pebble drops
+// whole, or row by row, by tombstones that wait for a compaction. Logs and
+// traces expire, so the Pebble load ends by deleting its oldest tenth the
+// way the scheme's keys allow (see sortsByAge) and counting the bytes
+// written until the space is reclaimed. [Report.Families] ranks the
+// schemes on each family and says what changes between the two, from
+// the run's figures.
 //
 // # Growth
 //

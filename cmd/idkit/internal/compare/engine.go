@@ -13,17 +13,19 @@ import (
 	"time"
 )
 
-// The engines a key set is loaded into. bbolt and SQLite are embedded and
-// always run; PostgreSQL and MariaDB run when a DSN names a server.
+// The engines a key set is loaded into. bbolt, SQLite and Pebble are
+// embedded and always run; PostgreSQL and MariaDB run when a DSN names a
+// server.
 const (
 	EngineBbolt    = "bbolt"
 	EngineSQLite   = "sqlite"
+	EnginePebble   = "pebble"
 	EnginePostgres = "postgres"
 	EngineMySQL    = "mysql"
 )
 
 // EngineNames lists every engine in report order.
-var EngineNames = []string{EngineBbolt, EngineSQLite, EnginePostgres, EngineMySQL}
+var EngineNames = []string{EngineBbolt, EngineSQLite, EnginePebble, EnginePostgres, EngineMySQL}
 
 // Environment variables that name the database servers when the options
 // (or the command's flags) do not.
@@ -68,6 +70,7 @@ func (l EngineLoad) Metric(key string) (float64, bool) {
 type dbLoad struct {
 	keys            keySet
 	int63           bool // 8-byte big-endian keys that fit a positive int64
+	byAge           bool // the keys sort rows by age (see sortsByAge)
 	value           []byte
 	batch           int
 	checkpointEvery int
@@ -221,6 +224,13 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 		if err != nil {
 			return fail(err)
 		}
+		engines = append(engines, e)
+		infos = append(infos, e.Info())
+	}
+	if o.NoPebble {
+		infos = append(infos, EngineInfo{Name: EnginePebble, Skipped: "switched off"})
+	} else {
+		e := openPebble(dir, o.Sync)
 		engines = append(engines, e)
 		infos = append(infos, e.Info())
 	}

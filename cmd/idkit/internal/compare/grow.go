@@ -128,20 +128,38 @@ var growTitles = map[string]string{
 	"bytes_per_key":          "bytes per key",
 	"index_bytes_per_key":    "index bytes per key",
 	"inserts_per_second":     "inserts per second",
+	"lifetime_write_amp":     "write amplification over a row's life (insert to expiry)",
+	"write_amp":              "write amplification of the load (table bytes per byte logged)",
+	"expiry_bytes_per_row":   "bytes written per expired row",
+	"lookup_blocks":          "blocks per point lookup",
 }
+
+// growExtra are the figures an engine's growth tables follow beyond the
+// verdict's and the insert rate.
+var growExtra = map[string][]string{EnginePebble: {"write_amp", "expiry_bytes_per_row", "lookup_blocks"}}
 
 // growFigures are, per engine, the figures of the growth tables: the
 // verdict's figures and the insert rate.
 func growFigures(engine string) []growFigure {
 	var out []growFigure
-	for _, f := range verdictFigures[engine] {
+	add := func(key, name string) {
 		format := fmtInt
-		if strings.HasSuffix(f.key, "_per_key") || strings.HasSuffix(f.key, "_per_insert") {
+		switch {
+		case strings.HasSuffix(key, "_amp") || strings.HasSuffix(key, "_blocks"):
+			format = fmtTwo
+		case strings.HasSuffix(key, "_per_key") || strings.HasSuffix(key, "_per_insert") || strings.HasSuffix(key, "_per_row"):
 			format = fmtOne
 		}
-		out = append(out, growFigure{f.key, cmp.Or(growTitles[f.key], f.name), format})
+		out = append(out, growFigure{key, cmp.Or(growTitles[key], name), format})
 	}
-	return append(out, growFigure{"inserts_per_second", growTitles["inserts_per_second"], fmtInt})
+	for _, f := range verdictFigures[engine] {
+		add(f.key, f.name)
+	}
+	for _, key := range growExtra[engine] {
+		add(key, key)
+	}
+	add("inserts_per_second", "")
+	return out
 }
 
 // growValue returns scheme si's figure key on engine in report r's run
@@ -232,20 +250,40 @@ func (g *Growth) figure(engine string, f growFigure) (lines []lineSeries, rows [
 }
 
 // verdictLines are the verdict's ranking at each size and whether it
-// changes.
+// changes, then the other engine family's.
 func (g *Growth) verdictLines() []string {
 	var out []string
-	for i, r := range g.Reports {
-		names := rankedNames(r.Verdict)
-		if len(names) == 0 {
-			names = []string{"no scheme meets the need"}
+	for _, v := range g.Reports[len(g.Reports)-1].verdicts() {
+		changes := false
+		var first []string
+		for i, r := range g.Reports {
+			names := rankedNames(familyVerdict(r, v.Family))
+			if i == 0 {
+				first = names
+			}
+			changes = changes || !slices.Equal(first, names)
+			if len(names) == 0 {
+				names = []string{"no scheme meets the need"}
+			}
+			out = append(out, fmt.Sprintf("%s (%s), %s: %s", v.Family, v.Engine, thousands(int64(g.Sizes[i])), strings.Join(names, ", ")))
 		}
-		out = append(out, thousands(int64(g.Sizes[i]))+": "+strings.Join(names, ", "))
+		if changes {
+			out = append(out, fmt.Sprintf("the ranking on the %s changes with N: decide at the size your table will have", v.Family))
+		} else {
+			out = append(out, fmt.Sprintf("the ranking on the %s is the same at every N", v.Family))
+		}
 	}
-	if g.RankingChanges {
-		return append(out, "the ranking changes with N: decide at the size your table will have")
+	return out
+}
+
+// familyVerdict returns r's verdict on family, or nil.
+func familyVerdict(r *Report, family string) *Verdict {
+	for _, v := range r.verdicts() {
+		if v.Family == family {
+			return v
+		}
 	}
-	return append(out, "the ranking is the same at every N")
+	return nil
 }
 
 // WriteJSON writes g as indented JSON: the sizes and each size's report.

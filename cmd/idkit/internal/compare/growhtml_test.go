@@ -66,7 +66,7 @@ func TestLineChart(t *testing.T) {
 func TestGrowthHTMLInBrowser(t *testing.T) {
 	t.Parallel()
 	bin := needChromium(t)
-	o := Options{NoSQLite: true, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.9}}
+	o := Options{NoSQLite: true, NoPebble: true, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.9}}
 	var err error
 	o.Schemes, err = Select("counter,uuidv4,traceid")
 	require.NoError(t, err)

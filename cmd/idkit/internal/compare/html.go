@@ -40,7 +40,7 @@ type htmlView struct {
 	WriterCounts []int
 	Tables       []Table
 	EngineCharts []engineChart
-	VerdictChart *figureChart
+	Verdicts     []verdictView
 	ReadCharts   []figureChart
 	Data         *Report
 	Script       template.JS
@@ -55,10 +55,33 @@ type figureChart struct {
 	Baseline               string
 }
 
-// verdictChart draws the figures the verdict ranks by, each over the
-// baseline's, in the run it read; nil without a verdict or a baseline.
-func (r *Report) verdictChart() *figureChart {
-	v, base := r.Verdict, r.baselineResult()
+// verdictView is one verdict of the page: its heading's id, whether it
+// ranks the copies of a --like run's table, and the chart of its figures.
+type verdictView struct {
+	*Verdict
+	ID    string
+	Like  bool
+	Chart *figureChart
+}
+
+// verdictViews returns the report's verdict, then the verdict on the
+// other engine family, each with its chart.
+func (r *Report) verdictViews() []verdictView {
+	var out []verdictView
+	for i, v := range r.verdicts() {
+		id := "verdict"
+		if i > 0 {
+			id += "-" + v.Engine
+		}
+		out = append(out, verdictView{Verdict: v, ID: id, Like: i == 0 && r.Config.Like != "", Chart: r.verdictChart(v, id)})
+	}
+	return out
+}
+
+// verdictChart draws the figures verdict v ranks by, each over the
+// baseline's, in the run it read; nil without a baseline.
+func (r *Report) verdictChart(v *Verdict, id string) *figureChart {
+	base := r.baselineResult()
 	if v == nil || base == nil {
 		return nil
 	}
@@ -71,7 +94,7 @@ func (r *Report) verdictChart() *figureChart {
 		keys, labels = append(keys, f.Key), append(labels, f.Name)
 	}
 	return &figureChart{
-		ID: "verdict", Title: fmt.Sprintf("The verdict's figures on %s, %d writer(s), over the %s's", v.Engine, v.Writers, base.Name),
+		ID: id, Title: fmt.Sprintf("The verdict's figures on %s, %d writer(s), over the %s's", v.Engine, v.Writers, base.Name),
 		Doc:    "Each figure the verdict ranks by, divided by the baseline's: above 2 a scheme is rejected.",
 		Engine: v.Engine, Keys: strings.Join(keys, ","), Labels: strings.Join(labels, "|"), Run: run, Baseline: base.Name,
 	}
@@ -83,6 +106,10 @@ func (r *Report) readCharts() []figureChart {
 	titles := map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
 	var out []figureChart
 	for _, e := range r.measured() {
+		if e == EnginePebble {
+			out = append(out, r.lsmCharts(e)...)
+			continue
+		}
 		if titles[e] == "" {
 			continue
 		}
@@ -95,6 +122,24 @@ func (r *Report) readCharts() []figureChart {
 	return out
 }
 
+// lsmCharts draws the reads and the expiry of an LSM engine, in the run
+// with the most writers.
+func (r *Report) lsmCharts(e string) []figureChart {
+	run := len(r.writerCounts()) - 1
+	return []figureChart{{
+		ID: "reads-" + e, Title: "Reads in " + chartTitles[e] + ": blocks per point lookup",
+		Doc:    "Blocks (index, filter, data) a lookup by key touches, over 1,000 keys spread over the table and over up to 1,000 of its newest 1% of rows; counts, the same from run to run.",
+		Engine: e, Keys: "lookup_blocks,lookup_newest_blocks", Labels: "spread over the table|newest 1%", Run: run,
+	}, {
+		ID: "expiry-" + e, Title: "Expiry in " + chartTitles[e] + ": bytes written per expired row",
+		Doc:    "Log, flush and compaction bytes from deleting the oldest tenth of the rows (one range deletion when the keys sort rows by age, else row by row) until their space was reclaimed, per expired row.",
+		Engine: e, Keys: "expiry_bytes_per_row", Labels: "bytes written per expired row", Run: run,
+	}}
+}
+
+// chartTitles name the engines in the charts' titles.
+var chartTitles = map[string]string{EngineSQLite: "SQLite", EnginePebble: "Pebble", EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
+
 // engineChart is the headline chart of a database engine.
 type engineChart struct {
 	ID, Engine, Key, Title, Head, Doc string
@@ -102,7 +147,7 @@ type engineChart struct {
 
 // engineCharts returns a chart for each database engine that ran.
 func (r *Report) engineCharts() []engineChart {
-	titles := map[string]string{EngineSQLite: "SQLite", EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
+	titles := chartTitles
 	var out []engineChart
 	for _, e := range r.measured() {
 		if e == EngineBbolt {
@@ -126,7 +171,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	var b strings.Builder
 	if err := reportTemplate.Execute(&b, htmlView{Report: r, WriterCounts: r.writerCounts(), Tables: r.tables(), EngineCharts: r.engineCharts(),
-		VerdictChart: r.verdictChart(), ReadCharts: r.readCharts(), Data: r, Script: template.JS(reportJS)}); err != nil {
+		Verdicts: r.verdictViews(), ReadCharts: r.readCharts(), Data: r, Script: template.JS(reportJS)}); err != nil {
 		return fmt.Errorf("compare: write HTML: %w", err)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

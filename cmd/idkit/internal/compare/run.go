@@ -87,6 +87,8 @@ type Options struct {
 
 	// NoSQLite skips the SQLite loads, which run by default.
 	NoSQLite bool
+	// NoPebble skips the Pebble loads, which run by default.
+	NoPebble bool
 	// PostgresDSN and MySQLDSN name the PostgreSQL and MariaDB/MySQL
 	// servers to load into; empty skips the engine. The run creates a
 	// schema (database) of its own there and drops it at the end.
@@ -242,6 +244,9 @@ type Report struct {
 	// Verdict ranks the schemes under the run's constraints, from the
 	// figures measured in the run.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// Families ranks them on each engine family the run measured, the
+	// B-tree and the LSM tree, and says what changes between the two.
+	Families *Families `json:"families,omitempty"`
 	// Columns describes every figure the reports show, once for all
 	// three of them.
 	Columns []Column `json:"columns"`
@@ -455,6 +460,9 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	if r.Verdict, err = r.Decide(o.Need, o.Engine); err != nil {
 		return nil, err
 	}
+	if r.Families, err = r.decideFamilies(o.Need, r.Verdict); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -518,7 +526,7 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 			name := e.Info().Name
 			p.label(fmt.Sprintf("%s: %s, %d writer(s)", s.Name, name, w))
 			l, err := e.Load(ctx, dbLoad{
-				keys: keys, int63: d.Int63, value: value, batch: o.BatchSize, checkpointEvery: o.CheckpointEvery,
+				keys: keys, int63: d.Int63, byAge: sortsByAge(d), value: value, batch: o.BatchSize, checkpointEvery: o.CheckpointEvery,
 				sync: o.Sync, table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
 				onBatch: func(done int) { p.partial(float64(done) / float64(o.N)) },
 			})

@@ -52,7 +52,7 @@ func TestRunShape(t *testing.T) {
 		N: smallN, Writers: smallWriters, Fills: DefaultFills, BatchSize: 500, ValueSize: DefaultValueSize,
 		PageSize: r.Config.PageSize, SpeedTimeNs: int64(time.Millisecond), CheckpointEvery: 500,
 	}, r.Config)
-	assert.Equal(t, []string{EngineBbolt, EngineSQLite}, r.measured(), "the embedded engines run by default")
+	assert.Equal(t, []string{EngineBbolt, EngineSQLite, EnginePebble}, r.measured(), "the embedded engines run by default")
 	assert.Positive(t, r.Config.PageSize)
 	assert.Positive(t, r.Seconds)
 	for _, s := range r.Schemes {
@@ -270,7 +270,8 @@ func TestWriteHTML(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, r.WriteHTML(&b))
 	page := b.String()
-	assert.Equal(t, 10, strings.Count(page, "data-chart="), "one svg per chart, the verdict's among them")
+	// Pebble adds its headline, reads, expiry and the LSM tree's verdict.
+	assert.Equal(t, 14, strings.Count(page, "data-chart="), "one svg per chart, each verdict's among them")
 	assert.Less(t, strings.Index(page, `id="verdict"`), strings.Index(page, "data-chart="), "the page opens with the verdict")
 	for _, tbl := range r.tables() {
 		assert.Contains(t, page, `<table id="table-`+tbl.ID+`">`)

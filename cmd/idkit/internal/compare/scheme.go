@@ -120,6 +120,14 @@ type Design struct {
 	Note string `json:"note,omitempty"`
 }
 
+// sortsByAge says whether a scheme's keys sort its rows by age, so that
+// the rows older than a time are the keys below a bound an application
+// can compute: keys that lead with time (the bound from the time alone)
+// and one dense sequence across all writers (the first ID issued after
+// the time, kept as a mark). A generator's own counter (DecimalId) does
+// not: a generator that starts again counts from one.
+func sortsByAge(d Design) bool { return d.TimeUnit != 0 || d.Dense }
+
 // span returns how long the time field lasts before it runs out or wraps.
 func (d Design) span() time.Duration {
 	if d.TimeUnit == 0 || d.TimeBits == 0 {

@@ -48,7 +48,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			sep = ""
 		}
 	}
-	if v := r.Verdict; v != nil {
+	for _, v := range r.verdicts() {
 		fmt.Fprintf(ew, "\n%s\n", v.title())
 		if k := v.TableKey; k != nil {
 			fmt.Fprintf(ew, "  %s\n", k.Line)
@@ -67,13 +67,47 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(ew, "  %s\n", c.Line)
 		}
 	}
+	if f := r.Families; f != nil && len(f.Changes) > 0 {
+		fmt.Fprintf(ew, "\n%s\n", familiesTitle)
+		for _, c := range f.Changes {
+			fmt.Fprintf(ew, "  - %s\n", c)
+		}
+	}
 	fmt.Fprintf(ew, "\ncompleted in %.1fs\n", r.Seconds)
 	return ew.err
 }
 
 // title heads the verdict in the reports.
 func (v *Verdict) title() string {
-	return fmt.Sprintf("VERDICT — need %s, engine %s, %d writer(s): ranked from the figures measured in this run", v.Need, v.Engine, v.Writers)
+	return fmt.Sprintf("VERDICT — need %s, engine %s, %d writer(s), %s %s: ranked from the figures measured in this run", v.Need, v.Engine, v.Writers, article(v.Family), v.Family)
+}
+
+// article is the indefinite article of a family's name.
+func article(family string) string {
+	if family == FamilyLSM {
+		return "an"
+	}
+	return "a"
+}
+
+// familiesTitle heads what changes between the engine families.
+const familiesTitle = "B-TREE AGAINST LSM TREE — what changes between the engine families, from the figures of this run"
+
+// verdicts returns the report's verdict and then the verdict on each
+// other engine family.
+func (r *Report) verdicts() []*Verdict {
+	var out []*Verdict
+	if r.Verdict != nil {
+		out = append(out, r.Verdict)
+	}
+	if r.Families != nil {
+		for _, v := range r.Families.Verdicts {
+			if v != r.Verdict {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 func (r *Report) writeHeader(w io.Writer) {

@@ -121,7 +121,9 @@ func (n Need) String() string {
 // Verdict is the ranked recommendation of a run: the schemes that meet
 // the constraints, best first, and one line for each scheme that does not.
 type Verdict struct {
-	Engine  string `json:"engine"`
+	Engine string `json:"engine"`
+	// Family is the engine's family, FamilyBTree or FamilyLSM.
+	Family  string `json:"family"`
 	Need    string `json:"need"`
 	Writers int    `json:"writers"`
 	// Basis says which figures the ranking compares.
@@ -174,6 +176,7 @@ type VerdictFigure struct {
 var verdictFigures = map[string][]verdictFigure{
 	EngineBbolt:    {{"pages_written_per_1000", "pages written"}, {"bytes_per_key", "file bytes/key"}},
 	EngineSQLite:   {{"wal_frames_per_1000", "WAL frames"}, {"bytes_per_key", "database bytes/key"}},
+	EnginePebble:   {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
 	EnginePostgres: {{"pages_dirtied_per_1000", "pages dirtied"}, {"wal_bytes_per_insert", "WAL"}, {"index_bytes_per_key", "index size"}},
 	EngineMySQL:    {{"pages_written_per_1000", "pages written"}, {"redo_bytes_per_insert", "redo"}, {"index_bytes_per_key", "clustered index size"}},
 }
@@ -258,7 +261,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		used = append(used, VerdictFigure{f.key, f.name})
 	}
 	v := &Verdict{
-		Engine: engine, Need: need.String(), Writers: counts[ri], Figures: used,
+		Engine: engine, Family: engineFamily[engine], Need: need.String(), Writers: counts[ri], Figures: used,
 		Basis: fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio),
 	}
 	if like != nil {

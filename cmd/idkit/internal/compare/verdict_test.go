@@ -76,7 +76,7 @@ func TestDecideErrors(t *testing.T) {
 	r := smallReport(t)
 	_, err := r.Decide(Need{}, EnginePostgres)
 	assert.ErrorIs(t, err, ErrOptions)
-	assert.Contains(t, err.Error(), `engine "postgres" was not measured in this run (measured: bbolt, sqlite)`)
+	assert.Contains(t, err.Error(), `engine "postgres" was not measured in this run (measured: bbolt, sqlite, pebble)`)
 	_, err = r.Decide(Need{Writers: 8}, "")
 	assert.ErrorIs(t, err, ErrOptions)
 	assert.Contains(t, err.Error(), "need writers=8, but the run measured 1 and 3 writers; run with --writers 8")

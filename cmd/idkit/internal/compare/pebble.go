@@ -1,0 +1,551 @@
+package compare
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// pebbleEngine loads each key set into a fresh Pebble store (CockroachDB's
+// LSM tree, pure Go, embedded) in a directory of the run's, and removes it
+// after the load. An LSM tree writes every insert twice at once, to its
+// log and its memtable, then flushes full memtables as sorted tables into
+// level 0 and merges them down the levels: keys that arrive in order make
+// tables that overlap nothing below them, which a compaction moves down a
+// level without rewriting them, while keys in no order overlap every table
+// below and are rewritten at each level they pass.
+//
+// The store is Pebble's defaults scaled down (pebbleOptions), so that a
+// load of the default N has the levels a store a few dozen times larger
+// has with the defaults, and it compacts one table set at a time. After
+// each batch that filled a memtable the load waits until the flush and
+// every compaction it caused have ended (settle): the tree then depends on
+// the keys alone, not on how the writer and the compactions interleaved on
+// a busy machine, so its counts repeat from run to run as the B-trees' do.
+type pebbleEngine struct {
+	dir  string
+	sync bool
+}
+
+func openPebble(dir string, sync bool) *pebbleEngine { return &pebbleEngine{dir: dir, sync: sync} }
+
+// The scaled-down tree: Pebble's defaults are a 4 MiB memtable, 2 MiB
+// level-0 tables, 64 MiB in the first level below level 0 (Lbase) and a
+// level-0 compaction at 500 tables.
+const (
+	pebbleMemTable      = 1 << 20
+	pebbleL0Table       = 256 << 10
+	pebbleLBase         = 8 << 20
+	pebbleL0Tables      = 64
+	pebbleBloomBits     = 10
+	pebbleSettleBound   = 10 * time.Minute
+	pebbleSettleRecheck = time.Millisecond
+)
+
+// pebbleOptions are the options of every store the engine opens: the
+// scaled-down tree, a bloom filter of pebbleBloomBits bits per key on every
+// level, no compression (the run's payload is one pattern, which any
+// compressor removes, leaving the keys alone to compare), no compactions
+// triggered by reads (the reads measured must not change the tree). With
+// sync the store is a directory on disk whose every commit is synced;
+// without, it lives in Pebble's in-memory file system, as the bbolt loads
+// skip fsync: the loads then measure the tree and not the shared disk,
+// nor the system calls of Pebble's small reads and writes, which took half
+// of a load's time on the project's 2-core machine. The bytes and blocks
+// counted are the same either way. events hears every flush and
+// compaction end.
+func pebbleOptions(sync bool, events *pebbleEvents) *pebble.Options {
+	o := &pebble.Options{
+		MemTableSize:              pebbleMemTable,
+		LBaseMaxBytes:             pebbleLBase,
+		L0CompactionFileThreshold: pebbleL0Tables,
+		Logger:                    pebbleLogger{},
+		EventListener:             events.listener(),
+	}
+	o.TargetFileSizes[0] = pebbleL0Table
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(pebbleBloomBits)
+		o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+	}
+	o.Experimental.ReadSamplingMultiplier = -1
+	if !sync {
+		o.FS = vfs.NewMem()
+	}
+	return o
+}
+
+func (e *pebbleEngine) Info() EngineInfo {
+	return EngineInfo{
+		Name: EnginePebble, Version: "Pebble" + driver("github.com/cockroachdb/pebble/v2"),
+		Settings: fmt.Sprintf("Pebble's defaults scaled down: %s memtable, %s level-0 tables, Lbase %s, level-0 compaction at %d tables; bloom filters %d bits/key on every level, no compression, one compaction at a time, settled after each flush; %s",
+			bytesText(pebbleMemTable), bytesText(pebbleL0Table), bytesText(pebbleLBase), pebbleL0Tables, pebbleBloomBits,
+			map[bool]string{true: "on disk, fsync on", false: "in memory (vfs.NewMem), as fsync is off"}[e.sync]),
+	}
+}
+
+func (e *pebbleEngine) Close(context.Context) error { return nil }
+
+// pebbleLogger keeps Pebble's log lines ("Found 0 WALs") out of the
+// run's output; errors reach the load through pebbleEvents.
+type pebbleLogger struct{}
+
+func (pebbleLogger) Infof(string, ...any)  {}
+func (pebbleLogger) Errorf(string, ...any) {}
+func (pebbleLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("compare: pebble: "+format, args...))
+}
+
+// pebbleEvents wakes a load that waits for the tree to settle at each
+// flush or compaction end, and keeps Pebble's first background error.
+type pebbleEvents struct {
+	wake chan struct{}
+	mu   sync.Mutex
+	err  error
+}
+
+func newPebbleEvents() *pebbleEvents { return &pebbleEvents{wake: make(chan struct{}, 1)} }
+
+func (ev *pebbleEvents) listener() *pebble.EventListener {
+	poke := func() {
+		select {
+		case ev.wake <- struct{}{}:
+		default:
+		}
+	}
+	return &pebble.EventListener{
+		FlushEnd:      func(pebble.FlushInfo) { poke() },
+		CompactionEnd: func(pebble.CompactionInfo) { poke() },
+		BackgroundError: func(err error) {
+			ev.mu.Lock()
+			if ev.err == nil {
+				ev.err = err
+			}
+			ev.mu.Unlock()
+			poke()
+		},
+	}
+}
+
+func (ev *pebbleEvents) failed() error {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.err
+}
+
+// lsm is one open store and what the load knows of its background work.
+type lsm struct {
+	db      *pebble.DB
+	events  *pebbleEvents
+	flushes int64 // flushes settled so far
+}
+
+// settle waits until no flush or compaction runs or waits to run, and,
+// with stats, until Pebble has read the statistics of every table (it
+// schedules the compactions that drop deleted data from them). A
+// compaction that ends schedules the next a moment after it leaves the
+// counts, so a quiet tree is confirmed once more after a millisecond or
+// the next event, with the same count of compactions.
+func (s *lsm) settle(ctx context.Context, stats bool) error {
+	bound := time.NewTimer(pebbleSettleBound)
+	defer bound.Stop()
+	type counts struct{ flushes, compactions int64 }
+	var confirm *counts
+	for {
+		if err := s.events.failed(); err != nil {
+			return fmt.Errorf("background work: %w", err)
+		}
+		m := s.db.Metrics()
+		quiet := m.Flush.NumInProgress == 0 && m.Compact.NumInProgress == 0
+		if quiet {
+			waiting, _ := s.db.GetWaitingCompaction()
+			quiet = !waiting
+		}
+		if quiet && stats {
+			loaded, err := s.statsLoaded()
+			if err != nil {
+				return err
+			}
+			quiet = loaded
+		}
+		now := counts{m.Flush.Count, m.Compact.Count}
+		switch {
+		case !quiet:
+			confirm = nil
+		case confirm != nil && *confirm == now:
+			s.flushes = m.Flush.Count
+			return nil
+		default:
+			confirm = &now
+		}
+		recheck := time.NewTimer(pebbleSettleRecheck)
+		select {
+		case <-ctx.Done():
+			recheck.Stop()
+			return ctx.Err()
+		case <-bound.C:
+			recheck.Stop()
+			return fmt.Errorf("flushes and compactions still running after %v", pebbleSettleBound)
+		case <-s.events.wake:
+		case <-recheck.C:
+		}
+		recheck.Stop()
+	}
+}
+
+// statsLoaded says whether Pebble has read the statistics of every table
+// of the tree (a table without them reports no entries).
+func (s *lsm) statsLoaded() (bool, error) {
+	levels, err := s.db.SSTables()
+	if err != nil {
+		return false, err
+	}
+	for _, l := range levels {
+		for _, t := range l {
+			if t.TableStats.NumEntries+t.TableStats.NumDeletions == 0 {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// busy says whether the last commit started background work: a flush
+// running or done since the last settle, or a compaction.
+func (s *lsm) busy() bool {
+	m := s.db.Metrics()
+	return m.Flush.NumInProgress > 0 || m.Flush.Count != s.flushes || m.Compact.NumInProgress > 0
+}
+
+// lsmWrites are the bytes a store has written: to its log, and to tables
+// by flushes and by compactions, and those moved down a level unwritten.
+type lsmWrites struct {
+	wal, flushed, compacted, moved uint64
+}
+
+func writesOf(m *pebble.Metrics) lsmWrites {
+	w := lsmWrites{wal: m.WAL.BytesWritten}
+	for _, l := range m.Levels {
+		w.flushed += l.TableBytesFlushed
+		w.compacted += l.TableBytesCompacted
+		w.moved += l.TableBytesMoved
+	}
+	return w
+}
+
+func (w lsmWrites) sub(v lsmWrites) lsmWrites {
+	return lsmWrites{w.wal - v.wal, w.flushed - v.flushed, w.compacted - v.compacted, w.moved - v.moved}
+}
+
+// total is every byte written to the disk: the log, flushes and
+// compactions.
+func (w lsmWrites) total() uint64 { return w.wal + w.flushed + w.compacted }
+
+// liveBytes is the size of the tree's tables.
+func liveBytes(m *pebble.Metrics) int64 {
+	var n int64
+	for _, l := range m.Levels {
+		n += l.TablesSize
+	}
+	return n
+}
+
+// blockAccesses is the count of block cache lookups, hits and misses: the
+// blocks (index, filter, data) that reads touched.
+func blockAccesses(m *pebble.Metrics) int64 { return m.BlockCache.Hits + m.BlockCache.Misses }
+
+func (e *pebbleEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
+	out := EngineLoad{Engine: EnginePebble, ColumnType: fmt.Sprintf("%d-byte key", l.keys.Len), Metrics: map[string]float64{}}
+	dir := filepath.Join(e.dir, l.table+".pebble")
+	fail := func(what string, err error) (EngineLoad, error) {
+		return out, fmt.Errorf("compare: pebble: %s %s: %w", what, dir, err)
+	}
+	events := newPebbleEvents()
+	db, err := pebble.Open(dir, pebbleOptions(e.sync, events))
+	if err != nil {
+		return fail("open", err)
+	}
+	defer os.RemoveAll(dir)
+	open := true
+	defer func() {
+		if open {
+			db.Close()
+		}
+	}()
+	s := &lsm{db: db, events: events}
+	write := pebble.NoSync
+	if e.sync {
+		write = pebble.Sync
+	}
+	n := l.keys.N()
+	start := time.Now()
+	insert := func(lo, hi int) error {
+		b := db.NewBatch()
+		for i := lo; i < hi; i++ {
+			if err := b.Set(l.keys.At(i), l.value, nil); err != nil {
+				b.Close()
+				return err
+			}
+		}
+		if err := b.Commit(write); err != nil {
+			b.Close()
+			return err
+		}
+		if err := b.Close(); err != nil {
+			return err
+		}
+		if s.busy() {
+			return s.settle(ctx, false)
+		}
+		return ctx.Err()
+	}
+	if _, err := l.batches(insert, nil); err != nil {
+		return fail("load", err)
+	}
+	if err := db.Flush(); err != nil {
+		return fail("flush", err)
+	}
+	if err := s.settle(ctx, false); err != nil {
+		return fail("settle", err)
+	}
+	spent := time.Since(start)
+	m := db.Metrics()
+	w := writesOf(m)
+	m2 := out.Metrics
+	m2["inserts_per_second"] = rate(n, spent)
+	m2["bytes_in"] = float64(w.wal)
+	m2["bytes_flushed"] = float64(w.flushed)
+	m2["bytes_compacted"] = float64(w.compacted)
+	m2["bytes_moved"] = float64(w.moved)
+	if w.wal > 0 {
+		m2["write_amp"] = float64(w.flushed+w.compacted) / float64(w.wal)
+		m2["moved_per_byte_in"] = float64(w.moved) / float64(w.wal)
+	}
+	live := liveBytes(m)
+	m2["table_bytes"] = float64(live)
+	m2["bytes_per_key"] = perKey(float64(live), n)
+	if rows := float64(n) * float64(l.keys.Len+len(l.value)); rows > 0 {
+		m2["space_amp"] = float64(live) / rows
+	}
+	m2["read_amp"] = float64(m.ReadAmp())
+	m2["tables"] = float64(m.Total().TablesCount)
+	if err := e.reads(ctx, s, l, m2); err != nil {
+		return fail("reads", err)
+	}
+	if err := e.expire(ctx, s, l, write, m2); err != nil {
+		return fail("expiry", err)
+	}
+	open = false
+	if err := db.Close(); err != nil {
+		return fail("close", err)
+	}
+	return out, nil
+}
+
+// reads counts the rows of the settled tree, and measures the blocks a point lookup (Get)
+// touches and the tables its bloom filters rule out, over keys spread
+// over the table and over its newest 1%, and the blocks a range scan
+// through the key that reads the newest 1% touches.
+func (e *pebbleEngine) reads(ctx context.Context, s *lsm, l dbLoad, m map[string]float64) error {
+	n := l.keys.N()
+	spread, newest := lookupKeys(n)
+	for _, q := range []struct {
+		key  string
+		keys []int
+	}{{"lookup", spread}, {"lookup_newest", newest}} {
+		before := s.db.Metrics()
+		for _, i := range q.keys {
+			v, closer, err := s.db.Get(l.keys.At(i))
+			if err != nil {
+				return fmt.Errorf("point lookup of key %d: %w", i, err)
+			}
+			ok := bytes.Equal(v, l.value)
+			if err := closer.Close(); err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("point lookup of key %d read another value", i)
+			}
+		}
+		after := s.db.Metrics()
+		k := float64(len(q.keys))
+		m[q.key+"_blocks"] = float64(blockAccesses(after)-blockAccesses(before)) / k
+		m[q.key+"_filter_hits"] = float64(after.Filter.Hits-before.Filter.Hits) / k
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	_, all, _, err := scanBlocks(s.db, nil, nil)
+	if err != nil {
+		return fmt.Errorf("read every row: %w", err)
+	}
+	m["rows"] = float64(all)
+	lowest := lowestNewest(l)
+	blocks, rows, _, err := scanBlocks(s.db, l.keys.At(lowest), nil)
+	if err != nil {
+		return fmt.Errorf("range scan of the newest rows: %w", err)
+	}
+	m["newest_scan_blocks"] = float64(blocks)
+	m["newest_scan_rows"] = float64(rows) / float64(n-newestStart(n))
+	return nil
+}
+
+// scanBlocks reads every row from lower up to upper (nil: the end) and
+// returns the blocks it touched, the rows it returned, and the deleted
+// entries it stepped over (tombstones and the rows they hide).
+func scanBlocks(db *pebble.DB, lower, upper []byte) (blocks, rows, skipped int64, err error) {
+	before := db.Metrics()
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		rows++
+	}
+	st := it.Stats().InternalStats
+	if err := it.Close(); err != nil {
+		return 0, 0, 0, err
+	}
+	after := db.Metrics()
+	return blockAccesses(after) - blockAccesses(before), rows, int64(st.PointCount) - rows + int64(st.PointsCoveredByRangeTombstones), nil
+}
+
+// expireShare is the share of a table's oldest rows the expiry deletes.
+const expireShare = 10 // 1 / expireShare of the rows
+
+// reclaimedShare is how much of the expired rows' share of the tables
+// must be gone before the expiry counts as reclaimed.
+const reclaimedShare = 0.9
+
+// expire deletes the oldest tenth of the rows the way the keys allow and
+// measures what reclaiming their space costs, from a tree compacted into
+// its last level, where a store that has run a while keeps its oldest
+// rows (that compaction is not counted). Keys that sort rows by age
+// (l.byAge: they lead with time, or count up from one sequence) delete
+// the tenth with the least keys by one range deletion, which an
+// application issues from a time alone; other keys delete the first
+// tenth in generation order row by row, in batches. The store then
+// flushes and settles (its own compactions, among them the delete-only
+// ones that drop whole tables under a range deletion); when its tables
+// have not shrunk by reclaimedShare of the expired share by then, as
+// when tombstones wait in upper levels for more writes to push them down,
+// a manual compaction of the expired keys' range reclaims the space. The
+// figures are the bytes written and the time from the deletion to
+// reclaimed, and the blocks and deleted entries a scan over the expired
+// keys' range meets before the manual compaction.
+func (e *pebbleEngine) expire(ctx context.Context, s *lsm, l dbLoad, write *pebble.WriteOptions, m map[string]float64) error {
+	n := l.keys.N()
+	d := n / expireShare
+	if d == 0 {
+		return nil
+	}
+	// The oldest rows of a store that has run a while lie in its last
+	// level: the tree is compacted there first, outside the figures.
+	if err := s.db.Compact(ctx, []byte{}, bytes.Repeat([]byte{0xff}, l.keys.Len+1), false); err != nil {
+		return fmt.Errorf("compact the tree into its last level: %w", err)
+	}
+	if err := s.settle(ctx, true); err != nil {
+		return err
+	}
+	before := s.db.Metrics()
+	w0, live0 := writesOf(before), liveBytes(before)
+	var lower, upper []byte // the expired keys' range, upper exclusive
+	start := time.Now()
+	if l.byAge {
+		sorted := make([][]byte, n)
+		for i := range sorted {
+			sorted[i] = l.keys.At(i)
+		}
+		slices.SortFunc(sorted, bytes.Compare)
+		lower, upper = sorted[0], sorted[d]
+		if err := s.db.DeleteRange(lower, upper, write); err != nil {
+			return fmt.Errorf("range deletion: %w", err)
+		}
+		m["expiry_range"] = 1
+	} else {
+		lower, upper = l.keys.At(0), l.keys.At(0)
+		for lo := 0; lo < d; lo += l.batch {
+			b := s.db.NewBatch()
+			for i := lo; i < min(lo+l.batch, d); i++ {
+				k := l.keys.At(i)
+				if bytes.Compare(k, lower) < 0 {
+					lower = k
+				}
+				if bytes.Compare(k, upper) > 0 {
+					upper = k
+				}
+				if err := b.Delete(k, nil); err != nil {
+					b.Close()
+					return err
+				}
+			}
+			if err := errors.Join(b.Commit(write), b.Close()); err != nil {
+				return fmt.Errorf("delete rows: %w", err)
+			}
+			if s.busy() {
+				if err := s.settle(ctx, true); err != nil {
+					return err
+				}
+			}
+		}
+		upper = append(slices.Clone(upper), 0) // past the greatest expired key
+		m["expiry_range"] = 0
+	}
+	if err := s.db.Flush(); err != nil {
+		return err
+	}
+	if err := s.settle(ctx, true); err != nil {
+		return err
+	}
+	expiredBytes := float64(live0) * float64(d) / float64(n)
+	reclaimed := func() (bool, *pebble.Metrics) {
+		mm := s.db.Metrics()
+		return float64(live0-liveBytes(mm)) >= reclaimedShare*expiredBytes, mm
+	}
+	blocks, _, skipped, err := scanBlocks(s.db, lower, upper)
+	if err != nil {
+		return fmt.Errorf("scan of the expired range: %w", err)
+	}
+	m["expiry_scan_blocks"] = float64(blocks)
+	m["expiry_scan_skipped"] = float64(skipped)
+	m["expiry_manual"] = 0
+	done, after := reclaimed()
+	m["expiry_reclaimed_auto"] = float64(live0-liveBytes(after)) / expiredBytes
+	if !done {
+		m["expiry_manual"] = 1
+		if err := s.db.Compact(ctx, lower, upper, false); err != nil {
+			return fmt.Errorf("manual compaction: %w", err)
+		}
+		if err := s.settle(ctx, true); err != nil {
+			return err
+		}
+		done, after = reclaimed()
+	}
+	spent := time.Since(start)
+	if !done {
+		return fmt.Errorf("the tables hold %s after deleting %d of %d rows from %s and compacting the range", bytesText(liveBytes(after)), d, n, bytesText(live0))
+	}
+	w := writesOf(after).sub(w0)
+	m["expiry_rows"] = float64(d)
+	m["expiry_bytes"] = float64(w.total())
+	m["expiry_bytes_per_row"] = float64(w.total()) / float64(d)
+	m["expiry_seconds"] = spent.Seconds()
+	m["expiry_reclaimed"] = float64(live0-liveBytes(after)) / expiredBytes
+	// Over the rows' life every tenth expires as this one did: the bytes
+	// it wrote, over its rows' share of the log, add to the load's
+	// amplification.
+	if in := m["bytes_in"]; in > 0 {
+		m["lifetime_write_amp"] = m["write_amp"] + float64(w.total())*float64(n)/float64(d)/in
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+package compare
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pebbleOnly returns options that run the embedded bbolt (which every run
+// has) at one fill and Pebble.
+func pebbleOnly(t *testing.T, n, writers int, schemes string) Options {
+	t.Helper()
+	s, err := Select(schemes)
+	require.NoError(t, err)
+	return Options{N: n, Writers: writers, Schemes: s, NoSQLite: true, SpeedTime: time.Millisecond, Dir: t.TempDir(),
+		Fills: []float64{0.9}, Engine: EnginePebble}
+}
+
+// TestPebbleEveryScheme loads every scheme's keys into Pebble and reads
+// them back: every row is there, and every point lookup (which checks
+// the value it reads) and range scan finds its rows.
+func TestPebbleEveryScheme(t *testing.T) {
+	t.Parallel()
+	r, err := Run(pebbleOnly(t, 20_000, 2, "all"))
+	require.NoError(t, err)
+	require.Equal(t, EnginePebble, r.engine(EnginePebble).Name)
+	require.Empty(t, r.engine(EnginePebble).Skipped)
+	for _, s := range r.Schemes {
+		for _, run := range s.Runs {
+			l, ok := run.engineLoad(EnginePebble)
+			require.True(t, ok, "%s: no pebble load", s.Name)
+			want := float64(20_000 - run.Order.Duplicates)
+			assert.Equal(t, want, l.Metrics["rows"], "%s, %d writers: rows read back", s.Name, run.Writers)
+			assert.GreaterOrEqual(t, l.Metrics["newest_scan_rows"], 1.0, "%s: the scan reads the newest rows at least", s.Name)
+			assert.Equal(t, 2_000.0, l.Metrics["expiry_rows"], "%s: a tenth of the rows expired", s.Name)
+			assert.GreaterOrEqual(t, l.Metrics["expiry_reclaimed"], reclaimedShare, "%s: the expired rows' space is reclaimed", s.Name)
+		}
+	}
+}
+
+// TestPebbleDirection checks, at N = 200,000 with one writer, what follows
+// from how an LSM tree takes ordered and random keys: the counter's and
+// TraceId's tables overlap nothing below them and move down unwritten,
+// while UUIDv4's are rewritten at each level (at least twice the
+// counter's write amplification); lookups of random keys consult more
+// tables, and the newest 1% of them lie all over the tree; a range
+// deletion expires the oldest tenth of time-ordered keys, where random
+// keys delete row by row and write at least 10 times the bytes to
+// reclaim the space.
+func TestPebbleDirection(t *testing.T) {
+	t.Parallel()
+	r, err := Run(pebbleOnly(t, 200_000, 1, "counter,traceid,decimalid,uuidv4"))
+	require.NoError(t, err)
+	f := map[string]map[string]float64{}
+	for _, s := range r.Schemes {
+		f[s.Name] = loadFigures(t, s.Runs[0], EnginePebble)
+		t.Logf("%s: %v", s.Name, f[s.Name])
+	}
+	c, u := f["counter"], f["uuidv4"]
+	assert.Less(t, c["write_amp"], 1.2, "the counter's tables are flushed once")
+	assert.Greater(t, u["write_amp"], 2*c["write_amp"], "uuidv4's are rewritten at each level")
+	assert.Greater(t, c["moved_per_byte_in"], 0.1, "the counter's tables move down a level unwritten")
+	assert.Zero(t, u["moved_per_byte_in"], "uuidv4's tables overlap every table below them")
+	assert.Greater(t, u["lookup_filter_hits"], 0.5, "a uuidv4 lookup meets tables its bloom filters rule out")
+	assert.Greater(t, u["newest_scan_blocks"], 10*c["newest_scan_blocks"])
+	assert.Equal(t, 1.0, c["newest_scan_rows"])
+
+	for name, ranged := range map[string]float64{"counter": 1, "traceid": 1, "decimalid": 0, "uuidv4": 0} {
+		assert.Equal(t, ranged, f[name]["expiry_range"], "%s: a range deletion iff the keys sort rows by age", name)
+	}
+	assert.GreaterOrEqual(t, u["expiry_bytes"], 10*c["expiry_bytes"], "the counter's expiry writes at least 10x fewer bytes than uuidv4's")
+	assert.Equal(t, 0.0, c["expiry_manual"], "Pebble drops the counter's expired tables itself")
+	assert.Equal(t, 1.0, u["expiry_manual"], "uuidv4's tombstones wait for a compaction")
+	assert.Greater(t, u["expiry_scan_skipped"], 2_000.0, "a scan over uuidv4's expired range steps over its tombstones")
+
+	// The verdict ranks on each family and says what changes, from
+	// these figures.
+	require.NotNil(t, r.Families)
+	require.Len(t, r.Families.Verdicts, 2)
+	bt, lsm := r.Families.Verdicts[0], r.Families.Verdicts[1]
+	assert.Equal(t, [2]string{FamilyBTree, EngineBbolt}, [2]string{bt.Family, bt.Engine})
+	assert.Equal(t, [2]string{FamilyLSM, EnginePebble}, [2]string{lsm.Family, lsm.Engine})
+	assert.Same(t, r.Verdict, lsm, "the run's verdict is on --engine pebble")
+	for _, v := range r.Families.Verdicts {
+		assert.NotEmpty(t, v.Ranked, "%s ranks schemes", v.Family)
+		assert.Contains(t, rankedNames(v), "traceid", v.Family)
+	}
+	rejected := func(v *Verdict) []string {
+		var out []string
+		for _, x := range v.Rejected {
+			out = append(out, x.Scheme)
+		}
+		return out
+	}
+	assert.Contains(t, rejected(bt), "uuidv4")
+	assert.Contains(t, rejected(lsm), "uuidv4")
+	changes := strings.Join(r.Families.Changes, "\n")
+	t.Log(changes)
+	assert.Regexp(t, `uuidv4, the costliest on bbolt \(pages written \d+\.\dx the counter's\), writes \d+\.\dx the counter's bytes to tables on pebble: random keys cost an LSM tree less than a B-tree`, changes)
+	assert.Regexp(t, `by a range deletion \(2 schemes whose keys sort rows by age\) .* row by row \(2 schemes\) .*: only keys that sort rows by age expire cheaply`, changes)
+	var text bytes.Buffer
+	require.NoError(t, r.WriteTable(&text))
+	for _, want := range []string{"engine bbolt, 1 writer(s), a B-tree", "engine pebble, 1 writer(s), an LSM tree", familiesTitle, "LSM TREE: WRITES, READS AND EXPIRY IN PEBBLE"} {
+		assert.Contains(t, text.String(), want)
+	}
+}
+
+// TestPebbleAgreesWithMetrics loads the same keys twice: through the
+// engine, and through a plain program that writes them to Pebble with
+// the same options in batches of 1,000, waits out the flushes and
+// compactions each batch starts, looks up the same keys, expires the
+// same rows, and reads what Pebble reports in Metrics(). The figures
+// must agree within 5%.
+func TestPebbleAgreesWithMetrics(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"counter", "uuidv4"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Lookup(name)
+			require.NoError(t, err)
+			gens, err := s.New(1)
+			require.NoError(t, err)
+			keys, err := generate(gens, s.KeyLen, 200_000, nil)
+			require.NoError(t, err)
+			require.NoError(t, CloseGenerators(gens))
+			value := make([]byte, DefaultValueSize)
+			for i := range value {
+				value[i] = byte(i)
+			}
+			l := dbLoad{keys: keys, int63: s.Design().Int63, byAge: sortsByAge(s.Design()), value: value, batch: 1000, table: "plain"}
+			got, err := openPebble(t.TempDir(), false).Load(context.Background(), l)
+			require.NoError(t, err)
+			want := plainPebble(t, l)
+			t.Logf("engine %v", got.Metrics)
+			t.Logf("plain  %v", want)
+			for key, w := range want {
+				g, ok := got.Metrics[key]
+				require.True(t, ok, "the engine has no %s", key)
+				if w == 0 {
+					assert.Zero(t, g, key)
+					continue
+				}
+				assert.InEpsilon(t, w, g, 0.05, key)
+			}
+		})
+	}
+}
+
+// plainPebble writes l's keys to Pebble as a plain program would, with
+// the engine's options spelled out, and returns Pebble's own figures
+// under the engine's names.
+func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
+	t.Helper()
+	wake := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	o := &pebble.Options{
+		FS: vfs.NewMem(), MemTableSize: 1 << 20, LBaseMaxBytes: 8 << 20, L0CompactionFileThreshold: 64,
+		Logger:        pebbleLogger{},
+		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { poke() }, CompactionEnd: func(pebble.CompactionInfo) { poke() }},
+	}
+	o.TargetFileSizes[0] = 256 << 10
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+	}
+	o.Experimental.ReadSamplingMultiplier = -1
+	db, err := pebble.Open("plain", o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	quiet := func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			m := db.Metrics()
+			waiting, _ := db.GetWaitingCompaction()
+			if m.Flush.NumInProgress == 0 && m.Compact.NumInProgress == 0 && !waiting {
+				return
+			}
+			require.True(t, time.Now().Before(deadline), "Pebble's flushes and compactions did not end within 2 minutes")
+			select {
+			case <-wake:
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	n := l.keys.N()
+	for lo := 0; lo < n; lo += 1000 {
+		b := db.NewBatch()
+		for i := lo; i < min(lo+1000, n); i++ {
+			require.NoError(t, b.Set(l.keys.At(i), l.value, nil))
+		}
+		require.NoError(t, b.Commit(pebble.NoSync))
+		require.NoError(t, b.Close())
+		quiet()
+	}
+	require.NoError(t, db.Flush())
+	quiet()
+	m := db.Metrics()
+	total := m.Total()
+	out := map[string]float64{
+		"write_amp":   total.WriteAmp() - 1, // Total counts the log's bytes as flushed
+		"bytes_moved": float64(total.TableBytesMoved),
+		"table_bytes": float64(total.TablesSize),
+		"read_amp":    float64(m.ReadAmp()),
+	}
+	spread, newest := lookupKeys(n)
+	for _, q := range []struct {
+		key  string
+		keys []int
+	}{{"lookup", spread}, {"lookup_newest", newest}} {
+		before := db.Metrics()
+		for _, i := range q.keys {
+			v, closer, err := db.Get(l.keys.At(i))
+			require.NoError(t, err)
+			require.Equal(t, l.value, v)
+			require.NoError(t, closer.Close())
+		}
+		after := db.Metrics()
+		k := float64(len(q.keys))
+		out[q.key+"_blocks"] = float64(after.BlockCache.Hits+after.BlockCache.Misses-before.BlockCache.Hits-before.BlockCache.Misses) / k
+		out[q.key+"_filter_hits"] = float64(after.Filter.Hits-before.Filter.Hits) / k
+	}
+	// The oldest tenth: by one range deletion of the least keys when they
+	// sort rows by age, else the first rows one by one, then Pebble's own
+	// compactions, and one of the range when they leave the space.
+	written := func(m *pebble.Metrics) float64 {
+		tot := m.Total()
+		return float64(m.WAL.BytesWritten + tot.TableBytesFlushed - tot.TableBytesIn + tot.TableBytesCompacted)
+	}
+	// From a tree compacted into its last level, as the engine does.
+	require.NoError(t, db.Compact(context.Background(), []byte{}, bytes.Repeat([]byte{0xff}, l.keys.Len+1), false))
+	quiet()
+	before := db.Metrics()
+	d := n / 10
+	var lower, upper []byte
+	if l.byAge {
+		sorted := make([][]byte, n)
+		for i := range sorted {
+			sorted[i] = l.keys.At(i)
+		}
+		slices.SortFunc(sorted, bytes.Compare)
+		lower, upper = sorted[0], sorted[d]
+		require.NoError(t, db.DeleteRange(lower, upper, pebble.NoSync))
+	} else {
+		lower, upper = slices.Clone(l.keys.At(0)), slices.Clone(l.keys.At(0))
+		for lo := 0; lo < d; lo += 1000 {
+			b := db.NewBatch()
+			for i := lo; i < min(lo+1000, d); i++ {
+				lower, upper = minBytes(lower, l.keys.At(i)), maxBytes(upper, l.keys.At(i))
+				require.NoError(t, b.Delete(l.keys.At(i), nil))
+			}
+			require.NoError(t, b.Commit(pebble.NoSync))
+			require.NoError(t, b.Close())
+			quiet()
+		}
+		upper = append(upper, 0)
+	}
+	require.NoError(t, db.Flush())
+	quiet()
+	expired := float64(before.Total().TablesSize) / 10
+	if float64(before.Total().TablesSize-db.Metrics().Total().TablesSize) < 0.9*expired {
+		require.NoError(t, db.Compact(context.Background(), lower, upper, false))
+		quiet()
+	}
+	out["expiry_bytes"] = written(db.Metrics()) - written(before)
+	return out
+}
+
+func minBytes(a, b []byte) []byte {
+	if bytes.Compare(b, a) < 0 {
+		return b
+	}
+	return a
+}
+
+func maxBytes(a, b []byte) []byte {
+	if bytes.Compare(b, a) > 0 {
+		return b
+	}
+	return a
+}
