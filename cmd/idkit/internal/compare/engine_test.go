@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -140,7 +141,17 @@ func assertVerdictFollowsNeed(t *testing.T, r *Report, engine string) {
 	best, rejected := top(Need{})
 	assert.Equal(t, "traceid", best, "with no constraints the 8-byte ordered key wins")
 	assert.Contains(t, rejected, "counter")
-	assert.Regexp(t, `^[a-zA-Z ]+ \d+\.\dx the counter's`, rejected["uuidv4"], "uuidv4 is rejected for a measured figure")
+	v, err := r.Decide(Need{}, engine)
+	require.NoError(t, err)
+	if strings.Contains(v.Basis, "left out: another session wrote to the server") {
+		// Another test wrote to the same server during a load: the
+		// server's write counters are left out, and UUIDv4 is rejected
+		// on what remains, or ranks last.
+		_, isRejected := rejected["uuidv4"]
+		assert.True(t, isRejected || v.Ranked[len(v.Ranked)-1].Scheme == "uuidv4", "uuidv4 rejected or last: %s", v.Basis)
+	} else {
+		assert.Regexp(t, `^[a-zA-Z ]+ \d+\.\dx the counter's`, rejected["uuidv4"], "uuidv4 is rejected for a measured figure")
+	}
 
 	best, rejected = top(Need{Rate: 5_000_000})
 	assert.Equal(t, "ulid", best, "traceid cannot issue 5,000,000 IDs a second")

@@ -181,6 +181,37 @@ var verdictFigures = map[string][]verdictFigure{
 	EngineMySQL:    {{"pages_written_per_1000", "pages written"}, {"redo_bytes_per_insert", "redo"}, {"index_bytes_per_key", "clustered index size"}},
 }
 
+// serverWide are the verdict figures that a server's own counters give,
+// which count every session's writes: a load that another session wrote
+// beside ("disturbed") has them wrong.
+var serverWide = map[string]bool{"pages_written_per_1000": true, "redo_bytes_per_insert": true}
+
+// undisturbedFigures returns figs without the server-wide write figures of
+// engine where another session wrote during a candidate's load in run ri,
+// and the notes that say which were left out and why: the ranking goes on
+// what remains, never on counts that hold other sessions' writes.
+func undisturbedFigures(engine string, figs []verdictFigure, candidates []*Result, ri int) ([]verdictFigure, []string) {
+	var disturbed []string
+	for _, s := range candidates {
+		if d, ok := figure(s, engine, ri, "disturbed"); ok && d == 1 {
+			disturbed = append(disturbed, s.Name)
+		}
+	}
+	if len(disturbed) == 0 {
+		return figs, nil
+	}
+	var kept []verdictFigure
+	var notes []string
+	for _, f := range figs {
+		if serverWide[f.key] {
+			notes = append(notes, fmt.Sprintf("%s left out: another session wrote to the server during the loads of %s", f.name, strings.Join(disturbed, ", ")))
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return kept, notes
+}
+
 // figure returns a scheme's verdict figure for engine in run ri.
 func figure(s *Result, engine string, ri int, key string) (float64, bool) {
 	if ri >= len(s.Runs) {
@@ -253,6 +284,8 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	var leftOut []string
 	if like != nil {
 		figs, leftOut = likeFigures(like, candidates, ri)
+	} else {
+		figs, leftOut = undisturbedFigures(engine, figs, candidates, ri)
 	}
 	var names []string
 	var used []VerdictFigure
@@ -266,9 +299,9 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	}
 	if like != nil {
 		v.Basis = fmt.Sprintf("%s of the copies of your table on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio)
-		for _, l := range leftOut {
-			v.Basis += "; " + l
-		}
+	}
+	for _, l := range leftOut {
+		v.Basis += "; " + l
 	}
 	// Each figure is compared with the baseline's; without a baseline in
 	// the run, with the best of the schemes.

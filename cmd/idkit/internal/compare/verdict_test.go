@@ -171,3 +171,36 @@ func TestDecideJSSafe(t *testing.T) {
 	}
 	assert.Contains(t, rejected["segment-bbolt"], "a dense counter passes 2^53 after 29 years at 10,000,000 IDs/s, need js-safe for 100")
 }
+
+// TestVerdictLeavesOutDisturbedServerCounters: on a plain InnoDB run, a
+// load that another session wrote beside has the server's write counters
+// (pages written, redo) wrong: the verdict leaves them out, by name, and
+// ranks on the index sizes; on quiet loads it ranks on all three.
+func TestVerdictLeavesOutDisturbedServerCounters(t *testing.T) {
+	t.Parallel()
+	build := func(disturbed string) *Report {
+		r := likeReport(EngineMySQL, LikeTable{},
+			likeLoad{name: "counter", kind: Baseline, pkBytes: 100_000, server: map[string]float64{"pages_written_per_1000": 20, "redo_bytes_per_insert": 200}},
+			likeLoad{name: "traceid", pkBytes: 100_000, server: map[string]float64{"pages_written_per_1000": 21, "redo_bytes_per_insert": 210}},
+			likeLoad{name: "ulid", keyBytes: 16, pkBytes: 160_000, server: map[string]float64{"pages_written_per_1000": 5, "redo_bytes_per_insert": 100}},
+		)
+		r.Like, r.Config.Like = nil, ""
+		for i := range r.Schemes {
+			if r.Schemes[i].Name == disturbed {
+				r.Schemes[i].Runs[0].Engines[0].Metrics["disturbed"] = 1
+			}
+		}
+		return r
+	}
+	quiet, err := build("").Decide(Need{}, EngineMySQL)
+	require.NoError(t, err)
+	assert.NotContains(t, quiet.Basis, "left out")
+	assert.Equal(t, "ulid", quiet.Ranked[0].Scheme, "its quiet counters are lower")
+
+	v, err := build("ulid").Decide(Need{}, EngineMySQL)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(v.Basis, "clustered index size on mysql"), v.Basis)
+	assert.Contains(t, v.Basis, "; pages written left out: another session wrote to the server during the loads of ulid")
+	assert.Contains(t, v.Basis, "; redo left out: another session wrote to the server during the loads of ulid")
+	assert.Equal(t, "traceid", v.Ranked[0].Scheme, "the 8-byte key, on size alone")
+}
