@@ -199,7 +199,8 @@ type tokens struct {
 	path string
 	w    *watched
 	mu   sync.Mutex
-	// sums and names of the tokens, in the file's order.
+	// sums of the tokens, in the file's order, and the clients they name
+	// ("token NAME", as authenticate returns them).
 	sums  [][sha256.Size]byte
 	names []string
 }
@@ -243,7 +244,7 @@ func (t *tokens) load() (skipped []string, err error) {
 			continue
 		}
 		sums = append(sums, sha256.Sum256([]byte(token)))
-		names = append(names, name)
+		names = append(names, "token "+name)
 	}
 	if err := sc.Err(); err != nil {
 		sums, names = nil, nil
@@ -255,8 +256,8 @@ func (t *tokens) load() (skipped []string, err error) {
 	return skipped, nil
 }
 
-// client returns the name of the client whose token r presents, or "" if
-// it presents none that is valid.
+// client returns the client whose token r presents ("token NAME"), or ""
+// if it presents none that is valid.
 func (t *tokens) client(r *http.Request) string {
 	t.w.refresh()
 	auth := r.Header.Get("Authorization")
@@ -292,8 +293,8 @@ func (s *Server) authenticate(r *http.Request) (client string, ok bool) {
 		return "cert " + r.TLS.VerifiedChains[0][0].Subject.String(), true
 	}
 	if s.tokens != nil {
-		if name := s.tokens.client(r); name != "" {
-			return "token " + name, true
+		if client := s.tokens.client(r); client != "" {
+			return client, true
 		}
 		return "", false
 	}

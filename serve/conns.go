@@ -48,7 +48,8 @@ type connLimit struct {
 	idleBy   map[netip.Addr]int    // of them idle now, when shared
 	seq      uint64                // orders the idle connections
 	idle     map[net.Conn]idleConn // connections idle now, as http.Server sees them
-	changed  chan struct{}         // closed and replaced when n or idle changes
+	changed  chan struct{}         // closed and replaced when n or idle changes while waiting is set
+	waiting  bool                  // the accept waits on changed
 }
 
 // connLimits are the limits of one listener.
@@ -83,10 +84,15 @@ func newConnLimit(lim connLimits, evicted, refused, timedOut prometheus.Counter,
 // shared reports whether connections are counted by client address.
 func (l *connLimit) shared() bool { return l.perClient > 0 || l.busy > 0 }
 
-// signal wakes the waiting accept; l.mu is held.
+// signal wakes the waiting accept, if it waits; l.mu is held. Without a
+// waiter it costs nothing, as it is called twice a request (a connection
+// busy, then idle again).
 func (l *connLimit) signal() {
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.waiting {
+		close(l.changed)
+		l.changed = make(chan struct{})
+		l.waiting = false
+	}
 }
 
 // addrOf returns the address of a remote end, or the zero address when it
@@ -115,6 +121,7 @@ func (l *connLimit) acquire(done <-chan struct{}) bool {
 			continue
 		}
 		changed := l.changed
+		l.waiting = true
 		l.mu.Unlock()
 		select {
 		case <-changed:

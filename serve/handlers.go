@@ -115,10 +115,25 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme, clien
 	}
 	h["Cache-Control"] = noStore
 	h["X-Content-Type-Options"] = nosniff
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	setLength(h, len(b))
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 	return http.StatusOK
+}
+
+// ownLength is the longest body whose length net/http sets itself: it
+// holds a handler's first bytes in a buffer of this size and, when the
+// handler returns with the whole body in it, sends its length, without
+// the two allocations of a header value of the handler's own. A longer
+// body would go out chunked.
+const ownLength = 2048
+
+// setLength sets the Content-Length header of a body of n bytes, unless
+// net/http will (see ownLength).
+func setLength(h http.Header, n int) {
+	if n > ownLength {
+		h["Content-Length"] = []string{strconv.Itoa(n)}
+	}
 }
 
 // statusClientGone is the status counted for a request whose client went
@@ -319,7 +334,7 @@ func writeJSON(w http.ResponseWriter, status int, b []byte) {
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
 	h["X-Content-Type-Options"] = nosniff
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	setLength(h, len(b))
 	w.WriteHeader(status)
 	w.Write(b)
 }

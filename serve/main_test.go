@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -9,6 +10,11 @@ import (
 )
 
 // TestMain fails the package's tests if they leave goroutines running.
+// Started as a server process of BenchmarkFloor, it runs that server
+// instead.
 func TestMain(m *testing.M) {
+	if ran, code := benchServerMain(); ran {
+		os.Exit(code)
+	}
 	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }

@@ -391,7 +391,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, "a request takes no body")
 		return
 	}
+	if name, ok := idsRoute(r); ok {
+		s.handleIDs(w, r, name)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// idsRoute matches the route of nearly every request, GET (or HEAD)
+// /v1/{scheme}, as the multiplexer would, without its pattern matching:
+// it returns the scheme's name for a clean path of one segment after
+// /v1/ with nothing escaped in it, and leaves every other request to the
+// multiplexer.
+func idsRoute(r *http.Request) (string, bool) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead || r.URL.RawPath != "" {
+		return "", false
+	}
+	name, ok := strings.CutPrefix(r.URL.Path, "/v1/")
+	if !ok || name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 {
+		return "", false
+	}
+	return name, true
 }
 
 // Serve accepts connections on l and serves them with the configured
