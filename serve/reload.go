@@ -135,7 +135,9 @@ func (w *watched) refresh() {
 		return
 	}
 	w.checked = now
-	w.looked.Store(w.coarse.UnixNano())
+	// The lock-free check lets requests by only once this look is over:
+	// until then they wait on the lock, and so see what it loads.
+	defer w.looked.Store(w.coarse.UnixNano())
 	stamps := w.stat()
 	changed := false
 	for i := range stamps {
