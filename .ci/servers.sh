@@ -14,7 +14,18 @@
 #   need_servers    PostgreSQL 15, MariaDB 10.11 and Redis 7 answering on
 #                   this machine (each started with the machine's own
 #                   command if not), their addresses exported so that the
-#                   tests use them and fail rather than skip without them
+#                   tests use them and fail rather than skip without them;
+#                   and MariaDB's MyRocks (need_myrocks)
+#   need_myrocks    the ROCKSDB engine in that MariaDB, for compare's LSM
+#                   tests: Debian's mariadb-plugin-rocksdb at the server's
+#                   own version, installed with apt if missing, and the
+#                   server restarted to load it. MariaDB 10.11 crashes when
+#                   the plugin is installed into a running server (INSTALL
+#                   SONAME 'ha_rocksdb'), so the server loads it at start,
+#                   from the package's rocksdb.cnf in mariadb.conf.d, which
+#                   Debian's my.cnf includes (and this adds to a my.cnf that
+#                   does not). The tests find the engine in the server and
+#                   fail under CI=true without it
 
 need_chromium() {
 	if ! command -v chromium >/dev/null; then
@@ -78,6 +89,42 @@ wait_for() {
 	return 1
 }
 
+myrocks_up() {
+	[ "$(mariadb -uroot -h127.0.0.1 -P3306 -N -e "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'" 2>/dev/null)" = YES ]
+}
+
+need_myrocks() {
+	if myrocks_up; then
+		echo "myrocks: up"
+		return 0
+	fi
+	local sudo="" version
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	if ! dpkg -s mariadb-plugin-rocksdb >/dev/null 2>&1; then
+		version=$(dpkg-query -W -f='${Version}' mariadb-server)
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "mariadb-plugin-rocksdb=$version" >/dev/null
+	fi
+	if ! /usr/sbin/mariadbd --print-defaults | grep -q ha_rocksdb; then
+		printf '\n# Debian packages of server plugins put their settings here (mariadb-plugin-rocksdb: rocksdb.cnf).\n!includedir /etc/mysql/mariadb.conf.d/\n' |
+			$sudo tee -a /etc/mysql/my.cnf >/dev/null
+	fi
+	if ! myrocks_up; then
+		echo "mariadb has no ROCKSDB engine: restarting it to load mariadb-plugin-rocksdb"
+		mariadb-admin -uroot -h127.0.0.1 -P3306 shutdown
+		for _ in $(seq 120); do
+			pgrep -x mariadbd >/dev/null || break
+			sleep 0.5
+		done
+		start_mariadb
+		if ! wait_for mariadb_up || ! myrocks_up; then
+			echo "mariadb came back without the ROCKSDB engine (see /var/log/mysql/error.log): compare's MyRocks tests need it"
+			return 1
+		fi
+	fi
+	echo "myrocks: up"
+}
+
 need_servers() {
 	local server
 	for server in postgres mariadb redis; do
@@ -97,5 +144,6 @@ need_servers() {
 	# its rights first expect a database set up as a DBA would set it up.
 	psql -h 127.0.0.1 -U postgres -d test -qc 'CREATE EXTENSION IF NOT EXISTS pgstattuple'
 	mariadb -uroot -h127.0.0.1 -N -e 'select version()'
+	need_myrocks || return 1
 	redis-cli -h 127.0.0.1 -p 6379 info server | grep redis_version
 }

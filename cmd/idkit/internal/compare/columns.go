@@ -123,6 +123,29 @@ func engineColumns() []Column {
 		metricColumn(EnginePebble, "lifetime_write_amp", "life write amp",
 			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life, from insert to expiry", fmtTwo),
 
+		h(metricColumn(EngineMyRocks, "write_amp", "write amp",
+			"bytes the load's column family wrote to tables, flushes and compactions (ROCKSDB_COMPACTION_STATS Write(GB)), per byte written to the log (Rocksdb_wal_bytes)", fmtTwo)),
+		metricColumn(EngineMyRocks, "moved_per_byte_in", "moved/byte", "bytes of tables moved down a level without a rewrite (trivial moves, Moved(GB)) per byte written to the log", fmtTwo),
+		metricColumn(EngineMyRocks, "space_amp", "space amp", "bytes of the column family's tables (SizeBytes) over the rows' key and value bytes, once compactions have settled", fmtTwo),
+		metricColumn(EngineMyRocks, "bytes_per_key", "B/key", "bytes of the column family's tables per key", fmtInt),
+		metricColumn(EngineMyRocks, "inserts_per_second", "inserts/s", "keys over the wall time of the load and of the flushes and compactions it left", fmtInt),
+		metricColumn(EngineMyRocks, "lookup_blocks", "blocks/lookup",
+			"blocks a point lookup by key touches, read or found in the block cache (ROCKSDB_PERF_CONTEXT), over 1,000 keys spread over the table", fmtTwo),
+		metricColumn(EngineMyRocks, "lookup_filter_hits", "filter hits/lookup", "tables whose bloom filter ruled a lookup's key out (BLOOM_SST_MISS_COUNT), per lookup: 0 without a filter", fmtTwo),
+		metricColumn(EngineMyRocks, "lookup_newest_blocks", "blocks/lookup new", "blocks a point lookup touches, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
+		metricColumn(EngineMyRocks, "newest_scan_blocks", "newest 1% scan blocks",
+			"blocks a range scan through the key touches to read the newest 1% of rows: from the least key among them up", fmtInt),
+		metricColumn(EngineMyRocks, "newest_scan_rows", "scan rows/newest",
+			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
+		metricColumn(EngineMyRocks, "expiry_range", "expiry", "partition: the oldest tenth dropped with its partition (keys that sort rows by age), which MyRocks deletes by key range; rows: DELETE row by row", expiryHowMyRocks),
+		metricColumn(EngineMyRocks, "expiry_bytes_per_row", "expiry B/row",
+			"bytes written (log and the column family's flushes and compactions) from the expiry until its space was reclaimed, per expired row", fmtOne),
+		metricColumn(EngineMyRocks, "expiry_reclaimed_auto", "reclaimed by MyRocks", "share of the expired rows' bytes the server's own work reclaimed", fmtPct),
+		metricColumn(EngineMyRocks, "expiry_manual", "manual compaction", "yes: the server left more than a tenth of the space, and a compaction of the column family (rocksdb_compact_cf) reclaimed it", yesNoFigure),
+		metricColumn(EngineMyRocks, "expiry_seconds", "expiry ms", "wall time from the expiry's statement to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
+		metricColumn(EngineMyRocks, "lifetime_write_amp", "life write amp",
+			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life", fmtTwo),
+
 		h(metricColumn(EnginePostgres, "pages_dirtied_per_1000", "dirtied/1k",
 			"shared buffers dirtied per 1,000 inserts (EXPLAIN (ANALYZE, BUFFERS) of each batch): pages a checkpoint must write", fmtInt)),
 		metricColumn(EnginePostgres, "wal_bytes_per_insert", "WAL B/insert", "WAL bytes per insert (EXPLAIN (ANALYZE, WAL) of each batch), full-page images included", fmtInt),
@@ -172,6 +195,14 @@ func engineColumns() []Column {
 func expiryHow(v float64) string {
 	if v == 1 {
 		return "range"
+	}
+	return "rows"
+}
+
+// expiryHowMyRocks names the way a MyRocks expiry deleted its rows.
+func expiryHowMyRocks(v float64) string {
+	if v == 1 {
+		return "partition"
 	}
 	return "rows"
 }
@@ -420,6 +451,14 @@ func (r *Report) sections() []Section {
 					"headline: write amplification, bytes written to tables per byte logged (x: times the counter's); keys in order make tables that move down unwritten (moved/byte)",
 					"expiry: the oldest tenth of the rows deleted by one range deletion when the keys sort rows by age, else row by row; then Pebble's compactions, and a manual one of the range if they left the space",
 					"life write amp adds the expiry's bytes, as if every tenth expired so: a row's cost from insert to expiry",
+					info.Version + "; " + info.Settings}})
+		case EngineMyRocks:
+			secs = append(secs, Section{ID: e, Source: SourceMeasured,
+				Title: fmt.Sprintf("LSM TREE: WRITES, READS AND EXPIRY IN MYROCKS — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction)", n, c.ValueSize, thousands(int64(c.BatchSize))),
+				Note: []string{
+					"headline: write amplification, the load's column family's table bytes per byte logged (x: times the counter's); the server compacts while the load inserts, so its counts vary a little from run to run",
+					"expiry: keys that sort rows by age go into a table partitioned at the oldest tenth, dropped with its partition; the others DELETE the oldest tenth row by row",
+					"disturbed: another session changed MyRocks rows during the load, whose log bytes count here",
 					info.Version + "; " + info.Settings}})
 		case EnginePostgres:
 			note := []string{

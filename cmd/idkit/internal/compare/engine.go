@@ -15,17 +15,18 @@ import (
 
 // The engines a key set is loaded into. bbolt, SQLite and Pebble are
 // embedded and always run; PostgreSQL and MariaDB run when a DSN names a
-// server.
+// server, and MyRocks when the MariaDB server has the ROCKSDB engine.
 const (
 	EngineBbolt    = "bbolt"
 	EngineSQLite   = "sqlite"
 	EnginePebble   = "pebble"
 	EnginePostgres = "postgres"
 	EngineMySQL    = "mysql"
+	EngineMyRocks  = "myrocks"
 )
 
 // EngineNames lists every engine in report order.
-var EngineNames = []string{EngineBbolt, EngineSQLite, EnginePebble, EnginePostgres, EngineMySQL}
+var EngineNames = []string{EngineBbolt, EngineSQLite, EnginePebble, EnginePostgres, EngineMySQL, EngineMyRocks}
 
 // Environment variables that name the database servers when the options
 // (or the command's flags) do not.
@@ -259,6 +260,26 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 		}
 		infos = append(infos, e.Info())
 	}
+	// MyRocks shares the MariaDB server of the InnoDB loads.
+	switch my := plans[1]; {
+	case my.dsn == "":
+		infos = append(infos, EngineInfo{Name: EngineMyRocks, Skipped: "no server: set " + EnvMySQLDSN + " or --mysql DSN to measure MariaDB's MyRocks"})
+	case o.Like != "":
+		infos = append(infos, EngineInfo{Name: EngineMyRocks, Skipped: "a --like run copies your table into InnoDB only"})
+	case o.NoMyRocks:
+		infos = append(infos, EngineInfo{Name: EngineMyRocks, Skipped: "switched off"})
+	default:
+		e, skipped, err := openMyRocks(ctx, my.dsn)
+		if err != nil {
+			return fail(err)
+		}
+		if e == nil {
+			infos = append(infos, EngineInfo{Name: EngineMyRocks, Skipped: skipped})
+			break
+		}
+		engines = append(engines, e)
+		infos = append(infos, e.Info())
+	}
 	return engines, infos, likes, nil
 }
 
@@ -292,7 +313,7 @@ func (o Options) serverPlans() []serverPlan {
 }
 
 // engineProducts names the servers each engine measures.
-var engineProducts = map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "MariaDB/MySQL"}
+var engineProducts = map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "MariaDB/MySQL", EngineMyRocks: "MariaDB's MyRocks"}
 
 func bboltSettings(o Options) string {
 	var fills []string

@@ -24,7 +24,7 @@ func engineOptions(t *testing.T, engine string) Options {
 	t.Helper()
 	// bbolt runs in every Run; at fill 0.9 its ordered loads pack their
 	// leaves, as the databases' do.
-	o := Options{NoSQLite: engine != EngineSQLite, NoPebble: engine != EnginePebble, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.9}, Engine: engine}
+	o := Options{NoSQLite: engine != EngineSQLite, NoPebble: engine != EnginePebble, NoMyRocks: engine != EngineMyRocks, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.9}, Engine: engine}
 	switch engine {
 	case EnginePostgres:
 		o.PostgresDSN = serverDSN(t, EnvPostgresDSN)

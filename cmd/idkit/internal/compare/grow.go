@@ -136,7 +136,10 @@ var growTitles = map[string]string{
 
 // growExtra are the figures an engine's growth tables follow beyond the
 // verdict's and the insert rate.
-var growExtra = map[string][]string{EnginePebble: {"write_amp", "expiry_bytes_per_row", "lookup_blocks"}}
+var growExtra = map[string][]string{
+	EnginePebble:  {"write_amp", "expiry_bytes_per_row", "lookup_blocks"},
+	EngineMyRocks: {"write_amp", "expiry_bytes_per_row", "lookup_blocks"},
+}
 
 // growFigures are, per engine, the figures of the growth tables: the
 // verdict's figures and the insert rate.

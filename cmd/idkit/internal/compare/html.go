@@ -106,7 +106,7 @@ func (r *Report) readCharts() []figureChart {
 	titles := map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
 	var out []figureChart
 	for _, e := range r.measured() {
-		if e == EnginePebble {
+		if engineFamily[e] == FamilyLSM {
 			out = append(out, r.lsmCharts(e)...)
 			continue
 		}
@@ -138,7 +138,7 @@ func (r *Report) lsmCharts(e string) []figureChart {
 }
 
 // chartTitles name the engines in the charts' titles.
-var chartTitles = map[string]string{EngineSQLite: "SQLite", EnginePebble: "Pebble", EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
+var chartTitles = map[string]string{EngineSQLite: "SQLite", EnginePebble: "Pebble", EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB", EngineMyRocks: "MyRocks"}
 
 // engineChart is the headline chart of a database engine.
 type engineChart struct {

@@ -420,6 +420,16 @@ func scanBlocks(db *pebble.DB, lower, upper []byte) (blocks, rows, skipped int64
 	return blockAccesses(after) - blockAccesses(before), rows, int64(st.PointCount) - rows + int64(st.PointsCoveredByRangeTombstones), nil
 }
 
+// sortedKeys returns l's keys in key order.
+func sortedKeys(l dbLoad) [][]byte {
+	sorted := make([][]byte, l.keys.N())
+	for i := range sorted {
+		sorted[i] = l.keys.At(i)
+	}
+	slices.SortFunc(sorted, bytes.Compare)
+	return sorted
+}
+
 // expireShare is the share of a table's oldest rows the expiry deletes.
 const expireShare = 10 // 1 / expireShare of the rows
 
@@ -462,11 +472,7 @@ func (e *pebbleEngine) expire(ctx context.Context, s *lsm, l dbLoad, write *pebb
 	var lower, upper []byte // the expired keys' range, upper exclusive
 	start := time.Now()
 	if l.byAge {
-		sorted := make([][]byte, n)
-		for i := range sorted {
-			sorted[i] = l.keys.At(i)
-		}
-		slices.SortFunc(sorted, bytes.Compare)
+		sorted := sortedKeys(l)
 		lower, upper = sorted[0], sorted[d]
 		if err := s.db.DeleteRange(lower, upper, write); err != nil {
 			return fmt.Errorf("range deletion: %w", err)

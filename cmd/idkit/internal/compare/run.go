@@ -89,6 +89,9 @@ type Options struct {
 	NoSQLite bool
 	// NoPebble skips the Pebble loads, which run by default.
 	NoPebble bool
+	// NoMyRocks skips the MyRocks loads, which run whenever MySQLDSN names
+	// a MariaDB server that has the ROCKSDB engine.
+	NoMyRocks bool
 	// PostgresDSN and MySQLDSN name the PostgreSQL and MariaDB/MySQL
 	// servers to load into; empty skips the engine. The run creates a
 	// schema (database) of its own there and drops it at the end.

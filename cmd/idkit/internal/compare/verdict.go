@@ -177,6 +177,7 @@ var verdictFigures = map[string][]verdictFigure{
 	EngineBbolt:    {{"pages_written_per_1000", "pages written"}, {"bytes_per_key", "file bytes/key"}},
 	EngineSQLite:   {{"wal_frames_per_1000", "WAL frames"}, {"bytes_per_key", "database bytes/key"}},
 	EnginePebble:   {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
+	EngineMyRocks:  {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
 	EnginePostgres: {{"pages_dirtied_per_1000", "pages dirtied"}, {"wal_bytes_per_insert", "WAL"}, {"index_bytes_per_key", "index size"}},
 	EngineMySQL:    {{"pages_written_per_1000", "pages written"}, {"redo_bytes_per_insert", "redo"}, {"index_bytes_per_key", "clustered index size"}},
 }

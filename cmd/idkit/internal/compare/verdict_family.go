@@ -23,14 +23,14 @@ var FamilyNames = []string{FamilyBTree, FamilyLSM}
 // engineFamily is the family of each engine.
 var engineFamily = map[string]string{
 	EngineBbolt: FamilyBTree, EngineSQLite: FamilyBTree, EnginePostgres: FamilyBTree, EngineMySQL: FamilyBTree,
-	EnginePebble: FamilyLSM,
+	EnginePebble: FamilyLSM, EngineMyRocks: FamilyLSM,
 }
 
 // familyEngines are each family's engines, the most server-like first:
 // a family's verdict reads the first one the run measured.
 var familyEngines = map[string][]string{
 	FamilyBTree: {EnginePostgres, EngineMySQL, EngineSQLite, EngineBbolt},
-	FamilyLSM:   {EnginePebble},
+	FamilyLSM:   {EngineMyRocks, EnginePebble},
 }
 
 // Families is a verdict on each engine family the run measured, under

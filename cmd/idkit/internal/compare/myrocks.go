@@ -1,0 +1,593 @@
+package compare
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// myrocksEngine loads each key set into a MyRocks table (MariaDB's RocksDB
+// storage engine, an LSM tree) of a database the run creates on the
+// --mysql server, when that server has the ROCKSDB engine, and drops it at
+// the end.
+//
+// Each load's table keeps its rows in a column family of its own for the
+// load, so that the server's compaction statistics of that column family
+// (information_schema.ROCKSDB_COMPACTION_STATS) are the table's alone:
+// bytes flushed and compacted, moved without a rewrite, and the tables'
+// size. MariaDB cannot drop a column family through SQL, so the engine
+// takes one of a fixed pool of them (myrocksPool), held by a named lock
+// (GET_LOCK) for the load, and the pool is all it ever adds to a server.
+// A column family is created by the CREATE TABLE that names it first and
+// only then given the scaled-down tree of the Pebble engine
+// (rocksdb_update_cf_options): MariaDB 10.11 aborts on reading
+// information_schema.ROCKSDB_GLOBAL_INFO once a column family exists that
+// no table created, and crashes when the plugin is installed into a
+// running server, which is why .ci/servers.sh loads it at start.
+//
+// The server writes and compacts in its own threads, while the load
+// inserts: its counts vary a little from run to run, as InnoDB's do. The
+// load waits for the column family to settle (no flush or compaction
+// pending, and its compaction counts unchanged for myrocksQuiet) before
+// it reads the figures. Rows of time-ordered schemes go into a table
+// partitioned at the expiry's bound, and expire by dropping the oldest
+// partition, which MyRocks deletes by key range; the others expire by
+// DELETE, row by row.
+type myrocksEngine struct {
+	db       *sql.DB
+	conn     *sql.Conn
+	connID   int64
+	database string
+	server   string
+	version  string
+	bloom    string // the filter policy of new column families, "" for none
+}
+
+// The column family pool, and how long a column family must be quiet
+// before the load reads its figures.
+const (
+	myrocksPool   = 16
+	myrocksQuiet  = 300 * time.Millisecond
+	myrocksPoll   = 20 * time.Millisecond
+	myrocksBound  = 10 * time.Minute
+	myrocksCFPref = "idkit_compare_"
+	// myrocksGB is the unit of the compaction statistics' byte columns.
+	myrocksGB = 1 << 30
+)
+
+// myrocksCFOptions is the scaled-down tree of the Pebble engine, in
+// RocksDB's option names, without compression.
+var myrocksCFOptions = fmt.Sprintf("write_buffer_size=%d;target_file_size_base=%d;max_bytes_for_level_base=%d;compression=kNoCompression",
+	pebbleMemTable, pebbleL0Table, pebbleLBase)
+
+// myrocksMissing says how to get the ROCKSDB engine into a server that
+// lacks it.
+const myrocksMissing = "the server has no ROCKSDB engine: install Debian's mariadb-plugin-rocksdb (the server's version) and restart the server, which loads it from the package's rocksdb.cnf (INSTALL SONAME 'ha_rocksdb' into a running MariaDB 10.11 crashed it here)"
+
+// openMyRocks connects to dsn and, when the server has the ROCKSDB
+// engine, creates the run's database there; without the engine it
+// returns the reason to skip it.
+func openMyRocks(ctx context.Context, dsn string) (*myrocksEngine, string, error) {
+	db, conn, err := mysqlConnect(ctx, dsn)
+	if err != nil {
+		return nil, "", fmt.Errorf("compare: myrocks: %w", err)
+	}
+	cfg, _ := mysql.ParseDSN(dsn)
+	e := &myrocksEngine{db: db, conn: conn, database: "idkit_rocks_" + runSuffix(), server: serverName(cfg.Addr, 0, cfg.DBName)}
+	fail := func(what string, err error) (*myrocksEngine, string, error) {
+		conn.Close()
+		db.Close()
+		return nil, "", fmt.Errorf("compare: myrocks: %s: %w", what, err)
+	}
+	var support sql.NullString
+	err = conn.QueryRowContext(ctx, "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'").Scan(&support)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fail("read the engines", err)
+	}
+	if s := strings.ToUpper(support.String); s != "YES" && s != "DEFAULT" {
+		conn.Close()
+		db.Close()
+		return nil, myrocksMissing, nil
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT version(), CONNECTION_ID()").Scan(&e.version, &e.connID); err != nil {
+		return fail("version", err)
+	}
+	// The loads flush, compact and tune their column families with SET
+	// GLOBAL, which needs SUPER; without it the run goes on without
+	// MyRocks and says what to grant.
+	var super int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.USER_PRIVILEGES
+		WHERE PRIVILEGE_TYPE = 'SUPER' AND GRANTEE = concat('''', substring_index(current_user(), '@', 1), '''@''', substring_index(current_user(), '@', -1), '''')`).Scan(&super); err != nil {
+		return fail("read the rights", err)
+	}
+	if super == 0 {
+		var user string
+		if err := conn.QueryRowContext(ctx, "SELECT current_user()").Scan(&user); err != nil {
+			return fail("read the user", err)
+		}
+		conn.Close()
+		db.Close()
+		return nil, fmt.Sprintf("MyRocks loads flush and compact their column families (SET GLOBAL rocksdb_compact_cf), which needs SUPER: GRANT SUPER ON *.* TO %s", user), nil
+	}
+	var filter sql.NullString
+	if err := conn.QueryRowContext(ctx, "SELECT VALUE FROM information_schema.ROCKSDB_CF_OPTIONS WHERE CF_NAME = 'default' AND OPTION_TYPE = 'TABLE_FACTORY::FILTER_POLICY'").Scan(&filter); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fail("read the column family options", err)
+	}
+	if f := filter.String; f != "" && f != "nullptr" {
+		e.bloom = f
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+e.database); err != nil {
+		return fail("create database", err)
+	}
+	return e, "", nil
+}
+
+func (e *myrocksEngine) Info() EngineInfo {
+	bloom := "no bloom filter (the server's rocksdb_default_cf_options set none)"
+	if e.bloom != "" {
+		bloom = "filter " + e.bloom
+	}
+	return EngineInfo{
+		Name: EngineMyRocks, Version: "MariaDB " + e.version + " MyRocks" + driver("github.com/go-sql-driver/mysql"),
+		Settings: fmt.Sprintf("a column family per load, from a pool of %d, with %s; %s; database %s", myrocksPool, myrocksCFOptions, bloom, e.database),
+	}
+}
+
+// Created names what the run created on the server.
+func (e *myrocksEngine) Created() string {
+	return fmt.Sprintf("database %s on MariaDB %s", e.database, e.server)
+}
+
+func (e *myrocksEngine) serverLoad(context.Context) (string, error) { return "", nil }
+
+// Close drops the run's database, as the InnoDB engine's Close does: it
+// ends the run's statement first, on another connection.
+func (e *myrocksEngine) Close(ctx context.Context) error {
+	drop := "DROP DATABASE IF EXISTS " + e.database
+	conn, err := e.db.Conn(ctx)
+	e.conn.Close()
+	if err == nil {
+		_, err = conn.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", e.connID))
+		var my *mysql.MySQLError
+		if errors.As(err, &my) && my.Number == 1094 {
+			err = nil
+		}
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 3")
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, drop)
+	}
+	if conn != nil {
+		conn.Close()
+	}
+	e.db.Close()
+	if err != nil {
+		return fmt.Errorf("compare: myrocks: %s is left behind (%v); remove it with: %s", e.Created(), err, drop)
+	}
+	return nil
+}
+
+// cfStats are the compaction statistics of one column family, summed over
+// its levels.
+type cfStats struct {
+	written, moved, size float64 // bytes
+	compactions          float64
+}
+
+func (e *myrocksEngine) cfStats(ctx context.Context, cf string) (cfStats, error) {
+	var s cfStats
+	rows, err := e.conn.QueryContext(ctx, `SELECT TYPE, VALUE FROM information_schema.ROCKSDB_COMPACTION_STATS
+		WHERE CF_NAME = ? AND LEVEL = 'Sum' AND TYPE IN ('WriteGB', 'MovedGB', 'SizeBytes', 'CompCount')`, cf)
+	if err != nil {
+		return s, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var typ string
+		var v float64
+		if err := rows.Scan(&typ, &v); err != nil {
+			return s, err
+		}
+		switch typ {
+		case "WriteGB":
+			s.written = v * myrocksGB
+		case "MovedGB":
+			s.moved = v * myrocksGB
+		case "SizeBytes":
+			s.size = v
+		case "CompCount":
+			s.compactions = v
+		}
+	}
+	return s, rows.Err()
+}
+
+// pending says whether cf has a flush or a compaction pending.
+func (e *myrocksEngine) pending(ctx context.Context, cf string) (bool, error) {
+	var n int64
+	err := e.conn.QueryRowContext(ctx, `SELECT coalesce(sum(VALUE), 0) FROM information_schema.ROCKSDB_CFSTATS
+		WHERE CF_NAME = ? AND STAT_TYPE IN ('NUM_IMMUTABLE_MEM_TABLE', 'MEM_TABLE_FLUSH_PENDING', 'COMPACTION_PENDING')`, cf).Scan(&n)
+	return n > 0, err
+}
+
+// settle flushes the memtables and waits until cf has nothing pending and
+// its compaction counts have not moved for myrocksQuiet.
+func (e *myrocksEngine) settle(ctx context.Context, cf string) error {
+	if _, err := e.conn.ExecContext(ctx, "SET GLOBAL rocksdb_force_flush_memtable_now = 1"); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	deadline := time.Now().Add(myrocksBound)
+	var last cfStats
+	since := time.Now()
+	for {
+		busy, err := e.pending(ctx, cf)
+		if err != nil {
+			return err
+		}
+		s, err := e.cfStats(ctx, cf)
+		if err != nil {
+			return err
+		}
+		if busy || s != last {
+			last, since = s, time.Now()
+		} else if time.Since(since) >= myrocksQuiet {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("column family %s still flushing or compacting after %v", cf, myrocksBound)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(myrocksPoll):
+		}
+	}
+}
+
+// takeCF takes a column family of the pool, by a named lock held on the
+// engine's connection until releaseCF, and waits until whatever an
+// earlier load left in it is gone.
+func (e *myrocksEngine) takeCF(ctx context.Context) (string, error) {
+	for i := range myrocksPool {
+		cf := fmt.Sprintf("%s%d", myrocksCFPref, i)
+		var got sql.NullInt64
+		if err := e.conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", cf).Scan(&got); err != nil {
+			return "", fmt.Errorf("lock a column family: %w", err)
+		}
+		if got.Int64 == 1 {
+			return cf, nil
+		}
+	}
+	return "", fmt.Errorf("all %d column families %s0..%d are in use by other runs", myrocksPool, myrocksCFPref, myrocksPool-1)
+}
+
+func (e *myrocksEngine) releaseCF(cf string) {
+	e.conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK(?)", cf)
+}
+
+// emptyCF waits until the tables an earlier load dropped from cf are gone
+// (MyRocks removes a dropped index's rows in the background), compacting
+// cf when they linger.
+func (e *myrocksEngine) emptyCF(ctx context.Context, cf string) error {
+	s, err := e.cfStats(ctx, cf)
+	if err != nil || s.size == 0 {
+		return err
+	}
+	if _, err := e.conn.ExecContext(ctx, "SET GLOBAL rocksdb_compact_cf = ?", cf); err != nil {
+		return fmt.Errorf("compact what an earlier load left in %s: %w", cf, err)
+	}
+	return e.settle(ctx, cf)
+}
+
+// rocksCounters are the server's RocksDB counters a load reads before and
+// after: bytes written through the log, and rows changed by anyone.
+type rocksCounters struct {
+	walBytes, rows float64
+}
+
+func (e *myrocksEngine) counters(ctx context.Context) (rocksCounters, error) {
+	var c rocksCounters
+	err := e.conn.QueryRowContext(ctx, `SELECT
+		  coalesce(sum(CASE WHEN VARIABLE_NAME = 'ROCKSDB_WAL_BYTES' THEN CAST(VARIABLE_VALUE AS UNSIGNED) END), 0),
+		  coalesce(sum(CASE WHEN VARIABLE_NAME IN ('ROCKSDB_ROWS_INSERTED', 'ROCKSDB_ROWS_DELETED', 'ROCKSDB_ROWS_UPDATED') THEN CAST(VARIABLE_VALUE AS UNSIGNED) END), 0)
+		FROM information_schema.GLOBAL_STATUS`).Scan(&c.walBytes, &c.rows)
+	return c, err
+}
+
+// perfCounts are the table's RocksDB perf context counters (summed over
+// its partitions), which the run's session counts at level 2.
+type perfCounts map[string]float64
+
+func (e *myrocksEngine) perf(ctx context.Context, table string) (perfCounts, error) {
+	rows, err := e.conn.QueryContext(ctx, `SELECT STAT_TYPE, sum(VALUE) FROM information_schema.ROCKSDB_PERF_CONTEXT
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? GROUP BY STAT_TYPE`, e.database, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	p := perfCounts{}
+	for rows.Next() {
+		var k string
+		var v float64
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		p[k] = v
+	}
+	return p, rows.Err()
+}
+
+// blocks are the blocks a read touched: read from the files, or found in
+// the block cache.
+func (p perfCounts) blocks(before perfCounts) float64 {
+	return p["BLOCK_READ_COUNT"] - before["BLOCK_READ_COUNT"] + p["BLOCK_CACHE_HIT_COUNT"] - before["BLOCK_CACHE_HIT_COUNT"]
+}
+
+func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err error) {
+	colType := mysqlColumn(l)
+	out = EngineLoad{Engine: EngineMyRocks, ColumnType: colType, Metrics: map[string]float64{}}
+	table := e.database + "." + l.table
+	fail := func(what string, err error) (EngineLoad, error) {
+		return out, fmt.Errorf("compare: myrocks: %s %s: %w", what, table, err)
+	}
+	cf, err := e.takeCF(ctx)
+	if err != nil {
+		return fail("load", err)
+	}
+	defer e.releaseCF(cf)
+	if err := e.emptyCF(ctx, cf); err != nil {
+		return fail("load", err)
+	}
+	n := l.keys.N()
+	d := n / expireShare
+	// Keys that sort rows by age go into a table partitioned at the
+	// expiry's bound, as a store that drops a day at a time is.
+	var cut []byte
+	ddl := fmt.Sprintf("CREATE TABLE %s (id %s NOT NULL, payload BINARY(%d) NOT NULL, PRIMARY KEY (id) COMMENT 'cfname=%s') ENGINE=ROCKSDB", table, colType, len(l.value), cf)
+	if l.byAge && d > 0 {
+		cut = sortedKeys(l)[d]
+		ddl = fmt.Sprintf("CREATE TABLE %s (id %s NOT NULL, payload BINARY(%d) NOT NULL, PRIMARY KEY (id) COMMENT 'p_old_cfname=%s;p_new_cfname=%s') ENGINE=ROCKSDB PARTITION BY RANGE COLUMNS(id) (PARTITION p_old VALUES LESS THAN (%s), PARTITION p_new VALUES LESS THAN (MAXVALUE))",
+			table, colType, len(l.value), cf, cf, mysqlLiteral(l, cut))
+	}
+	if _, err := e.conn.ExecContext(ctx, ddl); err != nil {
+		return fail("create table", err)
+	}
+	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
+	// The CREATE TABLE made the column family; now it takes the tree.
+	if _, err := e.conn.ExecContext(ctx, "SET GLOBAL rocksdb_update_cf_options = ?", cf+"={"+myrocksCFOptions+"};"); err != nil {
+		return fail("set the column family's options", err)
+	}
+	if _, err := e.conn.ExecContext(ctx, "SET @idkit_payload = ?, SESSION rocksdb_perf_context_level = 2", l.value); err != nil {
+		return fail("set payload", err)
+	}
+	s0, err := e.cfStats(ctx, cf)
+	if err != nil {
+		return fail("read the column family's statistics", err)
+	}
+	c0, err := e.counters(ctx)
+	if err != nil {
+		return fail("read the server's counters", err)
+	}
+	stmts := map[int]string{}
+	insert := func(lo, hi int) error {
+		q, ok := stmts[hi-lo]
+		if !ok {
+			q = "INSERT INTO " + table + " (id, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, @idkit_payload),", hi-lo), ",")
+			stmts[hi-lo] = q
+		}
+		args := make([]any, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			args = append(args, mysqlArg(l, i))
+		}
+		_, err := e.conn.ExecContext(ctx, q, args...)
+		return err
+	}
+	start := time.Now()
+	if _, err := l.batches(insert, nil); err != nil {
+		return fail("load", err)
+	}
+	if err := e.settle(ctx, cf); err != nil {
+		return fail("settle", err)
+	}
+	spent := time.Since(start)
+	s1, err := e.cfStats(ctx, cf)
+	if err != nil {
+		return fail("read the column family's statistics", err)
+	}
+	c1, err := e.counters(ctx)
+	if err != nil {
+		return fail("read the server's counters", err)
+	}
+	m := out.Metrics
+	if c1.rows-c0.rows != float64(n) {
+		m["disturbed"] = 1 // another session changed MyRocks rows: the log bytes are not the load's alone
+	}
+	in := c1.walBytes - c0.walBytes
+	m["inserts_per_second"] = rate(n, spent)
+	m["bytes_in"] = in
+	m["bytes_written"] = s1.written - s0.written
+	m["bytes_moved"] = s1.moved - s0.moved
+	if in > 0 {
+		m["write_amp"] = m["bytes_written"] / in
+		m["moved_per_byte_in"] = m["bytes_moved"] / in
+	}
+	m["table_bytes"] = s1.size
+	m["bytes_per_key"] = perKey(s1.size, n)
+	if rows := float64(n) * float64(l.keys.Len+len(l.value)); rows > 0 {
+		m["space_amp"] = s1.size / rows
+	}
+	if err := e.reads(ctx, l, table, m); err != nil {
+		return fail("reads", err)
+	}
+	if err := e.expire(ctx, l, table, cf, cut, m); err != nil {
+		return fail("expiry", err)
+	}
+	s2, err := e.cfStats(ctx, cf)
+	if err != nil {
+		return fail("read the column family's statistics", err)
+	}
+	m["bytes_written_all"] = s2.written - s0.written
+	return out, nil
+}
+
+// reads counts the rows, then measures the blocks a point lookup touches
+// and the tables its bloom filters rule out (none without a filter), over
+// keys spread over the table and over its newest 1%, and the blocks of a
+// range scan through the key that reads the newest 1%.
+func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table string, m map[string]float64) error {
+	n := l.keys.N()
+	var rows int64
+	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
+		return fmt.Errorf("count the rows: %w", err)
+	}
+	m["rows"] = float64(rows)
+	spread, newest := lookupKeys(n)
+	for _, q := range []struct {
+		key  string
+		keys []int
+	}{{"lookup", spread}, {"lookup_newest", newest}} {
+		before, err := e.perf(ctx, l.table)
+		if err != nil {
+			return err
+		}
+		found := 0
+		for _, i := range q.keys {
+			var payload []byte
+			err := e.conn.QueryRowContext(ctx, "SELECT payload FROM "+table+" WHERE id = ?", mysqlArg(l, i)).Scan(&payload)
+			if err != nil {
+				return fmt.Errorf("point lookup of key %d: %w", i, err)
+			}
+			found++
+		}
+		after, err := e.perf(ctx, l.table)
+		if err != nil {
+			return err
+		}
+		k := float64(found)
+		m[q.key+"_blocks"] = after.blocks(before) / k
+		m[q.key+"_filter_hits"] = (after["BLOOM_SST_MISS_COUNT"] - before["BLOOM_SST_MISS_COUNT"]) / k
+	}
+	before, err := e.perf(ctx, l.table)
+	if err != nil {
+		return err
+	}
+	lowest := lowestNewest(l)
+	var scanned int64
+	if err := e.conn.QueryRowContext(ctx, "SELECT count(payload) FROM "+table+" WHERE id >= ?", mysqlArg(l, lowest)).Scan(&scanned); err != nil {
+		return fmt.Errorf("range scan of the newest rows: %w", err)
+	}
+	after, err := e.perf(ctx, l.table)
+	if err != nil {
+		return err
+	}
+	m["newest_scan_blocks"] = after.blocks(before)
+	m["newest_scan_rows"] = float64(scanned) / float64(n-newestStart(n))
+	return nil
+}
+
+// expire deletes the oldest tenth of the rows the way the keys allow, as
+// the Pebble engine does (see pebbleEngine.expire), from a column family
+// compacted into its last level first (not counted): by dropping the
+// oldest partition when the keys sort rows by age (cut is its bound),
+// which MyRocks deletes by key range and whose files it drops whole, or
+// by DELETE of the first rows in generation order, in batches. Then it
+// waits for the column family to settle, and when its tables have not
+// shrunk by reclaimedShare of the expired share, compacts it.
+func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, cut []byte, m map[string]float64) error {
+	n := l.keys.N()
+	d := n / expireShare
+	if d == 0 {
+		return nil
+	}
+	if _, err := e.conn.ExecContext(ctx, "SET GLOBAL rocksdb_compact_cf = ?", cf); err != nil {
+		return fmt.Errorf("compact into the last level: %w", err)
+	}
+	if err := e.settle(ctx, cf); err != nil {
+		return err
+	}
+	s0, err := e.cfStats(ctx, cf)
+	if err != nil {
+		return err
+	}
+	c0, err := e.counters(ctx)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if cut != nil {
+		if _, err := e.conn.ExecContext(ctx, "ALTER TABLE "+table+" DROP PARTITION p_old"); err != nil {
+			return fmt.Errorf("drop the oldest partition: %w", err)
+		}
+		m["expiry_range"] = 1
+	} else {
+		for lo := 0; lo < d; lo += mysqlInList {
+			hi := min(lo+mysqlInList, d)
+			args := make([]any, 0, hi-lo)
+			for i := lo; i < hi; i++ {
+				args = append(args, mysqlArg(l, i))
+			}
+			if _, err := e.conn.ExecContext(ctx, "DELETE FROM "+table+" WHERE id IN ("+strings.TrimSuffix(strings.Repeat("?,", hi-lo), ",")+")", args...); err != nil {
+				return fmt.Errorf("delete rows: %w", err)
+			}
+		}
+		m["expiry_range"] = 0
+	}
+	if err := e.settle(ctx, cf); err != nil {
+		return err
+	}
+	expired := s0.size * float64(d) / float64(n)
+	s1, err := e.cfStats(ctx, cf)
+	if err != nil {
+		return err
+	}
+	m["expiry_reclaimed_auto"] = (s0.size - s1.size) / expired
+	m["expiry_manual"] = 0
+	if s0.size-s1.size < reclaimedShare*expired {
+		m["expiry_manual"] = 1
+		if _, err := e.conn.ExecContext(ctx, "SET GLOBAL rocksdb_compact_cf = ?", cf); err != nil {
+			return fmt.Errorf("manual compaction: %w", err)
+		}
+		if err := e.settle(ctx, cf); err != nil {
+			return err
+		}
+		if s1, err = e.cfStats(ctx, cf); err != nil {
+			return err
+		}
+	}
+	spent := time.Since(start)
+	c1, err := e.counters(ctx)
+	if err != nil {
+		return err
+	}
+	written := s1.written - s0.written + c1.walBytes - c0.walBytes
+	m["expiry_rows"] = float64(d)
+	m["expiry_bytes"] = written
+	m["expiry_bytes_per_row"] = written / float64(d)
+	m["expiry_seconds"] = spent.Seconds()
+	m["expiry_reclaimed"] = (s0.size - s1.size) / expired
+	if in := m["bytes_in"]; in > 0 {
+		m["lifetime_write_amp"] = m["write_amp"] + written*float64(n)/float64(d)/in
+	}
+	return nil
+}
+
+// mysqlArg is key i of l as a statement argument.
+func mysqlArg(l dbLoad, i int) any {
+	if l.bigint() {
+		return l.int64At(i)
+	}
+	return l.keys.At(i)
+}
+
+// mysqlLiteral writes a key of l as an SQL literal.
+func mysqlLiteral(l dbLoad, key []byte) string {
+	k := dbLoad{keys: keySet{Len: len(key), Data: key}, int63: l.int63}
+	return mysqlKeyLiteral(k, 0)
+}

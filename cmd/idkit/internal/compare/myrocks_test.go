@@ -1,0 +1,164 @@
+package compare
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/idkit/idkit/internal/testkit/testenv"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The MyRocks tests run one at a time (none calls t.Parallel): each
+// compares the server-wide RocksDB counters with one load's figures, and
+// each holds a column family of the pool.
+
+// myrocksDSN returns the MariaDB server's DSN when it has the ROCKSDB
+// engine, or skips the test (fails it under CI=true) saying how to get it.
+func myrocksDSN(t *testing.T) string {
+	t.Helper()
+	dsn := serverDSN(t, EnvMySQLDSN)
+	e, skipped, err := openMyRocks(context.Background(), dsn)
+	require.NoError(t, err)
+	if e == nil {
+		testenv.Missing(t, skipped+" (.ci/servers.sh need_myrocks does it)")
+	}
+	require.NoError(t, e.Close(context.Background()))
+	return dsn
+}
+
+// myrocksLoad loads n keys of scheme with writers writers into MyRocks.
+func myrocksLoad(t *testing.T, dsn, scheme string, n, writers int) EngineLoad {
+	t.Helper()
+	s, err := Lookup(scheme)
+	require.NoError(t, err)
+	gens, err := s.New(writers)
+	require.NoError(t, err)
+	keys, err := generate(gens, s.KeyLen, n, nil)
+	require.NoError(t, err)
+	require.NoError(t, CloseGenerators(gens))
+	value := make([]byte, DefaultValueSize)
+	ctx := context.Background()
+	e, skipped, err := openMyRocks(ctx, dsn)
+	require.NoError(t, err)
+	require.NotNil(t, e, skipped)
+	defer func() { require.NoError(t, e.Close(ctx)) }()
+	d := s.Design()
+	l, err := e.Load(ctx, dbLoad{keys: keys, int63: d.Int63, byAge: sortsByAge(d), value: value, batch: 1000, table: "t_" + strings.ReplaceAll(scheme, "-", "_")})
+	require.NoError(t, err)
+	return l
+}
+
+// TestMyRocksEveryScheme loads every scheme's keys into MyRocks and reads
+// them back: every row is there, every point lookup finds its row, and
+// the expiry reclaims its tenth.
+func TestMyRocksEveryScheme(t *testing.T) {
+	dsn := myrocksDSN(t)
+	for _, s := range Schemes() {
+		t.Run(s.Name, func(t *testing.T) {
+			l := myrocksLoad(t, dsn, s.Name, 10_000, 2)
+			assert.Equal(t, 10_000.0, l.Metrics["rows"], "rows read back")
+			assert.GreaterOrEqual(t, l.Metrics["newest_scan_rows"], 1.0)
+			assert.Equal(t, 1_000.0, l.Metrics["expiry_rows"])
+			assert.GreaterOrEqual(t, l.Metrics["expiry_reclaimed"], reclaimedShare, "the expired rows' space is reclaimed")
+		})
+	}
+}
+
+// TestMyRocksDirection checks on MyRocks what TestPebbleDirection checks
+// on Pebble, at N = 200,000 with one writer: the counter's write
+// amplification is below UUIDv4's, its expiry (dropping the oldest
+// partition) writes at least 10 times fewer bytes than UUIDv4's row by
+// row, and the partition is used exactly for the keys that sort rows by
+// age.
+func TestMyRocksDirection(t *testing.T) {
+	dsn := myrocksDSN(t)
+	f := map[string]map[string]float64{}
+	for _, name := range []string{"counter", "traceid", "decimalid", "uuidv4"} {
+		f[name] = myrocksLoad(t, dsn, name, 200_000, 1).Metrics
+		t.Logf("%s: %v", name, f[name])
+	}
+	c, u := f["counter"], f["uuidv4"]
+	assert.Less(t, c["write_amp"], u["write_amp"], "the counter's write amplification is below uuidv4's")
+	assert.Greater(t, c["moved_per_byte_in"], 0.0, "the counter's tables move down a level unwritten")
+	assert.GreaterOrEqual(t, u["expiry_bytes"], 10*c["expiry_bytes"], "the counter's expiry writes at least 10x fewer bytes than uuidv4's")
+	for name, ranged := range map[string]float64{"counter": 1, "traceid": 1, "decimalid": 0, "uuidv4": 0} {
+		assert.Equal(t, ranged, f[name]["expiry_range"], "%s: the partition is dropped iff the keys sort rows by age", name)
+	}
+	assert.Greater(t, u["newest_scan_blocks"], 10*c["newest_scan_blocks"])
+}
+
+// TestMyRocksAgreesWithServerCounters reads the server's own RocksDB
+// counters before and after one load (Rocksdb_flush_write_bytes and
+// Rocksdb_compact_write_bytes, server-wide) and checks the engine's
+// figure for everything its column family wrote against them, within 5%,
+// and its bytes logged by the load against Rocksdb_wal_bytes, which the
+// expiry's deletes add to.
+func TestMyRocksAgreesWithServerCounters(t *testing.T) {
+	dsn := myrocksDSN(t)
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	read := func() (written, wal float64) {
+		require.NoError(t, db.QueryRow(`SELECT
+			  sum(CASE WHEN VARIABLE_NAME IN ('ROCKSDB_FLUSH_WRITE_BYTES', 'ROCKSDB_COMPACT_WRITE_BYTES') THEN CAST(VARIABLE_VALUE AS UNSIGNED) END),
+			  sum(CASE WHEN VARIABLE_NAME = 'ROCKSDB_WAL_BYTES' THEN CAST(VARIABLE_VALUE AS UNSIGNED) END)
+			FROM information_schema.GLOBAL_STATUS`).Scan(&written, &wal))
+		return written, wal
+	}
+	// The counters are the server's: another session's MyRocks rows, or
+	// the background removal of a table an earlier load dropped, add to
+	// them. A load that another session disturbed is measured again, at
+	// most three times.
+	for _, name := range []string{"counter", "uuidv4"} {
+		t.Run(name, func(t *testing.T) {
+			for attempt := 1; ; attempt++ {
+				w0, l0 := read()
+				l := myrocksLoad(t, dsn, name, 100_000, 1)
+				w1, l1 := read()
+				m := l.Metrics
+				t.Logf("attempt %d: engine: written %v, logged %v; server: written %v, logged %v", attempt, m["bytes_written_all"], m["bytes_in"], w1-w0, l1-l0)
+				if m["disturbed"] != 0 || w1-w0 > 1.05*m["bytes_written_all"] {
+					require.Less(t, attempt, 3, "in each of three loads, another session changed MyRocks rows or the server wrote more than 5%% above the engine's figure")
+					continue
+				}
+				assert.InEpsilon(t, w1-w0, m["bytes_written_all"], 0.05, "table bytes written")
+				assert.Greater(t, m["bytes_in"], 0.0)
+				assert.LessOrEqual(t, m["bytes_in"], l1-l0, "the load's log bytes are part of the server's")
+				assert.Greater(t, m["bytes_in"], 0.5*(l1-l0), "and most of them")
+				return
+			}
+		})
+	}
+}
+
+// TestMyRocksWithoutSuper: a user who may create databases but lacks
+// SUPER, which the loads' flushes and compactions need, gets a run
+// without MyRocks and a note naming the grant, and the run creates
+// nothing for MyRocks.
+func TestMyRocksWithoutSuper(t *testing.T) {
+	dsn := myrocksDSN(t)
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the user is dropped
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	user := "idkit_nosuper_" + runSuffix()
+	host := "127.0.0.1"
+	if cfg.Net == "unix" {
+		host = "localhost"
+	}
+	account := fmt.Sprintf("'%s'@'%s'", user, host)
+	t.Cleanup(func() { db.Exec("DROP USER IF EXISTS " + account) })
+	myExec(t, db, "CREATE USER "+account+" IDENTIFIED BY 'nosuper-pw'", "GRANT CREATE, DROP, INSERT, SELECT, DELETE, ALTER ON `idkit\\_rocks\\_%`.* TO "+account)
+	cfg.User, cfg.Passwd, cfg.DBName = user, "nosuper-pw", ""
+	e, skipped, err := openMyRocks(context.Background(), cfg.FormatDSN())
+	require.NoError(t, err)
+	require.Nil(t, e, "a user without SUPER runs no MyRocks load")
+	assert.Contains(t, skipped, "GRANT SUPER ON *.* TO "+user+"@"+host)
+}
