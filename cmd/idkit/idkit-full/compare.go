@@ -45,6 +45,10 @@ machine and prints them as tables:
       MariaDB/MySQL InnoDB (--mysql; BIGINT or BINARY(n) keys): pages
         written per 1,000 inserts, redo bytes, page splits, clustered index
         size, leaf pages and density;
+      MariaDB's MyRocks (--mysql, when the server has the ROCKSDB engine,
+        from Debian's mariadb-plugin-rocksdb, and the user SUPER): Pebble's
+        figures from the load's own column family, with the oldest tenth
+        expired by dropping a partition where the keys sort rows by age;
     each with inserts per second. The database loads checkpoint (flush the
     table, checkpoint the WAL) every --checkpoint-every inserts, as a
     long-lived database that checkpoints does; the run creates its own
@@ -54,8 +58,8 @@ machine and prints them as tables:
   - a verdict: the schemes that meet --need, ranked by the figures of
     --engine measured in the run, and one line per rejected scheme; then
     the verdict on the other engine family (B-trees: bbolt, SQLite,
-    PostgreSQL, InnoDB; LSM trees: Pebble) and what changes between the
-    two, said from the run's figures.
+    PostgreSQL, InnoDB; LSM trees: Pebble, MyRocks) and what changes
+    between the two, said from the run's figures.
 
 What each layout claims (bits, JS-safe, time order, lifetime, IDs per
 second per node) is computed from its constants and labelled so; every
@@ -95,8 +99,8 @@ Flags:
   --schemes LIST  comma-separated schemes, or all (default all): %s
   --postgres DSN  measure PostgreSQL too (default $%s; "" for
                   none), e.g. postgres://postgres@127.0.0.1:5432/test
-  --mysql DSN     measure MariaDB/MySQL too (default $%s; "" for
-                  none), e.g. root@tcp(127.0.0.1:3306)/test
+  --mysql DSN     measure MariaDB/MySQL too, InnoDB and MyRocks (default
+                  $%s; "" for none), e.g. root@tcp(127.0.0.1:3306)/test
   --checkpoint-every N
                   inserts between the database loads' checkpoints
                   (default: one batch, %d)
@@ -242,9 +246,12 @@ func runComparison(c *cli.Console, args []string) error {
 	if need.Writers > 0 && need.Writers != *writers && need.Writers != 1 {
 		return cli.Usagef("--need writers=%d but --writers %d: the verdict reads the run with that many writers", need.Writers, *writers)
 	}
-	if (*engine == compare.EnginePostgres && *postgres == "") || (*engine == compare.EngineMySQL && *mysql == "") {
-		return cli.Usagef("--engine %s needs --%s DSN (or $%s)", *engine, *engine, map[string]string{
-			compare.EnginePostgres: compare.EnvPostgresDSN, compare.EngineMySQL: compare.EnvMySQLDSN}[*engine])
+	if (*engine == compare.EnginePostgres && *postgres == "") || ((*engine == compare.EngineMySQL || *engine == compare.EngineMyRocks) && *mysql == "") {
+		flag, env := "mysql", compare.EnvMySQLDSN
+		if *engine == compare.EnginePostgres {
+			flag, env = "postgres", compare.EnvPostgresDSN
+		}
+		return cli.Usagef("--engine %s needs --%s DSN (or $%s)", *engine, flag, env)
 	}
 	schemes, err := compare.Select(*list)
 	if errors.Is(err, compare.ErrUnknownScheme) {

@@ -102,7 +102,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"compare", "--need", "fast"}, `--need: compare: bad constraint "fast": want one of 64bit, js-safe`},
 		{[]string{"compare", "--need", "writers=0"}, `--need: compare: bad constraint "writers=0": want writers=1..1024`},
 		{[]string{"compare", "--need", "writers=8", "--writers", "4"}, "--need writers=8 but --writers 4"},
-		{[]string{"compare", "--engine", "oracle"}, `--engine "oracle", want one of bbolt, sqlite, pebble, postgres, mysql`},
+		{[]string{"compare", "--engine", "oracle"}, `--engine "oracle", want one of bbolt, sqlite, pebble, postgres, mysql, myrocks`},
 		{[]string{"compare", "--checkpoint-every", "-1"}, "--checkpoint-every -1 out of range"},
 		{[]string{"compare", "--grow", "-n", "1000"}, "--grow measures at every N up to --max-n; leave out -n"},
 		{[]string{"compare", "--grow", "--max-n", "9999"}, "--max-n 9999 out of range, want 10000..=50000000"},
@@ -167,10 +167,10 @@ func TestCompareHelp(t *testing.T) {
 func TestCompareEngineWithoutServer(t *testing.T) {
 	t.Setenv(compare.EnvPostgresDSN, "")
 	t.Setenv(compare.EnvMySQLDSN, "")
-	for _, engine := range []string{"postgres", "mysql"} {
+	for engine, flag := range map[string]string{"postgres": "postgres", "mysql": "mysql", "myrocks": "mysql"} {
 		code, _, stderr := idkit("compare", "-n", "10", "--engine", engine)
 		assert.Equal(t, 2, code)
-		assert.Contains(t, stderr, "--engine "+engine+" needs --"+engine+" DSN")
+		assert.Contains(t, stderr, "--engine "+engine+" needs --"+flag+" DSN")
 	}
 }
 
