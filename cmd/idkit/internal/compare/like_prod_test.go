@@ -65,17 +65,29 @@ func pgReader(t *testing.T, conn *pgx.Conn, dsn, schema, table string) string {
 // dropped when the test ends, and returns dsn with that user.
 func mysqlReader(t *testing.T, db *sql.DB, dsn, database, table string) string {
 	t.Helper()
+	return mysqlUser(t, db, dsn, "idkit_reader_", database, "SELECT ON "+database+"."+table)
+}
+
+// mysqlUser creates a user of the test's own, named prefix and a random
+// suffix, with the grants given ("SELECT ON db.t"), dropped when the test
+// ends, and returns dsn with that user and database.
+func mysqlUser(t *testing.T, db *sql.DB, dsn, prefix, database string, grants ...string) string {
+	t.Helper()
 	cfg, err := mysql.ParseDSN(dsn)
 	require.NoError(t, err)
-	user := "idkit_reader_" + runSuffix()
+	user := prefix + runSuffix()
 	host := "127.0.0.1"
 	if cfg.Net == "unix" {
 		host = "localhost"
 	}
 	account := fmt.Sprintf("'%s'@'%s'", user, host)
 	t.Cleanup(func() { db.Exec("DROP USER IF EXISTS " + account) })
-	myExec(t, db, "CREATE USER "+account+" IDENTIFIED BY 'reader-pw'", "GRANT SELECT ON "+database+"."+table+" TO "+account)
-	cfg.User, cfg.Passwd, cfg.DBName = user, "reader-pw", database
+	stmts := []string{"CREATE USER " + account + " IDENTIFIED BY 'test-pw'"}
+	for _, g := range grants {
+		stmts = append(stmts, "GRANT "+g+" TO "+account)
+	}
+	myExec(t, db, stmts...)
+	cfg.User, cfg.Passwd, cfg.DBName = user, "test-pw", database
 	return cfg.FormatDSN()
 }
 

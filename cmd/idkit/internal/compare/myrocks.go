@@ -145,33 +145,9 @@ func (e *myrocksEngine) Created() string {
 
 func (e *myrocksEngine) serverLoad(context.Context) (string, error) { return "", nil }
 
-// Close drops the run's database, as the InnoDB engine's Close does: it
-// ends the run's statement first, on another connection.
+// Close drops the run's database, as the InnoDB engine's Close does.
 func (e *myrocksEngine) Close(ctx context.Context) error {
-	drop := "DROP DATABASE IF EXISTS " + e.database
-	conn, err := e.db.Conn(ctx)
-	e.conn.Close()
-	if err == nil {
-		_, err = conn.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", e.connID))
-		var my *mysql.MySQLError
-		if errors.As(err, &my) && my.Number == 1094 {
-			err = nil
-		}
-	}
-	if err == nil {
-		_, err = conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 3")
-	}
-	if err == nil {
-		_, err = conn.ExecContext(ctx, drop)
-	}
-	if conn != nil {
-		conn.Close()
-	}
-	e.db.Close()
-	if err != nil {
-		return fmt.Errorf("compare: myrocks: %s is left behind (%v); remove it with: %s", e.Created(), err, drop)
-	}
-	return nil
+	return dropMySQLDatabase(ctx, e.db, e.conn, e.connID, e.database, "compare: myrocks: "+e.Created())
 }
 
 // cfStats are the compaction statistics of one column family, summed over

@@ -3,7 +3,6 @@ package compare
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -146,19 +145,11 @@ func TestMyRocksWithoutSuper(t *testing.T) {
 	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() }) // after the user is dropped
-	cfg, err := mysql.ParseDSN(dsn)
+	nosuper := mysqlUser(t, db, dsn, "idkit_nosuper_", "", "CREATE, DROP, INSERT, SELECT, DELETE, ALTER ON `idkit\\_rocks\\_%`.*")
+	cfg, err := mysql.ParseDSN(nosuper)
 	require.NoError(t, err)
-	user := "idkit_nosuper_" + runSuffix()
-	host := "127.0.0.1"
-	if cfg.Net == "unix" {
-		host = "localhost"
-	}
-	account := fmt.Sprintf("'%s'@'%s'", user, host)
-	t.Cleanup(func() { db.Exec("DROP USER IF EXISTS " + account) })
-	myExec(t, db, "CREATE USER "+account+" IDENTIFIED BY 'nosuper-pw'", "GRANT CREATE, DROP, INSERT, SELECT, DELETE, ALTER ON `idkit\\_rocks\\_%`.* TO "+account)
-	cfg.User, cfg.Passwd, cfg.DBName = user, "nosuper-pw", ""
-	e, skipped, err := openMyRocks(context.Background(), cfg.FormatDSN())
+	e, skipped, err := openMyRocks(context.Background(), nosuper)
 	require.NoError(t, err)
 	require.Nil(t, e, "a user without SUPER runs no MyRocks load")
-	assert.Contains(t, skipped, "GRANT SUPER ON *.* TO "+user+"@"+host)
+	assert.Contains(t, skipped, "GRANT SUPER ON *.* TO "+cfg.User+"@")
 }

@@ -116,11 +116,19 @@ func (e *mysqlEngine) Created() string {
 // server ends a thread whose client left, and waits for locks at most a
 // few seconds, so that a stopped run ends at once.
 func (e *mysqlEngine) Close(ctx context.Context) error {
-	drop := "DROP DATABASE IF EXISTS " + e.database
-	conn, err := e.db.Conn(ctx) // another connection: the run's is still held
-	e.conn.Close()
+	return dropMySQLDatabase(ctx, e.db, e.conn, e.connID, e.database, "compare: mysql: "+e.Created())
+}
+
+// dropMySQLDatabase drops a run's database on another connection of db
+// than conn, the run's, whose statement (connID's) it ends first, and then
+// closes db. created names the database in the error when it is left
+// behind.
+func dropMySQLDatabase(ctx context.Context, db *sql.DB, run *sql.Conn, connID int64, database, created string) error {
+	drop := "DROP DATABASE IF EXISTS " + database
+	conn, err := db.Conn(ctx) // another connection: the run's is still held
+	run.Close()
 	if err == nil {
-		_, err = conn.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", e.connID))
+		_, err = conn.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", connID))
 		var my *mysql.MySQLError
 		if errors.As(err, &my) && my.Number == 1094 { // no such thread: it had ended
 			err = nil
@@ -137,9 +145,9 @@ func (e *mysqlEngine) Close(ctx context.Context) error {
 	}
 	// The pool's connections go with it, the killed one too: an error
 	// in saying goodbye on that one says nothing of the drop.
-	e.db.Close()
+	db.Close()
 	if err != nil {
-		return fmt.Errorf("compare: mysql: %s is left behind (%v); remove it with: %s", e.Created(), err, drop)
+		return fmt.Errorf("%s is left behind (%v); remove it with: %s", created, err, drop)
 	}
 	return nil
 }
