@@ -351,20 +351,7 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 	if err != nil {
 		return fail("read the server's counters", err)
 	}
-	stmts := map[int]string{}
-	insert := func(lo, hi int) error {
-		q, ok := stmts[hi-lo]
-		if !ok {
-			q = "INSERT INTO " + table + " (id, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, @idkit_payload),", hi-lo), ",")
-			stmts[hi-lo] = q
-		}
-		args := make([]any, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			args = append(args, mysqlArg(l, i))
-		}
-		_, err := e.conn.ExecContext(ctx, q, args...)
-		return err
-	}
+	insert := mysqlInsert(ctx, e.conn, table, l)
 	start := time.Now()
 	if _, err := l.batches(insert, nil); err != nil {
 		return fail("load", err)

@@ -384,24 +384,7 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	if _, err := e.conn.ExecContext(ctx, "SET @idkit_payload = ?", l.value); err != nil {
 		return fail("set payload", err)
 	}
-	stmts := map[int]string{}
-	insert := func(lo, hi int) error {
-		q, ok := stmts[hi-lo]
-		if !ok {
-			q = "INSERT INTO " + table + " (id, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, @idkit_payload),", hi-lo), ",")
-			stmts[hi-lo] = q
-		}
-		args := make([]any, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			if l.bigint() {
-				args = append(args, l.int64At(i))
-			} else {
-				args = append(args, l.keys.At(i))
-			}
-		}
-		_, err := e.conn.ExecContext(ctx, q, args...)
-		return err
-	}
+	insert := mysqlInsert(ctx, e.conn, table, l)
 	x, err := e.flushedLoad(ctx, l, table, false, insert)
 	if err != nil {
 		return fail("load", err)
@@ -555,4 +538,24 @@ func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int)
 		return fail("count", fmt.Errorf("%d rows after inserting %d keys", rows, l.keys.N()))
 	}
 	return c, nil
+}
+
+// mysqlInsert returns a function that inserts l's keys lo..hi-1 into
+// table on conn, each with the payload in @idkit_payload, in one
+// statement; a statement is built once per batch size.
+func mysqlInsert(ctx context.Context, conn *sql.Conn, table string, l dbLoad) func(lo, hi int) error {
+	stmts := map[int]string{}
+	return func(lo, hi int) error {
+		q, ok := stmts[hi-lo]
+		if !ok {
+			q = "INSERT INTO " + table + " (id, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, @idkit_payload),", hi-lo), ",")
+			stmts[hi-lo] = q
+		}
+		args := make([]any, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			args = append(args, mysqlArg(l, i))
+		}
+		_, err := conn.ExecContext(ctx, q, args...)
+		return err
+	}
 }
