@@ -143,6 +143,8 @@ func engineColumns() []Column {
 		metricColumn(EngineMyRocks, "expiry_reclaimed_auto", "reclaimed by MyRocks", "share of the expired rows' bytes the server's own work reclaimed", fmtPct),
 		metricColumn(EngineMyRocks, "expiry_manual", "manual compaction", "yes: the server left more than a tenth of the space, and a compaction of the column family (rocksdb_compact_cf) reclaimed it", yesNoFigure),
 		metricColumn(EngineMyRocks, "expiry_seconds", "expiry ms", "wall time from the expiry's statement to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
+		metricColumn(EngineMyRocks, "expiry_scan_skipped", "expired scan tombstones",
+			"deletion markers a scan over the expired keys' range steps over once the server's own work has settled, before any manual compaction (INTERNAL_DELETE_SKIPPED_COUNT): 0 where a dropped partition took the range", fmtInt),
 		metricColumn(EngineMyRocks, "lifetime_write_amp", "life write amp",
 			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life", fmtTwo),
 

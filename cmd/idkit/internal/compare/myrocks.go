@@ -1,8 +1,10 @@
 package compare
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -461,8 +463,9 @@ func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table string, m map
 // oldest partition when the keys sort rows by age (cut is its bound),
 // which MyRocks deletes by key range and whose files it drops whole, or
 // by DELETE of the first rows in generation order, in batches. Then it
-// waits for the column family to settle, and when its tables have not
-// shrunk by reclaimedShare of the expired share, compacts it.
+// waits for the column family to settle, counts the blocks and deletion
+// markers a scan over the expired keys' range meets, and when its tables
+// have not shrunk by reclaimedShare of the expired share, compacts it.
 func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, cut []byte, m map[string]float64) error {
 	n := l.keys.N()
 	d := n / expireShare
@@ -484,12 +487,24 @@ func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, 
 		return err
 	}
 	start := time.Now()
+	var scan string // the expired keys' range
+	var bounds []any
 	if cut != nil {
 		if _, err := e.conn.ExecContext(ctx, "ALTER TABLE "+table+" DROP PARTITION p_old"); err != nil {
 			return fmt.Errorf("drop the oldest partition: %w", err)
 		}
 		m["expiry_range"] = 1
+		scan, bounds = "id < ?", []any{mysqlKeyArg(l, cut)}
 	} else {
+		lower, upper := l.keys.At(0), l.keys.At(0)
+		for i := 1; i < d; i++ {
+			if k := l.keys.At(i); bytes.Compare(k, lower) < 0 {
+				lower = k
+			} else if bytes.Compare(k, upper) > 0 {
+				upper = k
+			}
+		}
+		scan, bounds = "id BETWEEN ? AND ?", []any{mysqlKeyArg(l, lower), mysqlKeyArg(l, upper)}
 		for lo := 0; lo < d; lo += mysqlInList {
 			hi := min(lo+mysqlInList, d)
 			args := make([]any, 0, hi-lo)
@@ -505,6 +520,20 @@ func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, 
 	if err := e.settle(ctx, cf); err != nil {
 		return err
 	}
+	before, err := e.perf(ctx, l.table)
+	if err != nil {
+		return err
+	}
+	var left int64
+	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE "+scan, bounds...).Scan(&left); err != nil {
+		return fmt.Errorf("scan of the expired range: %w", err)
+	}
+	after, err := e.perf(ctx, l.table)
+	if err != nil {
+		return err
+	}
+	m["expiry_scan_blocks"] = after.blocks(before)
+	m["expiry_scan_skipped"] = after["INTERNAL_DELETE_SKIPPED_COUNT"] - before["INTERNAL_DELETE_SKIPPED_COUNT"]
 	expired := s0.size * float64(d) / float64(n)
 	s1, err := e.cfStats(ctx, cf)
 	if err != nil {
@@ -542,11 +571,14 @@ func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, 
 }
 
 // mysqlArg is key i of l as a statement argument.
-func mysqlArg(l dbLoad, i int) any {
+func mysqlArg(l dbLoad, i int) any { return mysqlKeyArg(l, l.keys.At(i)) }
+
+// cutArg is a key of l, given as bytes, as a statement argument.
+func mysqlKeyArg(l dbLoad, key []byte) any {
 	if l.bigint() {
-		return l.int64At(i)
+		return int64(binary.BigEndian.Uint64(key))
 	}
-	return l.keys.At(i)
+	return key
 }
 
 // mysqlLiteral writes a key of l as an SQL literal.

@@ -73,8 +73,9 @@ func TestMyRocksEveryScheme(t *testing.T) {
 // on Pebble, at N = 200,000 with one writer: the counter's write
 // amplification is below UUIDv4's, its expiry (dropping the oldest
 // partition) writes at least 10 times fewer bytes than UUIDv4's row by
-// row, and the partition is used exactly for the keys that sort rows by
-// age.
+// row, the partition is used exactly for the keys that sort rows by age,
+// and a scan over the expired range meets UUIDv4's deletion markers and
+// none of the counter's.
 func TestMyRocksDirection(t *testing.T) {
 	dsn := myrocksDSN(t)
 	f := map[string]map[string]float64{}
@@ -90,6 +91,8 @@ func TestMyRocksDirection(t *testing.T) {
 		assert.Equal(t, ranged, f[name]["expiry_range"], "%s: the partition is dropped iff the keys sort rows by age", name)
 	}
 	assert.Greater(t, u["newest_scan_blocks"], 10*c["newest_scan_blocks"])
+	assert.Zero(t, c["expiry_scan_skipped"], "a scan below the dropped partition meets no deletion marker")
+	assert.Greater(t, u["expiry_scan_skipped"], u["expiry_rows"]/2, "a scan over uuidv4's expired range steps over its deletion markers")
 }
 
 // TestMyRocksAgreesWithServerCounters reads the server's own RocksDB
