@@ -118,9 +118,11 @@ Flags:
                   other columns of rows sampled from it; the report adds
                   every index's size and fill per scheme and the table's
                   figures today. The table is read in one read-only
-                  snapshot, with no lock, and never written. Every right
-                  the run needs is checked first, and all that are
-                  missing are named in one message with their GRANTs
+                  snapshot, with no lock, and never written. A MyRocks
+                  table's copies go to MyRocks, on a --scratch server
+                  only. Every right the run needs is checked first, and
+                  all that are missing are named in one message with
+                  their GRANTs
   --scratch DSN   build the --like copies on this server or database
                   instead of the table's (a postgres:// URL for
                   PostgreSQL, user@tcp(host:port)/db for MariaDB/MySQL;

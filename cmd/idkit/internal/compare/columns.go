@@ -214,7 +214,8 @@ func yesNoFigure(v float64) string { return yesNo(v == 1) }
 
 // likeEngineColumns describes the figures only a --like run's loads have:
 // the write figures of the paths that force no checkpoint or count a
-// copy's own pages, and the tries a load took to measure them.
+// copy's own pages, the tries a load took to measure them, and a MyRocks
+// copy's own bytes.
 func likeEngineColumns() []Column {
 	h := func(c Column) Column { c.Headline = true; return c }
 	return []Column{
@@ -226,6 +227,10 @@ func likeEngineColumns() []Column {
 		h(metricColumn(EngineMySQL, "pages_changed_per_1000", "changed/1k",
 			"pages of the copy whose newest change is past the log sequence number at the start of each flush interval, per 1,000 inserts (INNODB_BUFFER_PAGE's newest_modification): the copy's own pages each flush writes", fmtInt)),
 		metricColumn(EngineMySQL, "tries", "tries", "loads run to measure the server's counters without another session's writes in them (at most 2)", fmtInt),
+		h(metricColumn(EngineMyRocks, "bytes_written_per_insert", "written B/insert",
+			"bytes the copy's column family wrote to tables, flushes and compactions, per insert: the copy's own writes, which no other session's move", fmtInt)),
+		metricColumn(EngineMyRocks, "wal_bytes_per_insert", "log B/insert", "bytes written to the log per insert (Rocksdb_wal_bytes), kept when no other session changed MyRocks rows during the load", fmtInt),
+		metricColumn(EngineMyRocks, "all_index_bytes_per_key", "all indexes B/key", "bytes of every index of the copy in its column family's tables, per key", fmtInt),
 	}
 }
 

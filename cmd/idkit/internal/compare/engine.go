@@ -201,13 +201,23 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 			return fail(err)
 		}
 		read = func() error {
-			for _, p := range plans {
+			for i, p := range plans {
 				if p.dsn == "" {
 					continue
 				}
 				if sources[p.engine], err = readLike(ctx, p, name, o.Sample, o.N); err != nil {
 					return err
 				}
+				if sources[p.engine].table.Engine != EngineMyRocks {
+					continue
+				}
+				switch {
+				case p.polite:
+					return fmt.Errorf("%w %s: mysql: a MyRocks table's copies need --scratch DSN, a MariaDB server with the ROCKSDB engine: their figures come from flushes and compactions the run forces (SET GLOBAL rocksdb_force_flush_memtable_now), which on the source would flush every table's memtables", ErrLike, name)
+				case o.NoMyRocks:
+					return fmt.Errorf("%w %s: mysql: a MyRocks table, and MyRocks is switched off", ErrLike, name)
+				}
+				plans[i].myrocks = true
 			}
 			if len(sources) == 0 {
 				return fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, name)
@@ -241,6 +251,10 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 			infos = append(infos, EngineInfo{Name: p.engine, Skipped: p.skipped})
 			continue
 		}
+		if p.myrocks {
+			infos = append(infos, EngineInfo{Name: p.engine, Skipped: "a --like run copies your MyRocks table into MyRocks only"})
+			continue
+		}
 		var e serverEngine
 		var err error
 		if p.engine == EnginePostgres {
@@ -264,8 +278,22 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 	switch my := plans[1]; {
 	case my.dsn == "":
 		infos = append(infos, EngineInfo{Name: EngineMyRocks, Skipped: "no server: set " + EnvMySQLDSN + " or --mysql DSN to measure MariaDB's MyRocks"})
+	case my.myrocks:
+		e, skipped, err := openMyRocks(ctx, my.dsn)
+		if err != nil {
+			return fail(err)
+		}
+		if e == nil {
+			return fail(fmt.Errorf("%w %s: myrocks: where the copies go: %s", ErrLike, o.Like, skipped))
+		}
+		engines = append(engines, e)
+		if err := e.writeLike(ctx, sources[my.engine], o.N); err != nil {
+			return fail(err)
+		}
+		likes = append(likes, sources[my.engine].table)
+		infos = append(infos, e.Info())
 	case o.Like != "":
-		infos = append(infos, EngineInfo{Name: EngineMyRocks, Skipped: "a --like run copies your table into InnoDB only"})
+		infos = append(infos, EngineInfo{Name: EngineMyRocks, Skipped: "a --like run copies your InnoDB table into InnoDB only"})
 	case o.NoMyRocks:
 		infos = append(infos, EngineInfo{Name: EngineMyRocks, Skipped: "switched off"})
 	default:
@@ -290,6 +318,9 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 type serverPlan struct {
 	engine, dsn, source, skipped string
 	polite                       bool
+	// myrocks says the --like table on a MariaDB source is a MyRocks
+	// table, whose copies go to MyRocks; set once the table is read.
+	myrocks bool
 }
 
 // serverPlans returns the plans of PostgreSQL and MariaDB/MySQL, in report

@@ -154,8 +154,8 @@ type LikeTable struct {
 	KeyType string `json:"key_type"`
 	// Rows is the server's estimate of the rows.
 	Rows int64 `json:"rows"`
-	// TableBytes is the heap (PostgreSQL) or the clustered index with the
-	// rows (InnoDB).
+	// TableBytes is the heap (PostgreSQL), the clustered index with the
+	// rows (InnoDB), or the table's share of the tables' files (MyRocks).
 	TableBytes int64          `json:"table_bytes"`
 	Indexes    []IndexFigures `json:"indexes"`
 	// KeyCorrelation is PostgreSQL's correlation of the key's order with
@@ -271,7 +271,7 @@ var likeNotes = []string{
 }
 
 // engineTitles names the server engines in the tables' titles.
-var engineTitles = map[string]string{EnginePostgres: "POSTGRESQL", EngineMySQL: "INNODB"}
+var engineTitles = map[string]string{EnginePostgres: "POSTGRESQL", EngineMySQL: "INNODB", EngineMyRocks: "MYROCKS"}
 
 // likeTable returns the user's table as the engine read it, or nil.
 func (r *Report) likeTable(engine string) *LikeTable {

@@ -22,7 +22,7 @@ func mysqlIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``")
 type mysqlIndex struct {
 	name    string
 	unique  bool
-	btree   bool
+	btree   bool // a B-tree (InnoDB) or LSM tree (MyRocks) index, not full-text or spatial
 	columns []string
 }
 
@@ -72,24 +72,46 @@ func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample, n 
 	return src.table, err
 }
 
-// writeLike writes the sample, in the order of the table's inserts, into
-// the run's database, and makes every later Load of n keys a load into a
-// copy of the table, after a trial copy for each key type with one row
-// numbered as the loads' last.
+// writeLike writes the sample into the run's database and makes every
+// later Load of n keys a load into a copy of the table (writeMySQLLike).
 func (e *mysqlEngine) writeLike(ctx context.Context, ls *likeSource, n int) error {
+	shape, err := writeMySQLLike(ctx, e.conn, e.database, ls, n, func(table, keyType string) (string, error) {
+		return ls.my.copyStatement(table, keyType, "")
+	})
+	if err != nil {
+		return err
+	}
+	e.like = shape
+	t := &ls.table
+	t.OnSource = e.polite
+	if e.polite {
+		t.Unmeasured = map[string]string{
+			"pages": "pages changed per flush interval left out: without --scratch the run flushes nothing on the source and scans no buffer pool there (INNODB_BUFFER_PAGE, which on a large pool stalls the server); --scratch counts them",
+			"log":   "redo left out: without --scratch the run reads no server-wide counter on the source, where every other session's writes move it; --scratch measures it, again while another session writes",
+		}
+	}
+	return nil
+}
+
+// writeMySQLLike writes the sample, in the order of the table's inserts,
+// into the InnoDB table like_sample of database on conn, and returns the
+// shape of the loads into copies of the table, after a trial copy (made
+// by copyStatement) for each key type with one row numbered as the
+// loads' last.
+func writeMySQLLike(ctx context.Context, conn *sql.Conn, database string, ls *likeSource, n int, copyStatement func(table, keyType string) (string, error)) (*likeShape, error) {
 	src, t := ls.my, &ls.table
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w %s: mysql: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
+	fail := func(format string, args ...any) (*likeShape, error) {
+		return nil, fmt.Errorf("%w %s: mysql: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
 	}
 	defs := []string{"idkit_row BIGINT NOT NULL PRIMARY KEY"}
 	for _, c := range src.columns {
 		defs = append(defs, c.definition(mysqlIdent(c.name)))
 	}
-	sampleTable := e.database + ".like_sample"
-	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s (%s) ENGINE=InnoDB", sampleTable, strings.Join(defs, ", "))); err != nil {
+	sampleTable := database + ".like_sample"
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s (%s) ENGINE=InnoDB", sampleTable, strings.Join(defs, ", "))); err != nil {
 		return fail("create the sample table: %v", err)
 	}
-	if err := e.writeSample(ctx, sampleTable, src.rows); err != nil {
+	if err := writeMySQLSample(ctx, conn, sampleTable, src.rows); err != nil {
 		return fail("write the sample: %v", err)
 	}
 	shape := &likeShape{name: ls.name, key: mysqlIdent(src.key), sample: len(src.rows), n: n, my: src}
@@ -112,7 +134,7 @@ func (e *mysqlEngine) writeLike(ctx context.Context, ls *likeSource, n int) erro
 				fmt.Sprintf("UPDATE %[1]s s JOIN %[1]s x ON x.idkit_row = s.idkit_row + 1 SET s.idkit_next = x.%[2]s", sampleTable, q),
 				fmt.Sprintf("UPDATE %[1]s SET idkit_next = %[2]s WHERE idkit_next IS NULL", sampleTable, q),
 			} {
-				if _, err := e.conn.ExecContext(ctx, stmt); err != nil {
+				if _, err := conn.ExecContext(ctx, stmt); err != nil {
 					return fail("the sample's next %s: %v", c.name, err)
 				}
 			}
@@ -126,23 +148,14 @@ func (e *mysqlEngine) writeLike(ctx context.Context, ls *likeSource, n int) erro
 		shape.values = append(shape.values, v)
 	}
 	src.rows = nil // in the sample table now
-	e.like = shape
 	for _, keyType := range []string{"BIGINT", "BINARY(16)"} {
-		if err := e.trialCopy(ctx, keyType, n); err != nil {
-			e.like = nil
+		if err := trialCopy(ctx, conn, database, shape, copyStatement, keyType, n); err != nil {
 			return fail("a copy with a %s key (the key type of some schemes) fails: %v", keyType, err)
 		}
 	}
 	t.Notes = append(t.Notes, reuseNote(shape.sample, n, src.order.time))
 	t.Notes = append(t.Notes, likeNotes...)
-	t.OnSource = e.polite
-	if e.polite {
-		t.Unmeasured = map[string]string{
-			"pages": "pages changed per flush interval left out: without --scratch the run flushes nothing on the source and scans no buffer pool there (INNODB_BUFFER_PAGE, which on a large pool stalls the server); --scratch counts them",
-			"log":   "redo left out: without --scratch the run reads no server-wide counter on the source, where every other session's writes move it; --scratch measures it, again while another session writes",
-		}
-	}
-	return nil
+	return shape, nil
 }
 
 // definition declares the column in the sample table, as name (or with
@@ -227,11 +240,13 @@ func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *likeSource) error
 	}
 	switch {
 	case kind == "VIEW":
-		return myRefuse(ls, "%s is a view; --like measures InnoDB tables", qualified)
+		return myRefuse(ls, "%s is a view; --like measures InnoDB and MyRocks tables", qualified)
 	case kind != "BASE TABLE":
-		return myRefuse(ls, "%s is a %s, not a table; --like measures InnoDB tables", qualified, strings.ToLower(kind))
+		return myRefuse(ls, "%s is a %s, not a table; --like measures InnoDB and MyRocks tables", qualified, strings.ToLower(kind))
+	case strings.EqualFold(engine, "ROCKSDB"):
+		t.Engine = EngineMyRocks // the copies go to MyRocks
 	case !strings.EqualFold(engine, "InnoDB"):
-		return myRefuse(ls, "%s is a table of engine %s; --like measures InnoDB tables", qualified, engine)
+		return myRefuse(ls, "%s is a table of engine %s; --like measures InnoDB and MyRocks (ROCKSDB) tables", qualified, engine)
 	}
 	var partitions int
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.PARTITIONS
@@ -239,7 +254,7 @@ func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *likeSource) error
 		return myFail(ls, "read information_schema", err)
 	}
 	if partitions > 0 {
-		return myRefuse(ls, "%s is partitioned (%d partitions): InnoDB keeps a B-tree per partition and index, which a copy of one table does not measure; --like measures unpartitioned tables", qualified, partitions)
+		return myRefuse(ls, "%s is partitioned (%d partitions): the engine keeps each index per partition, which a copy of one table does not measure; --like measures unpartitioned tables", qualified, partitions)
 	}
 	indexes, err := mysqlIndexes(ctx, conn, schema, table)
 	if err != nil {
@@ -317,6 +332,9 @@ func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *likeSource) error
 // size.
 func myReadFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
 	t, indexes := &ls.table, ls.my.indexes
+	if t.Engine == EngineMyRocks {
+		return myReadRocksFigures(ctx, conn, ls)
+	}
 	var pageSize int64
 	if err := conn.QueryRowContext(ctx, "SELECT @@innodb_page_size").Scan(&pageSize); err != nil {
 		return myFail(ls, "read the page size", err)
@@ -342,6 +360,54 @@ func myReadFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
 	}
 	t.Notes = append(t.Notes, "InnoDB keeps the rows in the primary key's order: the table is its clustered index; index sizes are InnoDB's persistent statistics as they stand")
 	return nil
+}
+
+// myReadRocksFigures reads a MyRocks table's figures today: each index's
+// bytes in the tables (SST files) of its column family, where the user
+// may read them (ROCKSDB_INDEX_FILE_MAP needs PROCESS); otherwise the
+// table's size alone. Rows still in a memtable are not in them.
+func myReadRocksFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
+	t := &ls.table
+	sizes, err := rocksIndexBytes(ctx, conn, ls.name.Schema.name, ls.name.Table.name)
+	if err != nil {
+		return myFail(ls, "read the indexes' sizes", err)
+	}
+	for _, ix := range ls.my.indexes {
+		t.Indexes = append(t.Indexes, IndexFigures{Name: ix.displayName(), Bytes: sizes[ix.name]})
+	}
+	if len(sizes) == 0 {
+		t.Indexes = []IndexFigures{{Name: ls.my.indexes[0].displayName(), Bytes: t.TableBytes}}
+		t.Notes = append(t.Notes, "the indexes' sizes today are left out: this user may not read information_schema.ROCKSDB_INDEX_FILE_MAP on the source (it needs PROCESS), or the table's rows are all in memtables")
+	}
+	t.Notes = append(t.Notes, "MyRocks keeps the rows in the primary key's order in an LSM tree; index sizes are the bytes of each index's keys and values in the column family's tables (ROCKSDB_INDEX_FILE_MAP), rows in memtables not counted")
+	return nil
+}
+
+// rocksIndexBytes returns the bytes of the keys and values of each index
+// of a MyRocks table in its column family's tables, by index name; none
+// when the user may not read them.
+func rocksIndexBytes(ctx context.Context, conn *sql.Conn, schema, table string) (map[string]int64, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT d.INDEX_NAME, sum(f.DATA_SIZE)
+		FROM information_schema.ROCKSDB_DDL d JOIN information_schema.ROCKSDB_INDEX_FILE_MAP f
+		  ON f.COLUMN_FAMILY = d.COLUMN_FAMILY AND f.INDEX_NUMBER = d.INDEX_NUMBER
+		WHERE d.TABLE_SCHEMA = ? AND d.TABLE_NAME = ? GROUP BY d.INDEX_NAME`, schema, table)
+	if isMySQLDenied(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var size int64
+		if err := rows.Scan(&name, &size); err != nil {
+			return nil, err
+		}
+		out[name] = size
+	}
+	return out, rows.Err()
 }
 
 // myReadKeyRange reads an integer key's least and greatest values, two
@@ -488,9 +554,10 @@ var mysqlBinaryTypes = map[string]bool{
 	"BIT": true, "GEOMETRY": true,
 }
 
-// writeSample inserts rows into the sample table, numbering them from 0,
-// in statements of at most 4 MiB of values and 65,535 placeholders.
-func (e *mysqlEngine) writeSample(ctx context.Context, table string, rows [][]any) error {
+// writeMySQLSample inserts rows into the sample table, numbering them
+// from 0, in statements of at most 4 MiB of values and 65,535
+// placeholders.
+func writeMySQLSample(ctx context.Context, conn *sql.Conn, table string, rows [][]any) error {
 	const maxBytes, maxArgs = 4 << 20, 65_535
 	width := len(rows[0]) + 1
 	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
@@ -501,7 +568,7 @@ func (e *mysqlEngine) writeSample(ctx context.Context, table string, rows [][]an
 			return nil
 		}
 		k := len(args) / width
-		_, err := e.conn.ExecContext(ctx, "INSERT INTO "+table+" VALUES "+strings.TrimSuffix(strings.Repeat(one+", ", k), ", "), args...)
+		_, err := conn.ExecContext(ctx, "INSERT INTO "+table+" VALUES "+strings.TrimSuffix(strings.Repeat(one+", ", k), ", "), args...)
 		args, size = args[:0], 0
 		return err
 	}
@@ -564,7 +631,7 @@ func mysqlIndexes(ctx context.Context, conn *sql.Conn, schema, table string) ([]
 			return nil, err
 		}
 		if n := len(out); n == 0 || out[n-1].name != name {
-			out = append(out, mysqlIndex{name: name, unique: nonUnique == 0, btree: typ == "BTREE"})
+			out = append(out, mysqlIndex{name: name, unique: nonUnique == 0, btree: typ != "FULLTEXT" && typ != "SPATIAL"})
 		}
 		ix := &out[len(out)-1]
 		ix.columns = append(ix.columns, col)
@@ -580,7 +647,9 @@ var autoIncrement = regexp.MustCompile(` AUTO_INCREMENT=\d+`)
 // table, table (qualified), with a key column of type keyType: the table's
 // definition as SHOW CREATE TABLE gives it, generated columns and every
 // index included, but without its foreign keys and check constraints.
-func (src *myLike) copyStatement(table, keyType string) (string, error) {
+// With a column family cf (a MyRocks copy), every index keeps its rows
+// there, in place of the column family its comment named.
+func (src *myLike) copyStatement(table, keyType, cf string) (string, error) {
 	lines := strings.Split(src.create, "\n")
 	if len(lines) < 3 || !strings.HasPrefix(lines[0], "CREATE TABLE ") || !strings.HasSuffix(lines[0], " (") {
 		return "", fmt.Errorf("unexpected SHOW CREATE TABLE output %.200q", src.create)
@@ -595,6 +664,8 @@ func (src *myLike) copyStatement(table, keyType string) (string, error) {
 			continue
 		case strings.HasPrefix(item, keyLine):
 			item = keyLine + keyType + " NOT NULL"
+		case cf != "" && isIndexLine(trimmed):
+			item = indexComment.ReplaceAllString(item, "") + " COMMENT 'cfname=" + cf + "'"
 		}
 		body = append(body, item)
 	}
@@ -605,16 +676,29 @@ func (src *myLike) copyStatement(table, keyType string) (string, error) {
 	return "CREATE TABLE " + table + " (\n" + strings.Join(body, ",\n") + "\n" + tail, nil
 }
 
-// trialCopy creates a copy with a keyType key, inserts one row numbered as
-// the loads' last (n-1), and drops it.
-func (e *mysqlEngine) trialCopy(ctx context.Context, keyType string, n int) error {
-	table := e.database + ".like_trial"
-	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
-	create, err := e.like.my.copyStatement(table, keyType)
+// isIndexLine says whether a line of SHOW CREATE TABLE declares an index.
+func isIndexLine(trimmed string) bool {
+	for _, p := range []string{"PRIMARY KEY ", "UNIQUE KEY ", "KEY ", "FULLTEXT KEY ", "SPATIAL KEY "} {
+		if strings.HasPrefix(trimmed, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// indexComment is the comment at the end of an index's line.
+var indexComment = regexp.MustCompile(` COMMENT '(?:[^'\\]|\\.|'')*'$`)
+
+// trialCopy creates a copy with a keyType key by copyStatement, inserts
+// one row numbered as the loads' last (n-1), and drops it.
+func trialCopy(ctx context.Context, conn *sql.Conn, database string, shape *likeShape, copyStatement func(table, keyType string) (string, error), keyType string, n int) error {
+	table := database + ".like_trial"
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
+	create, err := copyStatement(table, keyType)
 	if err != nil {
 		return err
 	}
-	if _, err := e.conn.ExecContext(ctx, create); err != nil {
+	if _, err := conn.ExecContext(ctx, create); err != nil {
 		return err
 	}
 	bigint := keyType == "BIGINT"
@@ -623,17 +707,17 @@ func (e *mysqlEngine) trialCopy(ctx context.Context, keyType string, n int) erro
 		key = hex.EncodeToString(make([]byte, 16))
 	}
 	doc, _ := json.Marshal([][2]any{{key, n - 1}})
-	_, err = e.conn.ExecContext(ctx, e.likeInsert(table, bigint), string(doc))
+	_, err = conn.ExecContext(ctx, shape.mysqlInsert(database, table, bigint), string(doc))
 	return err
 }
 
-// likeInsert is the statement that inserts a batch of keys into the copy
+// mysqlInsert is the statement that inserts a batch of keys into the copy
 // table, in their order: a JSON array of [key, row number] pairs, keys as
 // decimal text (bigint) or hex; row r takes the other columns of sampled
-// row floor(r*S/N), S the sample's rows and N the load's, so that a load
-// passes through the sample once, in the order of the table's inserts.
-func (e *mysqlEngine) likeInsert(table string, bigint bool) string {
-	shape := e.like
+// row floor(r*S/N) of database's like_sample, S the sample's rows and N
+// the load's, so that a load passes through the sample once, in the order
+// of the table's inserts.
+func (shape *likeShape) mysqlInsert(database, table string, bigint bool) string {
 	key := "CAST(j.k AS SIGNED)"
 	if !bigint {
 		key = "UNHEX(j.k)"
@@ -644,7 +728,28 @@ func (e *mysqlEngine) likeInsert(table string, bigint bool) string {
 		FROM JSON_TABLE(?, '$[*]' COLUMNS (i FOR ORDINALITY, k VARCHAR(128) PATH '$[0]', r BIGINT PATH '$[1]')) j
 		JOIN %s.like_sample s ON s.idkit_row = (j.r * %d) DIV %d
 		ORDER BY j.i`,
-		table, strings.Join(cols, ", "), strings.Join(vals, ", "), e.database, shape.sample, shape.n)
+		table, strings.Join(cols, ", "), strings.Join(vals, ", "), database, shape.sample, shape.n)
+}
+
+// likeBatches returns the function that inserts the batch [lo, hi) of l's
+// keys into a copy, by stmt (likeShape.mysqlInsert).
+func likeBatches(ctx context.Context, conn *sql.Conn, stmt string, l dbLoad) func(lo, hi int) error {
+	return func(lo, hi int) error {
+		batch := make([][2]any, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			k := hex.EncodeToString(l.keys.At(i))
+			if l.bigint() {
+				k = strconv.FormatInt(l.int64At(i), 10)
+			}
+			batch = append(batch, [2]any{k, i})
+		}
+		doc, err := json.Marshal(batch)
+		if err != nil {
+			return err
+		}
+		_, err = conn.ExecContext(ctx, stmt, string(doc))
+		return err
+	}
 }
 
 // loadLike loads l's keys into a copy of the user's table in the run's
@@ -662,28 +767,12 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 	fail := func(what string, err error) (EngineLoad, error) {
 		return out, fmt.Errorf("compare: mysql: %s %s (like %s): %w", what, table, shape.name, err)
 	}
-	create, err := shape.my.copyStatement(table, colType)
+	create, err := shape.my.copyStatement(table, colType, "")
 	if err != nil {
 		return fail("copy the table", err)
 	}
 	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
-	stmt := e.likeInsert(table, l.bigint())
-	insert := func(lo, hi int) error {
-		batch := make([][2]any, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			k := hex.EncodeToString(l.keys.At(i))
-			if l.bigint() {
-				k = strconv.FormatInt(l.int64At(i), 10)
-			}
-			batch = append(batch, [2]any{k, i})
-		}
-		doc, err := json.Marshal(batch)
-		if err != nil {
-			return err
-		}
-		_, err = e.conn.ExecContext(ctx, stmt, string(doc))
-		return err
-	}
+	insert := likeBatches(ctx, e.conn, shape.mysqlInsert(e.database, table, l.bigint()), l)
 	var x flushed
 	tries := 0
 	for {

@@ -498,7 +498,7 @@ func TestLikeTableShapesMySQL(t *testing.T) {
 	assert.Equal(t, 2000, lt.Sampled)
 
 	copyTable := e.database + ".check_copy"
-	create, err := e.like.my.copyStatement(copyTable, "BINARY(16)")
+	create, err := e.like.my.copyStatement(copyTable, "BINARY(16)", "")
 	require.NoError(t, err)
 	_, err = e.conn.ExecContext(ctx, create)
 	require.NoError(t, err, create)
@@ -509,7 +509,7 @@ func TestLikeTableShapesMySQL(t *testing.T) {
 		}
 		doc, err := json.Marshal(batch)
 		require.NoError(t, err)
-		_, err = e.conn.ExecContext(ctx, e.likeInsert(copyTable, false), string(doc))
+		_, err = e.conn.ExecContext(ctx, e.like.mysqlInsert(e.database, copyTable, false), string(doc))
 		require.NoError(t, err)
 	}
 	var rows, days, wrongTotals, domains int

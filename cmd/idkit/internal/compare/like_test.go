@@ -529,7 +529,7 @@ func TestMySQLSampleIsUniform(t *testing.T) {
 	sample := e.database + ".sample_copy"
 	_, err = e.conn.ExecContext(ctx, "CREATE TABLE "+sample+" (idkit_row BIGINT NOT NULL, id BIGINT, label VARCHAR(20), raw VARBINARY(8)) ENGINE=InnoDB")
 	require.NoError(t, err)
-	require.NoError(t, e.writeSample(ctx, sample, rows))
+	require.NoError(t, writeMySQLSample(ctx, e.conn, sample, rows))
 	var n, labels int
 	require.NoError(t, e.conn.QueryRowContext(ctx, "SELECT count(*), count(DISTINCT label) FROM "+sample+" WHERE raw = UNHEX('00ff') AND label LIKE 'é%'").Scan(&n, &labels))
 	assert.Equal(t, 2000, n)

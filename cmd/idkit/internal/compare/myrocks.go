@@ -47,7 +47,8 @@ type myrocksEngine struct {
 	database string
 	server   string
 	version  string
-	bloom    string // the filter policy of new column families, "" for none
+	bloom    string     // the filter policy of new column families, "" for none
+	like     *likeShape // set by writeLike: load into copies of the user's table
 }
 
 // The column family pool, and how long a column family must be quiet
@@ -100,21 +101,15 @@ func openMyRocks(ctx context.Context, dsn string) (*myrocksEngine, string, error
 		return fail("version", err)
 	}
 	// The loads flush, compact and tune their column families with SET
-	// GLOBAL, which needs SUPER; without it the run goes on without
-	// MyRocks and says what to grant.
-	var super int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.USER_PRIVILEGES
-		WHERE PRIVILEGE_TYPE = 'SUPER' AND GRANTEE = concat('''', substring_index(current_user(), '@', 1), '''@''', substring_index(current_user(), '@', -1), '''')`).Scan(&super); err != nil {
+	// GLOBAL, which needs SUPER, and read the engine's statistics, which
+	// need PROCESS (without it they read as empty); without them the run
+	// goes on without MyRocks and says what to grant.
+	if lack, user, err := myrocksRights(ctx, conn); err != nil {
 		return fail("read the rights", err)
-	}
-	if super == 0 {
-		var user string
-		if err := conn.QueryRowContext(ctx, "SELECT current_user()").Scan(&user); err != nil {
-			return fail("read the user", err)
-		}
+	} else if lack != "" {
 		conn.Close()
 		db.Close()
-		return nil, fmt.Sprintf("MyRocks loads flush and compact their column families (SET GLOBAL rocksdb_compact_cf), which needs SUPER: GRANT SUPER ON *.* TO %s", user), nil
+		return nil, fmt.Sprintf("MyRocks loads flush and compact their column families (SET GLOBAL rocksdb_compact_cf: SUPER) and read the engine's statistics (information_schema.ROCKSDB_*: PROCESS): GRANT %s ON *.* TO %s", lack, user), nil
 	}
 	var filter sql.NullString
 	if err := conn.QueryRowContext(ctx, "SELECT VALUE FROM information_schema.ROCKSDB_CF_OPTIONS WHERE CF_NAME = 'default' AND OPTION_TYPE = 'TABLE_FACTORY::FILTER_POLICY'").Scan(&filter); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -127,6 +122,34 @@ func openMyRocks(ctx context.Context, dsn string) (*myrocksEngine, string, error
 		return fail("create database", err)
 	}
 	return e, "", nil
+}
+
+// myrocksRights returns the global rights of SUPER and PROCESS that the
+// user lacks, as a GRANT lists them, and the user.
+func myrocksRights(ctx context.Context, conn *sql.Conn) (lack, user string, err error) {
+	if user, err = mysqlAccount(ctx, conn); err != nil {
+		return "", "", err
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?", user)
+	if err != nil {
+		return "", "", err
+	}
+	defer rows.Close()
+	has := map[string]bool{}
+	for rows.Next() {
+		var priv string
+		if err := rows.Scan(&priv); err != nil {
+			return "", "", err
+		}
+		has[priv] = true
+	}
+	var missing []string
+	for _, priv := range []string{"SUPER", "PROCESS"} {
+		if !has[priv] {
+			missing = append(missing, priv)
+		}
+	}
+	return strings.Join(missing, ", "), user, rows.Err()
 }
 
 func (e *myrocksEngine) Info() EngineInfo {
@@ -329,7 +352,19 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 	// expiry's bound, as a store that drops a day at a time is.
 	var cut []byte
 	ddl := fmt.Sprintf("CREATE TABLE %s (id %s NOT NULL, payload BINARY(%d) NOT NULL, PRIMARY KEY (id) COMMENT 'cfname=%s') ENGINE=ROCKSDB", table, colType, len(l.value), cf)
-	if l.byAge && d > 0 {
+	insert := mysqlInsert(ctx, e.conn, table, l)
+	key, column := "id", "payload"
+	switch {
+	case e.like != nil:
+		if ddl, err = e.like.my.copyStatement(table, colType, cf); err != nil {
+			return fail("copy the table", err)
+		}
+		insert = likeBatches(ctx, e.conn, e.like.mysqlInsert(e.database, table, l.bigint()), l)
+		key, column = e.like.key, e.like.key
+		if len(e.like.columns) > 0 {
+			column = e.like.columns[0]
+		}
+	case l.byAge && d > 0:
 		cut = sortedKeys(l)[d]
 		ddl = fmt.Sprintf("CREATE TABLE %s (id %s NOT NULL, payload BINARY(%d) NOT NULL, PRIMARY KEY (id) COMMENT 'p_old_cfname=%s;p_new_cfname=%s') ENGINE=ROCKSDB PARTITION BY RANGE COLUMNS(id) (PARTITION p_old VALUES LESS THAN (%s), PARTITION p_new VALUES LESS THAN (MAXVALUE))",
 			table, colType, len(l.value), cf, cf, mysqlLiteral(l, cut))
@@ -353,7 +388,6 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 	if err != nil {
 		return fail("read the server's counters", err)
 	}
-	insert := mysqlInsert(ctx, e.conn, table, l)
 	start := time.Now()
 	if _, err := l.batches(insert, nil); err != nil {
 		return fail("load", err)
@@ -371,25 +405,34 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 		return fail("read the server's counters", err)
 	}
 	m := out.Metrics
-	if c1.rows-c0.rows != float64(n) {
-		m["disturbed"] = 1 // another session changed MyRocks rows: the log bytes are not the load's alone
-	}
 	in := c1.walBytes - c0.walBytes
 	m["inserts_per_second"] = rate(n, spent)
-	m["bytes_in"] = in
 	m["bytes_written"] = s1.written - s0.written
+	m["bytes_written_per_insert"] = perKey(m["bytes_written"], n)
 	m["bytes_moved"] = s1.moved - s0.moved
+	m["bytes_in"] = in
 	if in > 0 {
 		m["write_amp"] = m["bytes_written"] / in
 		m["moved_per_byte_in"] = m["bytes_moved"] / in
 	}
+	if c1.rows-c0.rows == float64(n) {
+		m["wal_bytes_per_insert"] = perKey(in, n)
+	} else {
+		m["disturbed"] = 1 // another session changed MyRocks rows: the log bytes are not the load's alone
+	}
 	m["table_bytes"] = s1.size
 	m["bytes_per_key"] = perKey(s1.size, n)
-	if rows := float64(n) * float64(l.keys.Len+len(l.value)); rows > 0 {
+	if rows := float64(n) * float64(l.keys.Len+len(l.value)); rows > 0 && e.like == nil {
 		m["space_amp"] = s1.size / rows
 	}
-	if err := e.reads(ctx, l, table, m); err != nil {
+	if err := e.reads(ctx, l, table, key, column, m); err != nil {
 		return fail("reads", err)
+	}
+	if e.like != nil {
+		if out.Indexes, err = e.copyIndexes(ctx, l.table, m); err != nil {
+			return fail("index figures", err)
+		}
+		return out, nil // the expiry is measured on the plain tables
 	}
 	if err := e.expire(ctx, l, table, cf, cut, m); err != nil {
 		return fail("expiry", err)
@@ -402,11 +445,62 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 	return out, nil
 }
 
+// writeLike writes the sample into the run's database (writeMySQLLike)
+// and makes every later Load of n keys a load into a MyRocks copy of the
+// table, every index of it in the load's column family.
+func (e *myrocksEngine) writeLike(ctx context.Context, ls *likeSource, n int) error {
+	cf, err := e.takeCF(ctx)
+	if err != nil {
+		return fmt.Errorf("%w %s: myrocks: %w", ErrLike, ls.name, err)
+	}
+	defer e.releaseCF(cf)
+	shape, err := writeMySQLLike(ctx, e.conn, e.database, ls, n, func(table, keyType string) (string, error) {
+		return ls.my.copyStatement(table, keyType, cf)
+	})
+	if err != nil {
+		return err
+	}
+	e.like = shape
+	ls.table.Notes = append(ls.table.Notes,
+		"each copy keeps all its indexes in one column family of the run's pool, whose compaction statistics are the copy's alone",
+		"the expiry of the oldest rows is measured on the plain tables of the other loads, not on the copies")
+	return nil
+}
+
+// copyIndexes returns the figures of each index of a copy: its bytes in
+// the column family's tables, once the load has settled.
+func (e *myrocksEngine) copyIndexes(ctx context.Context, table string, m map[string]float64) ([]IndexFigures, error) {
+	indexes, err := mysqlIndexes(ctx, e.conn, e.database, table)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := rocksIndexBytes(ctx, e.conn, e.database, table)
+	if err != nil {
+		return nil, err
+	}
+	var out []IndexFigures
+	var all float64
+	for _, ix := range indexes {
+		f := IndexFigures{Name: ix.displayName(), Bytes: sizes[ix.name]}
+		out = append(out, f)
+		all += float64(f.Bytes)
+		if ix.name == "PRIMARY" {
+			m["index_bytes"] = float64(f.Bytes)
+		} else {
+			m["secondary_index_bytes"] += float64(f.Bytes)
+		}
+	}
+	n := int(m["rows"])
+	m["all_index_bytes"] = all
+	m["all_index_bytes_per_key"] = perKey(all, n)
+	return out, nil
+}
+
 // reads counts the rows, then measures the blocks a point lookup touches
 // and the tables its bloom filters rule out (none without a filter), over
 // keys spread over the table and over its newest 1%, and the blocks of a
 // range scan through the key that reads the newest 1%.
-func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table string, m map[string]float64) error {
+func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table, key, column string, m map[string]float64) error {
 	n := l.keys.N()
 	var rows int64
 	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
@@ -425,7 +519,7 @@ func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table string, m map
 		found := 0
 		for _, i := range q.keys {
 			var payload []byte
-			err := e.conn.QueryRowContext(ctx, "SELECT payload FROM "+table+" WHERE id = ?", mysqlArg(l, i)).Scan(&payload)
+			err := e.conn.QueryRowContext(ctx, "SELECT "+column+" FROM "+table+" WHERE "+key+" = ?", mysqlArg(l, i)).Scan(&payload)
 			if err != nil {
 				return fmt.Errorf("point lookup of key %d: %w", i, err)
 			}
@@ -445,7 +539,7 @@ func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table string, m map
 	}
 	lowest := lowestNewest(l)
 	var scanned int64
-	if err := e.conn.QueryRowContext(ctx, "SELECT count(payload) FROM "+table+" WHERE id >= ?", mysqlArg(l, lowest)).Scan(&scanned); err != nil {
+	if err := e.conn.QueryRowContext(ctx, "SELECT count("+column+") FROM "+table+" WHERE "+key+" >= ?", mysqlArg(l, lowest)).Scan(&scanned); err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
 	}
 	after, err := e.perf(ctx, l.table)

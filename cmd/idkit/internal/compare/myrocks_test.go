@@ -140,9 +140,9 @@ func TestMyRocksAgreesWithServerCounters(t *testing.T) {
 }
 
 // TestMyRocksWithoutSuper: a user who may create databases but lacks
-// SUPER, which the loads' flushes and compactions need, gets a run
-// without MyRocks and a note naming the grant, and the run creates
-// nothing for MyRocks.
+// SUPER, which the loads' flushes and compactions need, or PROCESS, which
+// reading the engine's statistics needs, gets a run without MyRocks and a
+// note naming the grant, and the run creates nothing for MyRocks.
 func TestMyRocksWithoutSuper(t *testing.T) {
 	dsn := myrocksDSN(t)
 	db, err := sql.Open("mysql", dsn)
@@ -154,5 +154,105 @@ func TestMyRocksWithoutSuper(t *testing.T) {
 	e, skipped, err := openMyRocks(context.Background(), nosuper)
 	require.NoError(t, err)
 	require.Nil(t, e, "a user without SUPER runs no MyRocks load")
-	assert.Contains(t, skipped, "GRANT SUPER ON *.* TO "+cfg.User+"@")
+	assert.Contains(t, skipped, "GRANT SUPER, PROCESS ON *.* TO '"+cfg.User+"'@")
+
+	// With SUPER alone the engine's statistics would read as empty.
+	noprocess := mysqlUser(t, db, dsn, "idkit_noprocess_", "", "CREATE, DROP, INSERT, SELECT, DELETE, ALTER ON `idkit\\_rocks\\_%`.*", "SUPER ON *.*")
+	cfg, err = mysql.ParseDSN(noprocess)
+	require.NoError(t, err)
+	e, skipped, err = openMyRocks(context.Background(), noprocess)
+	require.NoError(t, err)
+	require.Nil(t, e, "a user without PROCESS runs no MyRocks load")
+	assert.Contains(t, skipped, "GRANT PROCESS ON *.* TO '"+cfg.User+"'@")
+}
+
+// TestMyRocksCopyStatement: a MyRocks copy keeps every index in the load's
+// column family, in place of the one the table's comment named.
+func TestMyRocksCopyStatement(t *testing.T) {
+	src := &myLike{key: "id", create: "CREATE TABLE `t` (\n" +
+		"  `id` bigint(20) NOT NULL,\n" +
+		"  `email` varchar(64) DEFAULT NULL,\n" +
+		"  `note` varchar(20) DEFAULT NULL COMMENT 'a column''s comment',\n" +
+		"  PRIMARY KEY (`id`) COMMENT 'cfname=app_cf',\n" +
+		"  UNIQUE KEY `email` (`email`),\n" +
+		"  KEY `note` (`note`) COMMENT 'rev:cf_it''s'\n" +
+		") ENGINE=ROCKSDB AUTO_INCREMENT=9 DEFAULT CHARSET=utf8mb4"}
+	got, err := src.copyStatement("db.c", "BINARY(16)", "idkit_compare_3")
+	require.NoError(t, err)
+	assert.Equal(t, "CREATE TABLE db.c (\n"+
+		"  `id` BINARY(16) NOT NULL,\n"+
+		"  `email` varchar(64) DEFAULT NULL,\n"+
+		"  `note` varchar(20) DEFAULT NULL COMMENT 'a column''s comment',\n"+
+		"  PRIMARY KEY (`id`) COMMENT 'cfname=idkit_compare_3',\n"+
+		"  UNIQUE KEY `email` (`email`) COMMENT 'cfname=idkit_compare_3',\n"+
+		"  KEY `note` (`note`) COMMENT 'cfname=idkit_compare_3'\n"+
+		") ENGINE=ROCKSDB DEFAULT CHARSET=utf8mb4", got)
+}
+
+// TestLikeMyRocks: a --like run on a MyRocks table copies it into MyRocks
+// on the scratch server, every index of every copy in the load's column
+// family, ranks the schemes on the LSM's figures of the copies, and
+// leaves the table unchanged; without a scratch server it refuses before
+// it creates anything, naming --scratch.
+func TestLikeMyRocks(t *testing.T) {
+	dsn := myrocksDSN(t)
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	database := "idkit_likerocks_" + runSuffix()
+	table := database + ".orders"
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
+	myExec(t, db,
+		"CREATE DATABASE "+database,
+		"CREATE TABLE "+table+` (id BINARY(16) NOT NULL PRIMARY KEY, payload VARCHAR(300) NOT NULL,
+			created_at DATETIME(6) NOT NULL, email VARCHAR(100) NOT NULL, UNIQUE KEY (email), KEY (created_at)) ENGINE=ROCKSDB`,
+		"INSERT INTO "+table+` SELECT UNHEX(REPLACE(UUID(), '-', '')), REPEAT(MD5(seq), 9),
+			NOW(6) - INTERVAL seq SECOND, CONCAT('user', seq, '@example.com') FROM seq_1_to_10000`,
+		"SET GLOBAL rocksdb_force_flush_memtable_now = 1")
+	state := func() string { return mySourceState(t, db, database, "orders").sum }
+	before := state()
+
+	o := likeOptions(t, EngineMyRocks, database+".orders")
+	o.MySQLDSN = dsn
+	_, err = Run(o)
+	require.ErrorIs(t, err, ErrLike)
+	assert.Contains(t, err.Error(), "--scratch DSN", "a MyRocks table's copies need a scratch server")
+
+	o.ScratchMySQLDSN = dsn
+	r, err := Run(o)
+	require.NoError(t, err)
+	require.Len(t, r.Like, 1)
+	lt := r.Like[0]
+	assert.Equal(t, EngineMyRocks, lt.Engine)
+	assert.Equal(t, []string{"primary key (id)", "(created_at)", "unique (email)"}, indexNames(lt.Indexes))
+	for _, ix := range lt.Indexes {
+		assert.Positive(t, ix.Bytes, "size of %s today", ix.Name)
+	}
+	for _, e := range r.Engines {
+		if e.Name == EngineMySQL {
+			assert.Contains(t, e.Skipped, "MyRocks table into MyRocks only")
+		}
+	}
+	scanRows := map[string]float64{}
+	for _, s := range r.Schemes {
+		l, ok := s.Runs[0].engineLoad(EngineMyRocks)
+		require.True(t, ok, s.Name)
+		assert.Equal(t, float64(o.N), l.Metrics["rows"], "%s: every row in the copy", s.Name)
+		require.Len(t, l.Indexes, 3, "%s: every index of the copy", s.Name)
+		for _, ix := range l.Indexes {
+			assert.Positive(t, ix.Bytes, "%s: %s in the load's column family", s.Name, ix.Name)
+		}
+		assert.Positive(t, l.Metrics["bytes_written_per_insert"], s.Name)
+		scanRows[s.Name] = l.Metrics["newest_scan_rows"]
+	}
+	assert.InDelta(t, 1, scanRows["counter"], 0.01, "the counter's newest rows are the last in key order")
+	assert.Greater(t, scanRows["uuidv4"], 50.0, "uuidv4's newest rows are spread over the whole key")
+	require.NotNil(t, r.Verdict)
+	assert.Equal(t, EngineMyRocks, r.Verdict.Engine, "the verdict ranks on the table's engine")
+	assert.Contains(t, r.Verdict.Basis, "bytes flushed and compacted")
+	require.NotEmpty(t, r.Verdict.Ranked)
+	var text strings.Builder
+	require.NoError(t, r.WriteTable(&text))
+	assert.Contains(t, text.String(), "YOUR TABLE "+lt.Name+" IN MYROCKS")
+	assert.Equal(t, before, state(), "the table is unchanged")
 }

@@ -217,7 +217,12 @@ func mysqlPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 	}
 	where := fmt.Sprintf("MariaDB/MySQL %s as %s, %s", serverName(cfg.Addr, 0, cfg.DBName), account, side)
 
-	probe := "idkit_compare_" + runSuffix()
+	// A MyRocks --like run's database is the MyRocks engine's.
+	prefix := "idkit_compare_"
+	if p.myrocks {
+		prefix = "idkit_rocks_"
+	}
+	probe := prefix + runSuffix()
 	steps := []string{
 		"CREATE DATABASE " + probe,
 		"CREATE TABLE " + probe + ".t (a INT NOT NULL PRIMARY KEY, b INT) ENGINE=InnoDB",
@@ -245,8 +250,19 @@ func mysqlPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 		if !isMySQLDenied(failed) {
 			return nil, fmt.Errorf("compare: mysql: try the rights on a database of the run's own: %w", failed)
 		}
-		out = append(out, missingRight{where, mysqlDatabaseRights + " on the run's own databases idkit_compare_*",
-			fmt.Sprintf("GRANT %s ON `idkit\\_compare\\_%%`.* TO %s;", mysqlDatabaseRights, account)})
+		out = append(out, missingRight{where, mysqlDatabaseRights + " on the run's own databases " + prefix + "*",
+			fmt.Sprintf("GRANT %s ON `%s%%`.* TO %s;", mysqlDatabaseRights, strings.ReplaceAll(prefix, "_", "\\_"), account)})
+	}
+	if p.myrocks {
+		lack, _, err := myrocksRights(ctx, conn)
+		if err != nil {
+			return nil, fmt.Errorf("compare: mysql: read the user's privileges: %w", err)
+		}
+		if lack != "" {
+			out = append(out, missingRight{where, lack + " (SUPER to flush and compact the copies' column family, PROCESS to read the engine's statistics)",
+				fmt.Sprintf("GRANT %s ON *.* TO %s;", lack, account)})
+		}
+		return out, nil
 	}
 	if _, err := conn.ExecContext(ctx, "SELECT 1 FROM mysql.innodb_index_stats LIMIT 0"); err != nil {
 		if !isMySQLDenied(err) {

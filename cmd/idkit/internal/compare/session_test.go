@@ -184,7 +184,7 @@ func TestLikeRefusedBeforeAnyWrite(t *testing.T) {
 	var ignore1, ignore2 sql.NullString
 	require.NoError(t, db.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &ignore1, &ignore2))
 	for _, tt := range []struct{ table, msg string }{
-		{"shop.recent", "is a view; --like measures InnoDB tables"},
+		{"shop.recent", "is a view; --like measures InnoDB and MyRocks tables"},
 		{"shop.old", "is a table of engine MyISAM"},
 		{"shop.nokey", "has no primary key"},
 		{"shop.missing", "no table"},

@@ -240,8 +240,8 @@ func figure(s *Result, engine string, ri int, key string) (float64, bool) {
 }
 
 // Decide ranks the report's schemes under need on engine's figures
-// (empty: the most server-like engine measured: postgres, mysql, sqlite,
-// bbolt). Layout constraints reject a scheme first; then any figure more
+// (empty: the engine of a --like run's first table, else the most
+// server-like engine measured: postgres, mysql, sqlite, bbolt). Layout constraints reject a scheme first; then any figure more
 // than MaxRatio times the baseline's (without a baseline in the run, the
 // best scheme's); the rest rank by the product of their figures over the
 // baseline's, then by ns per ID. A --like run on a server ranks on the
@@ -249,6 +249,9 @@ func figure(s *Result, engine string, ri int, key string) (float64, bool) {
 // table's own key first.
 func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	measured := r.measured()
+	if engine == "" && len(r.Like) > 0 && slices.Contains(measured, r.Like[0].Engine) {
+		engine = r.Like[0].Engine // the engine of the user's table
+	}
 	if engine == "" {
 		for _, e := range []string{EnginePostgres, EngineMySQL, EngineSQLite, EngineBbolt} {
 			if slices.Contains(measured, e) {

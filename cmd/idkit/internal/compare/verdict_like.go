@@ -53,7 +53,8 @@ type likeWrite struct {
 // counted from their LSNs and the statements' WAL without full-page
 // images (the source server, where no checkpoint is forced); on InnoDB
 // the copy's own pages changed in each flush interval and the redo of an
-// undisturbed load (a scratch server).
+// undisturbed load (a scratch server); on MyRocks the bytes the copy's
+// column family wrote and the log of an undisturbed load.
 var likeWrites = map[string][]likeWrite{
 	EnginePostgres: {
 		{"pages", []verdictFigure{{"pages_dirtied_per_1000", "pages dirtied"}, {"pages_changed_per_1000", "pages changed per interval (page LSNs, no checkpoint forced)"}}},
@@ -63,12 +64,17 @@ var likeWrites = map[string][]likeWrite{
 		{"pages", []verdictFigure{{"pages_changed_per_1000", "pages changed per flush interval"}}},
 		{"log", []verdictFigure{{"redo_bytes_per_insert", "redo"}}},
 	},
+	EngineMyRocks: {
+		{"tables", []verdictFigure{{"bytes_written_per_insert", "bytes flushed and compacted"}}},
+		{"log", []verdictFigure{{"wal_bytes_per_insert", "log"}}},
+	},
 }
 
 // likeSizes are, per engine, the size figures of a --like verdict.
 var likeSizes = map[string][]verdictFigure{
 	EnginePostgres: {{"all_index_bytes_per_key", "every index's size"}},
 	EngineMySQL:    {{"all_index_bytes_per_key", "every index's size"}, {"leaf_pages_per_1000", "primary-key leaf pages"}},
+	EngineMyRocks:  {{"all_index_bytes_per_key", "every index's size"}},
 }
 
 // likeFigures returns the figures a --like run's verdict compares on
