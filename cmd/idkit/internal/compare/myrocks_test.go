@@ -193,7 +193,8 @@ func TestMyRocksCopyStatement(t *testing.T) {
 // on the scratch server, every index of every copy in the load's column
 // family, ranks the schemes on the LSM's figures of the copies, and
 // leaves the table unchanged; without a scratch server it refuses before
-// it creates anything, naming --scratch.
+// it creates anything, naming --scratch, and a user without the rights
+// the copies need is told them all at once.
 func TestLikeMyRocks(t *testing.T) {
 	dsn := myrocksDSN(t)
 	db, err := sql.Open("mysql", dsn)
@@ -254,5 +255,16 @@ func TestLikeMyRocks(t *testing.T) {
 	var text strings.Builder
 	require.NoError(t, r.WriteTable(&text))
 	assert.Contains(t, text.String(), "YOUR TABLE "+lt.Name+" IN MYROCKS")
+	assert.Equal(t, before, state(), "the table is unchanged")
+
+	// A user who may only read the table, on both sides, is told every
+	// right the MyRocks copies need, in one message.
+	reader := mysqlReader(t, db, dsn, database, "orders")
+	o.MySQLDSN, o.ScratchMySQLDSN = reader, reader
+	_, err = Run(o)
+	require.ErrorIs(t, err, ErrRights)
+	for _, grant := range []string{"ON `idkit\\_rocks\\_%`.* TO", "GRANT SUPER, PROCESS ON *.* TO"} {
+		assert.Contains(t, err.Error(), grant)
+	}
 	assert.Equal(t, before, state(), "the table is unchanged")
 }
