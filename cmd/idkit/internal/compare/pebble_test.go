@@ -120,7 +120,7 @@ func TestPebbleDirection(t *testing.T) {
 // the same options in batches of 1,000, waits out the flushes and
 // compactions each batch starts, looks up the same keys, expires the
 // same rows, and reads what Pebble reports in Metrics(). The figures
-// must agree within 5%.
+// must agree within 5%; bytes moved, within 5% of the bytes loaded.
 func TestPebbleAgreesWithMetrics(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"counter", "uuidv4"} {
@@ -146,6 +146,13 @@ func TestPebbleAgreesWithMetrics(t *testing.T) {
 			for key, w := range want {
 				g, ok := got.Metrics[key]
 				require.True(t, ok, "the engine has no %s", key)
+				if key == "bytes_moved" {
+					// Which small table Pebble moves rather than rewrites
+					// depends on when a flush lands beside a compaction:
+					// moves agree within 5% of the bytes loaded.
+					assert.InDelta(t, w, g, 0.05*max(w, got.Metrics["bytes_in"]), key)
+					continue
+				}
 				if w == 0 {
 					assert.Zero(t, g, key)
 					continue
