@@ -38,6 +38,13 @@ const benchToken = "bench-0123456789abcdef"
 // over HTTP/1.1, streams on one connection over HTTP/2 and gRPC.
 const floorConns = 8
 
+// floorRate is the requests a second of BenchmarkFloor's loads at a fixed
+// rate, below what either protocol reaches at saturation on two cores:
+// there the server does the same work a second over HTTP/2 and gRPC, so
+// that its CPU a request does not depend on how much of the host the
+// load's own client takes.
+const floorRate = 4000
+
 // BenchmarkFloor puts the server beside a floor, each in a process of its
 // own (this test binary started again, see benchServerMain), under the
 // same load from this process: single-TraceId requests at saturation from
@@ -50,8 +57,12 @@ const floorConns = 8
 // request (server-writes/req, on Linux):
 //
 //   - h1/floor, h1/serve: HTTP/1.1 (package loadgen's client);
+//   - h1/floor-timeouts: the floor with serve's default timeouts, which
+//     set a connection's deadlines at each request;
 //   - h2/floor, h2/serve: HTTP/2, GET /v1/traceid (net/http's client);
-//   - grpc/serve: gRPC Next(traceid) in its default form (grpc-go).
+//   - grpc/serve: gRPC Next(traceid) in its default form (grpc-go);
+//   - h2/serve/rate=4000, grpc/serve/rate=4000: the same at floorRate
+//     requests a second, for the server CPU of a call.
 //
 // Every sub-benchmark's loop is one run of 2 s after a 0.5 s warm-up; run
 // it with -benchtime 1x, several times in turn, for rounds that interleave
@@ -66,16 +77,23 @@ func BenchmarkFloor(b *testing.B) {
 	testcert.WriteFile(b, tokenFile, []byte("bench "+token+"\n"))
 	clientTLS := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
 
-	for _, tc := range []struct{ proto, server string }{
-		{"h1", "floor"}, {"h1", "serve"},
-		{"h2", "floor"}, {"h2", "serve"},
-		{"grpc", "serve"},
+	for _, tc := range []struct {
+		proto, server string
+		rate          float64
+	}{
+		{"h1", "floor", 0}, {"h1", "floor-timeouts", 0}, {"h1", "serve", 0},
+		{"h2", "floor", 0}, {"h2", "serve", 0},
+		{"grpc", "serve", 0},
+		{"h2", "serve", floorRate}, {"grpc", "serve", floorRate},
 	} {
 		name := tc.proto + "/" + tc.server
+		if tc.rate > 0 {
+			name += fmt.Sprintf("/rate=%.0f", tc.rate)
+		}
 		b.Run(name, func(b *testing.B) {
 			p := startBenchServer(b, tc.server, certFile, keyFile, tokenFile, strings.ReplaceAll(name, "/", "-"))
 			cfg := loadgen.Config{Addr: p.addr, Path: "/v1/traceid?n=1", Token: token, TLS: clientTLS,
-				Conns: floorConns, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, WantIDs: 1}
+				Conns: floorConns, Rate: tc.rate, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, WantIDs: 1}
 			switch tc.proto {
 			case "h2":
 				cfg.Call = h2Call(b, "https://"+p.addr+cfg.Path, token, clientTLS)
@@ -161,7 +179,7 @@ type benchProcess struct {
 
 // The environment of a server process: which server, and its files.
 const (
-	benchServerEnv  = "IDKIT_BENCH_SERVER" // "serve" or "floor"
+	benchServerEnv  = "IDKIT_BENCH_SERVER" // "serve", "floor" or "floor-timeouts"
 	benchFilesEnv   = "IDKIT_BENCH_FILES"  // certificate, key and token file, separated by newlines
 	benchProfileEnv = "IDKIT_BENCH_CPUPROFILE"
 	benchNameEnv    = "IDKIT_BENCH_NAME"
@@ -260,11 +278,13 @@ func runBenchServer(server string) error {
 	var stop func() error
 	switch server {
 	case "floor":
-		stop, err = floorServer(ln, files[0], files[1])
+		stop, err = floorServer(ln, files[0], files[1], false)
+	case "floor-timeouts":
+		stop, err = floorServer(ln, files[0], files[1], true)
 	case "serve":
 		stop, err = idkitServer(ln, files[0], files[1], files[2])
 	default:
-		err = fmt.Errorf("%s=%s, want floor or serve", benchServerEnv, server)
+		err = fmt.Errorf("%s=%s, want floor, floor-timeouts or serve", benchServerEnv, server)
 	}
 	if err != nil {
 		return err
@@ -297,13 +317,18 @@ func writeCalls() int64 {
 	return 0
 }
 
-// floorServer is the floor: net/http over TLS, one fixed answer.
-func floorServer(ln net.Listener, certFile, keyFile string) (stop func() error, err error) {
+// floorServer is the floor: net/http over TLS, one fixed answer; with
+// timeouts, serve's default ReadHeaderTimeout, ReadTimeout, WriteTimeout
+// and IdleTimeout.
+func floorServer(ln net.Listener, certFile, keyFile string, timeouts bool) (stop func() error, err error) {
 	body := []byte(`{"ids":["4693555929138855937"]}` + "\n")
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
 	})}
+	if timeouts {
+		hs.ReadHeaderTimeout, hs.ReadTimeout, hs.WriteTimeout, hs.IdleTimeout = 5*time.Second, 10*time.Second, 30*time.Second, 120*time.Second
+	}
 	go hs.ServeTLS(ln, certFile, keyFile)
 	return hs.Close, nil
 }
