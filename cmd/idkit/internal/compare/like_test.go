@@ -363,14 +363,14 @@ func binlogMariaDB(t *testing.T) string {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	data, sock := filepath.Join(dir, "data"), filepath.Join(dir, "sock")
+	// Both the bootstrap and the server get the test's own tmpdir: at start
+	// a server deletes every #sql file in its tmpdir, and in /tmp those are
+	// the machine's MariaDB's temporary tables, in use by other tests.
 	out, err := exec.Command(install, "--no-defaults", "--datadir="+data, "--user=root",
-		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir="+dir).CombinedOutput()
 	require.NoError(t, err, "mariadb-install-db: %s", out)
 	cmd := exec.Command(mariadbd, "--no-defaults", "--datadir="+data, "--user=root", "--skip-networking",
 		"--socket="+sock, "--log-bin="+filepath.Join(dir, "binlog"), "--innodb-buffer-pool-size=64M", "--pid-file="+filepath.Join(dir, "pid"),
-		// Its own tmpdir: at start a server deletes every #sql file in its
-		// tmpdir, and in /tmp those are the machine's MariaDB's temporary
-		// tables, in use by other tests.
 		"--tmpdir="+dir)
 	dsn := "root@unix(" + sock + ")/mysql"
 	db, err := sql.Open("mysql", dsn)
