@@ -105,8 +105,10 @@ func (l *Log) useLog(id []byte, f *os.File) error {
 	return nil
 }
 
-// otherUse looks for a process that uses the log of identity key through
-// another file than file.
+// otherUse looks for another process that uses the log of identity key
+// through another file than file. This process's own sockets are passed
+// over: its registrations are in uses, and one it has just closed can
+// linger a moment in a child it forks, until the child runs its program.
 func otherUse(key, file string) (Holder, bool) {
 	f, err := os.Open("/proc/net/unix")
 	if err != nil {
@@ -130,6 +132,9 @@ func otherUse(key, file string) (Holder, bool) {
 		}
 		h := Holder{Command: "a process"}
 		if n, err := strconv.Atoi(pid); err == nil {
+			if n == os.Getpid() {
+				continue
+			}
 			h.PID = n
 			h.Command = commandOf(n)
 		}

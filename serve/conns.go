@@ -423,18 +423,26 @@ func (c *limitedConn) expire() {
 }
 
 func (c *limitedConn) Close() error {
-	err := c.raw.Close()
+	first := false
+	var err error
 	c.closeOnce.Do(func() {
+		first = true
 		// Closed without a request past the deadline: by it, or by one
 		// of the http.Server's own read timeouts, which end no sooner.
+		// Counted before the close, so that a client that sees its
+		// connection closed finds it counted, as expire does.
 		if c.sent.CompareAndSwap(false, true) && c.timer != nil && time.Since(c.accepted) >= c.lim.opening {
 			c.lim.timedOut.Inc()
 		}
 		if c.timer != nil {
 			c.timer.Stop()
 		}
+		err = c.raw.Close()
 		c.admitOnce.Do(func() {}) // no admission after close
 		c.lim.release(c.client, c.admitted)
 	})
+	if !first {
+		return c.raw.Close()
+	}
 	return err
 }
