@@ -179,24 +179,29 @@ func (c *cluster) exitedMember() error {
 	return nil
 }
 
+// leaderBound is how long the harness waits for the members to agree on
+// a leader.
+const leaderBound = 30 * time.Second
+
 // waitLeader waits, for at most bound, until every member answers and
-// all name the same leader.
-func (c *cluster) waitLeader(ctx context.Context, cli *clientv3.Client, bound time.Duration) error {
+// all name the same leader, and returns it. An election in progress, as
+// a busy host can cause at any time, is waited out.
+func (c *cluster) waitLeader(ctx context.Context, cli *clientv3.Client, bound time.Duration) (*member, error) {
 	deadline := time.Now().Add(bound)
 	for {
-		_, err := c.leader(ctx, cli)
+		m, err := c.leader(ctx, cli)
 		if err == nil {
-			return nil
+			return m, nil
 		}
 		if merr := c.exitedMember(); merr != nil {
-			return merr
+			return nil, merr
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the etcd cluster had no leader that every member names within %v: %w (member logs: %s)",
+			return nil, fmt.Errorf("the etcd cluster had no leader that every member names within %v: %w (member logs: %s)",
 				bound, err, filepath.Dir(c.members[0].logPath))
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return err
+			return nil, err
 		}
 	}
 }

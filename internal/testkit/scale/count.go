@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -10,6 +11,8 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/idkit/idkit"
 )
 
 // The kinds of etcd request a holder process counts, named by what fleet
@@ -370,12 +373,16 @@ func (h histogram) quantile(q float64) time.Duration {
 // and the claims lost. It is safe for concurrent use.
 type idCounter struct {
 	issued, errors, lost atomic.Uint64
+	unavailable          atomic.Uint64 // of errors, those of idkit.ErrUnavailable: etcd did not answer in time
 	mu                   sync.Mutex
 	lastErr              string
 }
 
 func (c *idCounter) fail(err error) {
 	c.errors.Add(1)
+	if errors.Is(err, idkit.ErrUnavailable) {
+		c.unavailable.Add(1)
+	}
 	c.mu.Lock()
 	c.lastErr = err.Error()
 	c.mu.Unlock()

@@ -225,7 +225,7 @@ func harness(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 		return err
 	}
 	defer cli.Close()
-	if err := cl.waitLeader(ctx, cli, 30*time.Second); err != nil {
+	if _, err := cl.waitLeader(ctx, cli, leaderBound); err != nil {
 		return err
 	}
 

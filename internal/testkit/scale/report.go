@@ -58,7 +58,7 @@ func (w *window) measure(ctx context.Context, i int, cl *cluster, fl *holderFlee
 
 // openWindow starts the window now.
 func openWindow(ctx context.Context, cli *clientv3.Client, cl *cluster, fl *holderFleet) (*window, error) {
-	leader, err := cl.leader(ctx, cli)
+	leader, err := cl.waitLeader(ctx, cli, leaderBound)
 	if err != nil {
 		return nil, fmt.Errorf("find the etcd leader at the window's start: %w", err)
 	}
@@ -72,7 +72,7 @@ func (w *window) close(ctx context.Context, cli *clientv3.Client, cl *cluster, f
 		return err
 	}
 	var err error
-	if w.endLeader, err = cl.leader(ctx, cli); err != nil {
+	if w.endLeader, err = cl.waitLeader(ctx, cli, leaderBound); err != nil {
 		return fmt.Errorf("find the etcd leader at the window's end: %w", err)
 	}
 	if w.status, err = cl.status(ctx, cli, w.endLeader); err != nil {
@@ -142,6 +142,7 @@ type Report struct {
 
 	// Over the whole run, not the window only.
 	IDErrors     uint64 `json:"id_errors"`
+	IDUnavail    uint64 `json:"id_unavailable"` // of IDErrors, those of idkit.ErrUnavailable: etcd did not answer in time
 	ClaimsLost   uint64 `json:"claims_lost"`
 	HolderErrors uint64 `json:"holder_errors"` // IDErrors + ClaimsLost
 	LastError    string `json:"last_error,omitempty"`
@@ -189,6 +190,7 @@ func buildReport(cfg config, fl *holderFleet, cl *cluster, w *window) (*Report, 
 
 		end := p.lastCounts()
 		r.IDErrors += end.IDErrors
+		r.IDUnavail += end.Unavail
 		r.ClaimsLost += end.Lost
 		if r.LastError == "" {
 			r.LastError = end.LastError
@@ -354,7 +356,7 @@ func (r *Report) writeText(w io.Writer) {
 	fmt.Fprintf(w, "database      %s, %s in use (leader, at the end)\n", mib(r.DBSize), mib(r.DBSizeInUse))
 	fmt.Fprintf(w, "claims        %d: p50 %s, p99 %s, max %s (a fleet.ClaimNode call); %d failed attempts tried again\n",
 		r.Claims, ms(r.ClaimP50), ms(r.ClaimP99), ms(r.ClaimMax), r.ClaimRetries)
-	fmt.Fprintf(w, "IDs           %s/s; %d errors and %d claims lost in the run", group(r.IDs), r.IDErrors, r.ClaimsLost)
+	fmt.Fprintf(w, "IDs           %s/s; %d errors (%d of them etcd not answering in time) and %d claims lost in the run", group(r.IDs), r.IDErrors, r.IDUnavail, r.ClaimsLost)
 	if r.LastError != "" {
 		fmt.Fprintf(w, " (last: %s)", r.LastError)
 	}

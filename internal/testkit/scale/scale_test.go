@@ -22,7 +22,9 @@ import (
 // against the model of what the holders send: a keep-alive and a record
 // per claim per renewal interval, mark writes while they issue, no
 // claims made during the window, and a killed process's nodes free
-// within TTL + 1s.
+// within TTL + 1s. No claim may be lost; on a host too busy for the
+// cluster to keep up, the rates are not held to the model and the only
+// errors issuing allowed are etcd's not answering in time.
 func TestScaleSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 3-member etcd cluster and 128 holders for about a minute; skipped under -short")
@@ -57,34 +59,37 @@ func TestScaleSmall(t *testing.T) {
 		assert.Positive(t, r.Rates[kind], "%s requests a second", kind)
 	}
 	assert.Zero(t, r.Rates[kindClaim], "claims a second within the window, which starts after the last claim")
-	interval := renewInterval(10*time.Second, 0)
-	want := 128 / interval.Seconds()
-	assert.InDelta(t, want, r.Rates[kindKeepAlive], 0.2*want, "keep-alives a second, want holders/Interval (%v)", interval)
-	assert.InDelta(t, want, r.Rates[kindRecord], 0.2*want, "records a second, want holders/Interval (%v)", interval)
 	assert.Positive(t, r.Writes, "writes timed")
 	assert.Positive(t, r.WriteP50, "write p50")
 	assert.GreaterOrEqual(t, r.WriteP99, r.WriteP50, "write p99")
 	assert.Positive(t, r.LeaderCPU, "leader CPU")
 	assert.Positive(t, r.DBSize, "database size")
-	assert.InDelta(t, 128, r.IDs, 0.2*128, "IDs a second, one per holder a second")
 	assert.Equal(t, 64, r.KilledNodes, "nodes of the killed process")
 	assert.Positive(t, r.FreeAfterKill, "free after kill")
 	assert.LessOrEqual(t, r.FreeAfterKill, r.FreeBound, "free after kill, want within TTL + 1s")
-	assert.Zero(t, r.HolderErrors, "holder errors; last: %s", r.LastError)
-	// fleet gives each attempt at a request at least a second and tries
-	// again when it runs out (fleet's retry). On a host too busy for the
-	// cluster to keep up (the stress runs make one on purpose), writes
-	// take that long, and the harness counts the attempts that ran out
-	// as failed, of every kind: where the writes' p99 reached a second,
-	// failed requests are the measure of that, while the holders' errors
-	// and lost claims, checked above, stay at 0. A failure on a cluster
-	// that kept up is a defect.
-	failed := r.Failed
-	if r.WriteP99 >= time.Second.Seconds() && len(failed) > 0 {
-		t.Logf("requests failed with the writes' p99 at %.2fs, the host too busy for the cluster: %v", r.WriteP99, failed)
-		failed = nil
+	assert.Zero(t, r.ClaimsLost, "claims lost; last error: %s", r.LastError)
+
+	// fleet gives each attempt at a request at least a second, tries
+	// again when it runs out, and a generator stops issuing while etcd
+	// does not confirm its mark. On a host too busy for the cluster to
+	// keep up (the stress runs make one on purpose), writes take that
+	// long: where the writes' p99 reached a second, the rates are the
+	// host's measure, not the model's, and the only errors allowed are
+	// that etcd did not answer in time. On a cluster that kept up, the
+	// rates follow the model and nothing fails.
+	if r.WriteP99 >= time.Second.Seconds() {
+		t.Logf("the writes' p99 reached %.2fs, the host too busy for the cluster: rates and failures not checked against the model (failed %v, %d of %d errors etcd not answering)",
+			r.WriteP99, r.Failed, r.IDUnavail, r.IDErrors)
+		assert.Equal(t, r.IDErrors, r.IDUnavail, "errors issuing other than etcd not answering in time; last: %s", r.LastError)
+		return
 	}
-	assert.Empty(t, failed, "failed requests in the window (writes' p99 %.3fs)", r.WriteP99)
+	interval := renewInterval(10*time.Second, 0)
+	want := 128 / interval.Seconds()
+	assert.InDelta(t, want, r.Rates[kindKeepAlive], 0.2*want, "keep-alives a second, want holders/Interval (%v)", interval)
+	assert.InDelta(t, want, r.Rates[kindRecord], 0.2*want, "records a second, want holders/Interval (%v)", interval)
+	assert.InDelta(t, 128, r.IDs, 0.2*128, "IDs a second, one per holder a second")
+	assert.Zero(t, r.HolderErrors, "holder errors; last: %s", r.LastError)
+	assert.Empty(t, r.Failed, "failed requests in the window (writes' p99 %.3fs)", r.WriteP99)
 }
 
 // build builds pkg into out.
