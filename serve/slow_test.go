@@ -75,11 +75,11 @@ func metricOr0(metrics, name string) float64 {
 
 // timedGets asks url n times (at most 254), each as a new client: on a
 // new connection from a loopback address of its own, prefix followed by
-// 1 to n (prefix ends in a dot), and returns the latencies; every answer must be
-// 200. One address would be refused at times on a busy host: it closes a
-// connection and opens the next at once, while the server may not yet
-// have closed its end of the last few, which still count against the
-// address's busy connections.
+// 1 to n (prefix ends in a dot). It returns the latencies; every answer
+// must be 200. One address would be refused at times on a busy host: it
+// closes a connection and opens the next at once, while the server may
+// not yet have closed its end of the last few, which still count against
+// the address's busy connections.
 func timedGets(t *testing.T, prefix, url string, n int) []time.Duration {
 	t.Helper()
 	var lat []time.Duration

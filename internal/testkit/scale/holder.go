@@ -58,7 +58,7 @@ type countsLine struct {
 	KeepAlive histogram         `json:"keep_alive"`
 	IDs       uint64            `json:"ids"`
 	IDErrors  uint64            `json:"id_errors"`
-	Unavail   uint64            `json:"id_unavailable"` // of IDErrors, those of idkit.ErrUnavailable
+	IDUnavail uint64            `json:"id_unavailable"` // of IDErrors, those of idkit.ErrUnavailable
 	Lost      uint64            `json:"lost"`
 	LastError string            `json:"last_error,omitempty"`
 }
@@ -217,7 +217,7 @@ func runHolder(ctx context.Context, cfg config, stdout, stderr io.Writer) (err e
 		line := countsLine{
 			PID: claimed.PID, Time: time.Now().UnixNano(),
 			Requests: requests, Failed: failed, Writes: writes, KeepAlive: keepAlive,
-			IDs: ids.issued.Load(), IDErrors: ids.errors.Load(), Unavail: ids.unavailable.Load(), Lost: ids.lost.Load(), LastError: ids.last(),
+			IDs: ids.issued.Load(), IDErrors: ids.errors.Load(), IDUnavail: ids.unavailable.Load(), Lost: ids.lost.Load(), LastError: ids.last(),
 		}
 		if err := enc.Encode(holderLine{Counts: &line}); err != nil {
 			return err

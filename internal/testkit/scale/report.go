@@ -190,7 +190,7 @@ func buildReport(cfg config, fl *holderFleet, cl *cluster, w *window) (*Report, 
 
 		end := p.lastCounts()
 		r.IDErrors += end.IDErrors
-		r.IDUnavail += end.Unavail
+		r.IDUnavail += end.IDUnavail
 		r.ClaimsLost += end.Lost
 		if r.LastError == "" {
 			r.LastError = end.LastError
