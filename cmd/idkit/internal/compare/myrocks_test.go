@@ -268,3 +268,67 @@ func TestLikeMyRocks(t *testing.T) {
 	}
 	assert.Equal(t, before, state(), "the table is unchanged")
 }
+
+// TestLikeMyRocksTakesNoLocks runs --like on a MyRocks table while an
+// application session holds every row FOR UPDATE. The run's sessions give
+// up on a row lock after a second (rocksdb_lock_wait_timeout=1, set
+// through the DSN), so a run that read with locks would fail; this one
+// reads a snapshot and finishes, no session times out on a MyRocks row
+// lock, and the application's transaction commits undisturbed.
+func TestLikeMyRocksTakesNoLocks(t *testing.T) {
+	dsn := myrocksDSN(t)
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
+	ctx := context.Background()
+	database := "idkit_rockslocks_" + runSuffix()
+	table := database + ".orders"
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
+	myExec(t, db,
+		"CREATE DATABASE "+database,
+		"CREATE TABLE "+table+" (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(45) NOT NULL) ENGINE=ROCKSDB",
+		"INSERT INTO "+table+" SELECT seq, MD5(seq) FROM seq_1_to_5000")
+
+	app, err := db.Conn(ctx)
+	require.NoError(t, err)
+	defer app.Close()
+	tx, err := app.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback() // ends the locks if the test fails before the Commit
+	locked, err := tx.QueryContext(ctx, "SELECT id FROM "+table+" FOR UPDATE")
+	require.NoError(t, err)
+	n := 0
+	for locked.Next() {
+		n++
+	}
+	require.NoError(t, locked.Err())
+	require.Equal(t, 5000, n, "the application holds every row")
+
+	lockTimeouts := func() (n int64) {
+		var name string
+		require.NoError(t, db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Rocksdb_row_lock_wait_timeouts'").Scan(&name, &n))
+		return n
+	}
+	timeouts := lockTimeouts()
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	strict := cfg.Clone()
+	if strict.Params == nil {
+		strict.Params = map[string]string{}
+	}
+	strict.Params["rocksdb_lock_wait_timeout"] = "1"
+	o := likeOptions(t, EngineMyRocks, table)
+	o.MySQLDSN = strict.FormatDSN()
+	o.ScratchMySQLDSN = o.MySQLDSN
+	r, err := Run(o)
+	require.NoError(t, err, "a run beside rows locked FOR UPDATE")
+	require.Len(t, r.Like, 1)
+	assert.Equal(t, EngineMyRocks, r.Like[0].Engine)
+	assert.Equal(t, 2000, r.Like[0].Sampled)
+	assert.Equal(t, timeouts, lockTimeouts(), "Rocksdb_row_lock_wait_timeouts: no session timed out on a row lock during the run")
+
+	var still int
+	require.NoError(t, tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE note <> ''").Scan(&still))
+	assert.Equal(t, 5000, still)
+	require.NoError(t, tx.Commit(), "the application's transaction commits")
+}
