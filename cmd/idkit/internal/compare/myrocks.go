@@ -253,18 +253,36 @@ func (e *myrocksEngine) settle(ctx context.Context, cf string) error {
 }
 
 // takeCF takes a column family of the pool, by a named lock held on the
-// engine's connection until releaseCF, and waits until whatever an
-// earlier load left in it is gone.
+// engine's connection until releaseCF. It passes over a column family
+// that holds a table: one a killed run left behind, whose rows would be
+// counted in the load's figures, and which the run leaves alone, since
+// it did not create it.
 func (e *myrocksEngine) takeCF(ctx context.Context) (string, error) {
+	var others []string // tables in the pool's column families
 	for i := range myrocksPool {
 		cf := fmt.Sprintf("%s%d", myrocksCFPref, i)
 		var got sql.NullInt64
 		if err := e.conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", cf).Scan(&got); err != nil {
 			return "", fmt.Errorf("lock a column family: %w", err)
 		}
-		if got.Int64 == 1 {
+		if got.Int64 != 1 {
+			continue
+		}
+		var table sql.NullString
+		err := e.conn.QueryRowContext(ctx, "SELECT min(concat(TABLE_SCHEMA, '.', TABLE_NAME)) FROM information_schema.ROCKSDB_DDL WHERE CF = ?", cf).Scan(&table)
+		if err != nil {
+			e.releaseCF(cf)
+			return "", fmt.Errorf("look for tables in column family %s: %w", cf, err)
+		}
+		if !table.Valid {
 			return cf, nil
 		}
+		e.releaseCF(cf)
+		others = append(others, table.String+" in "+cf)
+	}
+	if len(others) > 0 {
+		return "", fmt.Errorf("the %d column families %s0..%d are in use by other runs or hold tables that no run is loading (%s): a run leaves tables it did not create alone; drop them, if a killed run left them, to free their column families",
+			myrocksPool, myrocksCFPref, myrocksPool-1, strings.Join(others, ", "))
 	}
 	return "", fmt.Errorf("all %d column families %s0..%d are in use by other runs", myrocksPool, myrocksCFPref, myrocksPool-1)
 }

@@ -332,3 +332,37 @@ func TestLikeMyRocksTakesNoLocks(t *testing.T) {
 	assert.Equal(t, 5000, still)
 	require.NoError(t, tx.Commit(), "the application's transaction commits")
 }
+
+// TestMyRocksPassesOverTablesLeftBehind: a table in a column family of
+// the pool that no run is loading, as a killed run leaves one, keeps the
+// load out of that column family, so that its rows count in no load's
+// figures, and the table is left as it was.
+func TestMyRocksPassesOverTablesLeftBehind(t *testing.T) {
+	dsn := myrocksDSN(t)
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	database := "idkit_rocksleft_" + runSuffix()
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
+	first := myrocksCFPref + "0"
+	myExec(t, db,
+		"CREATE DATABASE "+database,
+		"CREATE TABLE "+database+".left_behind (id BIGINT NOT NULL, PRIMARY KEY (id) COMMENT 'cfname="+first+"') ENGINE=ROCKSDB",
+		"INSERT INTO "+database+".left_behind SELECT seq FROM seq_1_to_1000")
+
+	ctx := context.Background()
+	e, skipped, err := openMyRocks(ctx, dsn)
+	require.NoError(t, err)
+	require.NotNil(t, e, skipped)
+	defer func() { require.NoError(t, e.Close(ctx)) }()
+	cf, err := e.takeCF(ctx)
+	require.NoError(t, err)
+	defer e.releaseCF(cf)
+	assert.NotEqual(t, first, cf, "the column family that holds a table is passed over")
+	var cfOfTable string
+	require.NoError(t, db.QueryRow("SELECT CF FROM information_schema.ROCKSDB_DDL WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'left_behind'", database).Scan(&cfOfTable))
+	assert.Equal(t, first, cfOfTable)
+	var rows int
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+database+".left_behind").Scan(&rows))
+	assert.Equal(t, 1000, rows, "the table left behind is left as it was")
+}
