@@ -295,8 +295,12 @@ type Run struct {
 // Check returns the first broken promise across runs, or nil: an ID issued
 // twice, a run whose IDs break the order the scheme promises (InOrder),
 // a run with IDs below one issued before where the scheme promises they
-// increase, a DecimalId generator id used twice, or fewer than half the
-// runs issuing anything, which would make the campaign mean little.
+// increase, a DecimalId generator id used twice, or fewer than a third of
+// the runs issuing anything, which would make the campaign mean little.
+// Each campaign has at least two runs in five issue before it kills them
+// (Kill waits for their first ID), whatever the machine's speed; the
+// others are killed or cut in their start-up, or at a point of the disk's
+// writes, where the share that has issued by then is the machine's.
 func Check(scheme string, runs []Run) error {
 	var all []int64
 	var highest int64
@@ -323,7 +327,7 @@ func Check(scheme string, runs []Run) error {
 		}
 		all = append(all, r.IDs...)
 	}
-	if issued < len(runs)/2 {
+	if issued < len(runs)/3 {
 		return fmt.Errorf("only %d of %d runs issued IDs: too few for the campaign to mean much", issued, len(runs))
 	}
 	slices.Sort(all)

@@ -154,8 +154,8 @@ func (s cutStats) String() string {
 		p50, p99, most = s.recover[n/2], s.recover[n*99/100], s.recover[n-1]
 	}
 	return fmt.Sprintf("%d writes torn, %d of them keeping some of their sectors; unsynced changes of %d files and %d file names lost; "+
-		"from a start after a cut to the first ID: p50 %v, p99 %v, max %v",
-		s.torn, s.kept, s.files, s.names, p50.Round(time.Millisecond), p99.Round(time.Millisecond), most.Round(time.Millisecond))
+		"%d starts after a cut issued; from such a start to the first ID: p50 %v, p99 %v, max %v",
+		s.torn, s.kept, s.files, s.names, len(s.recover), p50.Round(time.Millisecond), p99.Round(time.Millisecond), most.Round(time.Millisecond))
 }
 
 // campaign makes cuts power cuts of a child issuing IDs of scheme, whose
