@@ -291,7 +291,7 @@ func (l *connLimit) trustsProxy(addr netip.Addr) bool {
 
 // listener returns ln with its connections limited by l.
 func (l *connLimit) listener(ln net.Listener) net.Listener {
-	return &limitListener{Listener: ln, lim: l, done: make(chan struct{})}
+	return &limitListener{Listener: ln, lim: l, done: make(chan struct{}), sweep: newSweeper()}
 }
 
 type limitListener struct {
@@ -299,6 +299,7 @@ type limitListener struct {
 	lim       *connLimit
 	done      chan struct{}
 	closeOnce sync.Once
+	sweep     *sweeper // enforces the connections' deadlines
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -307,7 +308,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		lc := &limitedConn{Conn: c, raw: c, lim: l.lim}
+		lc := &limitedConn{Conn: c, raw: c, lim: l.lim, sweep: l.sweep}
 		if from := addrOf(c.RemoteAddr()); len(l.lim.proxies) > 0 && l.lim.trustsProxy(from) {
 			// The header is read at the connection's first use, in its
 			// own goroutine, never here: a proxy that sends it slowly
@@ -340,6 +341,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			lc.accepted = time.Now()
 			lc.timer = time.AfterFunc(l.lim.opening, lc.expire)
 		}
+		l.sweep.add(lc)
 		return lc, nil
 	}
 }
@@ -354,13 +356,16 @@ var errRefused = errors.New("serve: connection refused at its client's share")
 
 // limitedConn is a connection under a connLimit: admitted under its
 // client's share at its first use, closed if it has not sent a request
-// by its opening deadline, and giving its room back when closed, once.
+// by its opening deadline, its deadlines enforced by its listener's
+// sweeper, and giving its room back when closed, once.
 type limitedConn struct {
-	net.Conn          // raw, or a PROXY protocol reader over it
-	raw      net.Conn // the accepted connection
-	lim      *connLimit
-	timer    *time.Timer // the opening deadline; nil for none
-	accepted time.Time   // when the opening deadline began
+	net.Conn             // raw, or a PROXY protocol reader over it
+	raw         net.Conn // the accepted connection
+	lim         *connLimit
+	sweep       *sweeper
+	read, write lazyDeadline
+	timer       *time.Timer // the opening deadline; nil for none
+	accepted    time.Time   // when the opening deadline began
 
 	admitOnce sync.Once
 	client    netip.Addr // the client's address, once admitted
@@ -438,6 +443,7 @@ func (c *limitedConn) Close() error {
 			c.timer.Stop()
 		}
 		err = c.raw.Close()
+		c.sweep.remove(c)
 		c.admitOnce.Do(func() {}) // no admission after close
 		c.lim.release(c.client, c.admitted)
 	})

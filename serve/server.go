@@ -90,7 +90,10 @@ type Options struct {
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout set the
 	// http.Server's timeouts for Serve. Zero means 5 s, 10 s, 30 s and
 	// 120 s; the write timeout covers a request that waits for the next
-	// second.
+	// second. A connection's deadlines are kept in memory and enforced by
+	// a sweep of the listener's connections every 50 ms, so a timeout
+	// ends a connection no sooner than it falls and at most 50 ms later,
+	// and a request moves no runtime timer.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// MaxHeaderBytes bounds the request line and headers. Zero means 8 KiB.
 	MaxHeaderBytes int
