@@ -107,3 +107,44 @@ func TestSweptDeadlines(t *testing.T) {
 	_, err = io.ReadAll(client)
 	assert.NoError(t, err, "the client sees the close")
 }
+
+// BenchmarkDeadlineMoves: the deadline moves net/http makes on each
+// request of a kept-alive HTTP/1.1 connection with every timeout set
+// (the header, the write, the body, the aborted background read, the
+// write's end, the idle wait and the next header), on a plain TCP
+// connection and on a limited one, whose deadlines the sweeper enforces.
+func BenchmarkDeadlineMoves(b *testing.B) {
+	lim := newConnLimit(connLimits{max: -1}, prometheus.NewCounter(prometheus.CounterOpts{Name: "e"}), prometheus.NewCounter(prometheus.CounterOpts{Name: "r"}),
+		prometheus.NewCounter(prometheus.CounterOpts{Name: "t"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "o"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "i"}))
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	ln := lim.listener(inner)
+	defer ln.Close()
+	client, err := net.Dial("tcp", inner.Addr().String())
+	require.NoError(b, err)
+	defer client.Close()
+	limited, err := ln.Accept()
+	require.NoError(b, err)
+	defer limited.Close()
+	raw := limited.(*limitedConn).raw
+
+	for _, c := range []struct {
+		name string
+		conn net.Conn
+	}{{"conn=tcp", raw}, {"conn=limited", limited}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				now := time.Now()
+				c.conn.SetReadDeadline(now.Add(5 * time.Second))
+				c.conn.SetWriteDeadline(now.Add(30 * time.Second))
+				c.conn.SetReadDeadline(now.Add(10 * time.Second))
+				c.conn.SetReadDeadline(aLongTimeAgo)
+				c.conn.SetReadDeadline(time.Time{})
+				c.conn.SetWriteDeadline(time.Time{})
+				c.conn.SetReadDeadline(now.Add(120 * time.Second))
+				c.conn.SetReadDeadline(now.Add(5 * time.Second))
+			}
+		})
+	}
+}
