@@ -76,10 +76,19 @@ func TestHAProxyClientAddresses(t *testing.T) {
 			assert.Empty(t, failed, "every request answered")
 			assert.Zero(t, refused.conns, "connections refused by a client's share")
 			assert.Zero(t, refused.requests, "requests refused by a client's limit")
-			assert.Greater(t, answered, 64*2*10, "the clients asked")
+			// The clients ask about 1,280 requests a second when the
+			// machine keeps up; a busy one answers fewer. More than twice
+			// what one address may ask in the run is enough to show the
+			// shares at work: had the servers seen one address, they
+			// would have refused over half.
+			assert.Greater(t, answered, 2*perSecond*3, "the clients asked more than one address may")
 		})
 	}
 }
+
+// perSecond is the requests a second the servers behind HAProxy allow
+// one client address.
+const perSecond = 40
 
 // proxiedServer is one of the four servers behind HAProxy.
 type proxiedServer struct {
@@ -113,7 +122,7 @@ func proxiedServers(t *testing.T, certFile, keyFile string) ([]proxiedServer, in
 		s, err := serve.New(t.Context(), serve.Options{
 			ObjectID: &objectid.Options{}, TLS: &serve.TLSFiles{CertFile: certFile, KeyFile: keyFile}, SeparateMetrics: true,
 			ProxyProtocol: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-			Limits:        serve.Limits{MaxConns: 512, MaxConnsPerClient: 4, RequestsPerSecond: 40},
+			Limits:        serve.Limits{MaxConns: 512, MaxConnsPerClient: 4, RequestsPerSecond: perSecond},
 		})
 		require.NoError(t, err)
 		main, err := net.Listen("tcp", fmt.Sprintf("127.0.1.%d:0", i+1))
