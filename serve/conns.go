@@ -19,8 +19,8 @@ import (
 // perClient > 0, from each client address (the remote IP, or the address
 // a trusted proxy's PROXY header names). When a client connects at the
 // cap, the connection idle longest (a kept-alive one between requests) is
-// closed to make room; with none idle, the new connection waits, accepted
-// but not yet served, until one closes. At its client's share it is that
+// closed to make room, one for each new connection; with none idle, the
+// new connection waits, accepted but not yet served, until one closes. At its client's share it is that
 // client's connection idle longest that is closed, and with none of them
 // idle the new connection is closed at once: waiting would hold up the
 // accepts of every other client, so one address can neither crowd the
@@ -40,16 +40,25 @@ type connLimit struct {
 	refused  prometheus.Counter
 	timedOut prometheus.Counter
 	open     prometheus.Gauge
-	idleNow  prometheus.Gauge // len(idle)
+	idleNow  prometheus.Gauge // connections idle now
+
+	// waiting is set while the accept waits on changed for room: a
+	// connection that goes idle then signals. Without a waiter, a
+	// connection goes busy and idle again, twice a request, without
+	// taking mu.
+	waiting atomic.Bool
 
 	mu       sync.Mutex
-	n        int                   // connections open
-	byClient map[netip.Addr]int    // connections admitted by client address, when shared
-	idleBy   map[netip.Addr]int    // of them idle now, when shared
-	seq      uint64                // orders the idle connections
-	idle     map[net.Conn]idleConn // connections idle now, as http.Server sees them
-	changed  chan struct{}         // closed and replaced when n or idle changes while waiting is set
-	waiting  bool                  // the accept waits on changed
+	n        int                         // connections open
+	conns    map[*limitedConn]struct{}   // the connections open, to find the idle ones
+	byClient map[netip.Addr]*clientConns // connections by client address, when shared
+	changed  chan struct{}               // closed and replaced when n changes or a connection goes idle while waiting is set
+}
+
+// clientConns counts the connections of one client address.
+type clientConns struct {
+	admitted int          // connections admitted; connLimit.mu is held
+	idle     atomic.Int32 // of them idle now
 }
 
 // connLimits are the limits of one listener.
@@ -65,33 +74,24 @@ type connLimits struct {
 	proxies []netip.Prefix
 }
 
-// idleConn is an idle connection's place in the order it went idle, and
-// its client's address.
-type idleConn struct {
-	seq    uint64
-	client netip.Addr
-}
-
 // newConnLimit returns the limits lim with their metrics.
 func newConnLimit(lim connLimits, evicted, refused, timedOut prometheus.Counter, open, idle prometheus.Gauge) *connLimit {
 	if lim.max < 0 {
 		lim.max = math.MaxInt
 	}
 	return &connLimit{connLimits: lim, evicted: evicted, refused: refused, timedOut: timedOut, open: open, idleNow: idle,
-		byClient: make(map[netip.Addr]int), idleBy: make(map[netip.Addr]int), idle: make(map[net.Conn]idleConn), changed: make(chan struct{})}
+		conns: make(map[*limitedConn]struct{}), byClient: make(map[netip.Addr]*clientConns), changed: make(chan struct{})}
 }
 
 // shared reports whether connections are counted by client address.
 func (l *connLimit) shared() bool { return l.perClient > 0 || l.busy > 0 }
 
-// signal wakes the waiting accept, if it waits; l.mu is held. Without a
-// waiter it costs nothing, as it is called twice a request (a connection
-// busy, then idle again).
+// signal wakes the waiting accept, if it waits; l.mu is held.
 func (l *connLimit) signal() {
-	if l.waiting {
+	if l.waiting.Load() {
 		close(l.changed)
 		l.changed = make(chan struct{})
-		l.waiting = false
+		l.waiting.Store(false)
 	}
 }
 
@@ -104,24 +104,26 @@ func addrOf(a net.Addr) netip.Addr {
 	return netip.Addr{}
 }
 
-// acquire takes room for one connection under the cap: at the cap it
-// closes the connection idle longest, or waits while none is idle. It
-// returns false once done is closed.
-func (l *connLimit) acquire(done <-chan struct{}) bool {
+// acquire takes room for c under the cap: at the cap it closes the
+// connection idle longest, or waits while none is idle. It returns false
+// once done is closed.
+func (l *connLimit) acquire(c *limitedConn, done <-chan struct{}) bool {
 	for {
 		l.mu.Lock()
 		if l.n < l.max {
 			l.n++
+			l.conns[c] = struct{}{}
 			l.open.Set(float64(l.n))
 			l.mu.Unlock()
 			return true
 		}
-		if oldest := l.oldestIdle(netip.Addr{}); oldest != nil {
-			l.evict(oldest) // unlocks
+		// Set before the search: a connection that goes idle after it
+		// finds none signals.
+		l.waiting.Store(true)
+		changed := l.changed
+		if l.evictOldest(netip.Addr{}) { // unlocks
 			continue
 		}
-		changed := l.changed
-		l.waiting = true
 		l.mu.Unlock()
 		select {
 		case <-changed:
@@ -134,88 +136,107 @@ func (l *connLimit) acquire(done <-chan struct{}) bool {
 // admit takes client's room for one more connection: at client's share
 // it closes that client's connection idle longest, or refuses (false)
 // with none idle; with client's busy connections at their cap it
-// refuses.
-func (l *connLimit) admit(client netip.Addr) bool {
+// refuses. It returns the client's counts, nil when not shared.
+func (l *connLimit) admit(client netip.Addr) (*clientConns, bool) {
 	if !l.shared() || !client.IsValid() {
-		return true
+		return nil, true
 	}
 	for {
 		l.mu.Lock()
-		if l.busy > 0 && l.byClient[client]-l.idleBy[client] >= l.busy {
+		cc := l.byClient[client]
+		if cc == nil {
+			cc = &clientConns{} // kept once admitted
+		}
+		if l.busy > 0 && cc.admitted-int(cc.idle.Load()) >= l.busy {
 			l.mu.Unlock()
 			l.refused.Inc()
-			return false
+			return nil, false
 		}
-		if l.perClient > 0 && l.byClient[client] >= l.perClient {
-			oldest := l.oldestIdle(client)
-			if oldest == nil {
-				l.mu.Unlock()
-				l.refused.Inc()
-				return false
+		if l.perClient > 0 && cc.admitted >= l.perClient {
+			if l.evictOldest(client) { // unlocks
+				continue
 			}
-			l.evict(oldest) // unlocks
-			continue
+			l.mu.Unlock()
+			l.refused.Inc()
+			return nil, false
 		}
-		l.byClient[client]++
+		cc.admitted++
+		l.byClient[client] = cc
+		l.mu.Unlock()
+		return cc, true
+	}
+}
+
+// evictOldest closes the connection idle longest, of client if it is a
+// valid address, to make room, and reports whether there was one; l.mu
+// is held, and evictOldest unlocks it if it closes one.
+func (l *connLimit) evictOldest(client netip.Addr) bool {
+	var oldest *limitedConn
+	var at int64
+	for c := range l.conns {
+		since := c.idleSince.Load()
+		if since == 0 || client.IsValid() && c.client != client {
+			continue // c.client is read only once c is seen idle: set by then
+		}
+		if oldest == nil || since < at {
+			oldest, at = c, since
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	if !oldest.idleSince.CompareAndSwap(at, 0) {
+		// It has taken a request since: the caller looks again.
 		l.mu.Unlock()
 		return true
 	}
-}
-
-// oldestIdle returns the connection idle longest, of client if it is a
-// valid address, or nil; l.mu is held.
-func (l *connLimit) oldestIdle(client netip.Addr) net.Conn {
-	var oldest net.Conn
-	var at uint64
-	for c, ic := range l.idle {
-		if client.IsValid() && ic.client != client {
-			continue
-		}
-		if oldest == nil || ic.seq < at {
-			oldest, at = c, ic.seq
-		}
-	}
-	return oldest
-}
-
-// unidle takes c out of the idle set; l.mu is held.
-func (l *connLimit) unidle(c net.Conn) {
-	ic, ok := l.idle[c]
-	if !ok {
-		return
-	}
-	delete(l.idle, c)
-	if ic.client.IsValid() && l.shared() {
-		if l.idleBy[ic.client]--; l.idleBy[ic.client] <= 0 {
-			delete(l.idleBy, ic.client)
-		}
-	}
-	l.idleNow.Set(float64(len(l.idle)))
-}
-
-// evict closes the idle connection c to make room; l.mu is held, and
-// evict unlocks it.
-func (l *connLimit) evict(c net.Conn) {
-	l.unidle(c)
+	l.idled(oldest, -1)
+	// Closing the raw connection frees its descriptor at once, and so its
+	// room, in all and its client's: the server sees its read fail and
+	// lets it go later. Counted now, a new connection takes the room of
+	// one evicted connection rather than evicting more until the server
+	// has let the first go.
+	oldest.evicted = true
+	l.forget(oldest)
 	l.mu.Unlock()
 	l.evicted.Inc()
-	// Closing the raw connection frees its room at once; the server sees
-	// its read fail and lets it go.
-	if tc, ok := c.(*tls.Conn); ok {
-		tc.NetConn().Close()
-	} else {
-		c.Close()
+	oldest.raw.Close()
+	return true
+}
+
+// idled counts c idle (d = 1) or no longer idle (d = -1).
+func (l *connLimit) idled(c *limitedConn, d int32) {
+	l.idleNow.Add(float64(d))
+	if c.counts != nil {
+		c.counts.idle.Add(d)
 	}
 }
 
-// release gives back the room of a connection, and of its client's if
-// admitted.
-func (l *connLimit) release(client netip.Addr, admitted bool) {
+// unidle takes c out of the idle set, if it is in it.
+func (l *connLimit) unidle(c *limitedConn) {
+	if c.idleSince.Swap(0) != 0 {
+		l.idled(c, -1)
+	}
+}
+
+// release gives back the room of c, and of its client's if admitted,
+// unless an eviction has.
+func (l *connLimit) release(c *limitedConn) {
+	l.unidle(c)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !c.evicted {
+		l.forget(c)
+	}
+}
+
+// forget gives back the room of c, and of its client's if admitted; l.mu
+// is held.
+func (l *connLimit) forget(c *limitedConn) {
 	l.n--
-	if admitted {
-		l.unadmitLocked(client)
+	delete(l.conns, c)
+	if c.admitted {
+		l.unadmitLocked(c.client, c.counts)
 	}
 	l.open.Set(float64(l.n))
 	l.signal()
@@ -223,45 +244,48 @@ func (l *connLimit) release(client netip.Addr, admitted bool) {
 
 // unadmit gives back the room of a client's connection that never took
 // room under the cap.
-func (l *connLimit) unadmit(client netip.Addr) {
+func (l *connLimit) unadmit(client netip.Addr, cc *clientConns) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.unadmitLocked(client)
+	l.unadmitLocked(client, cc)
 }
 
-func (l *connLimit) unadmitLocked(client netip.Addr) {
-	if l.shared() && client.IsValid() {
-		if l.byClient[client]--; l.byClient[client] <= 0 {
-			delete(l.byClient, client)
-		}
-	}
-}
-
-// connState is the http.Server's ConnState hook: it keeps the set of idle
-// connections, and ends a connection's opening deadline once it has sent
-// a request.
-func (l *connLimit) connState(c net.Conn, st http.ConnState) {
-	lc := limitedOf(c)
-	if lc != nil && st != http.StateNew {
-		lc.opened()
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if st == http.StateIdle {
-		var client netip.Addr
-		if lc != nil {
-			client = lc.client
-		}
-		if _, ok := l.idle[c]; !ok && client.IsValid() && l.shared() {
-			l.idleBy[client]++
-		}
-		l.seq++
-		l.idle[c] = idleConn{seq: l.seq, client: client}
-		l.idleNow.Set(float64(len(l.idle)))
-		l.signal()
+// unadmitLocked takes a connection from client's count, and forgets
+// client once it has none; l.mu is held.
+func (l *connLimit) unadmitLocked(client netip.Addr, cc *clientConns) {
+	if cc == nil {
 		return
 	}
-	l.unidle(c)
+	if cc.admitted--; cc.admitted <= 0 {
+		delete(l.byClient, client)
+	}
+}
+
+// connState is the http.Server's ConnState hook: it marks connections
+// idle and busy again, and ends a connection's opening deadline once it
+// has sent a request. It takes no lock unless the accept waits for room.
+func (l *connLimit) connState(c net.Conn, st http.ConnState) {
+	lc := limitedOf(c)
+	if lc == nil {
+		return
+	}
+	if st != http.StateNew {
+		lc.opened()
+	}
+	if st != http.StateIdle {
+		l.unidle(lc)
+		return
+	}
+	// The time orders the idle connections; +1 keeps it from 0, which
+	// means busy.
+	if lc.idleSince.Swap(sinceEpoch(time.Now())+1) == 0 {
+		l.idled(lc, 1)
+	}
+	if l.waiting.Load() {
+		l.mu.Lock()
+		l.signal()
+		l.mu.Unlock()
+	}
 }
 
 // limitedOf returns the limited connection under c, the connection that
@@ -323,16 +347,17 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			// The client's share first, so that a client at it makes room
 			// by closing its own idle connection rather than another's.
 			lc.client = from
-			if !l.lim.admit(from) {
+			counts, ok := l.lim.admit(from)
+			if !ok {
 				c.Close()
 				continue
 			}
-			lc.admitted = true
+			lc.counts, lc.admitted = counts, true
 			lc.admitOnce.Do(func() {})
 		}
-		if !l.lim.acquire(l.done) {
+		if !l.lim.acquire(lc, l.done) {
 			if lc.admitted {
-				l.lim.unadmit(lc.client)
+				l.lim.unadmit(lc.client, lc.counts)
 			}
 			c.Close()
 			return nil, net.ErrClosed
@@ -368,11 +393,17 @@ type limitedConn struct {
 	accepted    time.Time   // when the opening deadline began
 
 	admitOnce sync.Once
-	client    netip.Addr // the client's address, once admitted
-	admitted  bool       // client's room taken
+	client    netip.Addr   // the client's address, once admitted
+	counts    *clientConns // the client's, when shared and admitted
+	admitted  bool         // client's room taken
+	evicted   bool         // closed to make room, its room given back; connLimit.mu is held
 	refused   bool
 	sent      atomic.Bool // a request was read: the opening deadline is over
 	closeOnce sync.Once
+
+	// idleSince is when the connection went idle between requests
+	// (sinceEpoch+1), or 0 while it is busy.
+	idleSince atomic.Int64
 }
 
 // admit reads the client's address, from a PROXY header if the proxy
@@ -381,8 +412,8 @@ type limitedConn struct {
 func (c *limitedConn) admit() bool {
 	c.admitOnce.Do(func() {
 		c.client = addrOf(c.Conn.RemoteAddr())
-		if c.lim.admit(c.client) {
-			c.admitted = true
+		if counts, ok := c.lim.admit(c.client); ok {
+			c.counts, c.admitted = counts, true
 			return
 		}
 		c.refused = true
@@ -414,7 +445,7 @@ func (c *limitedConn) RemoteAddr() net.Addr {
 
 // opened ends the opening deadline: the connection has sent a request.
 func (c *limitedConn) opened() {
-	if c.sent.CompareAndSwap(false, true) && c.timer != nil {
+	if !c.sent.Load() && c.sent.CompareAndSwap(false, true) && c.timer != nil {
 		c.timer.Stop()
 	}
 }
@@ -445,7 +476,7 @@ func (c *limitedConn) Close() error {
 		err = c.raw.Close()
 		c.sweep.remove(c)
 		c.admitOnce.Do(func() {}) // no admission after close
-		c.lim.release(c.client, c.admitted)
+		c.lim.release(c)
 	})
 	if !first {
 		return c.raw.Close()

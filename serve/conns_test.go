@@ -1,0 +1,129 @@
+package serve
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/internal/testkit/testwait"
+)
+
+// TestIdleAccounting: connections that the hook marks idle and busy are
+// counted idle in all and by client, a connection idle again is idle
+// since its latest request, a client's busy connections at their cap
+// refuse its next, at its share the client's connection idle longest is
+// closed, at the cap the one idle longest of all, and each eviction
+// closes one connection and gives its room back at once, not again when
+// the server closes it.
+func TestIdleAccounting(t *testing.T) {
+	t.Parallel()
+	idle := prometheus.NewGauge(prometheus.GaugeOpts{Name: "i"})
+	evicted := prometheus.NewCounter(prometheus.CounterOpts{Name: "e"})
+	refused := prometheus.NewCounter(prometheus.CounterOpts{Name: "r"})
+	lim := newConnLimit(connLimits{max: 3, perClient: 3, busy: 2}, evicted, refused,
+		prometheus.NewCounter(prometheus.CounterOpts{Name: "t"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "o"}), idle)
+	inner, addr := freePort(t)
+	ln := lim.listener(inner)
+	t.Cleanup(func() { ln.Close() })
+
+	dial := func(from string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c, err := d.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	closed := func(c net.Conn, what string) {
+		t.Helper()
+		_, err := c.Read(make([]byte, 1))
+		assert.ErrorIs(t, err, io.EOF, what)
+	}
+	counts := func() (open, admitted, idle int) {
+		lim.mu.Lock()
+		defer lim.mu.Unlock()
+		for _, cc := range lim.byClient {
+			admitted, idle = admitted+cc.admitted, idle+int(cc.idle.Load())
+		}
+		return lim.n, admitted, idle
+	}
+	var server []*limitedConn
+	var client []net.Conn
+	for range 2 {
+		client = append(client, dial("127.0.0.1"))
+		s, err := ln.Accept()
+		require.NoError(t, err)
+		server = append(server, s.(*limitedConn))
+	}
+	a, b := server[0], server[1]
+	lim.connState(a, http.StateIdle)
+	lim.connState(b, http.StateIdle)
+	lim.connState(a, http.StateActive)
+	lim.connState(a, http.StateIdle)
+	lim.connState(a, http.StateIdle) // counted once
+	assert.Equal(t, 2.0, testutil.ToFloat64(idle))
+	open, admitted, idled := counts()
+	assert.Equal(t, [3]int{2, 2, 2}, [3]int{open, admitted, idled}, "open, admitted and idle")
+
+	client = append(client, dial("127.0.0.1"))
+	s, err := ln.Accept()
+	require.NoError(t, err)
+	c := s.(*limitedConn) // the cap's last room
+	lim.connState(b, http.StateActive)
+	lim.connState(c, http.StateActive)
+
+	accepted := make(chan *limitedConn)
+	go func() {
+		for {
+			s, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- s.(*limitedConn)
+		}
+	}()
+	// b and c busy: the client's next is refused, though a is idle.
+	x := dial("127.0.0.1")
+	testwait.Until(t, func() bool { return testutil.ToFloat64(refused) == 1 }, "the client's third busy connection refused")
+	closed(x, "the refused connection closed")
+
+	lim.connState(b, http.StateIdle)
+	lim.connState(c, http.StateIdle)
+	lim.connState(b, http.StateActive)
+	lim.connState(b, http.StateIdle) // idle since: a, c, b
+	dial("127.0.0.1")
+	y := testwait.Recv(t, accepted, "the client's connection at its share")
+	assert.Equal(t, 1.0, testutil.ToFloat64(evicted), "one evicted at the client's share")
+	closed(client[0], "a, the client's idle longest, closed")
+	assert.Zero(t, a.idleSince.Load(), "a no longer idle")
+
+	dial("127.0.0.2")
+	z := testwait.Recv(t, accepted, "another client's connection at the cap")
+	assert.Equal(t, 2.0, testutil.ToFloat64(evicted), "one more evicted at the cap")
+	closed(client[2], "c, idle longest of all, closed")
+	assert.NotZero(t, b.idleSince.Load(), "b still idle")
+	assert.Equal(t, 1.0, testutil.ToFloat64(idle))
+
+	for _, s := range []*limitedConn{a, c} { // as the server does once their reads fail
+		lim.connState(s, http.StateClosed)
+		s.Close() // use of a closed connection: the eviction closed it
+	}
+	open, admitted, idled = counts()
+	assert.Equal(t, [3]int{3, 3, 1}, [3]int{open, admitted, idled}, "open, admitted and idle: b, y and z, their rooms counted once")
+	for _, s := range []*limitedConn{b, y, z} {
+		lim.connState(s, http.StateClosed)
+		require.NoError(t, s.Close())
+	}
+	assert.Zero(t, testutil.ToFloat64(idle))
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	assert.Zero(t, lim.n, "connections open")
+	assert.Empty(t, lim.conns)
+	assert.Empty(t, lim.byClient)
+}
