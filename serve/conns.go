@@ -20,11 +20,11 @@ import (
 // a trusted proxy's PROXY header names). When a client connects at the
 // cap, the connection idle longest (a kept-alive one between requests) is
 // closed to make room, one for each new connection; with none idle, the
-// new connection waits, accepted but not yet served, until one closes. At its client's share it is that
-// client's connection idle longest that is closed, and with none of them
-// idle the new connection is closed at once: waiting would hold up the
-// accepts of every other client, so one address can neither crowd the
-// others out nor make them wait. A client address that holds busy
+// new connection waits, accepted but not yet served, until one closes.
+// At its client's share it is that client's connection idle longest that
+// is closed, and with none of them idle the new connection is closed at
+// once: waiting would hold up the accepts of every other client, so one
+// address can neither crowd the others out nor make them wait. A client address that holds busy
 // connections that are not idle (opening, sending a request, waiting for
 // an answer) has its next one closed at once too, so that partial
 // requests from a few addresses cannot fill the cap, where idle
