@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -67,7 +67,7 @@ func TestIdleAccounting(t *testing.T) {
 	lim.connState(a, http.StateActive)
 	lim.connState(a, http.StateIdle)
 	lim.connState(a, http.StateIdle) // counted once
-	assert.Equal(t, 2.0, testutil.ToFloat64(idle))
+	assert.Equal(t, 2.0, value(t, idle))
 	open, admitted, idled := counts()
 	assert.Equal(t, [3]int{2, 2, 2}, [3]int{open, admitted, idled}, "open, admitted and idle")
 
@@ -90,7 +90,7 @@ func TestIdleAccounting(t *testing.T) {
 	}()
 	// b and c busy: the client's next is refused, though a is idle.
 	x := dial("127.0.0.1")
-	testwait.Until(t, func() bool { return testutil.ToFloat64(refused) == 1 }, "the client's third busy connection refused")
+	testwait.Until(t, func() bool { return value(t, refused) == 1 }, "the client's third busy connection refused")
 	closed(x, "the refused connection closed")
 
 	lim.connState(b, http.StateIdle)
@@ -99,16 +99,16 @@ func TestIdleAccounting(t *testing.T) {
 	lim.connState(b, http.StateIdle) // idle since: a, c, b
 	dial("127.0.0.1")
 	y := testwait.Recv(t, accepted, "the client's connection at its share")
-	assert.Equal(t, 1.0, testutil.ToFloat64(evicted), "one evicted at the client's share")
+	assert.Equal(t, 1.0, value(t, evicted), "one evicted at the client's share")
 	closed(client[0], "a, the client's idle longest, closed")
 	assert.Zero(t, a.idleSince.Load(), "a no longer idle")
 
 	dial("127.0.0.2")
 	z := testwait.Recv(t, accepted, "another client's connection at the cap")
-	assert.Equal(t, 2.0, testutil.ToFloat64(evicted), "one more evicted at the cap")
+	assert.Equal(t, 2.0, value(t, evicted), "one more evicted at the cap")
 	closed(client[2], "c, idle longest of all, closed")
 	assert.NotZero(t, b.idleSince.Load(), "b still idle")
-	assert.Equal(t, 1.0, testutil.ToFloat64(idle))
+	assert.Equal(t, 1.0, value(t, idle))
 
 	for _, s := range []*limitedConn{a, c} { // as the server does once their reads fail
 		lim.connState(s, http.StateClosed)
@@ -120,10 +120,21 @@ func TestIdleAccounting(t *testing.T) {
 		lim.connState(s, http.StateClosed)
 		require.NoError(t, s.Close())
 	}
-	assert.Zero(t, testutil.ToFloat64(idle))
+	assert.Zero(t, value(t, idle))
 	lim.mu.Lock()
 	defer lim.mu.Unlock()
 	assert.Zero(t, lim.n, "connections open")
 	assert.Empty(t, lim.conns)
 	assert.Empty(t, lim.byClient)
+}
+
+// value returns a gauge's or a counter's value.
+func value(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var d dto.Metric
+	require.NoError(t, m.Write(&d))
+	if d.Gauge != nil {
+		return d.Gauge.GetValue()
+	}
+	return d.Counter.GetValue()
 }
