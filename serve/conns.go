@@ -169,7 +169,9 @@ func (l *connLimit) admit(client netip.Addr) (*clientConns, bool) {
 
 // evictOldest closes the connection idle longest, of client if it is a
 // valid address, to make room, and reports whether there was one; l.mu
-// is held, and evictOldest unlocks it if it closes one.
+// is held, and evictOldest unlocks it when it reports true (also when
+// that connection took a request before it could be closed, so that the
+// caller looks again).
 func (l *connLimit) evictOldest(client netip.Addr) bool {
 	var oldest *limitedConn
 	var at int64
