@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/idkit/idkit/internal/testkit/loadgen"
 	"github.com/idkit/idkit/internal/testkit/testcert"
@@ -60,9 +61,13 @@ const floorRate = 4000
 //   - h1/floor-timeouts: the floor with serve's default timeouts, which
 //     set a connection's deadlines at each request;
 //   - h2/floor, h2/serve: HTTP/2, GET /v1/traceid (net/http's client);
-//   - grpc/serve: gRPC Next(traceid) in its default form (grpc-go);
-//   - h2/serve/rate=4000, grpc/serve/rate=4000: the same at floorRate
-//     requests a second, for the server CPU of a call.
+//   - grpc/floor, grpc/serve: gRPC Next(traceid) in its default form
+//     (grpc-go); the floor reads the request and sends one fixed message
+//     and the status trailer through net/http, as connect does;
+//   - h2/floor/rate=4000, h2/serve/rate=4000, grpc/floor/rate=4000,
+//     grpc/serve/rate=4000: the same at floorRate requests a second, for
+//     the server CPU of a call; the floors' ratio is the least a gRPC call
+//     costs over HTTP/2 JSON in net/http, whatever the handler.
 //
 // Every sub-benchmark's loop is one run of 2 s after a 0.5 s warm-up; run
 // it with -benchtime 1x, several times in turn, for rounds that interleave
@@ -83,8 +88,9 @@ func BenchmarkFloor(b *testing.B) {
 	}{
 		{"h1", "floor", 0}, {"h1", "floor-timeouts", 0}, {"h1", "serve", 0},
 		{"h2", "floor", 0}, {"h2", "serve", 0},
-		{"grpc", "serve", 0},
-		{"h2", "serve", floorRate}, {"grpc", "serve", floorRate},
+		{"grpc", "floor", 0}, {"grpc", "serve", 0},
+		{"h2", "floor", floorRate}, {"h2", "serve", floorRate},
+		{"grpc", "floor", floorRate}, {"grpc", "serve", floorRate},
 	} {
 		name := tc.proto + "/" + tc.server
 		if tc.rate > 0 {
@@ -319,10 +325,25 @@ func writeCalls() int64 {
 
 // floorServer is the floor: net/http over TLS, one fixed answer; with
 // timeouts, serve's default ReadHeaderTimeout, ReadTimeout, WriteTimeout
-// and IdleTimeout.
+// and IdleTimeout. A gRPC call (Content-Type application/grpc) gets the
+// least a gRPC answer is: its request read, one fixed message and the
+// status as a trailer, as the protocol has every server send them.
 func floorServer(ln net.Listener, certFile, keyFile string, timeouts bool) (stop func() error, err error) {
 	body := []byte(`{"ids":["4693555929138855937"]}` + "\n")
+	msg, err := proto.Marshal(&idkitv1.NextResponse{Values: []uint64{4693555929138855937}})
+	if err != nil {
+		return nil, err
+	}
+	message := append([]byte{0, 0, 0, 0, byte(len(msg))}, msg...) // uncompressed, its length, the message
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/grpc")
+			w.Header().Set("Trailer", "Grpc-Status")
+			w.Write(message)
+			w.Header().Set("Grpc-Status", "0")
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
 	})}
