@@ -50,12 +50,13 @@ const floorRate = 4000
 // own (this test binary started again, see benchServerMain), under the
 // same load from this process: single-TraceId requests at saturation from
 // floorConns connections or streams, over TLS with a bearer token, with
-// the same certificate. The floor is the least a Go TLS server can do, 20
-// lines of net/http that answer every request with the same one-ID JSON
-// body and check no token. Each sub-benchmark reports requests a second
-// the CPU time its server process spent a request (server-cpu-µs/req),
-// which the load does not share, and the write system calls it made a
-// request (server-writes/req, on Linux):
+// the same certificate. The floor is the least a Go TLS server can do: a
+// net/http handler that answers every request with the same one-ID JSON
+// body (a gRPC call with the same one-ID message) and checks no token.
+// Each sub-benchmark reports requests a second, the CPU time its server
+// process spent a request (server-cpu-µs/req), which the load does not
+// share, and the write system calls it made a request
+// (server-writes/req, on Linux):
 //
 //   - h1/floor, h1/serve: HTTP/1.1 (package loadgen's client);
 //   - h1/floor-timeouts: the floor with serve's default timeouts, which

@@ -4,13 +4,17 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/internal/testkit/loadgen"
+	"github.com/idkit/idkit/internal/testkit/testcert"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
@@ -19,13 +23,14 @@ import (
 // discard is a ResponseWriter that keeps nothing, so that a benchmark
 // measures the handler alone.
 type discard struct {
-	h http.Header
-	n int
+	h    http.Header
+	n    int
+	code int // the last status written
 }
 
 func (d *discard) Header() http.Header         { return d.h }
 func (d *discard) Write(b []byte) (int, error) { d.n += len(b); return len(b), nil }
-func (d *discard) WriteHeader(int)             {}
+func (d *discard) WriteHeader(code int)        { d.code = code }
 
 // benchOptions serves every scheme, decimalid with generator ids from
 // memory.
@@ -69,6 +74,53 @@ func BenchmarkHandler(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/ID")
 			})
 		}
+	}
+}
+
+// BenchmarkHandlerShipped measures one single-TraceId request through
+// ServeHTTP as BenchmarkFloor's server answers it, a bearer token checked
+// and the limits counted, from b.RunParallel's goroutines under one
+// client: what serve's handler adds to net/http's work, without the
+// network, and how it shares the cores. Compare two builds with it before
+// BenchmarkFloor, whose rounds spread by more than a microsecond.
+func BenchmarkHandlerShipped(b *testing.B) {
+	tokenFile := filepath.Join(b.TempDir(), "tokens")
+	testcert.WriteFile(b, tokenFile, []byte("bench "+benchToken+"\n"))
+	s, err := New(context.Background(), Options{
+		TraceID:   &traceid.Options{Node: 7},
+		TokenFile: tokenFile,
+		Limits:    Limits{IDsPerSecond: 1e9, RequestsPerSecond: 1e9},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	// A new generator's first ID waits for a fresh second, and a request
+	// refused would measure the refusal: one request first, checked.
+	r := httptest.NewRequest(http.MethodGet, "/v1/traceid", nil)
+	r.Header.Set("Authorization", "Bearer "+benchToken)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, r)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	var refused atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		r := httptest.NewRequest(http.MethodGet, "/v1/traceid", nil)
+		r.Header.Set("Authorization", "Bearer "+benchToken)
+		w := &discard{h: make(http.Header)}
+		for pb.Next() {
+			clear(w.h)
+			s.ServeHTTP(w, r)
+			if w.code != http.StatusOK {
+				refused.Add(1)
+			}
+		}
+	})
+	if n := refused.Load(); n > 0 {
+		b.Fatalf("%d of %d requests refused: the figures would measure the refusals", n, b.N)
 	}
 }
 
