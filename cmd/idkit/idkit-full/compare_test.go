@@ -1,11 +1,13 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idkit/idkit/cmd/idkit/internal/cli"
 
@@ -176,12 +178,18 @@ func TestCompareEngineWithoutServer(t *testing.T) {
 
 // TestCompareServers runs compare against the real PostgreSQL and MariaDB
 // servers named by the environment, MariaDB with its MyRocks engine, as CI
-// does, with a verdict on PostgreSQL's figures.
+// does, with a verdict on PostgreSQL's figures. It holds
+// testenv.MyRocksLock, so that its MyRocks loads do not run beside the
+// compare package's, which read the server-wide RocksDB counters.
 func TestCompareServers(t *testing.T) {
 	t.Parallel()
 	for _, env := range []string{compare.EnvPostgresDSN, compare.EnvMySQLDSN} {
 		testenv.Server(t, env, "database server", "(as .ci/run does)")
 	}
+	db, err := sql.Open("mysql", os.Getenv(compare.EnvMySQLDSN))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the lock is let go of
+	testenv.HoldLock(t, db, testenv.MyRocksLock, 10*time.Minute)
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := idkit("compare", "-n", "3000", "--schemes", "counter,traceid,uuidv4",
 		"--need", "64bit,writers=2", "--engine", "postgres", "--json", jsonPath)

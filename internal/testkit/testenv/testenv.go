@@ -5,9 +5,13 @@
 package testenv
 
 import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // CI reports whether the tests run in CI, where a missing server or tool
@@ -51,4 +55,41 @@ func missing(t testing.TB, msg string) {
 		t.Fatal(msg + " (CI=true makes this a failure)")
 	}
 	t.Skip(msg)
+}
+
+// MyRocksLock is the MariaDB user lock that a test holds while it loads
+// MyRocks on the server that IDKIT_MYSQL_DSN names: compare's loads read
+// the server-wide RocksDB counters, which every session's MyRocks writes
+// add to, so that one package's load would disturb another's figures
+// when go test runs the packages at once.
+const MyRocksLock = "idkit_test_myrocks"
+
+// HoldLock takes MariaDB's user lock name (GET_LOCK) on a connection of
+// db's own, waiting up to wait while another session holds it, and holds
+// it until t and its subtests end: for tests in different processes that
+// must not use a server at the same time. db must stay open until then.
+func HoldLock(t testing.TB, db *sql.DB, name string, wait time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatalf("a connection to hold the lock %s: %v", name, err)
+	}
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, wait.Seconds()).Scan(&got); err != nil {
+		conn.Close()
+		t.Fatalf("GET_LOCK(%q): %v", name, err)
+	}
+	if got.Int64 != 1 {
+		conn.Close()
+		t.Fatalf("the lock %s not granted within %v: another test of this server held it all that time", name, wait)
+	}
+	t.Cleanup(func() {
+		// The connection goes back to db's pool: the lock must be let go
+		// of, or it would stay with the pool's session.
+		if _, err := conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", name); err != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn }) // closes the session, and with it the lock
+		}
+		conn.Close()
+	})
 }

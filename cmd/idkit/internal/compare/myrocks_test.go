@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idkit/idkit/internal/testkit/testenv"
 
@@ -15,10 +16,17 @@ import (
 
 // The MyRocks tests run one at a time (none calls t.Parallel): each
 // compares the server-wide RocksDB counters with one load's figures, and
-// each holds a column family of the pool.
+// each holds a column family of the pool. For the same reason each holds
+// testenv.MyRocksLock, which the tests of other packages that load
+// MyRocks take too.
+
+// myrocksLockWait bounds the wait for testenv.MyRocksLock: the longest
+// that another package's test loads MyRocks.
+const myrocksLockWait = 10 * time.Minute
 
 // myrocksDSN returns the MariaDB server's DSN when it has the ROCKSDB
-// engine, or skips the test (fails it under CI=true) saying how to get it.
+// engine, or skips the test (fails it under CI=true) saying how to get it,
+// and holds testenv.MyRocksLock until the test ends.
 func myrocksDSN(t *testing.T) string {
 	t.Helper()
 	dsn := serverDSN(t, EnvMySQLDSN)
@@ -28,7 +36,31 @@ func myrocksDSN(t *testing.T) string {
 		testenv.Missing(t, skipped+" (.ci/servers.sh need_myrocks does it)")
 	}
 	require.NoError(t, e.Close(context.Background()))
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() }) // after the lock is let go of
+	testenv.HoldLock(t, db, testenv.MyRocksLock, myrocksLockWait)
 	return dsn
+}
+
+// TestMyRocksTestsHoldTheLock: a MyRocks test holds testenv.MyRocksLock
+// while it runs, and lets go of it when it ends.
+func TestMyRocksTestsHoldTheLock(t *testing.T) {
+	holder := func() (id sql.NullInt64) {
+		db, err := sql.Open("mysql", serverDSN(t, EnvMySQLDSN))
+		require.NoError(t, err)
+		defer db.Close()
+		require.NoError(t, db.QueryRow("SELECT IS_USED_LOCK(?)", testenv.MyRocksLock).Scan(&id))
+		return id
+	}
+	var during sql.NullInt64
+	t.Run("test", func(t *testing.T) {
+		myrocksDSN(t)
+		during = holder()
+	})
+	require.True(t, during.Valid, "the lock is held during the test")
+	// Another package's test may take it at once: the session differs.
+	assert.NotEqual(t, during, holder(), "the test's session let go of the lock")
 }
 
 // myrocksLoad loads n keys of scheme with writers writers into MyRocks.
