@@ -125,9 +125,10 @@ func (r *reclaiming[ID]) after(c *claimed[ID], err error) {
 }
 
 // run claims a node and builds a generator on it, retrying until it
-// succeeds or the server closes, then puts it in place of lost. The new
-// claim, its watch and the end of the attempt come under one lock, so
-// that a loss of the new claim, however soon, starts a run of its own.
+// succeeds or the server closes, then puts it in place of lost and, after
+// that, closes lost. The new claim, its watch and the end of the attempt
+// come under one lock, so that a loss of the new claim, however soon,
+// starts a run of its own.
 func (r *reclaiming[ID]) run(lost *claimed[ID]) {
 	defer r.wg.Done()
 	for r.ctx.Err() == nil {

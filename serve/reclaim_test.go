@@ -93,8 +93,9 @@ func TestReclaim(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, get(t, s, "/readyz").StatusCode)
 	cs.fail.Store(false)
 
+	// The lost claim is closed just after the new one is in place.
 	testwait.Until(t, func() bool { return cs.get(1) != nil && s.schemes["traceid"].claim.Node() == 2 }, "the server to claim node 2")
-	assert.True(t, cs.get(0).closed.Load(), "the lost claim is closed")
+	testwait.Until(t, cs.get(0).closed.Load, "the lost claim to be closed")
 	clk.Advance(time.Second) // a new generator starts in a fresh second
 	next := traceIDOf(t, s)
 	assert.Equal(t, 2, next.Node())
@@ -114,7 +115,7 @@ func TestReclaimWithoutRequests(t *testing.T) {
 	s := newServer(t, Options{Snowflake: &snowflake.Options{}, Clock: clock.NewFake(start), Claims: cs.claim})
 	cs.get(0).lose()
 	testwait.Until(t, func() bool { return s.schemes["snowflake"].claim.Node() == 2 }, "the server to claim node 2")
-	assert.True(t, cs.get(0).closed.Load(), "the lost claim is closed")
+	testwait.Until(t, cs.get(0).closed.Load, "the lost claim to be closed")
 }
 
 // TestReclaimLostAtOnce: a new claim lost as soon as the server takes it
@@ -135,8 +136,8 @@ func TestReclaimLostAtOnce(t *testing.T) {
 	}, "nodes claimed again twice: the lost node 1's and the lost node 2's")
 	assert.Equal(t, 3, s.schemes["snowflake"].claim.Node())
 	assertMetric(t, scrape(), `idkit_node_claims_lost_total{scheme="snowflake"} 2`)
-	assert.True(t, cs.get(0).closed.Load(), "the first lost claim is closed")
-	assert.True(t, cs.get(1).closed.Load(), "the second lost claim is closed")
+	testwait.Until(t, cs.get(0).closed.Load, "the first lost claim to be closed")
+	testwait.Until(t, cs.get(1).closed.Load, "the second lost claim to be closed")
 }
 
 func traceIDOf(t *testing.T, s *Server) traceid.ID {
