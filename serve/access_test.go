@@ -273,6 +273,8 @@ func TestTLSSuitesAndHandshakeLog(t *testing.T) {
 	testwait.Until(t, func() bool {
 		return strings.Contains(body(t, get(t, s, "/metrics")), "idkit_tls_handshake_errors_total 5\n")
 	}, "5 failed handshakes counted")
+	// A failure is counted just before it is logged.
+	testwait.Until(t, func() bool { return strings.Contains(log.String(), "TLS handshakes failed") }, "failed handshakes logged")
 	assert.Equal(t, 1, strings.Count(log.String(), "TLS handshakes failed"), "one log line for many:\n%s", log.String())
 }
 
