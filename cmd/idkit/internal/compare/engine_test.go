@@ -53,6 +53,7 @@ var directionFigures = map[string][3]string{
 // per 1,000 inserts with the number of leaves they scatter over. The
 // verdict of the larger run must change when the constraints do.
 func TestEngineDirection(t *testing.T) {
+	skipUnderRace(t)
 	t.Parallel()
 	for _, engine := range familyEngines[FamilyBTree] {
 		t.Run(engine, func(t *testing.T) {

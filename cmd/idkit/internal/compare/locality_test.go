@@ -14,6 +14,7 @@ import (
 // the counter splits more often at bbolt's default fill and fills its
 // leaves to the fill setting.
 func TestLocalityDirection(t *testing.T) {
+	skipUnderRace(t)
 	t.Parallel()
 	const n = 100_000
 	schemes, err := Select("counter,uuidv4")

@@ -12,3 +12,16 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, leakcheck.Options()...)
 }
+
+// skipUnderRace skips a test that checks the figures of one writer's
+// loads when the race detector is on: it finds nothing in one goroutine's
+// load, and slows these tests so much that the package outlasts go test's
+// timeout on a busy machine. .ci/run and .ci/stress run them without it;
+// the tests with several writers (TestPebbleEveryScheme and the like) run
+// under it.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("one writer's figures, slow under the race detector: go test without -race runs this test")
+	}
+}

@@ -109,6 +109,7 @@ func TestMyRocksEveryScheme(t *testing.T) {
 // and a scan over the expired range meets UUIDv4's deletion markers and
 // none of the counter's.
 func TestMyRocksDirection(t *testing.T) {
+	skipUnderRace(t)
 	dsn := myrocksDSN(t)
 	f := map[string]map[string]float64{}
 	for _, name := range []string{"counter", "traceid", "decimalid", "uuidv4"} {

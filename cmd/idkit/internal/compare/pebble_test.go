@@ -58,6 +58,7 @@ func TestPebbleEveryScheme(t *testing.T) {
 // keys delete row by row and write at least 10 times the bytes to
 // reclaim the space.
 func TestPebbleDirection(t *testing.T) {
+	skipUnderRace(t)
 	t.Parallel()
 	r, err := Run(pebbleOnly(t, 200_000, 1, "counter,traceid,decimalid,uuidv4"))
 	require.NoError(t, err)
@@ -122,6 +123,7 @@ func TestPebbleDirection(t *testing.T) {
 // same rows, and reads what Pebble reports in Metrics(). The figures
 // must agree within 5%; bytes moved, within 5% of the bytes loaded.
 func TestPebbleAgreesWithMetrics(t *testing.T) {
+	skipUnderRace(t)
 	t.Parallel()
 	for _, name := range []string{"counter", "uuidv4"} {
 		t.Run(name, func(t *testing.T) {
