@@ -198,9 +198,14 @@ func tlsConfig(files TLSFiles, clk clock.Clock, logger *slog.Logger) (*serverTLS
 type tokens struct {
 	path string
 	w    *watched
-	mu   sync.Mutex
-	// sums of the tokens, in the file's order, and the clients they name
-	// ("token NAME", as authenticate returns them).
+	// set is the file's tokens as last loaded, replaced whole on a reload
+	// so that a request reads it without a lock.
+	set atomic.Pointer[tokenSet]
+}
+
+// tokenSet holds the sums of the tokens, in the file's order, and the
+// clients they name ("token NAME", as authenticate returns them).
+type tokenSet struct {
 	sums  [][sha256.Size]byte
 	names []string
 }
@@ -219,11 +224,7 @@ func newTokens(path string, clk clock.Clock, logger *slog.Logger) (*tokens, erro
 func (t *tokens) load() (skipped []string, err error) {
 	var sums [][sha256.Size]byte
 	var names []string
-	defer func() {
-		t.mu.Lock()
-		t.sums, t.names = sums, names
-		t.mu.Unlock()
-	}()
+	defer func() { t.set.Store(&tokenSet{sums: sums, names: names}) }()
 	b, err := safefile.ReadFile(t.path) // no link, no other user's file
 	if err != nil {
 		return nil, err
@@ -266,18 +267,20 @@ func (t *tokens) client(r *http.Request) string {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(auth[len(scheme):])))
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	set := t.set.Load()
+	if set == nil {
+		return ""
+	}
 	found := -1
-	for i := range t.sums {
-		if subtle.ConstantTimeCompare(sum[:], t.sums[i][:]) == 1 {
+	for i := range set.sums {
+		if subtle.ConstantTimeCompare(sum[:], set.sums[i][:]) == 1 {
 			found = i
 		}
 	}
 	if found < 0 {
 		return ""
 	}
-	return t.names[found]
+	return set.names[found]
 }
 
 // errUnauthorized is the answer to a request without a valid credential.

@@ -146,15 +146,18 @@ type limiter struct {
 	idBurst       int
 	nodeRate      float64 // Limits.NodeIDsPerSecond; 0 for no ceiling
 
+	// clients holds each client's *bucket, read without a lock; mu
+	// orders the adding and dropping of clients, which count.
+	clients sync.Map
 	mu      sync.Mutex
-	clients map[string]*bucket
+	count   int
 	nodes   map[string]*nodeLimit // by scheme; written by New only
 }
 
 type bucket struct{ ids, requests *rate.Limiter }
 
 func newLimiter(l Limits, maxN int) *limiter {
-	lim := &limiter{ids: rate.Inf, requests: rate.Inf, clients: make(map[string]*bucket), nodes: make(map[string]*nodeLimit)}
+	lim := &limiter{ids: rate.Inf, requests: rate.Inf, nodes: make(map[string]*nodeLimit)}
 	if l.NodeIDsPerSecond > 0 {
 		lim.nodeRate = l.NodeIDsPerSecond
 	}
@@ -208,24 +211,32 @@ func (l *limiter) allow(client, scheme string, n int, now time.Time) (ok bool, w
 	return true, refusal{}
 }
 
+// bucket returns client's buckets, made full for a client not seen
+// before.
 func (l *limiter) bucket(client string, now time.Time) *bucket {
+	if b, ok := l.clients.Load(client); ok {
+		return b.(*bucket)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if b := l.clients[client]; b != nil {
-		return b
+	if b, ok := l.clients.Load(client); ok {
+		return b.(*bucket)
 	}
-	if len(l.clients) >= maxClients {
-		for c, b := range l.clients {
-			if b.ids.TokensAt(now) >= float64(b.ids.Burst()) && b.requests.TokensAt(now) >= float64(b.requests.Burst()) {
-				delete(l.clients, c)
+	if l.count >= maxClients {
+		l.clients.Range(func(c, v any) bool {
+			if b := v.(*bucket); b.ids.TokensAt(now) >= float64(b.ids.Burst()) && b.requests.TokensAt(now) >= float64(b.requests.Burst()) {
+				l.clients.Delete(c)
+				l.count--
 			}
-		}
+			return true
+		})
 	}
 	b := &bucket{
 		ids:      rate.NewLimiter(l.ids, l.idBurst),
 		requests: rate.NewLimiter(l.requests, max(1, int(math.Ceil(float64(l.requests))))),
 	}
-	l.clients[client] = b
+	l.clients.Store(client, b)
+	l.count++
 	return b
 }
 
@@ -293,8 +304,8 @@ func (l *nodeLimit) take(client string, n int, now time.Time) bool {
 	// The part of the previous window the last second overlaps; a clock
 	// stepped back counts it whole.
 	overlap := 1 - min(max(now.Sub(l.window).Seconds(), 0), 1)
-	_, in := l.clients[client]
-	_, was := l.before[client]
+	mineNow, in := l.clients[client]
+	mineBefore, was := l.before[client]
 	if !in && !was {
 		l.active++
 		l.summed = time.Time{} // a new share to keep room for
@@ -308,7 +319,7 @@ func (l *nodeLimit) take(client string, n int, now time.Time) bool {
 		return false
 	}
 	fair := l.rate / float64(l.active)
-	mine := l.clients[client] + l.before[client]*overlap
+	mine := mineNow + mineBefore*overlap
 	if mine+k > fair {
 		// Over its share: only what the others under theirs leave.
 		if l.summed.IsZero() || now.Sub(l.summed) >= sumEvery || now.Before(l.summed) {
@@ -321,7 +332,7 @@ func (l *nodeLimit) take(client string, n int, now time.Time) bool {
 		l.room = max(0, l.room-k)
 	}
 	l.cur += k
-	l.clients[client] += k
+	l.clients[client] = mineNow + k
 	return true
 }
 
