@@ -267,10 +267,7 @@ func (t *tokens) client(r *http.Request) string {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(auth[len(scheme):])))
-	set := t.set.Load()
-	if set == nil {
-		return ""
-	}
+	set := t.set.Load() // stored by load, which newTokens runs first
 	found := -1
 	for i := range set.sums {
 		if subtle.ConstantTimeCompare(sum[:], set.sums[i][:]) == 1 {
