@@ -39,8 +39,9 @@ func TestGrowSizes(t *testing.T) {
 // TestGrowOnPostgres runs the counter and uuidv4 at 5,000 and 50,000 keys
 // on PostgreSQL. The counter's pages dirtied per 1,000 inserts stay flat
 // as its table grows, while uuidv4's climb with the leaves its keys
-// scatter over; at 50,000 they agree within 5% with a single run at that
-// N. The text and the JSON carry every size.
+// scatter over; at 50,000 they agree with a single run at that N (the
+// counter within 5%, uuidv4 within 15%). The text and the JSON carry
+// every size.
 func TestGrowOnPostgres(t *testing.T) {
 	t.Parallel()
 	o := engineOptions(t, EnginePostgres)
@@ -74,8 +75,15 @@ func TestGrowOnPostgres(t *testing.T) {
 	o.N, o.Progress = 50_000, nil
 	single, err := Run(o)
 	require.NoError(t, err)
-	for s := range []int{counter, uuid} {
-		assert.InEpsilon(t, at(single, s), at(g.Reports[1], s), 0.05, "%s: the growth run at 50,000 and a single run agree", single.Schemes[s].Name)
+	t.Logf("single run at 50,000: counter %.1f, uuidv4 %.1f", at(single, counter), at(single, uuid))
+	// The server serves every test at once, and a page this load dirtied
+	// that another session's CHECKPOINT or the background writer cleans
+	// counts again when it is changed again. uuidv4 changes most leaves
+	// in each interval: two CHECKPOINT loops beside this test moved it
+	// by 2%, and a run of the whole CI step by 5.5%. The counter changes
+	// one leaf and moved by less than 1%.
+	for s, within := range []float64{counter: 0.05, uuid: 0.15} {
+		assert.InEpsilon(t, at(single, s), at(g.Reports[1], s), within, "%s: the growth run at 50,000 and a single run agree", single.Schemes[s].Name)
 	}
 
 	ranked := slices.Equal(rankedNames(g.Reports[0].Verdict), rankedNames(g.Reports[1].Verdict))
