@@ -336,6 +336,14 @@ func (g *Generator) slow(ctx context.Context, v uint64) (ID, error) {
 			}
 			continue
 		}
+		if off := v >> 16; off > g.approved.Load() {
+			// A millisecond not yet cleared: the hold of the launch log,
+			// looked at before each, must still be in place. A lost hold
+			// also revokes the lease, which the fast path reads.
+			if err := g.lease.Check(); err != nil {
+				return ID{}, lease.NodeLost(ErrNodeLost, err)
+			}
+		}
 		if !g.lease.Allows(ms) {
 			g.mu.Unlock() // nor across a store call
 			err := g.lease.Extend(ctx, ms)

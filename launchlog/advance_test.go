@@ -2,7 +2,6 @@ package launchlog
 
 import (
 	"context"
-	idstore "github.com/idkit/idkit/store"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,17 +9,21 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idkit/idkit/clock"
+	idstore "github.com/idkit/idkit/store"
 )
 
-// TestAdvanceCounters restores a log from a backup and moves it past what
-// was handed out since: launches, generator ids, blocks and marks continue
-// after those values, Reserve positions stay below the marks, nothing
-// moves back, and a held key stops it.
+// TestAdvanceCounters restores a log from a backup: AdvanceCounters
+// refuses the log, which knows it was written back, and Adopt moves it
+// past what was handed out since: launches, generator ids, blocks and
+// marks continue after those values, Reserve positions stay below the
+// marks. AdvanceCounters then moves nothing back, and a held key stops it.
 func TestAdvanceCounters(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "idkit.db")
-	l, err := New(Options{Path: path})
+	l, err := New(Options{Path: path, Clock: clock.NewFake(time.Unix(150, 0))})
 	require.NoError(t, err)
 	_, err = l.Begin(ctx, idstore.Info{})
 	require.NoError(t, err)
@@ -45,10 +48,13 @@ func TestAdvanceCounters(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, backup, 0o600))
 
 	c := Counters{Launch: 2, Generators: map[int]int{1: 1, 7: 4}, Blocks: map[string]int64{"orders": 20}, Marks: time.Unix(200, 0)}
-	moved, err := l.AdvanceCounters(ctx, c)
+	_, err = l.AdvanceCounters(ctx, c)
+	assert.ErrorIs(t, err, ErrDisplaced, "a log written back in place is adopted, not advanced")
+	a, err := l.Adopt(ctx, AdoptOptions{Counters: c})
 	require.NoError(t, err)
-	assert.Equal(t, Counters{Launch: 2, Generators: map[int]int{1: 1, 7: 4}, Blocks: map[string]int64{"orders": 20}, Marks: time.Unix(200, 0).UTC()}, moved)
-	moved, err = l.AdvanceCounters(ctx, c)
+	assert.Equal(t, Counters{Launch: 2, Generators: map[int]int{1: 1, 7: 4}, Blocks: map[string]int64{"orders": 20}, Marks: time.Unix(200, 0).UTC()}, a.Advanced)
+	assert.Empty(t, a.Ended, "every launch with generator ids was named")
+	moved, err := l.AdvanceCounters(ctx, c)
 	require.NoError(t, err)
 	assert.Zero(t, moved, "a second run moves nothing")
 	moved, err = l.AdvanceCounters(ctx, Counters{Launch: 1, Blocks: map[string]int64{"orders": 5}})

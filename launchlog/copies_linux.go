@@ -2,6 +2,7 @@ package launchlog
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -14,40 +15,32 @@ import (
 )
 
 // A process that writes to a log registers, until it ends, which file it
-// reaches the log's identity through: an abstract Unix socket named by the
-// identity, the file's device and inode, and the process. Before its first
-// write to a log, a process looks among the host's sockets (those of its
-// network namespace, /proc/net/unix) for a process that reaches the same
-// identity through another file, a copy: then it refuses, since the copy
-// would hand out again the launches, generator ids and blocks that the
-// original hands out. A process whose own file is no longer at the path
-// it reached it by (a restore renamed another over it, or a power cut left
-// another) goes on with the file there now.
+// writes the log through at its path: an abstract Unix socket named by
+// the path, the log's identity, the file's device and inode, and the
+// process. The identity tells a new log from the old one where a new file
+// gets the inode number that the removed one freed. Before its
+// first write through a path, a process looks among the sockets of its
+// network namespace (/proc/net/unix) for another that writes through the
+// same path but another file: a file that was removed or replaced under
+// it (a cleaner, a new log made in its place, a restore). Then it
+// refuses, naming that process, which may still issue from what the old
+// file handed it. And a process whose own file is no longer at the path
+// writes no more through it (a DisplacedError of kind Replaced).
 
 // usePrefix begins the names of the sockets that say which file a process
-// uses a log through.
-const usePrefix = "@idkit/log/"
+// writes a log path through.
+const usePrefix = "@idkit/path/"
 
-// uses holds this process's registrations: log identity (hex) → the file
-// it uses that log through, and the socket that says so.
+// uses holds this process's registrations: path key → the file it writes
+// the log at that path through, and the socket that says so.
 var uses struct {
 	sync.Mutex
 	by map[string]*use
 }
 
 type use struct {
-	file string // device:inode
-	path string // the name it was reached by
+	file string // identity:device:inode
 	ln   *net.UnixListener
-}
-
-// gone reports whether the file u registers is no longer at the path it
-// was reached by: removed, or replaced by another file renamed over it (a
-// restore, or what a power cut left). Its process then uses the log
-// through the file there now.
-func (u *use) gone() bool {
-	fi, err := os.Stat(u.path)
-	return err != nil || fileID(fi) != u.file
 }
 
 // fileID names the file fi describes by device and inode.
@@ -59,11 +52,25 @@ func fileID(fi os.FileInfo) string {
 	return strconv.FormatUint(st.Dev, 10) + ":" + strconv.FormatUint(st.Ino, 10)
 }
 
-// useLog registers that this process writes to the log of identity id
-// through file f, unless another process of the host (or this one) uses
-// that identity through another file; then it returns a *HeldError that
-// names that process.
-func (l *Log) useLog(id []byte, f *os.File) error {
+// pathKey names the log's absolute path, in this process's mount
+// namespace, in a socket name: two containers that share the host's
+// network but not its mounts may each have a log of their own at one
+// path.
+func (l *Log) pathKey() string {
+	abs, err := filepath.Abs(l.path)
+	if err != nil {
+		abs = l.path
+	}
+	ns, _ := os.Readlink("/proc/self/ns/mnt")
+	sum := sha256.Sum256([]byte(ns + "\x00" + abs))
+	return hex.EncodeToString(sum[:8])
+}
+
+// useLog registers that this process writes to the log of identity id at
+// its path through file f. It fails with a *DisplacedError if this process wrote
+// through another file at the path before, and with a *HeldError that
+// names the process if another one of the host does.
+func (l *Log) useLog(f *os.File, id []byte) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("launchlog: %s: %w", l.path, err)
@@ -72,18 +79,15 @@ func (l *Log) useLog(id []byte, f *os.File) error {
 	if file == "" {
 		return nil
 	}
-	key := hex.EncodeToString(id)
+	file = hex.EncodeToString(id[:4]) + ":" + file
+	key := l.pathKey()
 	uses.Lock()
 	defer uses.Unlock()
 	if u := uses.by[key]; u != nil {
 		if u.file == file {
 			return nil
 		}
-		if !u.gone() {
-			return &HeldError{Path: l.path, Holder: Holder{PID: os.Getpid(), Command: processCommand()}, Copy: true}
-		}
-		_ = u.ln.Close()
-		delete(uses.by, key)
+		return &DisplacedError{Path: l.path, Why: Replaced}
 	}
 	name := usePrefix + key + "/" + file + "/" + strconv.Itoa(os.Getpid())
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: name, Net: "unix"})
@@ -92,27 +96,24 @@ func (l *Log) useLog(id []byte, f *os.File) error {
 	}
 	if other, ok := otherUse(key, file); ok {
 		ln.Close()
-		return &HeldError{Path: l.path, Holder: other, Copy: true}
+		return &HeldError{Path: l.path, Holder: other}
 	}
 	if uses.by == nil {
 		uses.by = make(map[string]*use)
 	}
-	abs, err := filepath.Abs(l.path)
-	if err != nil {
-		abs = l.path
-	}
-	uses.by[key] = &use{file: file, path: abs, ln: ln}
+	uses.by[key] = &use{file: file, ln: ln}
 	return nil
 }
 
-// otherUse looks for another process that uses the log of identity key
-// through another file than file. This process's own sockets are passed
-// over: its registrations are in uses, and one it has just closed can
-// linger a moment in a child it forks, until the child runs its program.
+// otherUse looks for another process that writes the log at the path of
+// key through another file than file. This process's own sockets are
+// passed over: its registrations are in uses, and one it has just closed
+// can linger a moment in a child it forks, until the child runs its
+// program.
 func otherUse(key, file string) (Holder, bool) {
 	f, err := os.Open("/proc/net/unix")
 	if err != nil {
-		return Holder{}, false // no way to know: the holds still see each key's holder
+		return Holder{}, false // no way to know: the holds and homes still stand
 	}
 	defer f.Close()
 	prefix := usePrefix + key + "/"

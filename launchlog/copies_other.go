@@ -4,6 +4,6 @@ package launchlog
 
 import "os"
 
-// useLog registers nothing outside Linux: a copy of a log in use is not
-// found there.
-func (l *Log) useLog([]byte, *os.File) error { return nil }
+// useLog registers nothing outside Linux: a file replaced under another
+// process is not found there.
+func (l *Log) useLog(*os.File, []byte) error { return nil }

@@ -29,6 +29,11 @@ var (
 	// the OS locks, or whose file was replaced under it: its writes fail,
 	// and its generator issues no more than the marks it wrote.
 	ErrNodeLost = errkind.New(idkit.ErrNodeLost, "launchlog: hold lost")
+	// ErrDisplaced reports a log file that the log was not last written
+	// through (a copy, a restore, a move to another file system), or whose
+	// contents were written back from an older copy: the error is a
+	// *DisplacedError, and every write is refused until Log.Adopt.
+	ErrDisplaced = errkind.New(idkit.ErrRefused, "launchlog: log displaced")
 	// ErrNetworkFS reports a log on a network file system, where a hold
 	// could not keep other hosts out (Log.Hold).
 	ErrNetworkFS = errkind.New(idkit.ErrInvalid, "launchlog: on a network file system")

@@ -25,8 +25,8 @@ import (
 // A key's token counts its holds: each Hold writes the next, and every
 // write through a hold checks, in its transaction, that its token is
 // still the key's. The identity is drawn at random by the first write to
-// a new file, and a copy of the file keeps it, so that the holds of a copy
-// and of its original meet (lockIdentity).
+// a new file (and again by Log.Adopt); the stamp on the file names it
+// (home.go).
 
 // errReplaced reports that the file at the log's path is no longer the
 // one a hold locked: replaced, moved away or removed.
@@ -61,13 +61,9 @@ func (l *Log) readHold(b *bbolt.Bucket, key string) (holdRecord, error) {
 }
 
 // takeOver gives the key a new token in the file h.file is open on and
-// records its holder there, in one transaction, and returns the log's
-// identity, drawn now if the file has none yet.
-func (h *hold) takeOver(holder Holder) (id []byte, err error) {
-	err = h.log.runOn(true, h.file, func(tx *bbolt.Tx) error {
-		if id, err = h.log.identity(tx); err != nil {
-			return err
-		}
+// records its holder there, in one transaction.
+func (h *hold) takeOver(holder Holder) error {
+	return h.log.runOn(true, h.file, func(tx *bbolt.Tx) error {
 		holds, err := createBucket(tx, holdsBucket)
 		if err != nil {
 			return err
@@ -83,7 +79,6 @@ func (h *hold) takeOver(holder Holder) (id []byte, err error) {
 		}
 		return putSealed(holds, []byte(h.key), append(binary.BigEndian.AppendUint64(nil, h.token), js...))
 	})
-	return id, err
 }
 
 // identity returns the log's identity, drawn at random and written in a
@@ -93,7 +88,7 @@ func (l *Log) identity(tx *bbolt.Tx) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.sealedBucket(meta, "log identity", 16); err != nil {
+	if err := l.checkMeta(meta); err != nil {
 		return nil, err
 	}
 	if v := meta.Get(identityKey); v != nil {
@@ -102,6 +97,18 @@ func (l *Log) identity(tx *bbolt.Tx) ([]byte, error) {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id) // never fails
 	return id, putSealed(meta, identityKey, id)
+}
+
+// checkMeta checks the records of the log bucket: the identity (16
+// bytes), the home (32) and the adoptions (JSON), each sealed.
+func (l *Log) checkMeta(meta *bbolt.Bucket) error {
+	if err := l.sealedBucket(meta, "log record", -16); err != nil {
+		return err
+	}
+	if v := meta.Get(identityKey); v != nil && len(v) != 16+4 {
+		return fmt.Errorf("%w: %s: log identity %x, want 20 bytes", ErrCorrupt, l.path, v)
+	}
+	return nil
 }
 
 // fenced checks, in a transaction of the held file, that the hold's token
@@ -113,8 +120,8 @@ func (h *hold) fenced(tx *bbolt.Tx) error {
 		return err
 	}
 	if rec.Token != h.token {
-		return fmt.Errorf("%w: %s in %s was taken over by %s (hold %d; this one is hold %d): this holder issues no more than the marks it wrote",
-			ErrNodeLost, h.key, h.log.path, rec.Holder, rec.Token, h.token)
+		return h.lose(fmt.Errorf("%w: %s in %s was taken over by %s (hold %d; this one is hold %d): this holder issues no more than the marks it wrote",
+			ErrNodeLost, h.key, h.log.path, rec.Holder, rec.Token, h.token))
 	}
 	return nil
 }
@@ -126,6 +133,9 @@ func (h *hold) run(write bool, fn func(*bbolt.Tx) error) error {
 	if h.file == nil {
 		return fmt.Errorf("%w: %s in %s: the hold is released", ErrNodeLost, h.key, h.log.path)
 	}
+	if err := h.lostErr.Load(); err != nil {
+		return *err
+	}
 	err := h.log.runOn(write, h.file, func(tx *bbolt.Tx) error {
 		if write {
 			if err := h.fenced(tx); err != nil {
@@ -135,7 +145,7 @@ func (h *hold) run(write bool, fn func(*bbolt.Tx) error) error {
 		return fn(tx)
 	})
 	if errors.Is(err, errReplaced) {
-		return fmt.Errorf("%w: %s in %s: %w", ErrNodeLost, h.key, h.log.path, err)
+		return h.lose(fmt.Errorf("%w: %s in %s: %w", ErrNodeLost, h.key, h.log.path, err))
 	}
 	return err
 }

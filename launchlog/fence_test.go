@@ -13,6 +13,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	idstore "github.com/idkit/idkit/store"
 )
 
@@ -85,8 +86,8 @@ func TestFencedWrites(t *testing.T) {
 
 // TestHoldFollowsTheFile holds a key through one name of the log: another
 // name of the same file (a hard link) is refused, naming the holder; once
-// the hold ends, it is free. A copy of the file is refused whatever key it
-// is asked for: this process uses the log through the original (useLog).
+// the hold ends, it is free. A copy of the file is refused whatever is
+// asked of it: it is not the file the log was last written through.
 func TestHoldFollowsTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -106,7 +107,6 @@ func TestHoldFollowsTheFile(t *testing.T) {
 	require.ErrorAs(t, err, &held, "a hard link")
 	assert.Equal(t, os.Getpid(), held.Holder.PID)
 	assert.Equal(t, "traceid/node/7", held.Holder.Key)
-	assert.False(t, held.Copy)
 	assert.ErrorContains(t, err, "traceid/node/7 in "+link+" is held by this process (pid ")
 	free, err := linked.Hold(ctx, "traceid/node/8")
 	require.NoError(t, err, "another key is free")
@@ -118,13 +118,14 @@ func TestHoldFollowsTheFile(t *testing.T) {
 	require.NoError(t, err)
 	for _, key := range []string{"traceid/node/7", "traceid/node/8"} {
 		_, err = copy.Hold(ctx, key)
-		require.ErrorAs(t, err, &held, "a copy, %s", key)
-		assert.True(t, held.Copy)
-		assert.ErrorIs(t, err, idkit.ErrHeld)
-		assert.ErrorContains(t, err, copied+" is a copy of a log that this process (pid ")
+		var displaced *DisplacedError
+		require.ErrorAs(t, err, &displaced, "a copy, %s", key)
+		assert.Equal(t, Moved, displaced.Why)
+		assert.ErrorIs(t, err, idkit.ErrRefused)
+		assert.ErrorContains(t, err, copied+" is not the file this log was last written through")
 	}
 	_, err = copy.NextGenerator(ctx, 1)
-	assert.ErrorIs(t, err, ErrHeld, "a generator id from a copy")
+	assert.ErrorIs(t, err, ErrDisplaced, "a generator id from a copy")
 
 	require.NoError(t, h.Close())
 	again, err := linked.Hold(ctx, "traceid/node/7")
@@ -133,8 +134,9 @@ func TestHoldFollowsTheFile(t *testing.T) {
 }
 
 // TestHoldLostWithItsFile replaces the held file (a restore moved over it)
-// and removes it: the hold's writes fail with ErrNodeLost, and write no
-// new file.
+// and removes it: the hold finds itself lost without a write (Check, Done),
+// its writes fail with ErrNodeLost and write no new file, and this
+// process writes the log no more through the file now at the path.
 func TestHoldLostWithItsFile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -149,25 +151,33 @@ func TestHoldLostWithItsFile(t *testing.T) {
 			require.NoError(t, err)
 			_, err = h.AdvanceHighWater(ctx, "k", time.Unix(100, 0))
 			require.NoError(t, err)
+			lost := h.(idstore.Revocable)
+			require.NoError(t, lost.Check(time.Time{}), "a hold in place")
 			if how == "replaced" {
 				copyFile(t, path, path+".restore")
 				require.NoError(t, os.Rename(path+".restore", path))
 			} else {
 				require.NoError(t, os.Remove(path))
 			}
+			testwait.Recv(t, lost.Done(), "sign that the hold found its file "+how+" without a write")
+			err = lost.Check(time.Time{})
+			assert.ErrorIs(t, err, ErrNodeLost)
+			assert.ErrorIs(t, err, idkit.ErrNodeLost)
+			assert.ErrorContains(t, err, "the log file was "+how+" under the hold")
 			_, err = h.AdvanceHighWater(ctx, "k", time.Unix(200, 0))
 			assert.ErrorIs(t, err, ErrNodeLost)
-			assert.ErrorContains(t, err, "no longer the one held")
 			_, err = h.HighWater(ctx, "k")
 			assert.ErrorIs(t, err, ErrNodeLost, "a read too")
 			if how == "removed" {
 				assert.NoFileExists(t, path, "the hold made no new file")
 			}
 			require.NoError(t, h.Close())
-			// The log itself goes on with the file at its path now: the one
-			// this process used lost its name, so it is no copy in use.
-			_, err = l.AdvanceHighWater(ctx, "k", time.Unix(300, 0))
-			require.NoError(t, err, "a write to the file that took the old one's place")
+			// Nor does this process write through the file at the path
+			// now: it may still issue from what the old one handed it.
+			_, err = l.NextGenerator(ctx, 1)
+			var displaced *DisplacedError
+			require.ErrorAs(t, err, &displaced, "a write to the file that took the old one's place")
+			assert.Equal(t, Replaced, displaced.Why)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -55,23 +56,17 @@ func sinceText(t time.Time) string {
 // ErrHeld (and idkit.ErrHeld) in it.
 type HeldError struct {
 	Path string // the log
-	Key  string // the key asked for; empty for the whole log, in use through another file
+	Key  string // the key asked for; empty for the path, which the holder wrote the log through while another file was there
 
 	Holder Holder        // who holds it, as its record says
 	Waited time.Duration // how long Hold waited for it (Options.HoldWait)
-	// Copy says that the holder holds the key in another file with this
-	// log's identity: a copy of the log, which must not issue beside it.
-	Copy bool
 }
 
 func (e *HeldError) Error() string {
 	if e.Key == "" {
-		return fmt.Sprintf("launchlog: %s is a copy of a log that %s uses on this host through another file (a copied or restored file repeats the launches, generator ids and blocks of the one it was copied from)", e.Path, e.Holder)
+		return fmt.Sprintf("launchlog: %s was removed or replaced under %s, which still uses the log through the file that was there and may issue from what it handed out; stop it before another file is used at this path", e.Path, e.Holder)
 	}
 	msg := fmt.Sprintf("launchlog: %s in %s is held by %s", e.Key, e.Path, e.Holder)
-	if e.Copy {
-		msg += " in another copy of this log (a copied or restored file repeats the IDs of the one it was copied from)"
-	}
 	if e.Waited > 0 {
 		msg += fmt.Sprintf(", still after %v", e.Waited)
 	}
@@ -158,7 +153,7 @@ func (l *Log) tryHold(key string) (*hold, *HeldError, error) {
 		if err != nil {
 			return nil, nil, l.fileError(err)
 		}
-		h := &hold{log: l, key: key, file: f, unlock: func() error { return nil }, forget: func() error { return nil }}
+		h := &hold{log: l, key: key, file: f, unlock: func() error { return nil }, lost: make(chan struct{}), stop: make(chan struct{})}
 		if !l.noOSLocks {
 			unlock, ok, err := l.lockKey(f, key)
 			if err != nil || !ok {
@@ -171,7 +166,7 @@ func (l *Log) tryHold(key string) (*hold, *HeldError, error) {
 			h.unlock = unlock
 		}
 		rec := Holder{Key: key, PID: os.Getpid(), Command: processCommand(), Since: l.clock.Now().UTC().Round(0)}
-		id, err := h.takeOver(rec)
+		err = h.takeOver(rec)
 		if errors.Is(err, errReplaced) {
 			_ = h.release()
 			continue // the file at the path changed under the lock: lock the new one
@@ -180,17 +175,15 @@ func (l *Log) tryHold(key string) (*hold, *HeldError, error) {
 			_ = h.release()
 			return nil, nil, err
 		}
-		if !l.noOSLocks {
-			forget, holder, err := lockIdentity(id, key, rec)
-			if err != nil || holder != nil {
-				_ = h.release()
-				if err != nil {
-					return nil, nil, fmt.Errorf("launchlog: hold %s in %s: %w", key, l.path, err)
-				}
-				return nil, &HeldError{Path: l.path, Key: key, Holder: *holder, Copy: true}, nil
-			}
-			h.forget = forget
+		if h.fi, err = f.Stat(); err != nil {
+			_ = h.release()
+			return nil, nil, fmt.Errorf("launchlog: hold %s in %s: %w", key, l.path, err)
 		}
+		if h.abs, err = filepath.Abs(l.path); err != nil {
+			h.abs = l.path
+		}
+		h.wg.Add(1)
+		go h.watch()
 		return h, nil, nil
 	}
 	return nil, nil, fmt.Errorf("%w %s: the file was replaced three times while Hold(%q) locked it", ErrOpen, l.path, key)
@@ -211,13 +204,76 @@ func (l *Log) holderOf(key string) Holder {
 // hold is a key held by this process: the log file, open and locked, and
 // the key's fencing token.
 type hold struct {
-	log    *Log
-	key    string
-	token  uint64
+	log   *Log
+	key   string
+	token uint64
+	abs   string      // the log's absolute path
+	fi    os.FileInfo // of the held file, when the hold was taken
+
 	mu     sync.Mutex
 	file   *os.File     // nil once released
 	unlock func() error // releases the lock on the key
-	forget func() error // releases the lock on the log's identity and key
+
+	lost     chan struct{} // closed once the hold is known lost
+	lostErr  atomic.Pointer[error]
+	lostOnce sync.Once
+	stop     chan struct{} // closed by release: the watch ends
+	wg       sync.WaitGroup
+}
+
+// watchEvery is how often a hold looks at its log's path, to find its
+// file removed or replaced without waiting for its next write.
+const watchEvery = 100 * time.Millisecond
+
+// watch checks the hold every watchEvery until it is lost or released.
+func (h *hold) watch() {
+	defer h.wg.Done()
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-h.lost:
+			return
+		case <-t.C:
+			_ = h.Check(time.Time{})
+		}
+	}
+}
+
+// Check returns nil while the hold is in place, and an error of kind
+// ErrNodeLost once it is known lost, for good: once the file it holds is
+// no longer at the log's path (removed, or another file renamed over it),
+// or a write found another holder's token. It reads the path (a stat), so
+// that a generator that checks it before each new unit of time issues no
+// ID in a unit that began after the file was removed. t is not used: a
+// hold has no deadline.
+func (h *hold) Check(time.Time) error {
+	if err := h.lostErr.Load(); err != nil {
+		return *err
+	}
+	fi, err := os.Stat(h.abs)
+	switch {
+	case err != nil:
+		return h.lose(fmt.Errorf("%w: %s in %s: the log file was removed under the hold (%v); this process issues nothing more under it: restart it once the log is back in place", ErrNodeLost, h.key, h.log.path, err))
+	case !os.SameFile(fi, h.fi):
+		return h.lose(fmt.Errorf("%w: %s in %s: the log file was replaced under the hold (another file is at the path now: a restore, a new log); this process issues nothing more under it: restart it once the log is in place", ErrNodeLost, h.key, h.log.path))
+	}
+	return nil
+}
+
+// Done is closed once the hold is known lost (Check).
+func (h *hold) Done() <-chan struct{} { return h.lost }
+
+// lose records that the hold is lost, because of err, and returns the
+// error Check returns from then on: the first loss found.
+func (h *hold) lose(err error) error {
+	h.lostOnce.Do(func() {
+		h.lostErr.Store(&err)
+		close(h.lost)
+	})
+	return *h.lostErr.Load()
 }
 
 // Close releases the key. It unlocks the file before closing it: a copy of
@@ -236,7 +292,11 @@ func (h *hold) Close() error {
 }
 
 func (h *hold) release() error {
-	err := errors.Join(h.forget(), h.unlock())
+	if h.stop != nil {
+		close(h.stop)
+		h.wg.Wait()
+	}
+	err := h.unlock()
 	if cerr := h.file.Close(); err == nil {
 		err = cerr
 	}
@@ -282,4 +342,5 @@ var (
 	_ idstore.Holder        = (*Log)(nil)
 	_ idstore.Held          = (*hold)(nil)
 	_ idstore.BatchAdvancer = (*hold)(nil)
+	_ idstore.Revocable     = (*hold)(nil)
 )

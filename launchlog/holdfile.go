@@ -48,11 +48,6 @@ func (l *Log) lockKey(_ *os.File, key string) (unlock func() error, ok bool, err
 	}, true, nil
 }
 
-// lockIdentity does nothing here: a copy of the log is not found.
-func lockIdentity([]byte, string, Holder) (forget func() error, holder *Holder, err error) {
-	return func() error { return nil }, nil, nil
-}
-
 // tryHoldFile opens (or creates) the hold file name and takes its lock
 // without waiting. ok is false, and f nil, if another holder has it. The
 // file locked is the one at name when it returns, should anyone have

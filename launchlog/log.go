@@ -128,12 +128,33 @@ func (l *Log) update(fn func(*bbolt.Tx) error) error { return l.runOn(true, nil,
 // yet, or is empty, reads as an empty log: fn gets a nil Tx.
 func (l *Log) view(fn func(*bbolt.Tx) error) error { return l.runOn(false, nil, fn) }
 
+// txMode is what a transaction of runTx may do.
+type txMode int
+
+const (
+	readTx  txMode = iota
+	writeTx        // a write, refused where the file is not the log's home
+	adoptTx        // a write that makes the file the log's home (Log.Adopt)
+)
+
 // runOn opens the file, runs fn in one transaction and closes the file.
 // With held, the open file of a hold, it fails with errReplaced unless the
 // file it opened is that one. It never panics: bbolt may panic (or fault
 // on its memory map) on a damaged file, and runOn turns that into
-// ErrCorrupt.
-func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) (err error) {
+// ErrCorrupt. A write is refused with a *DisplacedError where the file is
+// not the log's home (checkHome).
+func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) error {
+	mode := readTx
+	if write {
+		mode = writeTx
+	}
+	return l.runTx(mode, held, func(tx *bbolt.Tx, _ *DisplacedError) error { return fn(tx) })
+}
+
+// runTx is runOn for a mode; fn is told, in an adoptTx, why the file was
+// not the log's home (nil if it was).
+func (l *Log) runTx(mode txMode, held *os.File, fn func(*bbolt.Tx, *DisplacedError) error) (err error) {
+	write := mode != readTx
 	deadline := time.Now().Add(l.timeout)
 	if err := l.enter(); err != nil {
 		return err
@@ -149,7 +170,7 @@ func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) (err er
 			return errReplaced // a hold wrote its file: removed or emptied since
 		}
 		if empty {
-			return fn(nil)
+			return fn(nil, nil)
 		}
 	}
 
@@ -217,13 +238,17 @@ func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) (err er
 		_ = db.Close()
 		return errReplaced
 	}
-	var fnErr error
+	var (
+		fnErr     error
+		after     stamp // to write on the file once the write commits
+		displaced *DisplacedError
+	)
 	txFn := func(tx *bbolt.Tx) error {
 		if fnErr = l.checkRoot(tx); fnErr == nil && write {
-			fnErr = l.checkCopy(tx, file)
+			after, displaced, fnErr = l.checkHome(tx, file, mode == adoptTx)
 		}
 		if fnErr == nil {
-			fnErr = fn(tx)
+			fnErr = fn(tx, displaced)
 		}
 		return fnErr
 	}
@@ -235,6 +260,13 @@ func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) (err er
 	if err != nil && err != fnErr {
 		err = l.writeError("commit", err)
 	}
+	if err == nil && after.ID != nil {
+		// Stamped while bbolt's lock is held, so that stamps follow the
+		// commits. A stamp not written leaves the write begun, not
+		// committed, which the next write accepts: it only weakens the
+		// check for a backup written back in place by one write.
+		_ = writeStamp(file, after)
+	}
 	if cerr := db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("launchlog: close %s: %w", l.path, cerr)
 	}
@@ -242,17 +274,6 @@ func (l *Log) runOn(write bool, held *os.File, fn func(*bbolt.Tx) error) (err er
 		err = l.syncDir()
 	}
 	return err
-}
-
-// checkCopy gives the log its identity if it has none yet, and refuses to
-// write through file if another process of the host (or this one) uses the
-// log's identity through another file: a copy (useLog).
-func (l *Log) checkCopy(tx *bbolt.Tx, file *os.File) error {
-	id, err := l.identity(tx)
-	if err != nil {
-		return err
-	}
-	return l.useLog(id, file)
 }
 
 // sameFile reports whether a and b are open on one file.

@@ -19,6 +19,7 @@ import (
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	idstore "github.com/idkit/idkit/store"
 )
@@ -381,27 +382,38 @@ func TestLockedByProcess(t *testing.T) {
 	assert.Equal(t, 0, got)
 }
 
-// TestCopyOfALogInUse uses a log in another process, then a copy of it
-// here: every write to the copy (a launch, a generator id, a block, a
-// mark) is refused, naming the other process, while it lives; once it has
-// ended, the copy is the only file of its log in use, and serves.
-func TestCopyOfALogInUse(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "idkit.db")
-	cmd := helper("use", path, 0) // makes the file, with its identity, and uses it
+// startUser starts a helper that takes a generator id from the log at
+// path and then uses it until the test ends; it returns the helper and a
+// function that ends it.
+func startUser(t *testing.T, path string) (*exec.Cmd, func()) {
+	t.Helper()
+	cmd := helper("use", path, 0)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	end := func() { _ = stdin.Close(); _ = cmd.Wait() }
+	t.Cleanup(end)
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(stdout).ReadString('\n')
 		line <- s
 	}()
 	require.Equal(t, "used\n", testwait.Recv(t, line, "the helper's use of the log"))
+	return cmd, end
+}
+
+// TestCopyOfALog uses a log in another process, then a copy of it here:
+// every write to the copy (a launch, a generator id, a block, a mark, a
+// hold) is refused, naming what to run, while the other process lives and
+// after it has ended; reads answer. Adopted as moved, the copy goes on
+// from where it was copied.
+func TestCopyOfALog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "idkit.db")
+	_, end := startUser(t, path)
 
 	copied := filepath.Join(dir, "copy.db")
 	b, err := os.ReadFile(path)
@@ -410,26 +422,73 @@ func TestCopyOfALogInUse(t *testing.T) {
 	c, err := New(Options{Path: copied})
 	require.NoError(t, err)
 	ctx := context.Background()
-	for name, write := range map[string]func() error{
+	writes := map[string]func() error{
 		"Begin":            func() error { _, err := c.Begin(ctx, idstore.Info{}); return err },
 		"NextGenerator":    func() error { _, err := c.NextGenerator(ctx, 1); return err },
 		"ReserveBlock":     func() error { _, err := c.ReserveBlock(ctx, "orders", 100); return err },
 		"AdvanceHighWater": func() error { _, err := c.AdvanceHighWater(ctx, "k", time.Unix(100, 0)); return err },
 		"Hold":             func() error { _, err := c.Hold(ctx, "traceid/node/7"); return err },
-	} {
-		err := write()
-		var held *HeldError
-		require.ErrorAs(t, err, &held, name)
-		assert.True(t, held.Copy, name)
-		assert.Equal(t, cmd.Process.Pid, held.Holder.PID, "%s names the process that uses the original", name)
-		assert.ErrorContains(t, err, copied+" is a copy of a log that ", name)
+		"AdvanceCounters":  func() error { _, err := c.AdvanceCounters(ctx, Counters{Launch: 5}); return err },
 	}
+	refused := func(when string) {
+		for name, write := range writes {
+			err := write()
+			var displaced *DisplacedError
+			require.ErrorAs(t, err, &displaced, "%s %s", name, when)
+			assert.Equal(t, Moved, displaced.Why, name)
+			assert.ErrorIs(t, err, idkit.ErrRefused, name)
+			assert.NotErrorIs(t, err, idkit.ErrUnavailable, "%s: trying again does not help", name)
+			assert.ErrorContains(t, err, copied+" is not the file this log was last written through", name)
+			assert.ErrorContains(t, err, "idkit launch adopt --log "+copied, name)
+		}
+	}
+	refused("while the original is in use")
 	got, err := c.Current(ctx)
 	assert.ErrorIs(t, err, ErrNoLaunch, "reading a copy is harmless: %v", got)
 
-	require.NoError(t, stdin.Close())
-	require.NoError(t, cmd.Wait())
+	end()
+	refused("once the original is no longer in use")
+
+	a, err := c.Adopt(ctx, AdoptOptions{Moved: true, By: "ops", Note: "moved to the new disk"})
+	require.NoError(t, err)
+	assert.Equal(t, "moved", a.Why)
+	assert.True(t, a.Moved)
+	assert.NotEqual(t, a.Was, a.Now)
 	g, err := c.NextGenerator(ctx, 1)
-	require.NoError(t, err, "the copy once the original is no longer in use")
+	require.NoError(t, err, "the copy once adopted")
 	assert.Equal(t, 1, g, "the copy goes on from where it was copied")
+	adoptions, err := c.Adoptions(ctx)
+	require.NoError(t, err)
+	require.Len(t, adoptions, 1)
+	assert.Equal(t, "ops", adoptions[0].By)
+	assert.Equal(t, "moved to the new disk", adoptions[0].Note)
+	_, err = c.Adopt(ctx, AdoptOptions{Moved: true})
+	assert.ErrorIs(t, err, ErrInvalid, "nothing to adopt once adopted")
+}
+
+// TestLogRemovedUnderAProcess removes the log while another process uses
+// it: a new log made at its path is refused here, naming that process,
+// which may still issue from what the old file handed it; once it has
+// ended, the path is free for a new log.
+func TestLogRemovedUnderAProcess(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "idkit.db")
+	cmd, end := startUser(t, path)
+	require.NoError(t, os.Remove(path))
+
+	l, err := New(Options{Path: path})
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = l.NextGenerator(ctx, 1)
+	var held *HeldError
+	require.ErrorAs(t, err, &held, "a new log where the one in use was")
+	assert.Equal(t, cmd.Process.Pid, held.Holder.PID)
+	assert.Empty(t, held.Key)
+	assert.ErrorIs(t, err, idkit.ErrHeld)
+	assert.ErrorContains(t, err, path+" was removed or replaced under ")
+
+	end()
+	g, err := l.NextGenerator(ctx, 1)
+	require.NoError(t, err, "a new log once the old one's user has ended")
+	assert.Equal(t, 0, g)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -84,15 +85,19 @@ func (c *countingStore) NextGenerator(ctx context.Context, launch int) (int, err
 // marks returns the store the generators keep their marks in: the
 // server's, with its errors counted, and holding keys where the server's
 // store does (store.Holder), so that a generator on it holds its node.
-func (c *countingStore) marks() idstore.HighWater {
+// The hold a generator takes is kept in state, for /readyz.
+func (c *countingStore) marks(state *holdState) idstore.HighWater {
 	if _, ok := c.Store.(idstore.Holder); ok {
-		return countingHolder{c}
+		return countingHolder{c, state}
 	}
 	return c
 }
 
 // countingHolder is a countingStore whose store holds keys.
-type countingHolder struct{ *countingStore }
+type countingHolder struct {
+	*countingStore
+	state *holdState
+}
 
 var _ idstore.Holder = countingHolder{}
 
@@ -101,14 +106,55 @@ func (c countingHolder) Hold(ctx context.Context, key string) (idstore.Held, err
 	if err != nil {
 		return nil, err
 	}
-	return countingHeld{Held: held, c: c.countingStore}, nil
+	h := countingHeld{Held: held, c: c.countingStore}
+	if r, ok := held.(idstore.Revocable); ok {
+		c.state.held.Store(&r)
+	}
+	return h, nil
+}
+
+// holdState is the node a scheme's generator holds in the server's store
+// (a launch log), for /readyz: lost once the hold is, its log file removed
+// or replaced under the server.
+type holdState struct {
+	held atomic.Pointer[idstore.Revocable]
+}
+
+// check returns nil while the hold is in place (or none was taken), and
+// why it is lost once it is.
+func (h *holdState) check() error {
+	if r := h.held.Load(); r != nil {
+		select {
+		case <-(*r).Done():
+			return (*r).Check(time.Time{})
+		default:
+		}
+	}
+	return nil
 }
 
 // countingHeld is a hold whose marks' reads and writes the server counts
-// as its store's.
+// as its store's. It tells when it is lost where the hold it wraps does
+// (store.Revocable), so that its generator stops at once.
 type countingHeld struct {
 	idstore.Held
 	c *countingStore
+}
+
+// Check is the wrapped hold's, or nil if it cannot tell.
+func (h countingHeld) Check(t time.Time) error {
+	if r, ok := h.Held.(idstore.Revocable); ok {
+		return r.Check(t)
+	}
+	return nil
+}
+
+// Done is the wrapped hold's, or nil if it cannot tell.
+func (h countingHeld) Done() <-chan struct{} {
+	if r, ok := h.Held.(idstore.Revocable); ok {
+		return r.Done()
+	}
+	return nil
 }
 
 func (h countingHeld) HighWater(ctx context.Context, key string) (time.Time, error) {
@@ -193,6 +239,11 @@ func (h *health) check(ctx context.Context) healthReport {
 	for _, name := range h.s.names {
 		if c := h.s.schemes[name].claim; c != nil {
 			note(name+" node claim", c.Check(now), "lost")
+		}
+		if held := h.s.schemes[name].hold; held != nil {
+			if err := held.check(); err != nil {
+				note(name+" node", err, "lost: the launch log file was removed or replaced; restart the server")
+			}
 		}
 	}
 	for _, w := range h.s.watched {

@@ -49,6 +49,9 @@ type scheme struct {
 	// claim is the state of the generator's node claim; nil for a fixed
 	// node.
 	claim claimState
+	// hold is the node the generator holds in the server's launch log;
+	// nil without one.
+	hold *holdState
 	// blocks is a segment tag's block store, whose last reservation tells
 	// readiness; nil for the other schemes.
 	blocks *countingBlocks
@@ -181,8 +184,10 @@ func (s *Server) traceIDScheme(ctx context.Context, o traceid.Options) (*scheme,
 		o.Claim = c
 	}
 	s.defaults(&o.Clock, &o.Logger)
+	var held *holdState
 	if o.Store == nil && o.Claim == nil && s.store != nil {
-		o.Store = s.store.marks() // a claim keeps its marks itself
+		held = new(holdState)
+		o.Store = s.store.marks(held) // a claim keeps its marks itself
 	}
 	g, err := traceid.New(ctx, o)
 	if err != nil {
@@ -192,7 +197,7 @@ func (s *Server) traceIDScheme(ctx context.Context, o traceid.Options) (*scheme,
 		return nil, err
 	}
 	bits := g.ThreadBits()
-	sc := &scheme{name: "traceid"}
+	sc := &scheme{name: "traceid", hold: held}
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}
@@ -226,8 +231,10 @@ func (s *Server) snowflakeScheme(ctx context.Context, o snowflake.Options) (*sch
 		o.Claim = c
 	}
 	s.defaults(&o.Clock, &o.Logger)
+	var held *holdState
 	if o.Store == nil && o.Claim == nil && s.store != nil {
-		o.Store = s.store.marks() // a claim keeps its marks itself
+		held = new(holdState)
+		o.Store = s.store.marks(held) // a claim keeps its marks itself
 	}
 	g, err := snowflake.New(ctx, o)
 	if err != nil {
@@ -237,7 +244,7 @@ func (s *Server) snowflakeScheme(ctx context.Context, o snowflake.Options) (*sch
 		return nil, err
 	}
 	layout := g.Layout()
-	sc := &scheme{name: "snowflake"}
+	sc := &scheme{name: "snowflake", hold: held}
 	if o.Claim != nil {
 		sc.claim = o.Claim
 	}

@@ -340,6 +340,9 @@ func (g *Generator) start(ctx context.Context, hw store.HighWater) error {
 	g.state.Store((g.startTick-1)<<g.shift | (g.maxSeq + 1))
 	g.lastExhausted = g.startTick - 1
 	g.okFrom.Store(g.high)
+	if lost := g.lease.Done(); lost != nil && g.claim == nil {
+		go g.watchHold(lost)
+	}
 	return nil
 }
 
@@ -806,6 +809,9 @@ func newLease(hw store.HighWater, key string, ahead uint64, l Layout, logf func(
 // It reads the precise clock when the generator has a claim.
 func (g *Generator) fenceTick(t uint64) error {
 	if g.claim == nil {
+		if err := g.lease.Err(); err != nil { // fence, on the same pass, looked at the hold
+			return lease.NodeLost(ErrNodeLost, err)
+		}
 		return nil
 	}
 	// Moved from now by the wall time to the tick's end, the deadline
@@ -819,15 +825,38 @@ func (g *Generator) fenceTick(t uint64) error {
 }
 
 // fence fails with ErrNodeLost unless the generator's claim holds until
-// until, a precise time.
+// until, a precise time, or once the hold of its launch log is lost: its
+// file removed or replaced. It looks at the hold's file, on the slow
+// path's every pass, so that no tick that began after the loss is
+// entered.
 func (g *Generator) fence(until time.Time) error {
 	if g.claim == nil {
+		if g.lease == nil {
+			return nil // at start, before the lease
+		}
+		if err := g.lease.Check(); err != nil {
+			return lease.NodeLost(ErrNodeLost, err)
+		}
 		return nil
 	}
 	if err := g.claim.Check(until); err != nil {
 		return lease.NodeLost(ErrNodeLost, err)
 	}
 	return nil
+}
+
+// watchHold waits until the hold of the generator's launch log is found
+// lost (lost is closed), or the generator closed, and on a loss sends
+// every call to the slow path, whose fence reports ErrNodeLost: no ID is
+// handed out after the loss is known, even within a tick already entered.
+func (g *Generator) watchHold(lost <-chan struct{}) {
+	select {
+	case <-lost:
+		g.mu.Lock()
+		g.okFrom.Store(math.MaxInt64)
+		g.mu.Unlock()
+	case <-g.closing.Done():
+	}
 }
 
 func (g *Generator) logf(level slog.Level, msg string, args ...any) {

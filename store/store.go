@@ -69,6 +69,20 @@ type Held interface {
 	Close() error
 }
 
+// Revocable is a node that can be lost under its holder: a Held that
+// tells, without a write of its own, once it is (launchlog's holds do,
+// once their file is removed or replaced under them), and every Claim. A
+// generator checks it as it checks a NodeClaim: Check before it enters a
+// new unit of time, and Done to stop before its next ID once it is lost.
+type Revocable interface {
+	// Check returns nil while the node is held until t as far as is known
+	// now, and an error of kind idkit.ErrNodeLost once it is lost; a lost
+	// node stays lost.
+	Check(t time.Time) error
+	// Done is closed once the node is known lost.
+	Done() <-chan struct{}
+}
+
 // Mark is one high-water mark of an AdvanceHighWaters call.
 type Mark struct {
 	Key string

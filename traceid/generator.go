@@ -185,14 +185,17 @@ func New(ctx context.Context, o Options) (*Generator, error) {
 	g.lastExhausted = start
 	if c, ok := o.Claim.(interface{ Done() <-chan struct{} }); ok {
 		go g.watchClaim(c.Done())
+	} else if lost := g.lease.Done(); lost != nil {
+		go g.watchClaim(lost)
 	}
 	return g, nil
 }
 
-// watchClaim waits until the claim is found lost (lost is closed), or the
-// generator closed, and on a lost claim sends every fast path to the
-// checks of a slow one, which report ErrNodeLost: no ID is handed out
-// after the loss is known, even within a second whose claim check passed.
+// watchClaim waits until the claim, or the hold of a launch log, is found
+// lost (lost is closed), or the generator closed, and on a loss sends
+// every fast path to the checks of a slow one, which report ErrNodeLost:
+// no ID is handed out after the loss is known, even within a second whose
+// check passed.
 func (g *Generator) watchClaim(lost <-chan struct{}) {
 	select {
 	case <-lost:
@@ -577,7 +580,7 @@ func (g *Generator) advance(ctx context.Context, next uint64, wait bool) error {
 // runs on slow paths only: at each new second, and after each store call.
 func (g *Generator) fence(sec uint64) error {
 	if g.claim == nil {
-		return nil
+		return g.checkHold()
 	}
 	return g.checkClaim(untilEnd(g.clock.Now(), time.Unix(int64(sec)+1, 0)).Add(clock.CoarseLag))
 }
@@ -594,14 +597,32 @@ func untilEnd(now, end time.Time) time.Time {
 }
 
 // fenceNow fails with ErrNodeLost unless the generator's claim holds for
-// clock.CoarseLag from now, for an ID handed out at once. It reads the
-// precise clock, so it runs on slow paths only: at start, after a wait and
-// for each ID while the wall clock is behind.
+// clock.CoarseLag from now, for an ID handed out at once, or once the
+// hold of its launch log is known lost. It reads the precise clock, so it
+// runs on slow paths only: at start, after a wait and for each ID while
+// the wall clock is behind.
 func (g *Generator) fenceNow() error {
 	if g.claim == nil {
+		if g.lease == nil {
+			return nil // at start, before the lease
+		}
+		if err := g.lease.Err(); err != nil {
+			return lease.NodeLost(ErrNodeLost, err)
+		}
 		return nil
 	}
 	return g.checkClaim(g.clock.Now().Add(clock.CoarseLag))
+}
+
+// checkHold fails with ErrNodeLost once the hold of the generator's
+// launch log is lost: its file removed or replaced. It looks at the file,
+// so it runs where a claim is checked before a new second, and no second
+// that began after the loss is entered.
+func (g *Generator) checkHold() error {
+	if err := g.lease.Check(); err != nil {
+		return lease.NodeLost(ErrNodeLost, err)
+	}
+	return nil
 }
 
 func (g *Generator) checkClaim(until time.Time) error {

@@ -61,7 +61,9 @@ type Lease struct {
 	wg       sync.WaitGroup
 	ctx      context.Context // of every store call; Close cancels it
 	cancel   context.CancelFunc
-	release  func() // ends the hold of the key taken by Start, if any
+	release  func()                // ends the hold of the key taken by Start, if any
+	hold     store.Revocable       // the hold taken by Start, where it can tell it is lost
+	lost     atomic.Pointer[error] // why the hold is lost, once it is
 
 	mu       sync.Mutex // guards the fields below
 	inflight *write     // the store write in flight, if any
@@ -116,7 +118,67 @@ func (l *Lease) Start(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	l.store, l.release = marks, release
+	if r, ok := marks.(store.Revocable); ok && r.Done() != nil {
+		l.hold = r
+		l.wg.Add(1)
+		go l.watch(r)
+	}
 	return l.end(mark), nil
+}
+
+// watch revokes the lease once its hold is known lost, or ends when the
+// lease closes.
+func (l *Lease) watch(r store.Revocable) {
+	defer l.wg.Done()
+	select {
+	case <-r.Done():
+		l.revoke(r.Check(time.Time{}))
+	case <-l.ctx.Done():
+	}
+}
+
+// revoke takes every unit back from the lease: the hold is lost (err),
+// and nothing more is issued under it.
+func (l *Lease) revoke(err error) {
+	if err == nil {
+		err = fmt.Errorf("%w: the hold of %q is lost", idkit.ErrNodeLost, l.key)
+	}
+	l.lost.CompareAndSwap(nil, &err)
+	l.limit.Store(0)
+}
+
+// Check returns nil unless the hold that Start took is lost. It asks the
+// hold, where it can tell (store.Revocable; a launch log's reads its
+// file's path), so that a generator that calls it before it enters each
+// new unit of time enters none after the loss; once lost, the lease is
+// revoked: Allows is false for every unit, and Extend fails.
+func (l *Lease) Check() error {
+	if l.hold == nil {
+		return nil
+	}
+	if err := l.hold.Check(time.Time{}); err != nil {
+		l.revoke(err)
+		return *l.lost.Load()
+	}
+	return nil
+}
+
+// Err returns why the hold that Start took is lost, once that is known,
+// without asking the hold: for the paths that run for every ID.
+func (l *Lease) Err() error {
+	if err := l.lost.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// Done is closed once the hold that Start took is known lost; it is nil
+// without a hold that can tell.
+func (l *Lease) Done() <-chan struct{} {
+	if l.hold == nil {
+		return nil
+	}
+	return l.hold.Done()
 }
 
 // Hold holds key in s, if s is a store.Holder, and returns the store to
@@ -196,6 +258,9 @@ func (l *Lease) extendUntil(ctx context.Context, u, need uint64) error {
 			return nil // a write since the caller looked covers it
 		}
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := l.Err(); err != nil {
 			return err
 		}
 		l.mu.Lock()
@@ -335,11 +400,19 @@ func (l *Lease) end(mark time.Time) uint64 {
 	return l.units.End(mark)
 }
 
-// raise moves the limit up to end, never down.
+// raise moves the limit up to end, never down, unless the lease is
+// revoked: revoke stores the loss before it takes the limit back, so a
+// raise that lands after it finds the loss, and takes it back again.
 func (l *Lease) raise(end uint64) {
 	for {
 		old := l.limit.Load()
-		if end <= old || l.limit.CompareAndSwap(old, end) {
+		if end <= old {
+			return
+		}
+		if l.limit.CompareAndSwap(old, end) {
+			if l.lost.Load() != nil {
+				l.limit.Store(0)
+			}
 			return
 		}
 	}

@@ -149,8 +149,8 @@ func hint(cmd *Command, err error) string {
 	if !errors.Is(err, idkitpkg.ErrHeld) {
 		return ""
 	}
-	if held := (*launchlog.HeldError)(nil); errors.As(err, &held) && held.Copy {
-		return "; stop it before this copy is used, and keep one log per host (a log restored from a backup: stop every process that uses it, then idkit launch advance)"
+	if held := (*launchlog.HeldError)(nil); errors.As(err, &held) && held.Key == "" {
+		return "" // the message says what to do
 	}
 	if cmd == cmdNew {
 		return "; use another node, wait for it with --wait DURATION, or claim nodes with --etcd"

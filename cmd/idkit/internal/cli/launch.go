@@ -21,7 +21,7 @@ const DefaultLog = "idkit.db"
 
 var cmdLaunch = &Command{
 	Name:  "launch",
-	Usage: "launch begin|current|list|advance [--log FILE | --etcd ENDPOINTS] [flags]",
+	Usage: "launch begin|current|list|advance|adopt [--log FILE | --etcd ENDPOINTS] [flags]",
 	Short: "record a launch, or show the launch log",
 	Long: `
 Launch keeps the launch log, which hands out launch ids (1 to 99999) and
@@ -39,9 +39,19 @@ in etcd for a fleet of hosts (--etcd).
 	launch advance [--launch N] [--generator LAUNCH=ID]... [--block TAG=ID]...
 	               [--marks TIME]
 	    moves a log file's counters past what a lost copy of it handed out,
-	    never back, and prints what moved: the last step of restoring a
-	    log from a backup, with every process that uses it stopped (it
-	    refuses while a node is held)
+	    never back, and prints what moved, with every process that uses it
+	    stopped (it refuses while a node is held)
+	launch adopt --moved | --restored [--launch N] [--generator LAUNCH=ID]...
+	             [--block TAG=ID]... [--margin DURATION] [--by WHO] [--note TEXT]
+	    makes a log file that is not where its log was last written (a
+	    copy, a backup put back, a move to another disk: every write to it
+	    is refused until then) the log's file, once you say what happened:
+	    --moved, it was moved or copied whole while nothing used it, and
+	    the old file is used no more; --restored, it is older than what
+	    its log handed out: give the last launch and each segment tag's
+	    last ID from your data, and the last generator id of each launch
+	    you go on with (the others end); its marks move to now + --margin
+	    (default 10s)
 
 Each takes --log FILE (default idkit.db in the current directory) or
 --etcd ENDPOINTS (comma-separated host:port; --etcd-prefix P, default
@@ -56,13 +66,15 @@ Examples:
 	idkit launch list --log /var/lib/app/idkit.db
 	idkit launch begin --etcd 10.0.0.5:2379,10.0.0.6:2379 --ticket REL-43
 	idkit launch advance --log idkit.db --launch 41 --generator 41=17 --marks 2026-11-29T10:00:00Z
+	idkit launch adopt --log /mnt/new-disk/idkit.db --moved --by ops
+	idkit launch adopt --log idkit.db --restored --launch 41 --block orders=20000
 `,
 	Run: runLaunch,
 }
 
 func runLaunch(c *Console, args []string) error {
 	if len(args) == 0 {
-		return Usagef("missing begin, current, list or advance")
+		return Usagef("missing begin, current, list, advance or adopt")
 	}
 	switch args[0] {
 	case "begin":
@@ -73,11 +85,13 @@ func runLaunch(c *Console, args []string) error {
 		return launchShow(c, "list", args[1:])
 	case "advance":
 		return launchAdvance(c, args[1:])
+	case "adopt":
+		return launchAdopt(c, args[1:])
 	}
 	if isHelpFlag(args[0]) {
 		return flag.ErrHelp
 	}
-	return Usagef("unknown launch subcommand %q (want begin, current, list or advance)", args[0])
+	return Usagef("unknown launch subcommand %q (want begin, current, list, advance or adopt)", args[0])
 }
 
 func launchBegin(c *Console, args []string) error {
@@ -168,11 +182,10 @@ func WriteJSON(c *Console, v any) error {
 	return err
 }
 
-// launchAdvance runs "launch advance".
-func launchAdvance(c *Console, args []string) error {
-	fs := NewFlags("launch advance")
-	where := AddStoreFlags(fs, DefaultLog)
-	var counters launchlog.Counters
+// counterFlags adds the flags of launch advance and launch adopt that give
+// the last values a lost log handed out, and returns what they set.
+func counterFlags(fs *flag.FlagSet, marks bool) *launchlog.Counters {
+	counters := new(launchlog.Counters)
 	fs.IntVar(&counters.Launch, "launch", 0, "the last launch id handed out")
 	fs.Func("generator", "LAUNCH=ID: the last generator id handed out in a launch (repeatable)", func(v string) error {
 		launch, id, err := pair(v, "LAUNCH=ID")
@@ -208,14 +221,24 @@ func launchAdvance(c *Console, args []string) error {
 		counters.Blocks[tag] = max(counters.Blocks[tag], last)
 		return nil
 	})
-	fs.Func("marks", "TIME: the latest time the lost log's generators may have issued in, RFC 3339 (its last use plus the longest lease)", func(v string) error {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			return fmt.Errorf("%q is not an RFC 3339 time such as 2025-06-01T12:00:00Z", v)
-		}
-		counters.Marks = t
-		return nil
-	})
+	if marks {
+		fs.Func("marks", "TIME: the latest time the lost log's generators may have issued in, RFC 3339 (its last use plus the longest lease)", func(v string) error {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return fmt.Errorf("%q is not an RFC 3339 time such as 2025-06-01T12:00:00Z", v)
+			}
+			counters.Marks = t
+			return nil
+		})
+	}
+	return counters
+}
+
+// launchAdvance runs "launch advance".
+func launchAdvance(c *Console, args []string) error {
+	fs := NewFlags("launch advance")
+	where := AddStoreFlags(fs, DefaultLog)
+	counters := counterFlags(fs, true)
 	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -229,10 +252,20 @@ func launchAdvance(c *Console, args []string) error {
 	if err != nil {
 		return err
 	}
-	moved, err := l.AdvanceCounters(context.Background(), counters)
+	moved, err := l.AdvanceCounters(context.Background(), *counters)
 	if err != nil {
 		return err
 	}
+	r := movedReport(moved)
+	if len(r.Fields) == 0 {
+		_, err := fmt.Fprintf(c.Stdout, "nothing moved: %s is past every value given\n", where.Name())
+		return err
+	}
+	return r.writeText(c.Stdout)
+}
+
+// movedReport lists the counters that moved.
+func movedReport(moved launchlog.Counters) *report {
 	r := new(report)
 	if moved.Launch != 0 {
 		r.add("launch", fmt.Sprintf("next after %d", moved.Launch))
@@ -246,9 +279,50 @@ func launchAdvance(c *Console, args []string) error {
 	if !moved.Marks.IsZero() {
 		r.add("high-water marks", "at least "+FormatTime(moved.Marks))
 	}
-	if len(r.Fields) == 0 {
-		_, err := fmt.Fprintf(c.Stdout, "nothing moved: %s is past every value given\n", where.Name())
+	return r
+}
+
+// launchAdopt runs "launch adopt".
+func launchAdopt(c *Console, args []string) error {
+	fs := NewFlags("launch adopt")
+	where := AddStoreFlags(fs, DefaultLog)
+	moved := fs.Bool("moved", false, "the file was moved or copied whole while nothing used it, and the file it came from is used no more")
+	restored := fs.Bool("restored", false, "the file is a restored copy, older than what the log handed out: give the last values your data holds")
+	counters := counterFlags(fs, false)
+	margin := fs.Duration("margin", launchlog.DefaultAdoptMargin, "with --restored, how far past now every high-water mark moves: at least the longest lease in use")
+	by := fs.String("by", "", "who adopts the log")
+	note := fs.String("note", "", "why, in free text")
+	if err := ParseFlags(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if IsSet(fs, "etcd") {
+		return Usagef("adopt moves a log file (--log) into its place; a log in etcd lives in no file")
+	}
+	if *moved == *restored {
+		return Usagef("say what happened to the file: --moved (moved or copied whole, the old file used no more) or --restored (a restored copy, with the last values your data holds)")
+	}
+	if *moved && (counters.Launch != 0 || len(counters.Generators) > 0 || len(counters.Blocks) > 0) {
+		return Usagef("--launch, --generator and --block go with --restored: a log moved whole needs none")
+	}
+	l, err := launchlog.New(launchlog.Options{Path: *where.log, Clock: c.Clock})
+	if err != nil {
+		return err
+	}
+	a, err := l.Adopt(context.Background(), launchlog.AdoptOptions{Moved: *moved, Counters: *counters, Margin: *margin, By: *by, Note: *note})
+	if err != nil {
+		return err
+	}
+	r := new(report).add("adopted", fmt.Sprintf("%s (%s)", where.Name(), a.Why))
+	if a.Was != "" {
+		r.add("was", a.Was)
+		r.add("now", a.Now)
+	}
+	r.Fields = append(r.Fields, movedReport(a.Advanced).Fields...)
+	for _, launch := range a.Ended {
+		r.add(fmt.Sprintf("generator ids of launch %d", launch), "ended: begin a new launch for decimalid")
 	}
 	return r.writeText(c.Stdout)
 }
