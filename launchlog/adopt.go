@@ -136,7 +136,8 @@ func (l *Log) Adopt(ctx context.Context, o AdoptOptions) (Adoption, error) {
 			return err
 		}
 		c := o.Counters
-		if mark := a.At.Add(o.Margin); c.Marks.Before(mark) {
+		// now + Margin, up to the next whole second
+		if mark := a.At.Add(o.Margin + time.Second - 1).Truncate(time.Second); c.Marks.Before(mark) {
 			c.Marks = mark
 		}
 		if err := l.advanceLaunch(tx, c.Launch, &a.Advanced); err != nil {

@@ -22,24 +22,31 @@
 //     Reserve calls for the call; a second holder fails at once with a
 //     [HeldError] that names the first (pid, command, since when). On
 //     Linux a hold locks a byte of the log file itself, which every name,
-//     link and mount of the file reaches, and the log's identity, which
-//     every copy of the file shares; the kernel releases both when the
+//     link and mount of the file reaches; the kernel releases it when the
 //     holding process ends, however it ends, so a crashed holder frees
-//     its node at once, and no file that could be removed holds them.
+//     its node at once, and no file that could be removed holds it.
 //     Each hold also takes the next fencing token of its key in the log,
-//     and its writes check it, so that a holder that got past the locks
-//     stops with [ErrNodeLost] at the marks it wrote itself. Holds reach
-//     the processes of one host; across hosts, claim nodes in etcd
-//     (package fleet), whose claims fence the marks. A process that
-//     writes to a log also registers, until it ends, the file it reaches
-//     the log's identity through; a copy of a log that another process
-//     uses is refused for every write (a launch, a generator id, a
-//     block), since it would hand them out again.
+//     and its writes check it, so that a holder that got past the lock
+//     stops with [ErrNodeLost] at the marks it wrote itself. A hold is
+//     lost at once, for good, when its file is removed or replaced under
+//     it: it looks at the log's path before its generator enters each new
+//     unit of time (store.Revocable), and every 100 ms. Holds reach the
+//     processes of one host; across hosts, claim nodes in etcd (package
+//     fleet), whose claims fence the marks.
+//   - A home: the log knows the file it lives in (its file system and
+//     inode, in the log, and a stamp on the file outside its contents),
+//     and refuses every write with a [DisplacedError] through another
+//     file (a copy, a backup restored as a new file, another disk) or
+//     through contents older than the file (a backup written back in
+//     place), until [Log.Adopt] records what a person says happened. A
+//     process that writes to a log registers the file it writes through
+//     at the log's path, until it ends: a new log made where the one it
+//     uses was removed or replaced is refused while it lives.
 //   - Blocks of IDs: [Log.ReserveBlock] reserves the next block of a tag
 //     for a segment.Allocator, which issues dense IDs from it.
 //
 // *Log satisfies store.Generators, store.Holder (and so store.HighWater)
-// and segment.BlockStore.
+// and segment.BlockStore; its holds are store.Revocable.
 //
 // # Basics
 //
@@ -59,8 +66,9 @@
 // directory or an unwritable path, [ErrWrite] (with the os error) when
 // the disk fails a write or an fsync (ENOSPC, EIO), [ErrCorrupt] for a
 // file that is not a sound launch log, [ErrLaunchesExhausted],
-// [ErrGeneratorsExhausted], [ErrNoLaunch], [ErrInvalid], and for holds
-// [ErrHeld] (a [HeldError]) and [ErrNetworkFS].
+// [ErrGeneratorsExhausted], [ErrNoLaunch], [ErrInvalid], [ErrDisplaced]
+// (a [DisplacedError]) for a file that is not the log's home, and for
+// holds [ErrHeld] (a [HeldError]) and [ErrNetworkFS].
 //
 // # Damage
 //
@@ -96,15 +104,14 @@
 // is not checked) with ErrNetworkFS, and fleets larger than one host need
 // another backend behind the same interfaces.
 //
-// A log belongs to one host. Two hosts that each hold a copy of a log
-// cannot see each other's holds, and issue the same IDs under the same
-// nodes; so do two network namespaces (two containers with their own
-// networks, say) that each hold a copy, where only the identity lock
-// could have met. Restoring a log from a backup rolls its counters back:
-// launches, generator ids and blocks handed out after the backup would be
-// handed out again. Stop every process that uses the log, restore it, and
-// move its counters past what was handed out (Log.AdvanceCounters, the
-// command "idkit launch advance") before anything uses it again.
+// A log belongs to one host: two hosts that each hold a clone of one disk
+// (the same file system id and inode) cannot tell their logs apart, nor
+// can a backup written back in place with its extended attributes, or
+// onto a file system that keeps none; docs/reliability.md lists what the
+// home cannot know. Restoring a log from a backup: stop every process
+// that uses it, put the file back, and adopt it with the last values the
+// data holds (Log.Adopt, the command "idkit launch adopt --restored")
+// before anything uses it again.
 //
 // Outside Linux, a hold is an flock of a file in the directory named by
 // the log's path and HoldersSuffix: it reaches only the processes that

@@ -144,7 +144,7 @@ func (h *hold) run(write bool, fn func(*bbolt.Tx) error) error {
 		}
 		return fn(tx)
 	})
-	if errors.Is(err, errReplaced) {
+	if errors.Is(err, errReplaced) || errors.Is(err, ErrDisplaced) {
 		return h.lose(fmt.Errorf("%w: %s in %s: %w", ErrNodeLost, h.key, h.log.path, err))
 	}
 	return err

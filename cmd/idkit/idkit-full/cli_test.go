@@ -127,8 +127,11 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"inspect", "snowflake", "1", "--preset", "nope"}, `unknown --preset "nope"`},
 		{[]string{"inspect", "decimalid", "10000000001", "--log", ""}, "--log is empty"},
 
-		{[]string{"launch"}, "missing begin, current, list or advance"},
-		{[]string{"launch", "end"}, `unknown launch subcommand "end" (want begin, current, list or advance)`},
+		{[]string{"launch"}, "missing begin, current, list, advance or adopt"},
+		{[]string{"launch", "end"}, `unknown launch subcommand "end" (want begin, current, list, advance or adopt)`},
+		{[]string{"launch", "adopt", "--log", filepath.Join(dir, "a.db")}, "say what happened to the file: --moved"},
+		{[]string{"launch", "adopt", "--log", filepath.Join(dir, "a.db"), "--moved", "--restored"}, "say what happened to the file: --moved"},
+		{[]string{"launch", "adopt", "--log", filepath.Join(dir, "a.db"), "--moved", "--launch", "3"}, "--launch, --generator and --block go with --restored"},
 		{[]string{"launch", "begin", "--log", filepath.Join(dir, "a.db"), "now"}, `unexpected argument "now"`},
 		{[]string{"launch", "begin", "--log", ""}, "--log is empty"},
 		{[]string{"launch", "current", "--log", filepath.Join(dir, "a.db"), "x"}, `unexpected argument "x"`},

@@ -14,19 +14,19 @@ import (
 )
 
 // TestRestoredLogMovedPast restores a launch log from a backup, as
-// docs/cli.md tells an operator to: a restored log alone would hand out
+// docs/cli.md tells an operator to: the restored file, as a new file or
+// written back over the log's own, is refused as it is (it would hand out
 // again the launch ids, generator ids and blocks handed out since the
-// backup; "idkit launch advance" moves it past them, and past the time its
-// TraceIds were issued in, so that nothing repeats even with the clock
-// stepped back.
+// backup); "idkit launch adopt --restored" with the data's figures moves
+// it past them, and past the time its TraceIds were issued in, so that
+// nothing repeats even with the clock stepped back.
 func TestRestoredLogMovedPast(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "idkit.db")
 	ok := func(c call) string {
 		t.Helper()
-		require.Equal(t, 0, c.code, "%v: %s", c.args, c.stderr)
-		return c.stdout
+		return okCall(t, c)
 	}
 	ok(runIdkit(t, "launch", "begin", "--log", log))
 	assert.Equal(t, "2\n", ok(runIdkit(t, "launch", "begin", "--log", log)))
@@ -40,22 +40,36 @@ func TestRestoredLogMovedPast(t *testing.T) {
 	assert.Equal(t, "3\n", ok(runIdkit(t, "launch", "begin", "--log", log)))
 	seen.add("decimalid after the backup", ok(runIdkit(t, "new", "decimalid", "--launch", "2", "--log", log, "-n", "3")))
 	seen.add("traceid after the backup", ok(runIdkit(t, "new", "traceid", "--node", "3", "--log", log, "-n", "1000")))
-	lastUse := time.Now()
 
-	// Restored and used as it is, the log repeats the launch id.
+	// Restored as a new file, and over the log's own: refused as it is,
+	// by launch advance too.
 	bare := filepath.Join(t.TempDir(), "idkit.db")
 	require.NoError(t, os.WriteFile(bare, backup, 0o600))
-	assert.Equal(t, "3\n", ok(runIdkit(t, "launch", "begin", "--log", bare)), "a restored log hands out launch 3 again")
-
-	// Restored, then moved past what was handed out since the backup.
+	assertDisplaced(t, runIdkit(t, "launch", "begin", "--log", bare), bare, "a backup restored as a new file")
 	require.NoError(t, os.WriteFile(log, backup, 0o600))
-	marks := lastUse.Add(2 * time.Second).UTC().Format(time.RFC3339) // the last use plus the lease, a second
-	out := ok(runIdkit(t, "launch", "advance", "--log", log, "--launch", "3", "--generator", "2=1", "--marks", marks))
-	assert.Equal(t, "launch                 next after 3\n"+
-		"generator of launch 2  next after 1\n"+
-		"high-water marks       at least "+marks+"\n", out)
-	assert.Equal(t, "nothing moved: "+log+" is past every value given\n",
-		ok(runIdkit(t, "launch", "advance", "--log", log, "--launch", "3", "--generator", "2=1", "--marks", marks)), "a second run moves nothing")
+	assertDisplaced(t, runIdkit(t, "launch", "begin", "--log", log), log, "a backup written back in place")
+	assertDisplaced(t, runIdkit(t, "new", "traceid", "--node", "3", "--log", log, "-n", "1000"), log, "traceid from a backup written back in place")
+	c := runIdkit(t, "launch", "advance", "--log", log, "--launch", "3")
+	assert.Equal(t, 1, c.code)
+	assert.Contains(t, c.stderr, "idkit launch adopt --log "+log+" --restored")
+
+	// Adopted without a figure the log cannot know: refused, naming it.
+	c = runIdkit(t, "launch", "adopt", "--log", log, "--restored")
+	assert.Equal(t, 1, c.code)
+	assert.Contains(t, c.stderr, "it cannot know, and will not guess, the last launch id (it holds launches up to 2; --launch N)")
+	c = runIdkit(t, "launch", "adopt", "--log", log, "--moved")
+	assert.Equal(t, 1, c.code)
+	assert.Contains(t, c.stderr, "cannot be adopted as moved")
+
+	// Adopted with the figures the data holds: the last launch, 3, and
+	// launch 2 gone on with, its last generator id 1.
+	out := ok(runIdkit(t, "launch", "adopt", "--log", log, "--restored", "--launch", "3", "--generator", "2=1", "--margin", "2s", "--by", "ops"))
+	assert.Regexp(t, `^adopted +`+regexpQuote(log)+` \(rolled back\)\n`+
+		`launch +next after 3\n`+
+		`generator of launch 2 +next after 1\n`+
+		`high-water marks +at least \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$`, out)
+	c = runIdkit(t, "launch", "adopt", "--log", log, "--restored", "--launch", "3")
+	assert.Equal(t, 1, c.code, "a second adoption: nothing to adopt")
 
 	assert.Equal(t, "4\n", ok(runIdkit(t, "launch", "begin", "--log", log)))
 	seen.add("decimalid after the restore", ok(runIdkit(t, "new", "decimalid", "--launch", "2", "--log", log, "-n", "3")))
@@ -64,12 +78,14 @@ func TestRestoredLogMovedPast(t *testing.T) {
 	assert.Empty(t, seen.repeats, "IDs issued twice")
 	assert.Len(t, seen.by, 3*3+3*1000)
 
-	// advance refuses while a node is held, naming the holder.
-	first := startServer(t, os.Args[0], []string{cliOffsetEnv + "=0s"}, "--node", "3", "--log", log, "--schemes", "traceid")
-	c := runIdkit(t, "launch", "advance", "--log", log, "--launch", "10")
+	// A backup written back under a running server: adopt refuses while
+	// the server holds its node, naming it.
+	srv := startServer(t, os.Args[0], []string{cliOffsetEnv + "=0s"}, "--node", "3", "--log", log, "--schemes", "traceid")
+	require.NoError(t, os.WriteFile(log, backup, 0o600))
+	c = runIdkit(t, "launch", "adopt", "--log", log, "--restored", "--launch", "4")
 	assert.Equal(t, 1, c.code)
 	assert.Contains(t, c.stderr, "traceid/node/3 in "+log+" is held by ")
-	require.NoError(t, first.stop(t, syscall.SIGTERM))
+	require.NoError(t, srv.stop(t, syscall.SIGTERM))
 }
 
 // runWithOffset runs idkit with args on a clock off by offset.

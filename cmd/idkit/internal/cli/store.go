@@ -202,8 +202,29 @@ type batchHeld interface {
 
 type keptHold struct{ store.Held }
 
-func (keptHold) Close() error { return nil }
+func (keptHold) Close() error              { return nil }
+func (k keptHold) Check(t time.Time) error { return checkHeld(k.Held, t) }
+func (k keptHold) Done() <-chan struct{}   { return heldDone(k.Held) }
 
 type keptBatch struct{ batchHeld }
 
-func (keptBatch) Close() error { return nil }
+func (keptBatch) Close() error              { return nil }
+func (k keptBatch) Check(t time.Time) error { return checkHeld(k.batchHeld, t) }
+func (k keptBatch) Done() <-chan struct{}   { return heldDone(k.batchHeld) }
+
+// checkHeld and heldDone pass on what held says of its loss
+// (store.Revocable), so that a generator on a kept hold stops at once
+// when the hold is lost; a hold that cannot tell is never lost.
+func checkHeld(held store.Held, t time.Time) error {
+	if r, ok := held.(store.Revocable); ok {
+		return r.Check(t)
+	}
+	return nil
+}
+
+func heldDone(held store.Held) <-chan struct{} {
+	if r, ok := held.(store.Revocable); ok {
+		return r.Done()
+	}
+	return nil
+}
