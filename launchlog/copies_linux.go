@@ -11,14 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // A process that writes to a log registers, until it ends, which file it
 // writes the log through at its path: an abstract Unix socket named by
-// the path, the log's identity, the file's device and inode, and the
-// process. The identity tells a new log from the old one where a new file
-// gets the inode number that the removed one freed. Before its
+// the path, the log's identity, the file's place (its file system and
+// inode, as the log's home names it) and the process. The identity tells
+// a new log from the old one where a new file gets the inode number that
+// the removed one freed. Before its
 // first write through a path, a process looks among the sockets of its
 // network namespace (/proc/net/unix) for another that writes through the
 // same path but another file: a file that was removed or replaced under
@@ -39,17 +39,8 @@ var uses struct {
 }
 
 type use struct {
-	file string // identity:device:inode
+	file string // identity:fs type:fs id:inode
 	ln   *net.UnixListener
-}
-
-// fileID names the file fi describes by device and inode.
-func fileID(fi os.FileInfo) string {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return ""
-	}
-	return strconv.FormatUint(st.Dev, 10) + ":" + strconv.FormatUint(st.Ino, 10)
 }
 
 // pathKey names the log's absolute path, in this process's mount
@@ -71,15 +62,13 @@ func (l *Log) pathKey() string {
 // through another file at the path before, and with a *HeldError that
 // names the process if another one of the host does.
 func (l *Log) useLog(f *os.File, id []byte) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("launchlog: %s: %w", l.path, err)
-	}
-	file := fileID(fi)
-	if file == "" {
+	p, ok := placeOf(f)
+	if !ok {
 		return nil
 	}
-	file = hex.EncodeToString(id[:4]) + ":" + file
+	// The file's place, as the home names it (a FUSE file system mounted
+	// again is the same), and the log's identity.
+	file := fmt.Sprintf("%x:%x:%x:%d", id[:4], p.FSType, p.FSID, p.Inode)
 	key := l.pathKey()
 	uses.Lock()
 	defer uses.Unlock()
