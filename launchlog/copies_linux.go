@@ -39,8 +39,9 @@ var uses struct {
 }
 
 type use struct {
-	file string // identity:fs type:fs id:inode
-	ln   *net.UnixListener
+	file  string // identity:fs type:fs id:inode
+	place place  // the file's
+	ln    *net.UnixListener
 }
 
 // pathKey names the log's absolute path, in this process's mount
@@ -90,7 +91,33 @@ func (l *Log) useLog(f *os.File, id []byte) error {
 	if uses.by == nil {
 		uses.by = make(map[string]*use)
 	}
-	uses.by[key] = &use{file: file, ln: ln}
+	uses.by[key] = &use{file: file, place: p, ln: ln}
+	return nil
+}
+
+// Check returns nil while the file this process writes the log through is
+// the one at the log's path, or while it has written none through it; and
+// a *DisplacedError (Replaced) once that file was removed, or another put
+// in its place: what the log handed this process (a decimalid generator
+// id, a segment block) could then be handed out again from a file at the
+// path. It opens the path, so a caller that issues many IDs looks now and
+// then, not per ID. A new file that got the removed one's inode number
+// passes here; the registration still refuses it to other processes.
+func (l *Log) Check() error {
+	uses.Lock()
+	u := uses.by[l.pathKey()]
+	uses.Unlock()
+	if u == nil {
+		return nil
+	}
+	f, err := os.Open(l.path)
+	if err != nil {
+		return &DisplacedError{Path: l.path, Why: Replaced}
+	}
+	defer f.Close()
+	if p, ok := placeOf(f); ok && p != u.place {
+		return &DisplacedError{Path: l.path, Why: Replaced}
+	}
 	return nil
 }
 

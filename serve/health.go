@@ -113,6 +113,80 @@ func (c countingHolder) Hold(ctx context.Context, key string) (idstore.Held, err
 	return h, nil
 }
 
+// fileChecker is a store that says whether the file this process writes
+// it through is still at its path: launchlog.Log.Check.
+type fileChecker interface{ Check() error }
+
+// logFile watches the server's launch log file for a removal or a
+// replacement under the server, after which a decimalid generator id or a
+// segment block it handed out could be handed out again from the file at
+// its path: decimalid and the segment tags reserved in the log then stop
+// before their next ID, as traceid and snowflake do when their hold is
+// lost, and /readyz says why.
+type logFile struct {
+	store fileChecker
+	next  atomic.Int64          // when to look again, Unix ns of the monotonic clock
+	lost  atomic.Pointer[error] // why the file is lost, once it is
+}
+
+// logFileEvery is how often the file is looked at, at most: an open and
+// an fstat, a few µs, not per request.
+const logFileEvery = 100 * time.Millisecond
+
+// newLogFile returns the watch of store's file, or nil if store cannot
+// tell.
+func newLogFile(store any) *logFile {
+	if c, ok := store.(fileChecker); ok {
+		return &logFile{store: c}
+	}
+	return nil
+}
+
+// logFileEpoch is the origin of logFile's monotonic readings.
+var logFileEpoch = time.Now()
+
+// err returns why the file is lost, once it is known; it looks at the
+// file when logFileEvery has passed since it last did. It is nil-safe.
+func (f *logFile) err() error {
+	if f == nil {
+		return nil
+	}
+	if err := f.lost.Load(); err != nil {
+		return *err
+	}
+	now := int64(time.Since(logFileEpoch))
+	next := f.next.Load()
+	if now < next || !f.next.CompareAndSwap(next, now+int64(logFileEvery)) {
+		return nil
+	}
+	if err := f.store.Check(); err != nil {
+		f.lost.CompareAndSwap(nil, &err)
+		return *f.lost.Load()
+	}
+	return nil
+}
+
+// guard makes sc's issue and values fail, before their next ID, once the
+// server's launch log file is lost.
+func (f *logFile) guard(sc *scheme) {
+	if f == nil {
+		return
+	}
+	issue, values := sc.issue, sc.values
+	sc.issue = func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
+		if err := f.err(); err != nil {
+			return dst, err
+		}
+		return issue(ctx, dst, n, asText)
+	}
+	sc.values = func(ctx context.Context, dst []uint64) error {
+		if err := f.err(); err != nil {
+			return err
+		}
+		return values(ctx, dst)
+	}
+}
+
 // holdState is the node a scheme's generator holds in the server's store
 // (a launch log), for /readyz: lost once the hold is, its log file removed
 // or replaced under the server.
@@ -245,6 +319,9 @@ func (h *health) check(ctx context.Context) healthReport {
 				note(name+" node", err, "lost: the launch log file was removed or replaced; restart the server")
 			}
 		}
+	}
+	if err := h.s.logFile.err(); err != nil {
+		note("launch log", err, "lost: the launch log file was removed or replaced; restart the server")
 	}
 	for _, w := range h.s.watched {
 		err := w.state()

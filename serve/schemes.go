@@ -262,8 +262,9 @@ func (s *Server) snowflakeScheme(ctx context.Context, o snowflake.Options) (*sch
 }
 
 func (s *Server) decimalIDScheme(ctx context.Context, o decimalid.Options) (*scheme, error) {
+	watch := newLogFile(o.Source) // where its generator ids come from
 	if o.Source == nil && s.store != nil {
-		o.Source = s.store
+		o.Source, watch = s.store, s.logFile
 	}
 	if o.Source == nil {
 		return nil, fmt.Errorf("%w: DecimalID needs a Source of generator ids, or Options.Store", ErrInvalid)
@@ -290,12 +291,14 @@ func (s *Server) decimalIDScheme(ctx context.Context, o decimalid.Options) (*sch
 			return l, nil
 		}
 	}
-	return &scheme{name: "decimalid", issue: issueDecimal(g), values: fillValues(g), stats: g.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
+	sc := &scheme{name: "decimalid", issue: issueDecimal(g), values: fillValues(g), stats: g.Stats, inspect: func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err
 		}
 		return explain.DecimalID(text, lookup)
-	}}, nil
+	}}
+	watch.guard(sc)
+	return sc, nil
 }
 
 func (s *Server) objectIDScheme(ctx context.Context, o objectid.Options) (*scheme, error) {
@@ -352,12 +355,14 @@ func (s *Server) segmentScheme(ctx context.Context, o segment.Options) (*scheme,
 	}
 	s.closers = append(s.closers, a.Close)
 	tag := a.Tag()
-	return &scheme{name: "segment/" + tag, issue: issueDecimal(a), values: fillValues(a), stats: a.Stats, blocks: blocks, inspect: func(text string, q url.Values) (*explain.Report, error) {
+	sc := &scheme{name: "segment/" + tag, issue: issueDecimal(a), values: fillValues(a), stats: a.Stats, blocks: blocks, inspect: func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err
 		}
 		return explain.Segment(text, tag)
-	}}, nil
+	}}
+	newLogFile(blocks.BlockStore).guard(sc) // where its blocks come from
+	return sc, nil
 }
 
 // countingBlocks is a segment tag's block store with its errors counted

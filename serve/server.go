@@ -184,6 +184,7 @@ type Server struct {
 	reg      *prometheus.Registry
 	m        *metrics
 	store    *countingStore // nil without Options.Store
+	logFile  *logFile       // the launch log's file, where the store can tell; nil else
 	health   *health
 	draining atomic.Bool
 	drained  chan struct{} // closed once draining is set; see drain
@@ -296,6 +297,7 @@ func New(ctx context.Context, c Options) (*Server, error) {
 	if c.Store != nil {
 		s.store = &countingStore{Store: c.Store, errors: s.m.storeErrors}
 	}
+	s.logFile = newLogFile(c.Store)
 	var list []*scheme
 	for _, build := range []func(context.Context) (*scheme, error){
 		optional(c.TraceID, s.traceIDScheme),

@@ -91,7 +91,7 @@ func TestLogRemovedUnderServe(t *testing.T) {
 				assert.Contains(t, c.stderr, log+" was removed or replaced under idkit-full.test serve (pid "+strconv.Itoa(pid)+")", "%v", args)
 				assert.Equal(t, 1, strings.Count(c.stderr, "\n"), "%v: one line: %s", args, c.stderr)
 			}
-			for _, scheme := range []string{"traceid", "snowflake"} {
+			for _, scheme := range []string{"traceid", "snowflake", "decimalid"} {
 				testwait.Until(t, func() bool { return fetch(scheme) != nil }, "the server's "+scheme+" to stop issuing")
 				err := fetch(scheme)
 				require.Error(t, err)
@@ -104,6 +104,7 @@ func TestLogRemovedUnderServe(t *testing.T) {
 			assert.Equal(t, 503, getJSON(t, srv.url+"/readyz", &rep))
 			assert.Equal(t, "lost: the launch log file was removed or replaced; restart the server", rep.Checks["traceid node"], "%+v", rep)
 			assert.Equal(t, "lost: the launch log file was removed or replaced; restart the server", rep.Checks["snowflake node"], "%+v", rep)
+			assert.Equal(t, "lost: the launch log file was removed or replaced; restart the server", rep.Checks["launch log"], "decimalid's generator ids came from it: %+v", rep)
 			require.NoError(t, srv.stop(t, syscall.SIGTERM))
 
 			// Once the server has stopped: a new log at a removed one's

@@ -185,6 +185,15 @@ func (h *commandHolds) Hold(ctx context.Context, key string) (store.Held, error)
 	return kept(held), nil
 }
 
+// Check is the launch log's own (launchlog.Log.Check): whether the file
+// this process writes it through is still at its path.
+func (h *commandHolds) Check() error {
+	if c, ok := h.Store.(interface{ Check() error }); ok {
+		return c.Check()
+	}
+	return nil
+}
+
 // kept returns held as a hold that the command releases when it ends, not
 // when its user closes it, and that moves several marks at once where
 // held does.
