@@ -46,18 +46,24 @@ func myrocksDSN(t *testing.T) string {
 // TestMyRocksTestsHoldTheLock: a MyRocks test holds testenv.MyRocksLock
 // while it runs, and lets go of it when it ends.
 func TestMyRocksTestsHoldTheLock(t *testing.T) {
+	dsn := serverDSN(t, EnvMySQLDSN)
 	holder := func() (id sql.NullInt64) {
-		db, err := sql.Open("mysql", serverDSN(t, EnvMySQLDSN))
+		db, err := sql.Open("mysql", dsn)
 		require.NoError(t, err)
 		defer db.Close()
 		require.NoError(t, db.QueryRow("SELECT IS_USED_LOCK(?)", testenv.MyRocksLock).Scan(&id))
 		return id
 	}
 	var during sql.NullInt64
+	ran := false
 	t.Run("test", func(t *testing.T) {
-		myrocksDSN(t)
+		myrocksDSN(t) // skips without the ROCKSDB engine (fails under CI=true)
+		ran = true
 		during = holder()
 	})
+	if !ran {
+		t.Skip("the MyRocks test did not run: the server has no ROCKSDB engine")
+	}
 	require.True(t, during.Valid, "the lock is held during the test")
 	// Another package's test may take it at once: the session differs.
 	assert.NotEqual(t, during, holder(), "the test's session let go of the lock")
