@@ -17,7 +17,8 @@ const module = "github.com/idkit/idkit"
 // testkit is where the test harnesses live: conformance suites, fault
 // campaigns, load generators. Everything else ships, but fleettest, the
 // harness of the tests that run etcd clusters, which lives in fleet's
-// module so that no module that tests on etcd carries etcd's server.
+// module so that no module that tests on etcd carries etcd's server, and
+// which a test outside the repository may use too.
 const testkit = module + "/internal/testkit"
 
 const fleettest = module + "/fleet/fleettest"
@@ -45,6 +46,13 @@ func TestLayout(t *testing.T) {
 			Imports    []string
 		}
 		require.NoError(t, dec.Decode(&p))
+		if p.ImportPath == fleettest {
+			// Published for tests outside the repository, which cannot
+			// import what is under internal/.
+			for _, imp := range p.Imports {
+				assert.False(t, strings.HasPrefix(imp, module+"/internal/"), "%s, a published harness, imports %s", p.ImportPath, imp)
+			}
+		}
 		if isHarness(p.ImportPath) {
 			continue
 		}
