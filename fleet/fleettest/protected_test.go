@@ -21,7 +21,7 @@ import (
 func TestStartWithClientTLS(t *testing.T) {
 	t.Parallel()
 	ca := testcert.NewCA(t)
-	c := StartWith(t, Options{CA: ca})
+	c := StartWith(t, Options{CA: ca.TLS()})
 	require.True(t, strings.HasPrefix(c.Endpoint(0), "https://"), c.Endpoint(0))
 
 	cli := c.Client()

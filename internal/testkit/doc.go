@@ -9,7 +9,8 @@
 //     stores, and node claims for generator tests;
 //   - tcpproxy, testcert: a TCP proxy that cuts a client off its server,
 //     and the certificates of TLS tests (etcd clusters for tests are
-//     fleet/fleettest's, in fleet's module);
+//     fleet/fleettest's, in fleet's module, published and importing
+//     nothing from here);
 //   - faults, contract, peerbench: the fault campaigns, the rules every
 //     scheme's edges follow, and the peer libraries' benchmarks, as tests;
 //   - loadgen: the HTTP load generator of serve's benchmarks.

@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,6 +190,12 @@ func TestCompareServers(t *testing.T) {
 	db, err := sql.Open("mysql", os.Getenv(compare.EnvMySQLDSN))
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() }) // after the lock is let go of
+	var support string
+	err = db.QueryRow("SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'").Scan(&support)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && support != "YES" && support != "DEFAULT") {
+		testenv.Missing(t, "the MariaDB server has no ROCKSDB engine: install Debian's mariadb-plugin-rocksdb and restart the server (.ci/servers.sh need_myrocks does it)")
+	}
+	require.NoError(t, err, "the ROCKSDB engine's support")
 	testenv.HoldLock(t, db, testenv.MyRocksLock, 10*time.Minute)
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := idkit("compare", "-n", "3000", "--schemes", "counter,traceid,uuidv4",

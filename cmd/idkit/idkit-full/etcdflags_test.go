@@ -72,7 +72,7 @@ type tlsSetup struct {
 func startTLS(t *testing.T) tlsSetup {
 	t.Helper()
 	ca := testcert.NewCA(t)
-	cluster := fleettest.StartWith(t, fleettest.Options{CA: ca})
+	cluster := fleettest.StartWith(t, fleettest.Options{CA: ca.TLS()})
 	dir := t.TempDir()
 	s := tlsSetup{endpoint: cluster.Endpoint(0), prefix: fleettest.Prefix(t, cluster.Client())}
 	s.ca = ca.WriteCA(t, dir, "ca")

@@ -8,6 +8,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -48,6 +49,12 @@ func NewCA(t testing.TB) *CA {
 	cert, err := x509.ParseCertificate(der)
 	require.NoError(t, err)
 	return &CA{cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// TLS returns the CA's certificate and key as a tls.Certificate, the form
+// in which fleettest.Options takes a CA.
+func (ca *CA) TLS() *tls.Certificate {
+	return &tls.Certificate{Certificate: [][]byte{ca.Cert.Raw}, PrivateKey: ca.key, Leaf: ca.Cert}
 }
 
 // Pool returns a pool holding the CA's certificate.

@@ -9,6 +9,9 @@ package testwait
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,7 +32,7 @@ func Recv[T any](t testing.TB, ch <-chan T, what string) T {
 	case v := <-ch:
 		return v
 	case <-timer.C:
-		t.Fatalf("no %s within %v", what, Bound)
+		t.Fatalf("no %s within %v%s", what, Bound, Load())
 		var zero T
 		return zero
 	}
@@ -54,8 +57,29 @@ func Until(t testing.TB, cond func() bool, what string) {
 	deadline := time.Now().Add(Bound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("not %s within %v", what, Bound)
+			t.Fatalf("not %s within %v%s", what, Bound, Load())
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// Load returns the machine's load as a failure message's ending, such as
+// "; load average 25.1 on 2 cores (1 min)", or "" where the system does
+// not say (outside Linux): a wait that timed out on a machine loaded far
+// beyond its cores tells so.
+func Load() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return loadText(string(b), runtime.NumCPU())
+}
+
+// loadText is Load for the contents of /proc/loadavg.
+func loadText(loadavg string, cores int) string {
+	f := strings.Fields(loadavg)
+	if len(f) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; load average %s on %d cores (1 min)", f[0], cores)
 }

@@ -46,18 +46,24 @@ func myrocksDSN(t *testing.T) string {
 // TestMyRocksTestsHoldTheLock: a MyRocks test holds testenv.MyRocksLock
 // while it runs, and lets go of it when it ends.
 func TestMyRocksTestsHoldTheLock(t *testing.T) {
+	dsn := serverDSN(t, EnvMySQLDSN)
 	holder := func() (id sql.NullInt64) {
-		db, err := sql.Open("mysql", serverDSN(t, EnvMySQLDSN))
+		db, err := sql.Open("mysql", dsn)
 		require.NoError(t, err)
 		defer db.Close()
 		require.NoError(t, db.QueryRow("SELECT IS_USED_LOCK(?)", testenv.MyRocksLock).Scan(&id))
 		return id
 	}
 	var during sql.NullInt64
+	ran := false
 	t.Run("test", func(t *testing.T) {
-		myrocksDSN(t)
+		myrocksDSN(t) // skips without the ROCKSDB engine (fails under CI=true)
+		ran = true
 		during = holder()
 	})
+	if !ran {
+		t.Skip("the MyRocks test did not run: the server has no ROCKSDB engine")
+	}
 	require.True(t, during.Valid, "the lock is held during the test")
 	// Another package's test may take it at once: the session differs.
 	assert.NotEqual(t, during, holder(), "the test's session let go of the lock")
@@ -87,15 +93,20 @@ func myrocksLoad(t *testing.T, dsn, scheme string, n, writers int) EngineLoad {
 
 // TestMyRocksEveryScheme loads every scheme's keys into MyRocks and reads
 // them back: every row is there, every point lookup finds its row, and
-// the expiry reclaims its tenth.
+// the expiry reclaims its tenth. It loads 10,000 keys per scheme, 4,000
+// under -short.
 func TestMyRocksEveryScheme(t *testing.T) {
 	dsn := myrocksDSN(t)
+	n := 10_000
+	if testing.Short() {
+		n = 4_000
+	}
 	for _, s := range Schemes() {
 		t.Run(s.Name, func(t *testing.T) {
-			l := myrocksLoad(t, dsn, s.Name, 10_000, 2)
-			assert.Equal(t, 10_000.0, l.Metrics["rows"], "rows read back")
+			l := myrocksLoad(t, dsn, s.Name, n, 2)
+			assert.Equal(t, float64(n), l.Metrics["rows"], "rows read back")
 			assert.GreaterOrEqual(t, l.Metrics["newest_scan_rows"], 1.0)
-			assert.Equal(t, 1_000.0, l.Metrics["expiry_rows"])
+			assert.Equal(t, float64(n/10), l.Metrics["expiry_rows"])
 			assert.GreaterOrEqual(t, l.Metrics["expiry_reclaimed"], reclaimedShare, "the expired rows' space is reclaimed")
 		})
 	}
@@ -133,8 +144,9 @@ func TestMyRocksDirection(t *testing.T) {
 // Rocksdb_compact_write_bytes, server-wide) and checks the engine's
 // figure for everything its column family wrote against them, within 5%,
 // and its bytes logged by the load against Rocksdb_wal_bytes, which the
-// expiry's deletes add to.
+// expiry's deletes add to. One writer's figures: it skips under -race.
 func TestMyRocksAgreesWithServerCounters(t *testing.T) {
+	skipUnderRace(t)
 	dsn := myrocksDSN(t)
 	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
