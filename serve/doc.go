@@ -14,7 +14,8 @@
 //	GET /livez               200 while the process serves (liveness: a
 //	                         store outage never fails it)
 //	GET /readyz              200 {"status":"ok",...}; 503 when a node claim
-//	                         is lost, the store does not answer or its
+//	                         is lost, the launch log file is removed or
+//	                         replaced, the store does not answer or its
 //	                         last write failed (a full disk, EIO), a
 //	                         segment tag's last block reservation failed,
 //	                         a watched file holds nothing valid, or the

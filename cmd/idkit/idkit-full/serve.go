@@ -44,7 +44,9 @@ then stops accepting connections, lets the requests in flight finish (up to
 	GET /v1/segment/TAG?n=N   dense IDs of a --segment-tag
 	GET /livez            200 while the process serves (liveness)
 	GET /readyz           200, or 503 once a node claim is lost, the
-	                      launch log does not answer, a segment tag's
+	                      launch log file is removed or replaced (then
+	                      restart the server), the launch log does not
+	                      answer, a segment tag's
 	                      store refused or failed its last reservation,
 	                      the token file or a TLS file holds nothing
 	                      valid, or while stopping (readiness; /healthz
