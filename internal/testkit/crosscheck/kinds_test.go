@@ -86,6 +86,7 @@ var sentinels = map[string]struct {
 	"launchlog.ErrLaunchesExhausted":   {launchlog.ErrLaunchesExhausted, "ErrExhausted"},
 	"launchlog.ErrGeneratorsExhausted": {launchlog.ErrGeneratorsExhausted, "ErrExhausted"},
 	"launchlog.ErrCorrupt":             {launchlog.ErrCorrupt, "ErrCorrupt"},
+	"launchlog.ErrDisplaced":           {launchlog.ErrDisplaced, "ErrRefused"},
 	"launchlog.ErrNodeLost":            {launchlog.ErrNodeLost, "ErrNodeLost"},
 
 	"fleet.ErrInvalid": {fleet.ErrInvalid, "ErrInvalid"}, "fleet.ErrUnavailable": {fleet.ErrUnavailable, "ErrUnavailable"},

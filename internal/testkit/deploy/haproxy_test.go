@@ -86,11 +86,12 @@ func TestHAProxyClientAddresses(t *testing.T) {
 			assert.Zero(t, refused.conns, "connections refused by a client's share")
 			assert.Zero(t, refused.requests, "requests refused by a client's limit")
 			// The clients ask about 1,280 requests a second when the
-			// machine keeps up; a busy one answers fewer. More than twice
-			// what one address may ask in the run is enough to show the
-			// shares at work: had the servers seen one address, they
-			// would have refused over half.
-			assert.Greater(t, answered, 2*perSecond*3, "the clients asked more than one address may")
+			// machine keeps up; a busy one answers fewer. More than one
+			// address may ask in the run (its rate for 3 s and a burst of
+			// as many as a second's) with none refused shows the shares
+			// at work: had the servers seen one address, they would have
+			// refused every request past that.
+			assert.Greater(t, answered, perSecond*(3+1), "the clients asked more than one address may")
 		})
 	}
 }
