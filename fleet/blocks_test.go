@@ -21,6 +21,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
 	"github.com/idkit/idkit/internal/testkit/tcpproxy"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/segment"
 )
@@ -32,6 +33,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	testwait.Parallel() // the tests wait on etcd's leases and TTLs, child processes and fsyncs
 	segmenttest.Child(func() (segment.BlockStore, error) {
 		cli, err := clientv3.New(clientv3.Config{
 			Endpoints: []string{os.Getenv(envBlocksEndpoint)}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),

@@ -15,6 +15,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 	"github.com/idkit/idkit/internal/testkit/segmenttest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/segment"
 )
@@ -23,6 +24,7 @@ import (
 const envBlocks = "IDKIT_LAUNCHLOG_BLOCKS"
 
 func TestMain(m *testing.M) {
+	testwait.Parallel() // the tests wait on child processes, flocks and fsyncs
 	segmenttest.Child(func() (segment.BlockStore, error) {
 		return launchlog.New(launchlog.Options{Path: os.Getenv(envBlocks), Timeout: 30 * time.Second})
 	})

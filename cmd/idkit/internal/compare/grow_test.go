@@ -44,6 +44,7 @@ func TestGrowSizes(t *testing.T) {
 // every size.
 func TestGrowOnPostgres(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	o := engineOptions(t, EnginePostgres)
 	o.Writers = 1
 	var err error

@@ -161,6 +161,7 @@ func myPlainCopy(t *testing.T, db *sql.DB, database string, n int) plainCopy {
 // and sbtest1 are kept on both engines; and no source table changes.
 func TestLikeAcceptance(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	ctx := context.Background()
 	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
 	n := 20_000

@@ -547,6 +547,7 @@ func TestLikeTableShapesMySQL(t *testing.T) {
 // server-wide counters of a disturbed load are dropped.
 func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	dsn := serverDSN(t, EnvMySQLDSN)
 	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
@@ -623,6 +624,7 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 // sysbench's sbtest1 on PostgreSQL and on MariaDB.
 func TestLikeBenchmarkTables(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	ctx := context.Background()
 	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
 	pgbench := testenv.Tool(t, "pgbench", "apt-get install postgresql-15")

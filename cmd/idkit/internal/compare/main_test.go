@@ -16,9 +16,11 @@ func TestMain(m *testing.M) {
 // skipUnderRace skips a test that checks the figures of one writer's
 // loads when the race detector is on: it finds nothing in one goroutine's
 // load, and slows these tests so much that the package outlasts go test's
-// timeout on a busy machine. .ci/run and .ci/stress run them without it;
-// the tests with several writers (TestPebbleEveryScheme and the like) run
-// under it.
+// timeout on a busy machine, and that the server's own work in the
+// meantime moves one run's figures against another's (TestLikeAcceptance's
+// three identical runs once ranked traceid and uuidv7 apart under it).
+// .ci/run and .ci/stress run them without it; the tests with
+// several writers (TestPebbleEveryScheme and the like) run under it.
 func skipUnderRace(t *testing.T) {
 	t.Helper()
 	if raceEnabled {
