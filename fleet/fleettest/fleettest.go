@@ -165,9 +165,10 @@ func start(t testing.TB, n int, fsync bool, o Options) *Cluster {
 // and waits until they serve.
 func (c *Cluster) startFresh(n int) error {
 	c.members = nil
+	addrs := freeAddrs(c.t, 2*n)
 	var initial []string
 	for i := range n {
-		m := &member{name: fmt.Sprintf("m%d", i), client: c.clientScheme() + freeAddr(c.t), peer: "http://" + freeAddr(c.t)}
+		m := &member{name: fmt.Sprintf("m%d", i), client: c.clientScheme() + addrs[2*i], peer: "http://" + addrs[2*i+1]}
 		c.members = append(c.members, m)
 		initial = append(initial, m.name+"="+m.peer)
 	}
@@ -521,15 +522,21 @@ func Prefix(t testing.TB, cli *clientv3.Client) string {
 	return p
 }
 
-// freeAddr returns a loopback host:port that was free a moment ago.
-func freeAddr(t testing.TB) string {
+// freeAddrs returns n distinct loopback host:ports that were free a moment
+// ago: each is held until all are picked, as a port just closed may be
+// handed out again by the next pick.
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("fleettest: free port: %v", err)
+	addrs := make([]string, n)
+	for i := range addrs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("fleettest: free port: %v", err)
+		}
+		defer l.Close()
+		addrs[i] = l.Addr().String()
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addrs
 }
 
 // binary returns the etcd binary the members run, or skips t (fails it
