@@ -155,6 +155,11 @@ func (e *DisplacedError) Unwrap() error { return ErrDisplaced }
 // adopting returns the *DisplacedError in displaced instead of failing,
 // and moves the home here all the same.
 func (l *Log) checkHome(tx *bbolt.Tx, file *os.File, adopting bool) (after stamp, displaced *DisplacedError, err error) {
+	// A log whose contents hold no identity yet gets one in this write:
+	// a stamp of another identity that saw no write commit is the first
+	// write of this file, begun and cut short by a crash before its
+	// commit, which handed out nothing.
+	fresh := tx.Bucket(logBucket) == nil || tx.Bucket(logBucket).Get(identityKey) == nil
 	id, err := l.identity(tx)
 	if err != nil {
 		return stamp{}, nil, err
@@ -174,7 +179,7 @@ func (l *Log) checkHome(tx *bbolt.Tx, file *os.File, adopting bool) (after stamp
 		displaced = &DisplacedError{Path: l.path, Why: Moved, Was: h.place.String(), Now: here.String()}
 	case recorded && h.Stamped && !hasStamp:
 		displaced = &DisplacedError{Path: l.path, Why: Moved, Was: h.place.String() + ", stamped", Now: here.String() + " without the log's stamp"}
-	case hasStamp && !bytes.Equal(s.ID, id):
+	case hasStamp && !bytes.Equal(s.ID, id) && !(fresh && s.Committed == 0):
 		displaced = &DisplacedError{Path: l.path, Why: RolledBack}
 	case hasStamp && s.Committed > h.Writes:
 		displaced = &DisplacedError{Path: l.path, Why: RolledBack, Lost: s.Committed - h.Writes}

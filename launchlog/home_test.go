@@ -2,6 +2,7 @@ package launchlog
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -118,6 +119,41 @@ func TestLogEmptiedInPlace(t *testing.T) {
 	require.ErrorAs(t, err, &displaced)
 	assert.Equal(t, RolledBack, displaced.Why)
 	assert.ErrorContains(t, err, "its contents are another log's")
+}
+
+// TestFirstWriteCutShort: a crash during a new log's first write leaves
+// the file stamped as begun by an identity its contents never got; the
+// log made in the file again serves. A stamp that saw a write commit
+// over contents without an identity is still a log emptied in place.
+func TestFirstWriteCutShort(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		committed uint64
+		refused   bool
+	}{{0, false}, {1, true}} {
+		path := filepath.Join(t.TempDir(), "idkit.db")
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		err = writeStamp(f, stamp{ID: []byte("0123456789abcdef"), Committed: tt.committed, Begun: tt.committed + 1})
+		require.NoError(t, f.Close())
+		if errors.Is(err, errNoStamp) {
+			t.Skip("the temporary directory's file system keeps no extended attributes")
+		}
+		require.NoError(t, err)
+
+		l, err := New(Options{Path: path})
+		require.NoError(t, err)
+		_, err = l.NextGenerator(context.Background(), 1)
+		if tt.refused {
+			var displaced *DisplacedError
+			require.ErrorAs(t, err, &displaced, "a stamp with %d writes committed", tt.committed)
+			assert.Equal(t, RolledBack, displaced.Why)
+		} else {
+			require.NoError(t, err, "a stamp whose first write never committed")
+			_, err = l.NextGenerator(context.Background(), 1)
+			require.NoError(t, err, "the next write")
+		}
+	}
 }
 
 // TestMovedOnOneFileSystem renames a log within its file system: it is
