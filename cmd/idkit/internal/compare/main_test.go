@@ -20,10 +20,23 @@ func TestMain(m *testing.M) {
 // meantime moves one run's figures against another's (TestLikeAcceptance's
 // three identical runs once ranked traceid and uuidv7 apart under it).
 // .ci/run and .ci/stress run them without it; the tests with
-// several writers (TestPebbleEveryScheme and the like) run under it.
+// several writers (TestPebbleEveryScheme and the like) run under it, on
+// fewer schemes (everySchemeUnlessRace).
 func skipUnderRace(t *testing.T) {
 	t.Helper()
 	if raceEnabled {
 		t.Skip("one writer's figures, slow under the race detector: go test without -race runs this test")
 	}
+}
+
+// everySchemeUnlessRace returns "all" (every scheme), or under the race
+// detector three: a test that loads every scheme through an engine with
+// several writers races the same code whatever the keys are, and under
+// the detector every scheme took MyRocks over a minute. go test without
+// -race loads them all.
+func everySchemeUnlessRace() string {
+	if raceEnabled {
+		return "counter,traceid,uuidv4"
+	}
+	return "all"
 }

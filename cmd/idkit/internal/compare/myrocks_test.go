@@ -94,14 +94,16 @@ func myrocksLoad(t *testing.T, dsn, scheme string, n, writers int) EngineLoad {
 // TestMyRocksEveryScheme loads every scheme's keys into MyRocks and reads
 // them back: every row is there, every point lookup finds its row, and
 // the expiry reclaims its tenth. It loads 10,000 keys per scheme, 4,000
-// under -short.
+// under -short; under the race detector, three schemes'.
 func TestMyRocksEveryScheme(t *testing.T) {
 	dsn := myrocksDSN(t)
 	n := 10_000
 	if testing.Short() {
 		n = 4_000
 	}
-	for _, s := range Schemes() {
+	schemes, err := Select(everySchemeUnlessRace())
+	require.NoError(t, err)
+	for _, s := range schemes {
 		t.Run(s.Name, func(t *testing.T) {
 			l := myrocksLoad(t, dsn, s.Name, n, 2)
 			assert.Equal(t, float64(n), l.Metrics["rows"], "rows read back")

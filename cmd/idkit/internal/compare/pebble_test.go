@@ -30,14 +30,14 @@ func pebbleOnly(t *testing.T, n, writers int, schemes string) Options {
 // them back: every row is there, and every point lookup (which checks
 // the value it reads) and range scan finds its rows. It loads 20,000
 // keys per scheme, 10,000 under -short: more than the 1 MiB memtable
-// either way.
+// either way; under the race detector, three schemes'.
 func TestPebbleEveryScheme(t *testing.T) {
 	t.Parallel()
 	n := 20_000
 	if testing.Short() {
 		n = 10_000
 	}
-	r, err := Run(pebbleOnly(t, n, 2, "all"))
+	r, err := Run(pebbleOnly(t, n, 2, everySchemeUnlessRace()))
 	require.NoError(t, err)
 	require.Equal(t, EnginePebble, r.engine(EnginePebble).Name)
 	require.Empty(t, r.engine(EnginePebble).Skipped)
