@@ -19,8 +19,10 @@ import (
 // perClient > 0, from each client address (the remote IP, or the address
 // a trusted proxy's PROXY header names). When a client connects at the
 // cap, the connection idle longest (a kept-alive one between requests) is
-// closed to make room, one for each new connection; with none idle, the
-// new connection waits, accepted but not yet served, until one closes.
+// closed to make room, one for each new connection; with none idle, on a
+// listener with evictOpening, the connection that has sent no whole
+// request for longest, once it is that old; else the new connection
+// waits, accepted but not yet served, until one closes or comes due.
 // At its client's share it is that client's connection idle longest that
 // is closed, and with none of them idle the new connection is closed at
 // once: waiting would hold up the accepts of every other client, so one
@@ -69,6 +71,14 @@ type connLimits struct {
 	// opening is how long a new connection may take to send its first
 	// request's header; 0 for no bound but the http.Server's own.
 	opening time.Duration
+	// evictOpening, if positive, lets a new connection at the cap with
+	// none idle close the connection that has been opening longest (no
+	// whole request yet), once that one has been open that long, rather
+	// than wait for its deadline: on the probe and metrics listeners,
+	// whose clients send their request as soon as they connect, silent
+	// or trickling connections from many addresses cannot keep a probe
+	// out.
+	evictOpening time.Duration
 	// proxies are the addresses whose connections may begin with a PROXY
 	// protocol header naming the client.
 	proxies []netip.Prefix
@@ -124,13 +134,70 @@ func (l *connLimit) acquire(c *limitedConn, done <-chan struct{}) bool {
 		if l.evictOldest(netip.Addr{}) { // unlocks
 			continue
 		}
+		var due *time.Timer // when the connection opening longest may be closed
+		if l.evictOpening > 0 {
+			evicted, after := l.evictLongestOpening() // unlocks if evicted
+			if evicted {
+				continue
+			}
+			if after > 0 {
+				due = time.NewTimer(after)
+			}
+		}
 		l.mu.Unlock()
+		var dueC <-chan time.Time
+		if due != nil {
+			dueC = due.C
+		}
 		select {
 		case <-changed:
+		case <-dueC:
 		case <-done:
 			return false
 		}
+		if due != nil {
+			due.Stop()
+		}
 	}
+}
+
+// evictLongestOpening closes the connection that has sent no whole
+// request for longest, if it was accepted evictOpening ago or more, and
+// reports true; l.mu is held, and it unlocks it when it reports true.
+// Otherwise it returns how long until the one opening longest is due, or
+// 0 if none is opening.
+func (l *connLimit) evictLongestOpening() (bool, time.Duration) {
+	var longest *limitedConn
+	for c := range l.conns {
+		if c.sent.Load() {
+			continue
+		}
+		if longest == nil || c.since < longest.since {
+			longest = c
+		}
+	}
+	if longest == nil {
+		return false, 0
+	}
+	due := longest.since + int64(l.evictOpening)
+	if now := sinceEpoch(time.Now()); now < due {
+		return false, time.Duration(due - now)
+	}
+	// Taking its first request from it, as its deadline would: a request
+	// that completes now finds the connection closed.
+	if !longest.sent.CompareAndSwap(false, true) {
+		l.mu.Unlock()
+		return true, 0 // it has sent a request since: the caller looks again
+	}
+	if longest.timer != nil {
+		longest.timer.Stop()
+	}
+	longest.evicted = true
+	l.forget(longest)
+	l.mu.Unlock()
+	l.evicted.Inc()
+	longest.raw.Close()
+	return true, 0
 }
 
 // admit takes client's room for one more connection: at client's share
@@ -334,7 +401,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		lc := &limitedConn{Conn: c, raw: c, lim: l.lim, sweep: l.sweep}
+		lc := &limitedConn{Conn: c, raw: c, lim: l.lim, sweep: l.sweep, since: sinceEpoch(time.Now())}
 		if from := addrOf(c.RemoteAddr()); len(l.lim.proxies) > 0 && l.lim.trustsProxy(from) {
 			// The header is read at the connection's first use, in its
 			// own goroutine, never here: a proxy that sends it slowly
@@ -393,6 +460,7 @@ type limitedConn struct {
 	read, write lazyDeadline
 	timer       *time.Timer // the opening deadline; nil for none
 	accepted    time.Time   // when the opening deadline began
+	since       int64       // when accepted (sinceEpoch), to find the one opening longest
 
 	admitOnce sync.Once
 	client    netip.Addr   // the client's address, once admitted

@@ -30,6 +30,15 @@ const (
 	metricsReadTimeout = 5 * time.Second
 	metricsWriteTimout = 15 * time.Second
 	metricsIdleTimeout = 30 * time.Second
+
+	// openingEviction is how long a connection to the probe or metrics
+	// listener may stay without a whole request before a new connection
+	// at the cap, with none idle, closes it to take its room. A prober
+	// or a scraper sends its request as it connects, in a millisecond or
+	// a few with TLS; silent or trickling connections from many
+	// addresses, each within its share, would otherwise fill the cap and
+	// keep a probe waiting (up to the 2 s opening deadline each time).
+	openingEviction = 50 * time.Millisecond
 )
 
 // probeWriteTimeout is how long a probe's answer may take: /readyz may
@@ -97,7 +106,7 @@ func (s *Server) ServeProbes(l net.Listener) error {
 	}
 	return s.serve(hs, l, "probes", connLimits{
 		max: s.cfg.ProbeMaxConns, perClient: s.cfg.ProbeMaxConnsPerClient, busy: s.cfg.ProbeMaxConnsPerClient,
-		opening: probeReadTimeout, proxies: s.cfg.ProxyProtocol,
+		opening: probeReadTimeout, evictOpening: openingEviction, proxies: s.cfg.ProxyProtocol,
 	})
 }
 
@@ -117,7 +126,7 @@ func (s *Server) ServeMetrics(l net.Listener) error {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          s.errorLog,
 	}
-	return s.serve(hs, l, "metrics", connLimits{max: s.cfg.MetricsMaxConns, opening: metricsReadTimeout})
+	return s.serve(hs, l, "metrics", connLimits{max: s.cfg.MetricsMaxConns, opening: metricsReadTimeout, evictOpening: openingEviction})
 }
 
 // serve runs hs on l, its connections limited by lim, until Shutdown or

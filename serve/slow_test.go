@@ -249,3 +249,82 @@ func TestOpeningDeadlineEndsAtTheFirstRequest(t *testing.T) {
 		})
 	}
 }
+
+// silentHolder opens conns connections to addr from the loopback address
+// from that send nothing, and opens another at once in the place of each
+// that the server closes, until stop is closed.
+func silentHolder(wg *sync.WaitGroup, stop <-chan struct{}, from, addr string, conns int) {
+	for range conns {
+		wg.Go(func() {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: time.Second}
+			for {
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					select {
+					case <-stop:
+						return
+					case <-time.After(10 * time.Millisecond):
+					}
+					continue
+				}
+				closed := make(chan struct{})
+				go func() {
+					c.Read(make([]byte, 1)) // returns when the server closes it
+					close(closed)
+				}()
+				select {
+				case <-stop:
+					c.Close()
+					return
+				case <-closed:
+					c.Close()
+				}
+			}
+		})
+	}
+}
+
+// TestAcceptanceProbesUnderAttack: 8 addresses, each holding its share
+// of the probe listener (4 connections, 32 in all for a cap of 16) with
+// connections that send nothing, or that send a request a byte a second,
+// and that reconnect as soon as they are closed, leave /readyz answering
+// another address within 500 ms, as a load balancer's health check needs
+// to keep the server in rotation: at the cap, a new connection closes
+// the one that has sent no whole request for longest, once it is 50 ms
+// old, rather than wait up to 2 s for its deadline.
+func TestAcceptanceProbesUnderAttack(t *testing.T) {
+	const addresses = 8
+	for _, attack := range []struct {
+		name string
+		open func(wg *sync.WaitGroup, stop <-chan struct{}, from, addr string, conns int)
+	}{{"silent", silentHolder}, {"trickling", slowSender}} {
+		t.Run(attack.name, func(t *testing.T) {
+			s := newServer(t, Options{ObjectID: &objectid.Options{}})
+			pln, probes := freePort(t)
+			served(t, s, s.ServeProbes, pln)
+
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			defer func() {
+				close(stop)
+				wg.Wait()
+			}()
+			for i := range addresses {
+				attack.open(&wg, stop, fmt.Sprintf("127.0.6.%d", i+1), probes, DefaultProbeMaxConnsPerClient)
+			}
+			scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
+			testwait.Until(t, func() bool {
+				return metricOr0(scrape(), `idkit_connections_open{listener="probes"}`) >= DefaultProbeMaxConns
+			}, "the attack filling the probe listener's cap")
+
+			readyz := timedGets(t, "127.0.7.", "http://"+probes+"/readyz", 50)
+			m := scrape()
+			t.Logf("%s: /readyz p50 %v, p99 %v, max %v; %v evicted, %v timed out", attack.name,
+				quantile(readyz, 0.5), quantile(readyz, 0.99), quantile(readyz, 1),
+				metricValue(t, m, `idkit_connections_evicted_total{listener="probes"}`),
+				metricOr0(m, `idkit_connections_timed_out_total{listener="probes"}`))
+			assert.Less(t, quantile(readyz, 0.99), 500*time.Millisecond, "/readyz's p99 with the probe listener's cap held by an attack%s", testwait.Load())
+			assert.Positive(t, metricValue(t, m, `idkit_connections_evicted_total{listener="probes"}`), "attacking connections closed to make room")
+		})
+	}
+}
