@@ -40,13 +40,7 @@ import (
 // configuration without send-proxy-v2 is refused by the shares, as every
 // client is then HAProxy's address.
 func TestHAProxyClientAddresses(t *testing.T) {
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("haproxy is missing (apt-get install haproxy)")
-		}
-		t.Skip("haproxy is missing (apt-get install haproxy)")
-	}
+	haproxy := needHAProxy(t)
 	dir := t.TempDir()
 	ca := testcert.NewCA(t)
 	certFile, keyFile := ca.Issue(t, dir, "server", 2, true)
@@ -73,7 +67,7 @@ func TestHAProxyClientAddresses(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := refusals(t, servers)
-			lb := startHAProxy(t, haproxy, tt.cfg, servers, probePort)
+			lb, _ := startHAProxy(t, haproxy, tt.cfg, servers, probePort)
 			// More than one address may ask in a run (its rate for the
 			// run's length and a burst of as many as a second's) answered
 			// with none refused shows the shares at work: had the servers
@@ -99,6 +93,88 @@ func TestHAProxyClientAddresses(t *testing.T) {
 			assert.Zero(t, refused.requests, "requests refused by a client's limit")
 			assert.Greater(t, answered, oneAddress(elapsed), "the clients asked more than one address may in %v%s", elapsed, testwait.Load())
 		})
+	}
+}
+
+// needHAProxy returns the path of haproxy, or skips t without it (fails
+// it under CI).
+func needHAProxy(t *testing.T) string {
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("haproxy is missing (apt-get install haproxy)")
+		}
+		t.Skip("haproxy is missing (apt-get install haproxy)")
+	}
+	return haproxy
+}
+
+// TestHAProxyChecksUnderAttack: with deploy/haproxy.cfg's health checks
+// as shipped (every 500 ms, 1 s each, a server DOWN after two failures),
+// 8 addresses holding 4 connections each to one server's probe port (32
+// for its cap of 16), sending nothing and reconnecting as soon as they
+// are closed, leave that server UP: it answers the next 8 checks, and
+// HAProxy logs no DOWN for it. Without the race detector, which slows
+// TLS handshakes past the checks' 1 s on a busy machine.
+func TestHAProxyChecksUnderAttack(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the shipped checks' 1 s bounds a TLS handshake, which the race detector slows past it on a busy machine: go test without -race runs this test")
+	}
+	haproxy := needHAProxy(t)
+	dir := t.TempDir()
+	ca := testcert.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, "server", 2, true)
+	servers, probePort := proxiedServers(t, certFile, keyFile)
+	b, err := os.ReadFile(filepath.Join(deployDir, "haproxy.cfg"))
+	require.NoError(t, err)
+	_, haproxyLog := startHAProxy(t, haproxy, string(b), servers, probePort)
+
+	target := servers[0]
+	probe := net.JoinHostPort("127.0.1.1", strconv.Itoa(probePort))
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for a := range 8 {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 3, byte(a+1))}, Timeout: time.Second}
+		for range 4 {
+			wg.Go(func() { holdSilent(ctx, d, probe) })
+		}
+	}
+	testwait.Until(t, func() bool {
+		return metricIn(scrapeMetrics(t, target.metricsURL), `idkit_connections_open{listener="probes"}`) >= 16
+	}, "the silent connections filling the probe listener")
+	checks := func() float64 {
+		return metricIn(scrapeMetrics(t, target.metricsURL), `idkit_http_requests_total{code="200",route="healthz",scheme=""}`)
+	}
+	const down = "idkit/s1 is DOWN"
+	before := checks()
+	testwait.Until(t, func() bool {
+		return checks() >= before+8 || strings.Contains(haproxyLog(), down)
+	}, "8 more health checks answered under the attack, or the server DOWN")
+	require.NotContains(t, haproxyLog(), down, "HAProxy took the attacked server out of rotation")
+	assert.Positive(t, metricIn(scrapeMetrics(t, target.metricsURL), `idkit_connections_evicted_total{listener="probes"}`),
+		"silent connections closed to make room")
+}
+
+// holdSilent keeps a connection to addr open that sends nothing, and
+// another in its place as soon as the server closes it, until ctx ends.
+func holdSilent(ctx context.Context, d *net.Dialer, addr string) {
+	for ctx.Err() == nil {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		c.Read(make([]byte, 1)) // returns when either end closes it
+		stop()
+		c.Close()
 	}
 }
 
@@ -172,8 +248,9 @@ func proxiedServers(t *testing.T, certFile, keyFile string) ([]proxiedServer, in
 
 // startHAProxy runs HAProxy with cfg in front of servers, its frontend
 // on a free port of 127.0.0.1, until the test ends, and returns the
-// frontend's address once every server is up behind it.
-func startHAProxy(t *testing.T, haproxy, cfg string, servers []proxiedServer, probePort int) string {
+// frontend's address once every server is up behind it, and a function
+// that returns what HAProxy has logged so far.
+func startHAProxy(t *testing.T, haproxy, cfg string, servers []proxiedServer, probePort int) (string, func() string) {
 	path := filepath.Join(t.TempDir(), "haproxy.cfg")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -185,7 +262,7 @@ func startHAProxy(t *testing.T, haproxy, cfg string, servers []proxiedServer, pr
 	for i, s := range servers {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("IDKIT_S%d=%s", i+1, s.addr))
 	}
-	var log strings.Builder
+	var log lockedBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -213,7 +290,25 @@ func startHAProxy(t *testing.T, haproxy, cfg string, servers []proxiedServer, pr
 		}
 		return true
 	}, "HAProxy to listen and check every server")
-	return addr
+	return addr, log.String
+}
+
+// lockedBuffer is a buffer that a process writes while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // refused counts what the servers' shares refused.
