@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -644,7 +645,9 @@ func listen(c *cli.Console, f *serveFlags, srv *serve.Server, cfg serve.Options)
 		return nil, err
 	}
 	fmt.Fprintf(c.Stderr, "idkit serve: listening on %s://%s (%s)\n", proto, ln.Addr(), strings.Join(srv.Schemes(), ", "))
-	for _, w := range exposureWarnings(ln.Addr(), cfg.TLS != nil, cfg.TokenFile != "", *f.tlsClientCA != "") {
+	warnings := exposureWarnings(ln.Addr(), cfg.TLS != nil, cfg.TokenFile != "", *f.tlsClientCA != "")
+	warnings = append(warnings, secretWarnings(map[string]string{"--token-file": *f.tokenFile, "--tls-key": *f.tlsKey})...)
+	for _, w := range warnings {
 		fmt.Fprintln(c.Stderr, "idkit serve: warning: "+w)
 	}
 	served := make(chan error, 1)
@@ -703,6 +706,27 @@ func parseProxy(s string) (netip.Prefix, error) {
 		return netip.PrefixFrom(a, a.BitLen()), nil
 	}
 	return netip.Prefix{}, fmt.Errorf("%q is not an address or a prefix, want such as 10.0.0.5 or 10.0.0.0/8", s)
+}
+
+// secretWarnings returns a warning for each secret file, by its flag,
+// that its group or other users may read or write: one of them could
+// take a token or the server's key. Files not given or not there are the
+// server's own errors to report.
+func secretWarnings(files map[string]string) []string {
+	var warnings []string
+	for _, flag := range slices.Sorted(maps.Keys(files)) {
+		path := files[flag]
+		if path == "" {
+			continue
+		}
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("%s %s has mode %04o: its group or other users may read it; chmod 600 %s (systemd's LoadCredential= gives the service a copy only it reads)",
+			flag, path, fi.Mode().Perm(), path))
+	}
+	return warnings
 }
 
 // exposureWarnings returns the warnings for a main port at addr that
