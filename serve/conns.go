@@ -18,8 +18,9 @@ import (
 // connLimit caps the connections a listener keeps open, in all and, if
 // perClient > 0, from each client address (the remote IP, or the address
 // a trusted proxy's PROXY header names). When a client connects at the
-// cap, the connection idle longest (a kept-alive one between requests) is
-// closed to make room, one for each new connection; with none idle, on a
+// cap, an idle connection (a kept-alive one between requests) is closed
+// to make room, one for each new connection: of the address that holds
+// the most connections, the one idle longest; with none idle, on a
 // listener with evictOpening, the connection that has sent no whole
 // request for longest, once it is that old; else the new connection
 // waits, accepted but not yet served, until one closes or comes due.
@@ -234,21 +235,29 @@ func (l *connLimit) admit(client netip.Addr) (*clientConns, bool) {
 	}
 }
 
-// evictOldest closes the connection idle longest, of client if it is a
-// valid address, to make room, and reports whether there was one; l.mu
-// is held, and evictOldest unlocks it when it reports true (also when
-// that connection took a request before it could be closed, so that the
-// caller looks again).
+// evictOldest closes an idle connection to make room, and reports
+// whether there was one: of client, if it is a valid address, the one
+// idle longest; else the one idle longest of the client address that
+// holds the most connections, so that a client that keeps a connection
+// or two alive between requests is not the one to lose it while others
+// hold many. l.mu is held, and evictOldest unlocks it when it reports
+// true (also when that connection took a request before it could be
+// closed, so that the caller looks again).
 func (l *connLimit) evictOldest(client netip.Addr) bool {
 	var oldest *limitedConn
 	var at int64
+	held := -1 // the connections of oldest's client address
 	for c := range l.conns {
 		since := c.idleSince.Load()
 		if since == 0 || client.IsValid() && c.client != client {
 			continue // c.client is read only once c is seen idle: set by then
 		}
-		if oldest == nil || since < at {
-			oldest, at = c, since
+		n := 0 // a connection without an address's count holds none
+		if !client.IsValid() && c.counts != nil {
+			n = c.counts.admitted
+		}
+		if oldest == nil || n > held || n == held && since < at {
+			oldest, at, held = c, since, n
 		}
 	}
 	if oldest == nil {

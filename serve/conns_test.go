@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -126,6 +128,65 @@ func TestIdleAccounting(t *testing.T) {
 	assert.Zero(t, lim.n, "connections open")
 	assert.Empty(t, lim.conns)
 	assert.Empty(t, lim.byClient)
+}
+
+// TestEvictionTakesFromTheGreediest: at the cap, the idle connection
+// closed to make room is one of the address that holds the most
+// connections, its idle longest, not the one idle longest of all: a
+// client that keeps one connection alive between requests keeps it
+// while another address holds several, however recently they were used.
+func TestEvictionTakesFromTheGreediest(t *testing.T) {
+	t.Parallel()
+	evicted := prometheus.NewCounter(prometheus.CounterOpts{Name: "e"})
+	lim := newConnLimit(connLimits{max: 4, perClient: 4}, evicted, prometheus.NewCounter(prometheus.CounterOpts{Name: "r"}),
+		prometheus.NewCounter(prometheus.CounterOpts{Name: "t"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "o"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "i"}))
+	inner, addr := freePort(t)
+	ln := lim.listener(inner)
+	t.Cleanup(func() { ln.Close() })
+	accepted := make(chan *limitedConn)
+	go func() {
+		for {
+			s, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- s.(*limitedConn)
+		}
+	}()
+	dial := func(from string) (net.Conn, *limitedConn) {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c, err := d.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		s := testwait.Recv(t, accepted, "the connection from "+from)
+		t.Cleanup(func() { s.Close() }) // its sweeper stops with the last
+		return c, s
+	}
+	open := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout() // still open: the read waited
+	}
+
+	kept, keptConn := dial("127.0.0.1") // the kept-alive client: idle longest of all
+	lim.connState(keptConn, http.StateIdle)
+	var greedy []net.Conn
+	for range 3 {
+		c, s := dial("127.0.0.2")
+		lim.connState(s, http.StateIdle)
+		greedy = append(greedy, c)
+	}
+	_, _ = dial("127.0.0.3") // at the cap: one idle connection closed
+	assert.Equal(t, 1.0, value(t, evicted))
+	assert.True(t, open(kept), "the kept-alive client's one connection, idle longest of all, still open")
+	greedy[0].SetReadDeadline(time.Now().Add(testwait.Bound))
+	_, err := greedy[0].Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the greediest address's connection idle longest closed")
+	for _, c := range greedy[1:] {
+		assert.True(t, open(c), "the greediest address's other connections still open")
+	}
 }
 
 // value returns a gauge's or a counter's value.
