@@ -49,6 +49,16 @@ type Limits struct {
 	// MaxConnsPerClient; zero means DefaultMaxBusyConnsPerClient of
 	// MaxConns (none when MaxConns is negative); negative means no cap.
 	MaxBusyConnsPerClient int
+	// MaxStreamsPerClient is the most HTTP/2 requests (gRPC and Connect
+	// calls among them) one client address may have in flight at once,
+	// over all its connections; one more is answered 429 at once, with
+	// Retry-After. Each request in flight holds its answer and a
+	// goroutine, so without it one address could hold thousands of
+	// streams whose answers it never lets through (a window of 0), and
+	// the server's memory with them. HTTP/1.1 requests are bounded by
+	// MaxBusyConnsPerClient. Zero means DefaultMaxStreamsPerClient;
+	// negative means no cap.
+	MaxStreamsPerClient int
 	// NodeIDsPerSecond is the most IDs of one scheme the server issues a
 	// second to all clients together: a ceiling at or below what one node
 	// of the scheme can issue, so that a few clients, each within its own
@@ -85,6 +95,16 @@ func DefaultMaxConnsPerClient(maxConns int) int { return max(1, maxConns/4) }
 // the cap (3 of 200 connections: 40 addresses hold 120 and leave 80).
 func DefaultMaxBusyConnsPerClient(maxConns int) int { return max(2, maxConns/64) }
 
+// DefaultMaxStreamsPerClient is the default of
+// Limits.MaxStreamsPerClient: two connections' worth of streams
+// (MaxStreamsPerConn each).
+const DefaultMaxStreamsPerClient = 2 * MaxStreamsPerConn
+
+// MaxStreamsPerConn is the most streams an HTTP/2 connection to the main
+// port may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS): a client
+// queues its requests past it, as gRPC clients do.
+const MaxStreamsPerConn = 32
+
 // DefaultNodeIDsPerSecond is the default node-wide ceiling: just under
 // the 4,194,303 IDs a second of a TraceId node without thread bits.
 const DefaultNodeIDsPerSecond = 4_000_000
@@ -120,6 +140,9 @@ func (l *Limits) check() error {
 	case l.MaxConnsPerClient > 0 && l.MaxBusyConnsPerClient > l.MaxConnsPerClient:
 		return fmt.Errorf("%w: Options.Limits.MaxBusyConnsPerClient %d out of range, want 1 to MaxConnsPerClient (%d), 0 for the default (%d) or negative for no cap",
 			ErrInvalid, l.MaxBusyConnsPerClient, l.MaxConnsPerClient, min(DefaultMaxBusyConnsPerClient(l.MaxConns), l.MaxConnsPerClient))
+	}
+	if l.MaxStreamsPerClient == 0 {
+		l.MaxStreamsPerClient = DefaultMaxStreamsPerClient
 	}
 	if l.NodeIDsPerSecond == 0 {
 		l.NodeIDsPerSecond = DefaultNodeIDsPerSecond

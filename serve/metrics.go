@@ -22,19 +22,20 @@ var latencyBuckets = []float64{
 
 // metrics are the server's Prometheus metrics.
 type metrics struct {
-	issued      *prometheus.CounterVec
-	latency     *prometheus.HistogramVec
-	requests    *prometheus.CounterVec
-	storeErrors *prometheus.CounterVec
-	conns       *prometheus.GaugeVec   // by listener
-	idle        *prometheus.GaugeVec   // by listener
-	evicted     *prometheus.CounterVec // by listener
-	refused     *prometheus.CounterVec // by listener
-	timedOut    *prometheus.CounterVec // by listener
-	handshakes  prometheus.Counter
-	inflated    prometheus.Counter
-	claimsLost  *prometheus.CounterVec // by scheme
-	reclaimed   *prometheus.CounterVec // by scheme
+	issued         *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
+	requests       *prometheus.CounterVec
+	storeErrors    *prometheus.CounterVec
+	conns          *prometheus.GaugeVec   // by listener
+	idle           *prometheus.GaugeVec   // by listener
+	evicted        *prometheus.CounterVec // by listener
+	refused        *prometheus.CounterVec // by listener
+	timedOut       *prometheus.CounterVec // by listener
+	handshakes     prometheus.Counter
+	inflated       prometheus.Counter
+	streamsRefused prometheus.Counter
+	claimsLost     *prometheus.CounterVec // by scheme
+	reclaimed      *prometheus.CounterVec // by scheme
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -84,6 +85,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "idkit_rpc_inflated_bytes_total",
 			Help: "Bytes of compressed RPC request messages inflated, at most 64 KiB a message.",
 		}),
+		streamsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "idkit_http2_streams_refused_total",
+			Help: "HTTP/2 requests (RPCs among them) answered 429 at once because their client address had Limits.MaxStreamsPerClient in flight.",
+		}),
 		claimsLost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idkit_node_claims_lost_total",
 			Help: "Node claims lost, by scheme, of those the server takes itself (Options.Claims; idkit serve --etcd without --node): each loss once, however soon a node is claimed again.",
@@ -96,7 +101,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, op := range []string{"highwater", "advance", "generator", "launch", "block", "probe"} {
 		m.storeErrors.WithLabelValues(op)
 	}
-	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.idle, m.evicted, m.refused, m.timedOut, m.handshakes, m.inflated,
+	reg.MustRegister(m.issued, m.latency, m.requests, m.storeErrors, m.conns, m.idle, m.evicted, m.refused, m.timedOut, m.handshakes, m.inflated, m.streamsRefused,
 		m.claimsLost, m.reclaimed,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -193,6 +193,7 @@ type Server struct {
 	tokens   *tokens    // nil without Options.TokenFile
 	watched  []*watched // the files reloaded as they change: certificate, client CAs, tokens
 	limits   *limiter
+	streams  *streamShares
 
 	closers   []func() error // of the generators and allocators, run once by Shutdown or Close
 	closeOnce sync.Once
@@ -292,6 +293,7 @@ func New(ctx context.Context, c Options) (*Server, error) {
 		s.watched = append(s.watched, t.w)
 	}
 	s.limits = newLimiter(c.Limits, c.MaxN)
+	s.streams = newStreamShares(c.Limits.MaxStreamsPerClient)
 	s.m = newMetrics(s.reg)
 	s.errorLog = newErrorLog(c.Logger, c.Clock, s.m.handshakes)
 	if c.Store != nil {
@@ -385,6 +387,26 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	client, ok := s.streams.take(r)
+	if !ok {
+		s.m.streamsRefused.Inc()
+		s.streams.tooManyStreams(w)
+		return
+	}
+	if client.IsValid() {
+		// The answer's last bytes are sent before the room is given
+		// back: over HTTP/2 they wait for the client's window, and the
+		// request holds its answer and goroutine until then.
+		defer func() {
+			http.NewResponseController(w).Flush()
+			s.streams.give(client)
+		}()
+	}
+	s.serveHTTP(w, r)
+}
+
+// serveHTTP serves one request within its client's share.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if isRPC(r.URL.Path) {
 		s.rpc.ServeHTTP(w, r)
 		return
@@ -440,6 +462,7 @@ func (s *Server) Serve(l net.Listener) error {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          s.errorLog,
 	}
+	hs.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: MaxStreamsPerConn}
 	if s.tls == nil {
 		// gRPC clients speak HTTP/2 with prior knowledge (h2c) to a
 		// plain-text server; HTTP/1.1 clients are served as before.

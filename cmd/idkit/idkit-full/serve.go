@@ -12,7 +12,10 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"path"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -181,6 +184,11 @@ Flags:
 	                    one past it is closed at once. A new connection
 	                    must send its first request's header, TLS
 	                    handshake included, within 5 s, or it is closed
+	--max-streams-per-client N  most HTTP/2 requests (RPCs included)
+	                    one client address may have in flight on --addr
+	                    over all its connections (default 64; -1 for no
+	                    limit); one more is answered 429 at once. An
+	                    HTTP/2 connection has at most 32 streams open
 	--idle-timeout D    how long a kept-alive connection may stay idle on
 	                    --addr (default 2m)
 	--inspect-launches  show the launch record (ticket, by, note) when a
@@ -246,6 +254,7 @@ type serveFlags struct {
 	proxies, proxyProtocol                []netip.Prefix
 	maxConns, maxConnsPerClient           *int
 	maxBusyConnsPerClient                 *int
+	maxStreamsPerClient                   *int
 	inspectLaunches                       *bool
 }
 
@@ -295,6 +304,7 @@ func newServeFlags() *serveFlags {
 	f.maxConns = fs.Int("max-conns", serve.DefaultMaxConns, "most connections open at once")
 	f.maxConnsPerClient = fs.Int("max-conns-per-client", 0, "most connections open at once from one client address (default a quarter of --max-conns)")
 	f.maxBusyConnsPerClient = fs.Int("max-busy-conns-per-client", 0, "most connections from one client address that are not idle (default a 64th of --max-conns, at least 2)")
+	f.maxStreamsPerClient = fs.Int("max-streams-per-client", 0, "most HTTP/2 requests from one client address in flight (default 64)")
 	f.inspectLaunches = fs.Bool("inspect-launches", false, "show the launch record when a DecimalId is inspected")
 	f.grace = fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may take to finish on SIGTERM")
 	return f
@@ -358,7 +368,45 @@ func runServe(c *cli.Console, args []string) error {
 	if err := f.generators(c, &cfg, l, want, nodes); err != nil {
 		return err
 	}
+	if limit, ok := memoryLimit(os.Getenv, os.ReadFile); ok {
+		debug.SetMemoryLimit(limit)
+		fmt.Fprintf(c.Stderr, "idkit serve: Go memory limit %d MiB, 90%% of the cgroup's memory.max; GOMEMLIMIT sets another\n", limit>>20)
+	}
 	return serveUntilStopped(c, f, cfg)
+}
+
+// memoryLimit returns the Go memory limit for a server in a cgroup with
+// a memory cap (systemd's MemoryMax=, a container's limit): 90% of its
+// memory.max, so that the garbage collector works harder as the heap
+// nears the cap rather than let the kernel kill the process at it. It
+// returns false where GOMEMLIMIT is set (the user's choice), without a
+// cgroup v2 cap, or where the files cannot be read.
+func memoryLimit(getenv func(string) string, readFile func(string) ([]byte, error)) (int64, bool) {
+	if getenv("GOMEMLIMIT") != "" {
+		return 0, false
+	}
+	b, err := readFile("/proc/self/cgroup")
+	if err != nil {
+		return 0, false
+	}
+	var dir string
+	for line := range strings.Lines(string(b)) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
+			dir = p
+		}
+	}
+	if dir == "" {
+		return 0, false
+	}
+	b, err = readFile(path.Join("/sys/fs/cgroup", dir, "memory.max"))
+	if err != nil {
+		return 0, false
+	}
+	max, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || max <= 0 { // "max": no cap
+		return 0, false
+	}
+	return max / 10 * 9, true
 }
 
 // checkRanges checks the flags that stand alone.
@@ -461,8 +509,12 @@ func (f *serveFlags) limits(cfg *serve.Options) error {
 			return cli.Usagef("--max-busy-conns-per-client %d out of range, want 1 to %d (--max-conns-per-client), or -1 for no limit", busy, most)
 		}
 	}
+	if streams := *f.maxStreamsPerClient; f.isSet("max-streams-per-client") && streams != -1 && streams < 1 {
+		return cli.Usagef("--max-streams-per-client %d out of range, want 1 or more, or -1 for no limit", streams)
+	}
 	cfg.Limits = serve.Limits{IDsPerSecond: *f.idsPerClient, RequestsPerSecond: *f.requestsPerClient, NodeIDsPerSecond: *f.idsPerNode,
-		MaxConns: *f.maxConns, MaxConnsPerClient: perClient, MaxBusyConnsPerClient: *f.maxBusyConnsPerClient}
+		MaxConns: *f.maxConns, MaxConnsPerClient: perClient, MaxBusyConnsPerClient: *f.maxBusyConnsPerClient,
+		MaxStreamsPerClient: *f.maxStreamsPerClient}
 	cfg.TrustedProxies, cfg.ProxyProtocol = f.proxies, f.proxyProtocol
 	cfg.SeparateMetrics = *f.metricsAddr != ""
 	cfg.MetricsMaxConns = *f.metricsMaxConns
