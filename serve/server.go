@@ -393,15 +393,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.streams.tooManyStreams(w)
 		return
 	}
-	if client.IsValid() {
-		// The answer's last bytes are sent before the room is given
-		// back: over HTTP/2 they wait for the client's window, and the
-		// request holds its answer and goroutine until then.
-		defer func() {
-			http.NewResponseController(w).Flush()
-			s.streams.give(client)
-		}()
-	}
+	defer s.streams.give(client)
 	s.serveHTTP(w, r)
 }
 
