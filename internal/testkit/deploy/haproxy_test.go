@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,7 +267,12 @@ func startHAProxy(t *testing.T, haproxy, cfg string, servers []proxiedServer, pr
 	cmd.Stdout, cmd.Stderr = &log, &log
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	var gone atomic.Bool // HAProxy has exited
+	go func() {
+		err := cmd.Wait()
+		gone.Store(true)
+		exited <- err
+	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		testwait.Recv(t, exited, "HAProxy to exit")
@@ -277,6 +283,9 @@ func startHAProxy(t *testing.T, haproxy, cfg string, servers []proxiedServer, pr
 	// Up: a connection through it reaches a server, and every server
 	// answered HAProxy's first health checks.
 	testwait.Until(t, func() bool {
+		if gone.Load() {
+			t.Fatalf("HAProxy exited at start:\n%s", log.String())
+		}
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return false
