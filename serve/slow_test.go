@@ -426,3 +426,31 @@ func TestAcceptanceManyAddresses(t *testing.T) {
 	assert.Less(t, quantile(kept, 0.99), 100*time.Millisecond, "the kept-alive client's p99%s", testwait.Load())
 	assert.Less(t, quantile(fresh, 0.99), 100*time.Millisecond, "a new client's p99%s", testwait.Load())
 }
+
+// TestAcceptanceSlowScrapes: 100 connections to the metrics listener from
+// one address, each sending a request a byte a second and reconnecting
+// when closed, leave /metrics answering another address within 100 ms:
+// at the cap (64), a new connection closes the one that has sent no whole
+// request for longest.
+func TestAcceptanceSlowScrapes(t *testing.T) {
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, SeparateMetrics: true})
+	mln, metrics := freePort(t)
+	served(t, s, s.ServeMetrics, mln)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	slowSender(&wg, stop, "127.0.8.1", metrics, 100)
+	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
+	testwait.Until(t, func() bool {
+		return metricOr0(scrape(), `idkit_connections_open{listener="metrics"}`) >= DefaultMetricsMaxConns
+	}, "the slow connections filling the metrics listener's cap")
+	scrapes := timedGets(t, "127.0.12.", "http://"+metrics+"/metrics", 20)
+	m := scrape()
+	t.Logf("/metrics p50 %v, p99 %v; %v evicted", quantile(scrapes, 0.5), quantile(scrapes, 0.99),
+		metricOr0(m, `idkit_connections_evicted_total{listener="metrics"}`))
+	assert.Less(t, quantile(scrapes, 0.99), 100*time.Millisecond, "/metrics's p99 beside 100 slow connections%s", testwait.Load())
+}
