@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"math"
@@ -340,15 +341,12 @@ func (l *connLimit) unadmitLocked(client netip.Addr, cc *clientConns) {
 }
 
 // connState is the http.Server's ConnState hook: it marks connections
-// idle and busy again, and ends a connection's opening deadline once it
-// has sent a request. It takes no lock unless the accept waits for room.
+// idle and busy again. It takes no lock unless the accept waits for
+// room.
 func (l *connLimit) connState(c net.Conn, st http.ConnState) {
 	lc := limitedOf(c)
 	if lc == nil {
 		return
-	}
-	if st != http.StateNew {
-		lc.opened()
 	}
 	if st != http.StateIdle {
 		l.unidle(lc)
@@ -364,6 +362,33 @@ func (l *connLimit) connState(c net.Conn, st http.ConnState) {
 		l.signal()
 		l.mu.Unlock()
 	}
+}
+
+// connKey is the key of a request's connection in its context.
+type connKey struct{}
+
+// withConn is the http.Server's ConnContext hook: it keeps the limited
+// connection under c in the context of c's requests, for endsOpening.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	if lc := limitedOf(c); lc != nil {
+		return context.WithValue(ctx, connKey{}, lc)
+	}
+	return ctx
+}
+
+// endsOpening ends the opening deadline of a request's connection when
+// the request reaches h: its header has come whole. Over HTTP/1.1 the
+// server's read-header timeout bounds the same; over HTTP/2, where a
+// connection is busy and idle again before its first stream (its preface
+// and settings), a header block sent a frame at a time is bounded by
+// nothing else but the idle timeout.
+func endsOpening(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+			lc.opened()
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // limitedOf returns the limited connection under c, the connection that

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,5 +109,54 @@ func TestZeroWindowStreams(t *testing.T) {
 				shape.conns, shape.streams, float64(grown)/(1<<20), runtime.NumGoroutine(), metricOr0(m, "idkit_http2_streams_refused_total"))
 			assert.Less(t, grown, uint64(128<<20), "heap and stacks grown under %d zero-window streams", want)
 		})
+	}
+}
+
+// TestTrickledHeaderBlock: an HTTP/2 connection that sends its first
+// request's header block a frame at a time (a HEADERS frame without its
+// end, then a CONTINUATION frame every 100 ms) is closed at the opening
+// deadline from its accept (ReadHeaderTimeout, 1 s here), not left open
+// until the idle timeout (a minute here): before its first stream an
+// HTTP/2 connection is idle as the server sees it.
+func TestTrickledHeaderBlock(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, Options{ObjectID: &objectid.Options{}, ReadHeaderTimeout: time.Second, IdleTimeout: time.Minute})
+	ln, addr := freePort(t)
+	served(t, s, s.Serve, ln)
+
+	c := dialFrom(t, "127.0.10.1", addr)
+	accepted := time.Now()
+	_, err := io.WriteString(c, http2.ClientPreface)
+	require.NoError(t, err)
+	fr := http2.NewFramer(c, nil)
+	require.NoError(t, fr.WriteSettings())
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range []hpack.HeaderField{{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "http"}, {Name: ":authority", Value: "idkit"}, {Name: ":path", Value: "/v1/objectid"}} {
+		require.NoError(t, enc.WriteField(f))
+	}
+	require.NoError(t, fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: true}))
+	closed := make(chan time.Time, 1)
+	go func() {
+		io.Copy(io.Discard, c) // until the server closes it
+		closed <- time.Now()
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	block.Reset()
+	require.NoError(t, enc.WriteField(hpack.HeaderField{Name: "x-trickle", Value: "a"}))
+	for {
+		select {
+		case at := <-closed:
+			took := at.Sub(accepted)
+			t.Logf("closed %v after its accept", took)
+			assert.Less(t, took, 10*time.Second, "the trickling connection closed by the opening deadline, well before the idle timeout")
+			assertMetric(t, body(t, get(t, s.metricsOnly(), "/metrics")), `idkit_connections_timed_out_total{listener="main"} 1`)
+			return
+		case <-tick.C:
+			fr.WriteContinuation(1, false, block.Bytes()) // fails once closed
+		case <-time.After(testwait.Bound):
+			t.Fatalf("the trickling connection still open %v after its accept", testwait.Bound)
+		}
 	}
 }

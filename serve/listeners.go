@@ -143,6 +143,8 @@ func (s *Server) serve(hs *http.Server, l net.Listener, name string, lim connLim
 	cl := newConnLimit(lim, s.m.evicted.WithLabelValues(name), s.m.refused.WithLabelValues(name), s.m.timedOut.WithLabelValues(name),
 		s.m.conns.WithLabelValues(name), s.m.idle.WithLabelValues(name))
 	hs.ConnState = cl.connState
+	hs.ConnContext = withConn
+	hs.Handler = endsOpening(hs.Handler)
 	l = cl.listener(l)
 	if hs.TLSConfig != nil {
 		return hs.ServeTLS(l, "", "") // the certificate comes from TLSConfig
