@@ -17,6 +17,9 @@ import (
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/idkit/idkit/clock"
@@ -175,4 +178,22 @@ func metricValue(t *testing.T, metrics, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// TestRPCStreamMessageTooLarge: a message over 64 KiB on a streaming RPC
+// (health's Watch here; server reflection alike) ends the stream with
+// ResourceExhausted, as gRPC servers answer a message over their limit;
+// unary RPCs answer InvalidArgument (TestRPCTooLarge).
+func TestRPCStreamMessageTooLarge(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, Options{ObjectID: &objectid.Options{}})
+	ln, addr := freePort(t)
+	served(t, s, s.Serve, ln)
+	hc := healthpb.NewHealthClient(grpcConn(t, "http://"+addr))
+	ctx, cancel := context.WithTimeout(t.Context(), testwait.Bound)
+	defer cancel()
+	stream, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{Service: strings.Repeat("a", 100<<10)})
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
 }
