@@ -5,8 +5,10 @@ package deploy
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,6 +235,26 @@ func checkEtcdAccess(t *testing.T, f *Fleet) {
 	defer cancelShort()
 	_, err = anon.Get(short, "idkit/deploy-check")
 	assert.Error(t, err, "a client without a certificate")
+
+	// The peer port takes the members' certificates alone: idkit's,
+	// signed by the same CA and without an address of its own for the
+	// port to check the connection against, is refused by its name.
+	pair, err := tls.LoadX509KeyPair(filepath.Join(f.secretsDir(), "etcd.crt"), filepath.Join(f.secretsDir(), "etcd.key"))
+	require.NoError(t, err)
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: f.CA.Pool(), Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get(f.peerURL(f.Net.Host("e1")) + "/members")
+	if err == nil {
+		resp.Body.Close()
+	}
+	assert.Error(t, err, "idkit's certificate on a member's peer port, answered %v", resp)
+	b, _ := os.ReadFile(filepath.Join(f.Dir, "e1.log"))
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, "peer endpoint") {
+			t.Logf("e1: %s", line)
+		}
+	}
 }
 
 func build(t *testing.T, out, pkg string) {

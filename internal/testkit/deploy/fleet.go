@@ -225,6 +225,10 @@ func (f *Fleet) issue(path, cn string, server bool, hosts ...string) error {
 	return writeSecret(path+".crt", cert)
 }
 
+// memberCN is the common name of every member's certificate, the one
+// deploy/etcd.env's peer port takes.
+const memberCN = "etcd-member"
+
 // IssueMember writes a new certificate and key for etcd member name, for
 // its address, as an operator renews one: each file replaced at once.
 // It returns the new certificate's serial number.
@@ -236,7 +240,7 @@ func (f *Fleet) IssueMember(name string) error {
 	if err := writeSecret(filepath.Join(dir, caFile), f.CA.PEM); err != nil {
 		return err
 	}
-	return f.issue(filepath.Join(dir, "member"), name, true, f.Net.Host(name).IP.String())
+	return f.issue(filepath.Join(dir, "member"), memberCN, true, f.Net.Host(name).IP.String())
 }
 
 // WaitCertificate waits until etcd member p serves the certificate with
