@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -108,6 +111,10 @@ func TestZeroWindowStreams(t *testing.T) {
 			t.Logf("%d connections x %d streams: heap and stacks grown by %.1f MiB, %d goroutines; %v streams refused",
 				shape.conns, shape.streams, float64(grown)/(1<<20), runtime.NumGoroutine(), metricOr0(m, "idkit_http2_streams_refused_total"))
 			assert.Less(t, grown, uint64(128<<20), "heap and stacks grown under %d zero-window streams", want)
+			if rss, ok := residentBytes(); ok && !raceEnabled { // the race detector's shadow memory counts in it
+				t.Logf("the process's resident memory, server and client: %.0f MiB", float64(rss)/(1<<20))
+				assert.Less(t, rss, uint64(256<<20), "the process's resident memory, server and attacking client together")
+			}
 		})
 	}
 }
@@ -159,4 +166,20 @@ func TestTrickledHeaderBlock(t *testing.T) {
 			t.Fatalf("the trickling connection still open %v after its accept", testwait.Bound)
 		}
 	}
+}
+
+// residentBytes returns this process's resident memory (VmRSS), where
+// /proc says it.
+func residentBytes() (uint64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
 }
