@@ -221,6 +221,8 @@ func likeEngineColumns() []Column {
 	return []Column{
 		h(metricColumn(EnginePostgres, "pages_changed_per_1000", "changed/1k",
 			"pages of the copy whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header, no checkpoint forced): the pages a checkpoint at each interval would write", fmtInt)),
+		metricColumn(EnginePostgres, "key_pages_changed_per_1000", "key changed/1k",
+			"pages of the primary-key index whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header): the pages the key's order changes", fmtInt),
 		metricColumn(EnginePostgres, "wal_bytes_no_fpi_per_insert", "WAL B/insert, no FPI",
 			"WAL bytes per insert of the batches' statements with no checkpoint forced (EXPLAIN (ANALYZE, WAL)): the records without full-page images, kept when no checkpoint of the server's fell in the load", fmtInt),
 		metricColumn(EnginePostgres, "tries", "tries", "loads run to measure the load without a checkpoint of the server's in it (at most 2)", fmtInt),

@@ -155,7 +155,7 @@ func TestLocalSequenceOneRule(t *testing.T) {
 	var lines []string
 	for _, engine := range []string{EnginePostgres, EngineMySQL} {
 		tab := base(engine, "integer")
-		k := tab.tableKey(Need{})
+		k := tab.tableKey(Need{}, "")
 		require.True(t, k.Keep, engine)
 		lines = append(lines, k.Line)
 	}

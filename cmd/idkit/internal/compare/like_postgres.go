@@ -713,15 +713,17 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 			}
 		}
 		var rels []uint32
+		var key uint32
 		if err := e.conn.QueryRow(ctx, `SELECT $1::regclass::oid, array(
 			  SELECT c.oid FROM pg_class c WHERE c.oid = $1::regclass
 			  UNION ALL SELECT t.reltoastrelid FROM pg_class t WHERE t.oid = $1::regclass AND t.reltoastrelid <> 0
 			  UNION ALL SELECT i.indexrelid FROM pg_index i WHERE i.indrelid = $1::regclass
-			     OR i.indrelid = (SELECT t.reltoastrelid FROM pg_class t WHERE t.oid = $1::regclass))`, table).Scan(&oid, &rels); err != nil {
+			     OR i.indrelid = (SELECT t.reltoastrelid FROM pg_class t WHERE t.oid = $1::regclass)),
+			  coalesce((SELECT i.indexrelid FROM pg_index i WHERE i.indrelid = $1::regclass AND i.indisprimary), 0)`, table).Scan(&oid, &rels, &key); err != nil {
 			return fail("find the copy", err)
 		}
 		var err error
-		x, err = e.explainLoad(ctx, l, e.likeInsert(table, array), func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), lo} }, rels)
+		x, err = e.explainLoad(ctx, l, e.likeInsert(table, array), func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), lo} }, rels, key)
 		if err != nil {
 			return fail("load", err)
 		}

@@ -173,6 +173,11 @@ type explained struct {
 	// pages with pageinspect).
 	changed int64
 	counted bool
+	// keyChanged sums, over the load's intervals, the pages of the
+	// primary-key index whose LSN moved in each (keyCounted: the engine
+	// may read pages with pageinspect, on either path).
+	keyChanged int64
+	keyCounted bool
 	// checkpoints is the number of checkpoints the server took during
 	// the load, on a polite engine, which forces none.
 	checkpoints int64
@@ -184,8 +189,10 @@ type explained struct {
 // intervals, and sums what the batches reported. A polite engine forces
 // no checkpoint: where it may read pages (pageinspect), it counts at each
 // interval the pages of the relations rels whose LSN moved since the
-// last, which are the pages a checkpoint there would have written.
-func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string, args func(lo, hi int) []any, rels []uint32) (explained, error) {
+// last, which are the pages a checkpoint there would have written. On
+// either path, where it may read pages, it counts those of the primary-key
+// index key (0: none) apart: the pages the key's order changes.
+func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string, args func(lo, hi int) []any, rels []uint32, key uint32) (explained, error) {
 	var x explained
 	// The server-wide LSN difference over the load counts, besides the
 	// statements' WAL, their commit records, the checkpoints' records and
@@ -200,29 +207,47 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 		err := e.conn.QueryRow(ctx, "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter").Scan(&n)
 		return n, err
 	}
-	var interval func() error
 	var since, ckptBefore int64
-	switch {
-	case !e.polite:
-		interval = func() error {
-			_, err := e.conn.Exec(ctx, "CHECKPOINT")
-			return err
-		}
-		if err := interval(); err != nil {
-			return x, fmt.Errorf("checkpoint before loading: %w", err)
-		}
-	case e.pageinspect && len(rels) > 0:
-		x.counted = true
-		interval = func() error {
+	x.counted = e.polite && e.pageinspect && len(rels) > 0
+	x.keyCounted = e.pageinspect && key != 0
+	// count adds the pages changed since the last interval.
+	count := func() error {
+		if x.counted {
 			var n int64
 			if err := e.conn.QueryRow(ctx, pgChangedPages, rels, since).Scan(&n); err != nil {
 				return fmt.Errorf("pages changed in the interval: %w", err)
 			}
 			x.changed += n
-			var err error
-			since, err = lsn()
+		}
+		if x.keyCounted {
+			var n int64
+			if err := e.conn.QueryRow(ctx, pgChangedPages, []uint32{key}, since).Scan(&n); err != nil {
+				return fmt.Errorf("primary-key pages changed in the interval: %w", err)
+			}
+			x.keyChanged += n
+		}
+		if !x.counted && !x.keyCounted {
+			return nil
+		}
+		var err error
+		since, err = lsn()
+		return err
+	}
+	interval := count
+	if !e.polite {
+		interval = func() error {
+			if err := count(); err != nil {
+				return err
+			}
+			_, err := e.conn.Exec(ctx, "CHECKPOINT")
 			return err
 		}
+		if _, err := e.conn.Exec(ctx, "CHECKPOINT"); err != nil {
+			return x, fmt.Errorf("checkpoint before loading: %w", err)
+		}
+	}
+	if !x.counted && !x.keyCounted && e.polite {
+		interval = nil
 	}
 	before, err := lsn()
 	if err != nil {
@@ -254,10 +279,8 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 	if x.spent, err = l.batches(insert, interval); err != nil {
 		return x, err
 	}
-	if x.counted {
-		if err := interval(); err != nil { // the last interval, or none
-			return x, err
-		}
+	if err := count(); err != nil { // the last interval, or none
+		return x, err
 	}
 	after, err := lsn()
 	if err != nil {
@@ -295,6 +318,10 @@ func (x explained) checkpointed() bool { return x.checkpoints > 0 || x.fpi > 0 }
 func (x explained) metrics(m map[string]float64, n int, polite bool) {
 	m["inserts_per_second"] = rate(n, x.spent)
 	m["wal_records"] = float64(x.records)
+	if x.keyCounted {
+		m["key_pages_changed"] = float64(x.keyChanged)
+		m["key_pages_changed_per_1000"] = perThousand(float64(x.keyChanged), n)
+	}
 	if polite {
 		if !x.checkpointed() {
 			m["wal_bytes_no_fpi"] = float64(x.walBytes)
@@ -360,7 +387,7 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
 
 	stmt := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (id, payload) SELECT k, $2 FROM unnest($1::%s) AS k", table, array)
-	x, err := e.explainLoad(ctx, l, stmt, func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), l.value} }, nil)
+	x, err := e.explainLoad(ctx, l, stmt, func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), l.value} }, nil, 0)
 	if err != nil {
 		return fail("load", err)
 	}

@@ -103,15 +103,16 @@ func pgPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 	defer conn.Close(context.WithoutCancel(ctx))
 	cfg := conn.Config()
 	var user, database string
-	var super, create, extension, statindex, checkpoint bool
+	var super, create, extension, inspect, statindex, checkpoint bool
 	var version int
 	if err := conn.QueryRow(ctx, `SELECT current_user, current_database(), r.rolsuper,
 		  has_database_privilege(current_database(), 'CREATE'),
 		  EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pgstattuple'),
+		  EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pageinspect'),
 		  coalesce(has_function_privilege(to_regprocedure('pgstatindex(regclass)'), 'EXECUTE'), false),
 		  CASE WHEN EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pg_checkpoint') THEN pg_has_role('pg_checkpoint', 'MEMBER') ELSE false END,
 		  current_setting('server_version_num')::int
-		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&user, &database, &super, &create, &extension, &statindex, &checkpoint, &version); err != nil {
+		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&user, &database, &super, &create, &extension, &inspect, &statindex, &checkpoint, &version); err != nil {
 		return nil, fmt.Errorf("compare: postgres: read the rights of the user: %w", err)
 	}
 	role, db := pgx.Identifier{user}.Sanitize(), pgx.Identifier{database}.Sanitize()
@@ -133,6 +134,18 @@ func pgPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 		}
 	case extension && !statindex && !super:
 		out = append(out, missingRight{where, "EXECUTE on pgstatindex", fmt.Sprintf("GRANT pg_stat_scan_tables TO %s;", role)})
+	}
+	// On the source no checkpoint is forced: the pages each interval
+	// changes, counted from their LSNs with pageinspect, are the one
+	// write figure there that tells random keys from ordered ones, and
+	// pageinspect reads raw pages for superusers alone.
+	pages := "pageinspect, whose page LSNs count the pages each interval changes: on the source, with no checkpoint forced, the one write figure that tells random keys from ordered ones"
+	switch {
+	case p.polite && !super:
+		out = append(out, missingRight{where, "a superuser's role for " + pages + " (its raw-page functions are for superusers alone)",
+			fmt.Sprintf("ALTER ROLE %s SUPERUSER;", role)})
+	case p.polite && !inspect:
+		out = append(out, missingRight{where, "the extension " + pages, fmt.Sprintf("CREATE EXTENSION pageinspect;  -- in database %s", db)})
 	}
 	if !p.polite && !super && !checkpoint {
 		grant := fmt.Sprintf("GRANT pg_checkpoint TO %s;", role)

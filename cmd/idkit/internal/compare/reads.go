@@ -201,10 +201,12 @@ func pgPageinspect(ctx context.Context, conn *pgx.Conn) (bool, error) {
 }
 
 // pgMayInspect says whether pageinspect is there and the user may run
-// the functions the run reads pages with.
+// the functions the run reads pages with: a superuser, since their own
+// code refuses any other role, whatever it was granted.
 func pgMayInspect(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	var may bool
-	err := conn.QueryRow(ctx, `SELECT coalesce(has_function_privilege(to_regprocedure('bt_page_items(text,bigint)'), 'EXECUTE'), false)
+	err := conn.QueryRow(ctx, `SELECT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+		AND coalesce(has_function_privilege(to_regprocedure('bt_page_items(text,bigint)'), 'EXECUTE'), false)
 		AND coalesce(has_function_privilege(to_regprocedure('bt_page_stats(text,bigint)'), 'EXECUTE'), false)
 		AND coalesce(has_function_privilege(to_regprocedure('get_raw_page(text,bigint)'), 'EXECUTE'), false)
 		AND coalesce(has_function_privilege(to_regprocedure('page_header(bytea)'), 'EXECUTE'), false)`).Scan(&may)

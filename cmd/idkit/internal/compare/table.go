@@ -57,7 +57,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for i, p := range v.Ranked {
 			fmt.Fprintf(ew, "  %d. %s: %s\n", i+1, p.Scheme, p.Why)
 		}
-		if len(v.Ranked) == 0 {
+		if v.CannotJudge != "" {
+			fmt.Fprintf(ew, "  %s\n", v.CannotJudge)
+			for _, p := range v.Unjudged {
+				fmt.Fprintf(ew, "  unranked %s: %s\n", p.Scheme, p.Why)
+			}
+		} else if len(v.Ranked) == 0 {
 			fmt.Fprintf(ew, "  no scheme meets %s\n", v.Need)
 		}
 		for _, x := range v.Rejected {

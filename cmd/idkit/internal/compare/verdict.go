@@ -133,6 +133,12 @@ type Verdict struct {
 	Figures  []VerdictFigure `json:"figures"`
 	Ranked   []Pick          `json:"ranked"`
 	Rejected []Rejection     `json:"rejected"`
+	// CannotJudge says why the verdict ranks no scheme: no figure it
+	// compares tells random keys from ordered ones (see judging), and
+	// how a run measures one. Unjudged are then the schemes no figure
+	// rejected, with their figures, unranked.
+	CannotJudge string `json:"cannot_judge,omitempty"`
+	Unjudged    []Pick `json:"unjudged,omitempty"`
 	// TableKey is the key of the user's table today, in a --like run:
 	// the verdict weighs keeping it before any scheme.
 	TableKey *TableKey `json:"table_key,omitempty"`
@@ -158,6 +164,58 @@ type Rejection struct {
 // MaxRatio is how far a figure may exceed the baseline's before the
 // verdict rejects the scheme for it.
 const MaxRatio = 2.0
+
+// MaxSplitRatio is how far an InnoDB copy's primary-key leaf pages, at
+// the baseline's key width, may exceed the baseline's: the primary key is
+// InnoDB's clustered index, whose leaves hold the rows, and keys in
+// insert order fill them to about 15/16 where random keys split them to
+// about two thirds full (1.4x the pages), each insert on a leaf of its
+// own.
+const MaxSplitRatio = 1.25
+
+// splitFigure is the InnoDB verdict's figure of page splits on the
+// clustered index (widthAdjustedLeafPages).
+var splitFigure = verdictFigure{"leaf_pages_at_baseline_width", "primary-key leaf pages at the baseline's key width (page splits)"}
+
+// keyPagesFigure is the PostgreSQL verdict's figure of the pages the
+// key's order changes (widthAdjustedKeyPages): the primary-key index's
+// pages changed per interval, at the baseline's key width.
+var keyPagesFigure = verdictFigure{"key_pages_changed_at_baseline_width", "primary-key pages changed per interval at the baseline's key width"}
+
+// judging are the figures that tell random keys from ordered ones on a
+// B-tree or an LSM tree, each a count of pages or bytes that random keys
+// multiply: a verdict without one of them ranks no scheme (CannotJudge).
+// The size of an index and the log without full-page images do not: a
+// random key costs about the same in them.
+var judging = map[string]bool{
+	"pages_written_per_1000": true, "wal_frames_per_1000": true, "lifetime_write_amp": true,
+	"pages_dirtied_per_1000": true, "pages_changed_per_1000": true, "bytes_written_per_insert": true,
+	splitFigure.key: true, keyPagesFigure.key: true,
+}
+
+// MaxKeyPagesRatio is how far the pages a PostgreSQL copy's primary-key
+// index changes per interval, at the baseline's key width, may exceed
+// the baseline's: random keys change every leaf in every interval (7.9x
+// at 20,000 keys, more as the index grows), keys in time order from
+// several writers a few leaves per writer (2.5x with 4 writers).
+const MaxKeyPagesRatio = 4.0
+
+// maxRatio is the most a figure may be over the baseline's.
+func maxRatio(key string) float64 {
+	switch key {
+	case splitFigure.key:
+		return MaxSplitRatio
+	case keyPagesFigure.key:
+		return MaxKeyPagesRatio
+	}
+	return MaxRatio
+}
+
+// keyIndexFigure says the figure is one of the key's own index
+// (splitFigure, keyPagesFigure): it rejects a scheme whose keys' order
+// the index pays for, but does not rank, since the table's own figures
+// already count those pages among the rest.
+func keyIndexFigure(key string) bool { return key == splitFigure.key || key == keyPagesFigure.key }
 
 // verdictFigure is one figure the verdict compares, per engine.
 type verdictFigure struct {
@@ -286,10 +344,28 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	figs := verdictFigures[engine]
 	like := r.likeTable(engine)
 	var leftOut []string
+	value := func(s *Result, key string) (float64, bool) {
+		switch key {
+		case splitFigure.key:
+			return r.widthAdjustedLeafPages(s, ri)
+		case keyPagesFigure.key:
+			return r.widthAdjustedKeyPages(s, ri)
+		}
+		return figure(s, engine, ri, key)
+	}
 	if like != nil {
-		figs, leftOut = likeFigures(like, candidates, ri)
+		figs, leftOut = likeFigures(like, candidates, value)
 	} else {
 		figs, leftOut = undisturbedFigures(engine, figs, candidates, ri)
+	}
+	cannot := ""
+	if !slices.ContainsFunc(figs, func(f verdictFigure) bool { return judging[f.key] }) {
+		cannot = "cannot judge writes here: no figure this run measured tells random keys from ordered ones (index sizes and a log without full-page images do not)"
+		if like != nil && like.OnSource {
+			cannot += "; run with --scratch DSN, which counts the pages written"
+		} else {
+			cannot += "; run again when no other session writes to the server"
+		}
 	}
 	var names []string
 	var used []VerdictFigure
@@ -299,10 +375,16 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	}
 	v := &Verdict{
 		Engine: engine, Family: engineFamily[engine], Need: need.String(), Writers: counts[ri], Figures: used,
-		Basis: fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio),
+		Basis:       fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio),
+		CannotJudge: cannot,
 	}
 	if like != nil {
 		v.Basis = fmt.Sprintf("%s of the copies of your table on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio)
+	}
+	for _, f := range figs {
+		if keyIndexFigure(f.key) {
+			v.Basis += fmt.Sprintf(", %s above %gx (which rejects and does not rank)", f.name, maxRatio(f.key))
+		}
 	}
 	for _, l := range leftOut {
 		v.Basis += "; " + l
@@ -314,7 +396,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	for _, f := range figs {
 		for si := range r.Schemes {
 			s := &r.Schemes[si]
-			if x, ok := figure(s, engine, ri, f.key); ok && x > 0 {
+			if x, ok := value(s, f.key); ok && x > 0 {
 				if cur, seen := ref[f.key]; !seen || x < cur {
 					ref[f.key] = x
 				}
@@ -324,7 +406,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	if base := r.baselineResult(); base != nil {
 		refName = base.Name
 		for _, f := range figs {
-			if b, ok := figure(base, engine, ri, f.key); ok && b > 0 {
+			if b, ok := value(base, f.key); ok && b > 0 {
 				ref[f.key] = b
 			}
 		}
@@ -342,7 +424,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		score := 1.0
 		var parts, over []string
 		for _, f := range figs {
-			x, ok := figure(s, engine, ri, f.key)
+			x, ok := value(s, f.key)
 			if !ok {
 				return nil, fmt.Errorf("compare: verdict: %s has no %s figure on %s", s.Name, f.key, engine)
 			}
@@ -350,9 +432,11 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 			if b := ref[f.key]; b > 0 {
 				ratio = x / b
 			}
-			score *= ratio
+			if !keyIndexFigure(f.key) {
+				score *= ratio
+			}
 			parts = append(parts, fmt.Sprintf("%s %.1fx", f.name, ratio))
-			if ratio > MaxRatio {
+			if ratio > maxRatio(f.key) {
 				over = append(over, fmt.Sprintf("%s %.1fx the %s's", f.name, ratio, refName))
 			}
 		}
@@ -378,8 +462,11 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		}
 		return speed[a.Scheme] < speed[b.Scheme]
 	})
+	if cannot != "" {
+		v.Unjudged, v.Ranked = v.Ranked, nil
+	}
 	if like != nil {
-		v.TableKey = like.tableKey(need)
+		v.TableKey = like.tableKey(need, cannot)
 		if !v.TableKey.Keep && len(v.Ranked) > 0 {
 			v.KeyChange = r.keyChange(like, v.Ranked[0].Scheme, ri)
 		}

@@ -70,10 +70,15 @@ var likeWrites = map[string][]likeWrite{
 	},
 }
 
-// likeSizes are, per engine, the size figures of a --like verdict.
+// likeSizes are, per engine, the size figures of a --like verdict, and
+// the figure of the key's own index that every path measures where it
+// can: on PostgreSQL its pages changed per interval (keyPagesFigure, with
+// pageinspect), on InnoDB the page splits of the clustered index
+// (splitFigure). Each is taken at the baseline's key width, so that it
+// tells the key's order apart from its width.
 var likeSizes = map[string][]verdictFigure{
-	EnginePostgres: {{"all_index_bytes_per_key", "every index's size"}},
-	EngineMySQL:    {{"all_index_bytes_per_key", "every index's size"}, {"leaf_pages_per_1000", "primary-key leaf pages"}},
+	EnginePostgres: {{"all_index_bytes_per_key", "every index's size"}, keyPagesFigure},
+	EngineMySQL:    {{"all_index_bytes_per_key", "every index's size"}, {"leaf_pages_per_1000", "primary-key leaf pages"}, splitFigure},
 	EngineMyRocks:  {{"all_index_bytes_per_key", "every index's size"}},
 }
 
@@ -85,9 +90,16 @@ var likeSizes = map[string][]verdictFigure{
 // measured; one that was not measured at all on the run's path, or not
 // undisturbed in every candidate's load, is left out, and the note says
 // which and why.
-func likeFigures(t *LikeTable, candidates []*Result, ri int) ([]verdictFigure, []string) {
-	figs := slices.Clone(likeSizes[t.Engine])
+func likeFigures(t *LikeTable, candidates []*Result, value func(*Result, string) (float64, bool)) ([]verdictFigure, []string) {
+	var figs []verdictFigure
 	var notes []string
+	for _, f := range likeSizes[t.Engine] {
+		if judging[f.key] && slices.ContainsFunc(candidates, func(s *Result) bool { _, ok := value(s, f.key); return !ok }) {
+			notes = append(notes, f.name+" left out: not measured, or no counter baseline in the run to set the width by")
+			continue
+		}
+		figs = append(figs, f)
+	}
 	for _, w := range likeWrites[t.Engine] {
 		var chosen *verdictFigure
 		var lacking []string // the candidates without the best figure some have
@@ -95,7 +107,7 @@ func likeFigures(t *LikeTable, candidates []*Result, ri int) ([]verdictFigure, [
 			var without []string
 			some := false
 			for _, s := range candidates {
-				if _, ok := figure(s, t.Engine, ri, f.key); ok {
+				if _, ok := value(s, f.key); ok {
 					some = true
 				} else {
 					without = append(without, s.Name)
@@ -180,8 +192,21 @@ func (t *LikeTable) baselineLine() string {
 
 // tableKey judges the table's key under need: a local sequence (by the
 // one rule of localSequence) is kept unless a need rules it out; any
-// other key is described, and the schemes rank to replace it.
-func (t *LikeTable) tableKey(need Need) *TableKey {
+// other key is described, and the schemes rank to replace it, unless the
+// verdict cannot judge them (cannot says why).
+func (t *LikeTable) tableKey(need Need, cannot string) *TableKey {
+	k := t.judgeKey(need)
+	if cannot != "" && !k.Keep {
+		k.Line = strings.TrimSuffix(k.Line, rankToReplace) + "; no scheme is ranked to replace it: " + cannot
+	}
+	return k
+}
+
+// rankToReplace ends the line on a key the verdict does not keep.
+const rankToReplace = "; the schemes below rank to replace it"
+
+// judgeKey is tableKey for a verdict that ranks the schemes.
+func (t *LikeTable) judgeKey(need Need) *TableKey {
 	k := &TableKey{Column: t.Key, Type: t.KeyType}
 	how, ok := t.localSequence()
 	if !ok {
@@ -198,7 +223,7 @@ func (t *LikeTable) tableKey(need Need) *TableKey {
 		if len(why) > 0 {
 			k.Line += "; " + strings.Join(why, "; ")
 		}
-		k.Line += "; the schemes below rank to replace it"
+		k.Line += rankToReplace
 		return k
 	}
 	k.Sequence = how
@@ -226,13 +251,98 @@ func (t *LikeTable) tableKey(need Need) *TableKey {
 		k.RuledOut = append(k.RuledOut, "each value is the last plus one, need unguessable (or keep it as the key and show public IDs: package publicid)")
 	}
 	if len(k.RuledOut) > 0 {
-		k.Line = fmt.Sprintf("your key %s is ruled out: %s; the schemes below rank to replace it", what, strings.Join(k.RuledOut, "; "))
+		k.Line = fmt.Sprintf("your key %s is ruled out: %s", what, strings.Join(k.RuledOut, "; ")) + rankToReplace
 		return k
 	}
 	k.Keep = true
 	k.Line = fmt.Sprintf("keep your key %s: %s, as the counter the figures are measured against, in %d bytes; change it only for a need it fails (fleet, unguessable, sortable), for which the schemes below rank%s",
 		what, localSequenceWords, bits/8, caveat)
 	return k
+}
+
+// widthAdjustedLeafPages returns s's primary-key leaf pages on InnoDB in
+// run ri as if its key were as wide as the baseline's: its leaf pages
+// times the bytes a row takes in the baseline's leaves over those bytes
+// plus the difference of the keys' widths. Over the baseline's own leaf
+// pages it is what the key's order costs the clustered index, its width
+// aside: about 1 for keys in insert order, about 1.4 for random ones.
+// False without a counter baseline or the figures.
+func (r *Report) widthAdjustedLeafPages(s *Result, ri int) (float64, bool) {
+	base := r.baselineResult()
+	if base == nil || ri >= len(s.Runs) || ri >= len(base.Runs) {
+		return 0, false
+	}
+	l, ok := s.Runs[ri].engineLoad(EngineMySQL)
+	b, bok := base.Runs[ri].engineLoad(EngineMySQL)
+	if !ok || !bok {
+		return 0, false
+	}
+	leaves, bLeaves := l.Metrics["leaf_pages_per_1000"], b.Metrics["leaf_pages_per_1000"]
+	width, bWidth := mysqlKeyBytes(l.ColumnType), mysqlKeyBytes(b.ColumnType)
+	if leaves <= 0 || bLeaves <= 0 || width == 0 || bWidth == 0 {
+		return 0, false
+	}
+	rowBytes := bLeaves * innodbPageBytes / 1000 // in the baseline's leaves, their free space included
+	return leaves * rowBytes / (rowBytes + float64(width-bWidth)), true
+}
+
+// widthAdjustedKeyPages returns the pages of s's primary-key index on
+// PostgreSQL changed per interval in run ri as if its key were as wide
+// as the baseline's: an index tuple in insert order adds pages in
+// proportion to its bytes, so its pages times the baseline's tuple bytes
+// over its own. Over the baseline's own it is what the key's order costs
+// the index: about 1 for keys in insert order, tens for random ones,
+// which change every leaf in every interval. False without a counter
+// baseline or the figures.
+func (r *Report) widthAdjustedKeyPages(s *Result, ri int) (float64, bool) {
+	base := r.baselineResult()
+	if base == nil || ri >= len(s.Runs) || ri >= len(base.Runs) {
+		return 0, false
+	}
+	l, ok := s.Runs[ri].engineLoad(EnginePostgres)
+	b, bok := base.Runs[ri].engineLoad(EnginePostgres)
+	if !ok || !bok {
+		return 0, false
+	}
+	pages, pok := l.Metrics["key_pages_changed_per_1000"]
+	width, bWidth := pgTupleBytes(l.ColumnType, s.Runs[ri].Size.KeyBytes), pgTupleBytes(b.ColumnType, base.Runs[ri].Size.KeyBytes)
+	if !pok || width == 0 || bWidth == 0 {
+		return 0, false
+	}
+	return pages * float64(bWidth) / float64(width), true
+}
+
+// pgTupleBytes is what a key of a copy's column type (postgresColumn)
+// and keyBytes bytes takes in a B-tree leaf: the tuple's 8-byte header,
+// the key aligned to 8 bytes, and its 4-byte line pointer; 0 for another
+// type.
+func pgTupleBytes(columnType string, keyBytes int) int {
+	align := func(n int) int { return (n + 7) &^ 7 }
+	switch columnType {
+	case "bigint":
+		return 8 + 8 + 4
+	case "uuid":
+		return 8 + 16 + 4
+	case "bytea":
+		return 8 + align(1+keyBytes) + 4 // a short varlena header
+	}
+	return 0
+}
+
+// innodbPageBytes is InnoDB's page size, the server's default.
+const innodbPageBytes = 16 << 10
+
+// mysqlKeyBytes is the width of a key column of a copy (mysqlColumn): 8
+// for BIGINT, n for BINARY(n); 0 for any other.
+func mysqlKeyBytes(columnType string) int {
+	if strings.EqualFold(columnType, "BIGINT") {
+		return 8
+	}
+	var n int
+	if _, err := fmt.Sscanf(strings.ToUpper(columnType), "BINARY(%d)", &n); err != nil {
+		return 0
+	}
+	return n
 }
 
 // keyChange says what replacing the table's key with scheme's, as loaded

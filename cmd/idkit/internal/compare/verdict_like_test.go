@@ -89,7 +89,8 @@ func identityTable() LikeTable {
 	}
 }
 
-// likeSchemes are a baseline, a node-based 64-bit scheme, a random UUID,
+// likeSchemes are a baseline, a node-based 64-bit scheme, a UUIDv7 (its
+// InnoDB leaf pages those of an ordered 16-byte key in rows of 41 bytes),
 // a dense block allocator and two schemes that call a central sequence
 // per ID, each with plausible figures.
 func likeSchemes(colType64, colType128 string, server func(scale float64) map[string]float64) []likeLoad {
@@ -100,7 +101,7 @@ func likeSchemes(colType64, colType128 string, server func(scale float64) map[st
 		{name: "traceid", design: Design{Bits: 64, MaxBits: 63, Int63: true, TimeUnit: 1e9, NodeBits: 10},
 			ns: 20, colType: colType64, pkBytes: 250_000, secondary: 300_000, leafPages: 26, server: server(1.1)},
 		{name: "uuidv7", design: Design{Bits: 128, MaxBits: 128, TimeUnit: 1e6, RandomBits: 62}, random: true,
-			ns: 60, colType: colType128, keyBytes: 16, pkBytes: 400_000, secondary: 300_000, leafPages: 40, server: server(1.5)},
+			ns: 60, colType: colType128, keyBytes: 16, pkBytes: 400_000, secondary: 300_000, leafPages: 30, server: server(1.5)},
 		{name: "segment-x", design: dense, ns: 30, colType: colType64, pkBytes: 245_000, secondary: 300_000, leafPages: 25, server: server(1)},
 		{name: "segment-x-fetch", design: dense, ns: 90_000, colType: colType64, pkBytes: 245_000, secondary: 300_000, leafPages: 25, server: server(1)},
 		{name: "publicid-53", design: Design{Bits: 64, MaxBits: 53, Int63: true, JSSafe: true}, random: true,
@@ -109,7 +110,7 @@ func likeSchemes(colType64, colType128 string, server func(scale float64) map[st
 }
 
 func pgServer(scale float64) map[string]float64 {
-	return map[string]float64{"pages_dirtied_per_1000": 10 * scale, "wal_bytes_per_insert": 100 * scale}
+	return map[string]float64{"pages_dirtied_per_1000": 10 * scale, "wal_bytes_per_insert": 100 * scale, "key_pages_changed_per_1000": 3 * scale}
 }
 
 // myServer are an InnoDB load's write figures on a scratch server: the
@@ -322,7 +323,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 	}
 	quiet, err := build(nil).Decide(Need{Fleet: true}, EngineMySQL)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(quiet.Basis, "every index's size, primary-key leaf pages, pages changed per flush interval, redo of the copies of your table on mysql"), quiet.Basis)
+	assert.True(t, strings.HasPrefix(quiet.Basis, "every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits), pages changed per flush interval, redo of the copies of your table on mysql"), quiet.Basis)
 	assert.NotContains(t, quiet.Basis, "left out")
 	require.Equal(t, []string{"segment-x", "traceid", "uuidv7"}, ranked(quiet))
 
@@ -367,9 +368,57 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 	r.Like[0].Unmeasured = map[string]string{"pages": "pages changed left out: no flush on the source", "log": "redo left out: no counter on the source"}
 	v, err = r.Decide(Need{Fleet: true}, EngineMySQL)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key leaf pages of the copies of your table on mysql"), v.Basis)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits) of the copies of your table on mysql"), v.Basis)
 	assert.Contains(t, v.Basis, "; pages changed left out: no flush on the source; redo left out: no counter on the source")
 	assert.Equal(t, []string{"segment-x", "traceid", "uuidv7"}, ranked(v))
+	assert.Empty(t, v.CannotJudge, "the clustered index's page splits judge the keys' order")
+}
+
+// TestVerdictLikeInnoDBPageSplits: on InnoDB the primary key is the
+// clustered index, whose leaves hold the rows: a key that fills them to
+// two thirds, as random keys do, is rejected for its page splits on every
+// path, while an ordered key twice as wide, whose leaf pages grow with its
+// width alone, ranks; without a counter baseline the figure is left out.
+func TestVerdictLikeInnoDBPageSplits(t *testing.T) {
+	t.Parallel()
+	// Rows of 400 bytes in the counter's leaves: 25 pages a 1,000 keys
+	// of 8 bytes; 16 bytes more for a BINARY(24) key in insert order.
+	rowBytes := 25.0 * 16384 / 1000
+	ordered24 := 25 * (rowBytes + 16) / rowBytes
+	loads := []likeLoad{
+		{name: "counter", kind: Baseline, ns: 2, colType: "BIGINT", pkBytes: 240_000, leafPages: 25 * likeN / 1000},
+		{name: "wide", ns: 40, colType: "BINARY(24)", keyBytes: 24, pkBytes: 260_000, leafPages: ordered24 * likeN / 1000},
+		{name: "uuidv4", ns: 40, colType: "BINARY(16)", keyBytes: 16, random: true, pkBytes: 350_000, leafPages: 25 * 1.4 * (rowBytes + 8) / rowBytes * likeN / 1000},
+	}
+	table := LikeTable{Name: "shop.orders", Key: "id", KeyType: "binary(16)", Rows: 1_000_000, OnSource: true,
+		Unmeasured: map[string]string{"pages": "pages changed left out: no flush on the source", "log": "redo left out: no counter on the source"}}
+	v, err := likeReport(EngineMySQL, table, loads...).Decide(Need{}, EngineMySQL)
+	require.NoError(t, err)
+	assert.Empty(t, v.CannotJudge)
+	assert.Equal(t, []string{"wide"}, ranked(v), "the counter is the baseline the figures are measured against")
+	assert.Contains(t, rejections(v)["uuidv4"], "primary-key leaf pages at the baseline's key width (page splits) 1.4x the counter's")
+	assert.Contains(t, v.Basis, "(page splits) above 1.25x (which rejects and does not rank)")
+	// The splits reject and do not rank: the score is the other figures'.
+	r := likeReport(EngineMySQL, table, loads...)
+	score := 1.0
+	for _, key := range []string{"all_index_bytes_per_key", "leaf_pages_per_1000"} {
+		x, _ := figure(&r.Schemes[1], EngineMySQL, 0, key)
+		b, _ := figure(&r.Schemes[0], EngineMySQL, 0, key)
+		score *= x / b
+	}
+	assert.InDelta(t, score, v.Ranked[0].Score, 1e-9)
+
+	// Without the baseline no figure tells the keys apart on this path.
+	v, err = likeReport(EngineMySQL, table, loads[1:]...).Decide(Need{}, EngineMySQL)
+	require.NoError(t, err)
+	assert.Contains(t, v.Basis, "page splits) left out: not measured, or no counter baseline in the run")
+	assert.Empty(t, v.Ranked)
+	assert.Contains(t, v.CannotJudge, "cannot judge writes here")
+	assert.Contains(t, v.CannotJudge, "--scratch")
+	assert.Len(t, v.Unjudged, 2)
+	require.NotNil(t, v.TableKey)
+	assert.Contains(t, v.TableKey.Line, "no scheme is ranked to replace it: cannot judge writes here")
+	assert.NotContains(t, v.TableKey.Line, "the schemes below rank")
 }
 
 // TestVerdictLikeCountsSecondaryIndexes: size counts every index, so a
@@ -413,7 +462,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
 	v, err := r.Decide(Need{}, EnginePostgres)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, pages dirtied, WAL of the copies of your table on postgres"), v.Basis)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width, pages dirtied, WAL of the copies of your table on postgres"), v.Basis)
 	assert.NotContains(t, v.Basis, "left out")
 
 	m := r.Schemes[1].Runs[0].Engines[0].Metrics
@@ -421,7 +470,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	delete(m, "wal_bytes_per_insert")
 	v, err = r.Decide(Need{}, EnginePostgres)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(v.Basis, "every index's size of the copies of your table on postgres"), v.Basis)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width of the copies of your table on postgres"), v.Basis)
 	assert.Contains(t, v.Basis, "pages dirtied left out: not measured undisturbed in the loads of traceid")
 	assert.Contains(t, v.Basis, "WAL left out: not measured undisturbed in the loads of traceid")
 	for _, p := range v.Ranked {
@@ -440,25 +489,41 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	// The copies on the source: no checkpoint forced, pages counted from
 	// their LSNs and WAL without full-page images, which rank.
 	polite := func(scale float64) map[string]float64 {
-		return map[string]float64{"pages_changed_per_1000": 10 * scale, "wal_bytes_no_fpi_per_insert": 100 * scale}
+		return map[string]float64{"pages_changed_per_1000": 10 * scale, "wal_bytes_no_fpi_per_insert": 100 * scale, "key_pages_changed_per_1000": 3 * scale}
 	}
 	s := likeSchemes("bigint", "uuid", polite)
 	s[2].server = polite(2.5) // uuidv7 changes 2.5 times the pages
 	r = likeReport(EnginePostgres, identityTable(), s...)
 	v, err = r.Decide(Need{}, EnginePostgres)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
+	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
 	assert.Contains(t, rejections(v)["uuidv7"], "pages changed per interval (page LSNs, no checkpoint forced) 2.5x the counter's")
 
 	// Without pageinspect on the source the pages are left out, and why.
 	for i := range r.Schemes {
 		delete(r.Schemes[i].Runs[0].Engines[0].Metrics, "pages_changed_per_1000")
+		delete(r.Schemes[i].Runs[0].Engines[0].Metrics, "key_pages_changed_per_1000")
 	}
 	r.Like[0].Unmeasured = map[string]string{"pages": "pages left out: no pageinspect"}
+	r.Like[0].OnSource = true
 	v, err = r.Decide(Need{}, EnginePostgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
 	assert.Contains(t, v.Basis, "; pages left out: no pageinspect")
+	// Neither figure left tells random keys from ordered ones: nothing
+	// ranks, and the verdict says why and what measures one.
+	assert.Empty(t, v.Ranked)
+	assert.Contains(t, v.CannotJudge, "cannot judge writes here")
+	assert.Contains(t, v.CannotJudge, "--scratch")
+	assert.Contains(t, unjudged(v), "traceid")
+}
+
+func unjudged(v *Verdict) []string {
+	var out []string
+	for _, p := range v.Unjudged {
+		out = append(out, p.Scheme)
+	}
+	return out
 }
 
 // TestVerdictLikeJSON: the table's key and the key change travel in the
@@ -508,4 +573,35 @@ func TestVerdictFleetDenseSchemes(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, fleetMiss(&Result{Name: s.Name, Kind: s.Kind, Design: s.Design()}, Need{Fleet: true}), name)
 	}
+}
+
+// TestVerdictLikePostgresKeyPages: on PostgreSQL the pages the key's own
+// index changes per interval, at the baseline's key width, reject random
+// keys (above 4x) on either path and rank nothing: a uuid key in insert
+// order, whose 28-byte tuples fill 1.4 times the pages of a bigint's 20,
+// stands at 1.0x; keys in time order from 4 writers, at 2.5x, rank.
+func TestVerdictLikePostgresKeyPages(t *testing.T) {
+	t.Parallel()
+	server := func(keyPages float64) map[string]float64 {
+		return map[string]float64{"pages_changed_per_1000": 200, "wal_bytes_no_fpi_per_insert": 600, "key_pages_changed_per_1000": keyPages}
+	}
+	loads := []likeLoad{
+		{name: "counter", kind: Baseline, ns: 2, colType: "bigint", pkBytes: 240_000, server: server(3)},
+		{name: "traceid", ns: 20, colType: "bigint", pkBytes: 380_000, server: server(3 * 2.5)},
+		{name: "uuidv7", ns: 60, colType: "uuid", keyBytes: 16, pkBytes: 340_000, server: server(3 * 28.0 / 20)},
+		{name: "uuidv4", ns: 60, colType: "uuid", keyBytes: 16, random: true, pkBytes: 480_000, server: server(3 * 28.0 / 20 * 8)},
+	}
+	table := LikeTable{Name: "shop.orders", Key: "id", KeyType: "uuid", Rows: 1_000_000, OnSource: true}
+	r := likeReport(EnginePostgres, table, loads...)
+	v, err := r.Decide(Need{}, EnginePostgres)
+	require.NoError(t, err)
+	assert.Empty(t, v.CannotJudge)
+	assert.ElementsMatch(t, []string{"traceid", "uuidv7"}, ranked(v))
+	assert.Contains(t, rejections(v)["uuidv4"], "primary-key pages changed per interval at the baseline's key width 8.0x the counter's")
+	for _, p := range v.Ranked {
+		if p.Scheme == "uuidv7" {
+			assert.Contains(t, p.Why, "primary-key pages changed per interval at the baseline's key width 1.0x")
+		}
+	}
+	assert.Contains(t, v.Basis, "primary-key pages changed per interval at the baseline's key width above 4x (which rejects and does not rank)")
 }

@@ -175,7 +175,8 @@ func TestDecideJSSafe(t *testing.T) {
 // TestVerdictLeavesOutDisturbedServerCounters: on a plain InnoDB run, a
 // load that another session wrote beside has the server's write counters
 // (pages written, redo) wrong: the verdict leaves them out, by name, and
-// ranks on the index sizes; on quiet loads it ranks on all three.
+// ranks nothing, since the index sizes alone cannot tell random keys
+// from ordered ones; on quiet loads it ranks on all three.
 func TestVerdictLeavesOutDisturbedServerCounters(t *testing.T) {
 	t.Parallel()
 	build := func(disturbed string) *Report {
@@ -202,5 +203,14 @@ func TestVerdictLeavesOutDisturbedServerCounters(t *testing.T) {
 	assert.True(t, strings.HasPrefix(v.Basis, "clustered index size on mysql"), v.Basis)
 	assert.Contains(t, v.Basis, "; pages written left out: another session wrote to the server during the loads of ulid")
 	assert.Contains(t, v.Basis, "; redo left out: another session wrote to the server during the loads of ulid")
-	assert.Equal(t, "traceid", v.Ranked[0].Scheme, "the 8-byte key, on size alone")
+	assert.Empty(t, v.Ranked, "no scheme ranks on size alone")
+	assert.Contains(t, v.CannotJudge, "cannot judge writes here")
+	assert.Contains(t, v.CannotJudge, "run again when no other session writes to the server")
+	require.Len(t, v.Unjudged, 2)
+	assert.Equal(t, "traceid", v.Unjudged[0].Scheme, "the 8-byte key first, unranked")
+	var text strings.Builder
+	require.NoError(t, (&Report{Schemes: build("ulid").Schemes, Engines: []EngineInfo{{Name: EngineMySQL}}, Verdict: v}).WriteTable(&text))
+	assert.Contains(t, text.String(), "\n  cannot judge writes here")
+	assert.Contains(t, text.String(), "\n  unranked traceid: ")
+	assert.NotContains(t, text.String(), "no scheme meets")
 }
