@@ -130,7 +130,7 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 		engine, like, source, scratch, sequence string
 		grants                                  []string
 	}{
-		{EnginePostgres, schema + ".orders", pgRO, pgDSN, "identity", []string{"GRANT CREATE ON DATABASE", "GRANT pg_stat_scan_tables TO", "for pageinspect, whose page LSNs count the pages each interval changes", "SUPERUSER;"}},
+		{EnginePostgres, schema + ".orders", pgRO, pgDSN, "identity", []string{"GRANT CREATE ON DATABASE", "GRANT pg_stat_scan_tables TO", "for pageinspect's raw-page functions", "SUPERUSER;"}},
 		{EngineMySQL, database + ".orders", myRO, myDSN, "AUTO_INCREMENT", []string{"GRANT CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES ON `idkit\\_compare\\_%`.* TO", "GRANT SELECT ON mysql.innodb_index_stats TO"}},
 	} {
 		o := likeOptions(t, tt.engine, tt.like)

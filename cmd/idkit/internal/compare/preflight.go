@@ -140,12 +140,12 @@ func pgPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 	// write figure there that tells random keys from ordered ones, and
 	// pageinspect reads raw pages for superusers alone.
 	pages := "pageinspect, whose page LSNs count the pages each interval changes: on the source, with no checkpoint forced, the one write figure that tells random keys from ordered ones"
-	switch {
-	case p.polite && !super:
-		out = append(out, missingRight{where, "a superuser's role for " + pages + " (its raw-page functions are for superusers alone)",
+	if p.polite && !inspect {
+		out = append(out, missingRight{where, "the extension " + pages, fmt.Sprintf("CREATE EXTENSION pageinspect;  -- by a superuser, in database %s", db)})
+	}
+	if p.polite && !super {
+		out = append(out, missingRight{where, "a superuser's role, for pageinspect's raw-page functions, which refuse any other role",
 			fmt.Sprintf("ALTER ROLE %s SUPERUSER;", role)})
-	case p.polite && !inspect:
-		out = append(out, missingRight{where, "the extension " + pages, fmt.Sprintf("CREATE EXTENSION pageinspect;  -- in database %s", db)})
 	}
 	if !p.polite && !super && !checkpoint {
 		grant := fmt.Sprintf("GRANT pg_checkpoint TO %s;", role)
