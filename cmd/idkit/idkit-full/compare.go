@@ -135,6 +135,12 @@ Flags:
   --sample N      rows --like reads from the table, 1..=%d (default:
                   enough that no row fills more than two rows of a copy,
                   within %s of memory)
+  --dry-run       with --like: check the rights and read the table as
+                  the run would, print what it would create, read and
+                  write on each server with an estimate of the WAL or redo
+                  its loads write, and stop: nothing is created (but the
+                  rights check's probe database on MariaDB/MySQL, dropped
+                  at once) and nothing loaded
   --quiet         no progress on stderr
 
 Examples:
@@ -183,6 +189,7 @@ func runComparison(c *cli.Console, args []string) error {
 	needList := fs.String("need", "", "verdict constraints")
 	engine := fs.String("engine", "", "verdict engine")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	dryRun := fs.Bool("dry-run", false, "say what a --like run would do, and stop")
 	concurrent := fs.Bool("concurrent", false, "also load through K connections at once")
 	grow := fs.Bool("grow", false, "measure at N = 10,000, 100,000, ... up to --max-n")
 	maxN := fs.Int("max-n", compare.DefaultGrowN, "largest N of --grow")
@@ -215,6 +222,12 @@ func runComparison(c *cli.Console, args []string) error {
 	}
 	if flagSet(fs, "sample") && (*sample < 1 || *sample > compare.MaxSample) {
 		return cli.Usagef("--sample %d out of range, want 1..=%d", *sample, compare.MaxSample)
+	}
+	if *dryRun && *like == "" {
+		return cli.Usagef("--dry-run says what a --like run would do; add --like TABLE")
+	}
+	if *dryRun && (*grow || *htmlPath != "") {
+		return cli.Usagef("--dry-run measures nothing: leave out --grow and --html")
 	}
 	if (scratch.postgres != "" || scratch.mysql != "") && *like == "" {
 		return cli.Usagef("--scratch is where the copies of a --like run go; add --like TABLE")
@@ -295,6 +308,16 @@ func runComparison(c *cli.Console, args []string) error {
 		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
 		Like: *like, Sample: *sample, ScratchPostgresDSN: scratch.postgres, ScratchMySQLDSN: scratch.mysql,
 		Concurrent: *concurrent,
+	}
+	if *dryRun {
+		plan, err := compare.DryRun(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if err := plan.WriteText(c.Stdout); err != nil {
+			return err
+		}
+		return writeReports(c, jsonFile, nil, plan.WriteJSON, nil)
 	}
 	if *grow {
 		g, err := compare.GrowContext(ctx, opts, sizes)

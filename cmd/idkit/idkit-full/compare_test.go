@@ -144,6 +144,8 @@ func TestCompareLikeUsage(t *testing.T) {
 		{[]string{"--postgres", "", "--mysql", "u@tcp(h:3306)/d", "--like", "d.t", "--scratch", "postgres://y"}, "--scratch is a PostgreSQL server: add --postgres DSN"},
 		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--scratch", "postgres://y", "--scratch", "postgresql://z"}, "a second PostgreSQL scratch server; give one per engine"},
 		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--scratch", "nonsense"}, "not a postgres:// URL, and not a MariaDB/MySQL DSN"},
+		{[]string{"--postgres", "postgres://x", "--dry-run"}, "--dry-run says what a --like run would do; add --like TABLE"},
+		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--dry-run", "--html", "r.html"}, "--dry-run measures nothing: leave out --grow and --html"},
 	} {
 		code, stdout, stderr := idkit(append([]string{"compare", "-n", "10"}, tt.args...)...)
 		assert.Equal(t, 2, code, "%v: %s", tt.args, stderr)
@@ -156,7 +158,7 @@ func TestCompareHelp(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := idkit("help", "compare")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N]] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "usage: idkit compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N] [--dry-run]] [--json FILE] [--html FILE]")
 	assert.Contains(t, stdout, "--like TABLE    load the keys into copies of your own table")
 	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
 	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND")

@@ -129,7 +129,7 @@ type dbEngine interface {
 type serverEngine interface {
 	dbEngine
 	Created() string
-	serverLoad(ctx context.Context) (string, error)
+	serverLoad(ctx context.Context) (line string, logBytes int64, err error)
 }
 
 // serverName names a server and database without the DSN's user and
@@ -192,40 +192,8 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 		}
 		return nil, nil, nil, err
 	}
-	plans := o.serverPlans()
-	sources := map[string]*likeSource{}
-	var read func() error
-	if o.Like != "" {
-		name, err := ParseLike(o.Like)
-		if err != nil {
-			return fail(err)
-		}
-		read = func() error {
-			for i, p := range plans {
-				if p.dsn == "" {
-					continue
-				}
-				if sources[p.engine], err = readLike(ctx, p, name, o.Sample, o.N); err != nil {
-					return err
-				}
-				if sources[p.engine].table.Engine != EngineMyRocks {
-					continue
-				}
-				switch {
-				case p.polite:
-					return fmt.Errorf("%w %s: mysql: a MyRocks table's copies need --scratch DSN, a MariaDB server with the ROCKSDB engine: their figures come from flushes and compactions the run forces (SET GLOBAL rocksdb_force_flush_memtable_now), which on the source would flush every table's memtables", ErrLike, name)
-				case o.NoMyRocks:
-					return fmt.Errorf("%w %s: mysql: a MyRocks table, and MyRocks is switched off", ErrLike, name)
-				}
-				plans[i].myrocks = true
-			}
-			if len(sources) == 0 {
-				return fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, name)
-			}
-			return nil
-		}
-	}
-	if err := preflight(ctx, plans, o.Like, read); err != nil {
+	plans, sources, err := readSources(ctx, o)
+	if err != nil {
 		return fail(err)
 	}
 	if o.NoSQLite {
@@ -381,4 +349,47 @@ func driver(module string) string {
 		return " (" + module + " " + v + ")"
 	}
 	return " (" + module + ")"
+}
+
+// readSources checks the rights of o's server plans and, in a --like
+// run, reads the table on each source (see preflight): the plans, with
+// a MyRocks table's marked, and the tables read, by engine.
+func readSources(ctx context.Context, o Options) ([]serverPlan, map[string]*likeSource, error) {
+	plans := o.serverPlans()
+	sources := map[string]*likeSource{}
+	var read func() error
+	if o.Like != "" {
+		name, err := ParseLike(o.Like)
+		if err != nil {
+			return nil, nil, err
+		}
+		read = func() error {
+			for i, p := range plans {
+				if p.dsn == "" {
+					continue
+				}
+				if sources[p.engine], err = readLike(ctx, p, name, o.Sample, o.N); err != nil {
+					return err
+				}
+				if sources[p.engine].table.Engine != EngineMyRocks {
+					continue
+				}
+				switch {
+				case p.polite:
+					return fmt.Errorf("%w %s: mysql: a MyRocks table's copies need --scratch DSN, a MariaDB server with the ROCKSDB engine: their figures come from flushes and compactions the run forces (SET GLOBAL rocksdb_force_flush_memtable_now), which on the source would flush every table's memtables", ErrLike, name)
+				case o.NoMyRocks:
+					return fmt.Errorf("%w %s: mysql: a MyRocks table, and MyRocks is switched off", ErrLike, name)
+				}
+				plans[i].myrocks = true
+			}
+			if len(sources) == 0 {
+				return fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, name)
+			}
+			return nil
+		}
+	}
+	if err := preflight(ctx, plans, o.Like, read); err != nil {
+		return nil, nil, err
+	}
+	return plans, sources, nil
 }

@@ -186,6 +186,10 @@ type LikeTable struct {
 	// OnSource says the copies were built on the source server, where
 	// the run forces no checkpoint or flush (no --scratch).
 	OnSource bool `json:"copies_on_source,omitempty"`
+	// SourceLogBytes is the WAL (PostgreSQL) or redo (InnoDB) the source
+	// server wrote during a run with the copies on it: the run's and any
+	// other session's.
+	SourceLogBytes int64 `json:"source_log_bytes,omitempty"`
 	// Unmeasured says, for a write figure of the verdict ("pages" or
 	// "log") that the run's path cannot measure cleanly, why it is left
 	// out.

@@ -168,7 +168,7 @@ func (e *myrocksEngine) Created() string {
 	return fmt.Sprintf("database %s on MariaDB %s", e.database, e.server)
 }
 
-func (e *myrocksEngine) serverLoad(context.Context) (string, error) { return "", nil }
+func (e *myrocksEngine) serverLoad(context.Context) (string, int64, error) { return "", 0, nil }
 
 // Close drops the run's database, as the InnoDB engine's Close does.
 func (e *myrocksEngine) Close(ctx context.Context) error {

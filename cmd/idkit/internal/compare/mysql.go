@@ -155,16 +155,16 @@ func dropMySQLDatabase(ctx context.Context, db *sql.DB, run *sql.Conn, connID in
 // serverLoad says how much redo the server wrote since the engine opened:
 // the load a run without a scratch server put on the source, with any
 // other session's.
-func (e *mysqlEngine) serverLoad(ctx context.Context) (string, error) {
+func (e *mysqlEngine) serverLoad(ctx context.Context) (string, int64, error) {
 	if !e.polite {
-		return "", nil
+		return "", 0, nil
 	}
 	lsn, err := e.globalStatus(ctx, "Innodb_lsn_current")
 	if err != nil {
-		return "", fmt.Errorf("compare: mysql: read the log sequence number: %w", err)
+		return "", 0, fmt.Errorf("compare: mysql: read the log sequence number: %w", err)
 	}
 	return fmt.Sprintf("load on this server, which held the copies: it wrote %s of redo during the run (this run's and any other session's work); run with --scratch to build the copies elsewhere",
-		mib(float64(lsn-e.lsnStart))), nil
+		mib(float64(lsn-e.lsnStart))), lsn - e.lsnStart, nil
 }
 
 // globalStatus reads one server-wide status counter.

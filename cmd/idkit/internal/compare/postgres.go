@@ -147,17 +147,17 @@ func (e *postgresEngine) Close(ctx context.Context) error {
 // serverLoad says how much WAL the server wrote and how often it
 // checkpointed since the engine opened: the load a run without a scratch
 // server put on the source, with any other session's.
-func (e *postgresEngine) serverLoad(ctx context.Context) (string, error) {
+func (e *postgresEngine) serverLoad(ctx context.Context) (string, int64, error) {
 	if !e.polite {
-		return "", nil
+		return "", 0, nil
 	}
 	var wal, checkpoints int64
 	if err := e.conn.QueryRow(ctx, `SELECT pg_current_wal_lsn() - '0/0'::pg_lsn, checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter`).
 		Scan(&wal, &checkpoints); err != nil {
-		return "", fmt.Errorf("compare: postgres: read the WAL position: %w", err)
+		return "", 0, fmt.Errorf("compare: postgres: read the WAL position: %w", err)
 	}
 	return fmt.Sprintf("load on this server, which held the copies: it wrote %s of WAL and checkpointed %d times during the run (this run's and any other session's work); run with --scratch to build the copies elsewhere",
-		mib(float64(wal-e.walStart)), checkpoints-e.checkpointsStart), nil
+		mib(float64(wal-e.walStart)), checkpoints-e.checkpointsStart), wal - e.walStart, nil
 }
 
 // explained is what a load's statements reported under EXPLAIN (ANALYZE,

@@ -444,12 +444,13 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 		if !ok {
 			continue
 		}
-		line, err := s.serverLoad(ctx)
+		line, logBytes, err := s.serverLoad(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if lt := r.likeTable(e.Info().Name); lt != nil && line != "" {
 			lt.Notes = append(lt.Notes, line)
+			lt.SourceLogBytes = logBytes
 		}
 	}
 	for _, e := range engines {
