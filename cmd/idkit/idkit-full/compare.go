@@ -135,6 +135,15 @@ Flags:
   --sample N      rows --like reads from the table, 1..=%d (default:
                   enough that no row fills more than two rows of a copy,
                   within %s of memory)
+  --max-load N    between two batches of a PostgreSQL or MariaDB/MySQL
+                  load, wait while more than N other sessions run a
+                  statement on its server (PostgreSQL's active sessions,
+                  MariaDB's Threads_running), as pt-online-schema-change's
+                  --max-load does; read again every second (default: no
+                  limit; 1..=%d)
+  --max-lag D     the same while a PostgreSQL standby's replay lag is over
+                  D (e.g. 1s; pg_stat_replication); a MariaDB/MySQL
+                  primary does not know its replicas' lag
   --dry-run       with --like: check the rights and read the table as
                   the run would, print what it would create, read and
                   write on each server with an estimate of the WAL or redo
@@ -155,12 +164,16 @@ Examples:
       --need 64bit,writers=8 --engine postgres --html report.html
   idkit compare --postgres postgres://postgres@127.0.0.1:5432/test \
       --like public.orders --schemes counter,uuidv4,uuidv7,traceid,snowflake
+  idkit compare --postgres postgres://postgres@127.0.0.1:5432/shop --mysql "" \
+      --like public.orders --dry-run
+  idkit compare --postgres postgres://postgres@127.0.0.1:5432/shop --mysql "" \
+      --like public.orders --max-load 25 --max-lag 1s
 `, compare.DefaultBatchSize, compare.DefaultValueSize,
 	compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.EnvRedisAddr, compare.EnvEtcdEndpoints,
 	compare.MaxN, compare.DefaultN,
 	compare.MaxWriters, compare.DefaultWriters, compare.MinGrowN, compare.MaxN, compare.DefaultGrowN, strings.Join(compare.Names(), ", "),
 	compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.DefaultBatchSize, compare.NeedHelp,
-	strings.Join(compare.EngineNames, ", "), compare.MaxSample, "256 MiB")
+	strings.Join(compare.EngineNames, ", "), compare.MaxSample, "256 MiB", compare.MaxMaxLoad)
 
 // runCompare runs compare; the rights that a run lacks print as a list,
 // one per line, to copy from.
@@ -190,6 +203,8 @@ func runComparison(c *cli.Console, args []string) error {
 	engine := fs.String("engine", "", "verdict engine")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	dryRun := fs.Bool("dry-run", false, "say what a --like run would do, and stop")
+	maxLoad := fs.Int("max-load", 0, "other sessions running above which a load waits")
+	maxLag := fs.Duration("max-lag", 0, "standby replay lag above which a load waits")
 	concurrent := fs.Bool("concurrent", false, "also load through K connections at once")
 	grow := fs.Bool("grow", false, "measure at N = 10,000, 100,000, ... up to --max-n")
 	maxN := fs.Int("max-n", compare.DefaultGrowN, "largest N of --grow")
@@ -222,6 +237,18 @@ func runComparison(c *cli.Console, args []string) error {
 	}
 	if flagSet(fs, "sample") && (*sample < 1 || *sample > compare.MaxSample) {
 		return cli.Usagef("--sample %d out of range, want 1..=%d", *sample, compare.MaxSample)
+	}
+	if *maxLoad < 0 || *maxLoad > compare.MaxMaxLoad {
+		return cli.Usagef("--max-load %d out of range, want 1..=%d", *maxLoad, compare.MaxMaxLoad)
+	}
+	if *maxLag < 0 {
+		return cli.Usagef("--max-lag %s: want a positive duration, e.g. 1s", *maxLag)
+	}
+	if *maxLag > 0 && *mysql != "" {
+		return cli.Usagef("--max-lag reads PostgreSQL's standbys; a MariaDB/MySQL primary does not know its replicas' lag: add --mysql \"\" or leave out --max-lag")
+	}
+	if (*maxLoad > 0 || *maxLag > 0) && *postgres == "" && *mysql == "" {
+		return cli.Usagef("--max-load and --max-lag throttle the PostgreSQL and MariaDB/MySQL loads: add --postgres DSN or --mysql DSN")
 	}
 	if *dryRun && *like == "" {
 		return cli.Usagef("--dry-run says what a --like run would do; add --like TABLE")
@@ -307,7 +334,7 @@ func runComparison(c *cli.Console, args []string) error {
 		N: *n, Writers: *writers, Schemes: schemes, Progress: progress, ProgressBar: cli.IsTerminal(c.Stderr),
 		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
 		Like: *like, Sample: *sample, ScratchPostgresDSN: scratch.postgres, ScratchMySQLDSN: scratch.mysql,
-		Concurrent: *concurrent,
+		Concurrent: *concurrent, MaxLoad: *maxLoad, MaxLag: *maxLag,
 	}
 	if *dryRun {
 		plan, err := compare.DryRun(ctx, opts)

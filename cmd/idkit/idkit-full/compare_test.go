@@ -145,6 +145,9 @@ func TestCompareLikeUsage(t *testing.T) {
 		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--scratch", "postgres://y", "--scratch", "postgresql://z"}, "a second PostgreSQL scratch server; give one per engine"},
 		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--scratch", "nonsense"}, "not a postgres:// URL, and not a MariaDB/MySQL DSN"},
 		{[]string{"--postgres", "postgres://x", "--dry-run"}, "--dry-run says what a --like run would do; add --like TABLE"},
+		{[]string{"--postgres", "postgres://x", "--max-load", "-1"}, "--max-load -1 out of range, want 1..=100000"},
+		{[]string{"--postgres", "postgres://x", "--mysql", "u@tcp(h:3306)/d", "--max-lag", "1s"}, "a MariaDB/MySQL primary does not know its replicas' lag"},
+		{[]string{"--postgres", "", "--mysql", "", "--max-load", "5"}, "--max-load and --max-lag throttle the PostgreSQL and MariaDB/MySQL loads"},
 		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--dry-run", "--html", "r.html"}, "--dry-run measures nothing: leave out --grow and --html"},
 	} {
 		code, stdout, stderr := idkit(append([]string{"compare", "-n", "10"}, tt.args...)...)
@@ -158,7 +161,7 @@ func TestCompareHelp(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := idkit("help", "compare")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N] [--dry-run]] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "usage: idkit compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N] [--dry-run]] [--max-load N] [--max-lag D] [--json FILE] [--html FILE]")
 	assert.Contains(t, stdout, "--like TABLE    load the keys into copies of your own table")
 	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
 	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND")

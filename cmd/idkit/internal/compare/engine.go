@@ -78,6 +78,9 @@ type dbLoad struct {
 	sync            bool
 	table           string // unique within the run
 	onBatch         func(done int)
+	// pause, if set, is called after each batch but the last, and holds
+	// the load while the server is busier than the run allows (throttle).
+	pause func() error
 }
 
 // bigint says whether the keys go into a 64-bit integer column.
@@ -110,6 +113,11 @@ func (l dbLoad) batches(f func(lo, hi int) error, checkpoint func() error) (time
 		if l.onBatch != nil {
 			l.onBatch(hi)
 		}
+		if l.pause != nil && hi < n {
+			if err := l.pause(); err != nil {
+				return spent, fmt.Errorf("after key %d: %w", hi-1, err)
+			}
+		}
 	}
 	return spent, nil
 }
@@ -120,6 +128,11 @@ type dbEngine interface {
 	Info() EngineInfo
 	Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	Close(ctx context.Context) error
+}
+
+// throttled is a server engine whose loads a throttle may hold (nil: none).
+type throttled interface {
+	loadThrottle() *throttle
 }
 
 // serverEngine is a database engine on a server: Created names what the
@@ -226,9 +239,17 @@ func openEngines(ctx context.Context, o Options, dir string) ([]dbEngine, []Engi
 		var e serverEngine
 		var err error
 		if p.engine == EnginePostgres {
-			e, err = openPostgres(ctx, p.dsn, p.source, p.polite)
+			var pe *postgresEngine
+			if pe, err = openPostgres(ctx, p.dsn, p.source, p.polite); err == nil {
+				pe.throttle = newThrottle(o, p.engine, pgBusy(pe.conn))
+				e = pe
+			}
 		} else {
-			e, err = openMySQL(ctx, p.dsn, p.source, p.polite)
+			var me *mysqlEngine
+			if me, err = openMySQL(ctx, p.dsn, p.source, p.polite); err == nil {
+				me.throttle = newThrottle(o, p.engine, mysqlBusy(me.conn))
+				e = me
+			}
 		}
 		if err != nil {
 			return fail(err)
@@ -289,6 +310,8 @@ type serverPlan struct {
 	// myrocks says the --like table on a MariaDB source is a MyRocks
 	// table, whose copies go to MyRocks; set once the table is read.
 	myrocks bool
+	// throttled says the loads read the server's load (MaxLoad, MaxLag).
+	throttled bool
 }
 
 // serverPlans returns the plans of PostgreSQL and MariaDB/MySQL, in report
@@ -305,10 +328,14 @@ func (o Options) serverPlans() []serverPlan {
 		}
 		return serverPlan{engine: engine, dsn: scratch, source: dsn}
 	}
-	return []serverPlan{
+	plans := []serverPlan{
 		plan(EnginePostgres, o.PostgresDSN, o.ScratchPostgresDSN, EnvPostgresDSN, "postgres"),
 		plan(EngineMySQL, o.MySQLDSN, o.ScratchMySQLDSN, EnvMySQLDSN, "mysql"),
 	}
+	for i := range plans {
+		plans[i].throttled = o.MaxLoad > 0 || o.MaxLag > 0
+	}
+	return plans
 }
 
 // engineProducts names the servers each engine measures.

@@ -42,7 +42,10 @@ type mysqlEngine struct {
 	pageSize  int64
 	like      *likeShape // set by prepareLike: load into copies of the user's table
 	lsnStart  int64      // the server's log sequence number when the run began
+	throttle  *throttle  // nil: the loads never pause
 }
+
+func (e *mysqlEngine) loadThrottle() *throttle { return e.throttle }
 
 // openMySQL connects to dsn and creates the run's database there. In a
 // --like run sourceDSN names the server with the user's table, the same

@@ -45,7 +45,10 @@ type postgresEngine struct {
 	// checkpoint count when the run began, for a polite engine's report
 	// of the load it put on the source.
 	walStart, checkpointsStart int64
+	throttle                   *throttle // nil: the loads never pause
 }
+
+func (e *postgresEngine) loadThrottle() *throttle { return e.throttle }
 
 // openPostgres connects to dsn and creates the run's schema there. In a
 // --like run sourceDSN names the server with the user's table, the same

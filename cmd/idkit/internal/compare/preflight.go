@@ -103,7 +103,7 @@ func pgPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 	defer conn.Close(context.WithoutCancel(ctx))
 	cfg := conn.Config()
 	var user, database string
-	var super, create, extension, inspect, statindex, checkpoint bool
+	var super, create, extension, inspect, statindex, checkpoint, stats bool
 	var version int
 	if err := conn.QueryRow(ctx, `SELECT current_user, current_database(), r.rolsuper,
 		  has_database_privilege(current_database(), 'CREATE'),
@@ -111,8 +111,9 @@ func pgPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 		  EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pageinspect'),
 		  coalesce(has_function_privilege(to_regprocedure('pgstatindex(regclass)'), 'EXECUTE'), false),
 		  CASE WHEN EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pg_checkpoint') THEN pg_has_role('pg_checkpoint', 'MEMBER') ELSE false END,
+		  pg_has_role('pg_read_all_stats', 'MEMBER'),
 		  current_setting('server_version_num')::int
-		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&user, &database, &super, &create, &extension, &inspect, &statindex, &checkpoint, &version); err != nil {
+		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&user, &database, &super, &create, &extension, &inspect, &statindex, &checkpoint, &stats, &version); err != nil {
 		return nil, fmt.Errorf("compare: postgres: read the rights of the user: %w", err)
 	}
 	role, db := pgx.Identifier{user}.Sanitize(), pgx.Identifier{database}.Sanitize()
@@ -146,6 +147,10 @@ func pgPreflight(ctx context.Context, p serverPlan) ([]missingRight, error) {
 	if p.polite && !super {
 		out = append(out, missingRight{where, "a superuser's role, for pageinspect's raw-page functions, which refuse any other role",
 			fmt.Sprintf("ALTER ROLE %s SUPERUSER;", role)})
+	}
+	if p.throttled && !super && !stats {
+		out = append(out, missingRight{where, "pg_read_all_stats, to see other roles' sessions and the standbys' lag for --max-load and --max-lag",
+			fmt.Sprintf("GRANT pg_read_all_stats TO %s;", role)})
 	}
 	if !p.polite && !super && !checkpoint {
 		grant := fmt.Sprintf("GRANT pg_checkpoint TO %s;", role)

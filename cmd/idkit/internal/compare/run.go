@@ -134,9 +134,27 @@ type Options struct {
 	// its own writer's keys, and reports the rate, the batches' latency
 	// and what the sessions waited on (see ConcurrentLoad).
 	Concurrent bool
+
+	// MaxLoad and MaxLag throttle the PostgreSQL and MariaDB/MySQL loads,
+	// as pt-online-schema-change's options of those names do: between two
+	// batches a load waits, reading the server every ThrottlePoll, while
+	// more than MaxLoad other sessions run a statement there (PostgreSQL's
+	// active client sessions; MariaDB's Threads_running) or, on
+	// PostgreSQL, a standby's replay lag is over MaxLag. 0 sets no limit.
+	MaxLoad int
+	MaxLag  time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
+	if o.MaxLoad < 0 || o.MaxLoad > MaxMaxLoad {
+		return o, fmt.Errorf("%w: MaxLoad = %d, want 0 (no limit) or 1..=%d sessions", ErrOptions, o.MaxLoad, MaxMaxLoad)
+	}
+	if o.MaxLag < 0 {
+		return o, fmt.Errorf("%w: MaxLag = %s, want 0 (no limit) or more", ErrOptions, o.MaxLag)
+	}
+	if o.MaxLag > 0 && o.MySQLDSN != "" {
+		return o, fmt.Errorf("%w: MaxLag reads the replay lag of PostgreSQL's standbys; a MariaDB/MySQL server does not know its replicas' lag: leave out the MariaDB/MySQL server, or MaxLag", ErrOptions)
+	}
 	if o.N == 0 {
 		o.N = DefaultN
 	}
@@ -448,9 +466,15 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if lt := r.likeTable(e.Info().Name); lt != nil && line != "" {
+		lt := r.likeTable(e.Info().Name)
+		if lt != nil && line != "" {
 			lt.Notes = append(lt.Notes, line)
 			lt.SourceLogBytes = logBytes
+		}
+		if t, ok := e.(throttled); ok && lt != nil {
+			if note := t.loadThrottle().note(); note != "" {
+				lt.Notes = append(lt.Notes, note)
+			}
 		}
 	}
 	for _, e := range engines {
@@ -529,11 +553,15 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 		for i, e := range engines {
 			name := e.Info().Name
 			p.label(fmt.Sprintf("%s: %s, %d writer(s)", s.Name, name, w))
-			l, err := e.Load(ctx, dbLoad{
+			dl := dbLoad{
 				keys: keys, int63: d.Int63, byAge: sortsByAge(d), value: value, batch: o.BatchSize, checkpointEvery: o.CheckpointEvery,
 				sync: o.Sync, table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
 				onBatch: func(done int) { p.partial(float64(done) / float64(o.N)) },
-			})
+			}
+			if t, ok := e.(throttled); ok && t.loadThrottle() != nil {
+				dl.pause = func() error { return t.loadThrottle().wait(ctx) }
+			}
+			l, err := e.Load(ctx, dl)
 			if err != nil {
 				return res, err
 			}
