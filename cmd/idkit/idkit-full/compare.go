@@ -49,6 +49,8 @@ machine and prints them as tables:
         from Debian's mariadb-plugin-rocksdb, and the user SUPER): Pebble's
         figures from the load's own column family, with the oldest tenth
         expired by dropping a partition where the keys sort rows by age;
+        the column families, a pool of the run's own names that the next
+        run reuses, stay on the server (MyRocks drops none);
     each with inserts per second. The database loads checkpoint (flush the
     table, checkpoint the WAL) every --checkpoint-every inserts, as a
     long-lived database that checkpoints does; the run creates its own

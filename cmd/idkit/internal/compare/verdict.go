@@ -200,6 +200,22 @@ var judging = map[string]bool{
 // several writers a few leaves per writer (2.5x with 4 writers).
 const MaxKeyPagesRatio = 4.0
 
+// noCompaction says that no candidate's load on an LSM engine had a
+// compaction move a byte (bytes_moved): the rows went to the memtables
+// and the first level alone, where random keys cost what ordered ones
+// do, so its write figures cannot tell them apart.
+func noCompaction(candidates []*Result, engine string, ri int) bool {
+	if len(candidates) == 0 {
+		return false
+	}
+	for _, s := range candidates {
+		if moved, ok := figure(s, engine, ri, "bytes_moved"); !ok || moved > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // maxRatio is the most a figure may be over the baseline's.
 func maxRatio(key string) float64 {
 	switch key {
@@ -359,7 +375,11 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		figs, leftOut = undisturbedFigures(engine, figs, candidates, ri)
 	}
 	cannot := ""
-	if !slices.ContainsFunc(figs, func(f verdictFigure) bool { return judging[f.key] }) {
+	uncompacted := like != nil && engineFamily[engine] == FamilyLSM && noCompaction(candidates, engine, ri)
+	switch {
+	case uncompacted:
+		cannot = fmt.Sprintf("cannot judge writes here: no compaction moved a byte in any load, so the copies' writes are their rows once whatever their keys' order; run with a larger -n (now %s)", thousands(int64(r.Config.N)))
+	case !slices.ContainsFunc(figs, func(f verdictFigure) bool { return judging[f.key] }):
 		cannot = "cannot judge writes here: no figure this run measured tells random keys from ordered ones (index sizes and a log without full-page images do not)"
 		if like != nil && like.OnSource {
 			cannot += "; run with --scratch DSN, which counts the pages written"
@@ -380,6 +400,8 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 	}
 	if like != nil {
 		v.Basis = fmt.Sprintf("%s of the copies of your table on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio)
+	} else if r.Config.Like != "" {
+		v.Basis += fmt.Sprintf("; on rows of a key and a %d-byte payload, not copies of your table, which go to the servers alone", r.Config.ValueSize)
 	}
 	for _, f := range figs {
 		if keyIndexFigure(f.key) {

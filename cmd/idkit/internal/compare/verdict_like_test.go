@@ -605,3 +605,32 @@ func TestVerdictLikePostgresKeyPages(t *testing.T) {
 	}
 	assert.Contains(t, v.Basis, "primary-key pages changed per interval at the baseline's key width above 4x (which rejects and does not rank)")
 }
+
+// TestVerdictLikeMyRocksNeedsCompactions: on MyRocks the bytes written
+// tell random keys from ordered ones only once compactions move bytes;
+// where none moved a byte in any load the verdict ranks nothing and asks
+// for a larger -n.
+func TestVerdictLikeMyRocksNeedsCompactions(t *testing.T) {
+	t.Parallel()
+	server := func(written, moved float64) map[string]float64 {
+		return map[string]float64{"bytes_written_per_insert": written, "wal_bytes_per_insert": 400, "bytes_moved": moved}
+	}
+	build := func(moved, uuidWritten float64) *Report {
+		return likeReport(EngineMyRocks, LikeTable{Name: "shop.orders", Key: "id", KeyType: "binary(16)", Rows: 1_000_000},
+			likeLoad{name: "counter", kind: Baseline, ns: 2, colType: "BIGINT", pkBytes: 240_000, server: server(400, moved)},
+			likeLoad{name: "traceid", ns: 20, colType: "BIGINT", pkBytes: 240_000, server: server(410, moved)},
+			likeLoad{name: "uuidv4", ns: 60, colType: "BINARY(16)", keyBytes: 16, random: true, pkBytes: 260_000, server: server(uuidWritten, moved)})
+	}
+	v, err := build(0, 420).Decide(Need{}, EngineMyRocks) // the rows once each, whatever their order
+	require.NoError(t, err)
+	assert.Empty(t, v.Ranked)
+	assert.Contains(t, v.CannotJudge, "no compaction moved a byte in any load")
+	assert.Contains(t, v.CannotJudge, "run with a larger -n")
+	assert.ElementsMatch(t, []string{"traceid", "uuidv4"}, unjudged(v))
+
+	v, err = build(1<<20, 1000).Decide(Need{}, EngineMyRocks)
+	require.NoError(t, err)
+	assert.Empty(t, v.CannotJudge)
+	assert.Equal(t, []string{"traceid"}, ranked(v))
+	assert.Contains(t, rejections(v)["uuidv4"], "bytes flushed and compacted 2.5x the counter's")
+}
