@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -15,6 +16,10 @@ import (
 )
 
 func ExampleIDGenerator() {
+	// One processor, so that the spans take their IDs from one
+	// processor's run (see traceid.PerCore) and print the same on every
+	// run.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	// In production leave Clock nil for the system clock.
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	g, err := traceid.New(context.Background(), traceid.Options{Node: 7, Clock: fake})
@@ -52,6 +57,10 @@ func ExampleIDGenerator() {
 }
 
 func ExampleHandler() {
+	// One processor, so that this example's two records take their IDs
+	// from one processor's run (see traceid.PerCore) and print the same
+	// on every run.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	// In production leave Clock nil for the system clock.
 	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	g, err := traceid.New(context.Background(), traceid.Options{Node: 7, Clock: fake})
