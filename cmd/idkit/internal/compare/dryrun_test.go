@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 
@@ -21,14 +20,9 @@ import (
 func TestLikeDryRun(t *testing.T) {
 	skipUnderRace(t)
 	ctx := context.Background()
-	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
-	pg, err := pgx.Connect(ctx, pgDSN)
-	require.NoError(t, err)
-	t.Cleanup(func() { pg.Close(context.Background()) })
-	my, err := sql.Open("mysql", myDSN)
-	require.NoError(t, err)
-	t.Cleanup(func() { my.Close() })
-	name := acceptTables(t, pg, my, 20_000)
+	pg, my, name := acceptServers(t, 20_000)
+	pgDSN := serverDSN(t, EnvPostgresDSN)
+	var err error
 
 	pgSchemas := func() []string {
 		rows, err := pg.Query(ctx, "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'idkit\\_compare\\_%' ORDER BY 1")

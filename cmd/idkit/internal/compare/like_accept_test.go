@@ -73,6 +73,21 @@ func acceptTables(t *testing.T, pg *pgx.Conn, my *sql.DB, rows int) string {
 	return name
 }
 
+// acceptServers connects to both servers and creates the acceptance
+// tables there with rows rows (acceptTables); everything is removed and
+// closed when the test ends. It returns the connections and the name of
+// the schema (database) that holds the tables.
+func acceptServers(t *testing.T, rows int) (*pgx.Conn, *sql.DB, string) {
+	t.Helper()
+	pg, err := pgx.Connect(context.Background(), serverDSN(t, EnvPostgresDSN))
+	require.NoError(t, err)
+	t.Cleanup(func() { pg.Close(context.Background()) }) // after acceptTables' cleanup, which uses it
+	my, err := sql.Open("mysql", serverDSN(t, EnvMySQLDSN))
+	require.NoError(t, err)
+	t.Cleanup(func() { my.Close() })
+	return pg, my, acceptTables(t, pg, my, rows)
+}
+
 // sourceState is what the acceptance reads of a source table before and
 // after the runs: a checksum of its rows, and its write counters.
 type sourceState struct {

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"sync"
 	"testing"
@@ -116,14 +115,9 @@ func TestThrottleOptions(t *testing.T) {
 func TestLikeThrottledByMaxLoad(t *testing.T) {
 	skipUnderRace(t)
 	ctx := context.Background()
-	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
-	pg, err := pgx.Connect(ctx, pgDSN)
-	require.NoError(t, err)
-	t.Cleanup(func() { pg.Close(context.Background()) })
-	my, err := sql.Open("mysql", myDSN)
-	require.NoError(t, err)
-	t.Cleanup(func() { my.Close() })
-	name := acceptTables(t, pg, my, 2_000)
+	pg, my, name := acceptServers(t, 2_000)
+	pgDSN := serverDSN(t, EnvPostgresDSN)
+	var err error
 
 	for _, engine := range []string{EnginePostgres, EngineMySQL} {
 		t.Run(engine, func(t *testing.T) {

@@ -265,6 +265,18 @@ func (t *LikeTable) judgeKey(need Need) *TableKey {
 	return k
 }
 
+// besideBaseline returns s's load on engine in run ri and the counter
+// baseline's; false without either.
+func (r *Report) besideBaseline(s *Result, ri int, engine string) (load, base EngineLoad, ok bool) {
+	b := r.baselineResult()
+	if b == nil || ri >= len(s.Runs) || ri >= len(b.Runs) {
+		return load, base, false
+	}
+	load, ok = s.Runs[ri].engineLoad(engine)
+	base, bok := b.Runs[ri].engineLoad(engine)
+	return load, base, ok && bok
+}
+
 // widthAdjustedLeafPages returns s's primary-key leaf pages on InnoDB in
 // run ri as if its key were as wide as the baseline's: its leaf pages
 // times the bytes a row takes in the baseline's leaves over those bytes
@@ -273,13 +285,8 @@ func (t *LikeTable) judgeKey(need Need) *TableKey {
 // aside: about 1 for keys in insert order, about 1.4 for random ones.
 // False without a counter baseline or the figures.
 func (r *Report) widthAdjustedLeafPages(s *Result, ri int) (float64, bool) {
-	base := r.baselineResult()
-	if base == nil || ri >= len(s.Runs) || ri >= len(base.Runs) {
-		return 0, false
-	}
-	l, ok := s.Runs[ri].engineLoad(EngineMySQL)
-	b, bok := base.Runs[ri].engineLoad(EngineMySQL)
-	if !ok || !bok {
+	l, b, ok := r.besideBaseline(s, ri, EngineMySQL)
+	if !ok {
 		return 0, false
 	}
 	leaves, bLeaves := l.Metrics["leaf_pages_per_1000"], b.Metrics["leaf_pages_per_1000"]
@@ -300,17 +307,12 @@ func (r *Report) widthAdjustedLeafPages(s *Result, ri int) (float64, bool) {
 // which change every leaf in every interval. False without a counter
 // baseline or the figures.
 func (r *Report) widthAdjustedKeyPages(s *Result, ri int) (float64, bool) {
-	base := r.baselineResult()
-	if base == nil || ri >= len(s.Runs) || ri >= len(base.Runs) {
-		return 0, false
-	}
-	l, ok := s.Runs[ri].engineLoad(EnginePostgres)
-	b, bok := base.Runs[ri].engineLoad(EnginePostgres)
-	if !ok || !bok {
+	l, b, ok := r.besideBaseline(s, ri, EnginePostgres)
+	if !ok {
 		return 0, false
 	}
 	pages, pok := l.Metrics["key_pages_changed_per_1000"]
-	width, bWidth := pgTupleBytes(l.ColumnType, s.Runs[ri].Size.KeyBytes), pgTupleBytes(b.ColumnType, base.Runs[ri].Size.KeyBytes)
+	width, bWidth := pgTupleBytes(l.ColumnType, s.Runs[ri].Size.KeyBytes), pgTupleBytes(b.ColumnType, r.baselineResult().Runs[ri].Size.KeyBytes)
 	if !pok || width == 0 || bWidth == 0 {
 		return 0, false
 	}
