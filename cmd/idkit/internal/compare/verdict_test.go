@@ -213,4 +213,9 @@ func TestVerdictLeavesOutDisturbedServerCounters(t *testing.T) {
 	assert.Contains(t, text.String(), "\n  cannot judge writes here")
 	assert.Contains(t, text.String(), "\n  unranked traceid: ")
 	assert.NotContains(t, text.String(), "no scheme meets")
+	var page strings.Builder
+	require.NoError(t, (&Report{Schemes: build("ulid").Schemes, Engines: []EngineInfo{{Name: EngineMySQL}}, Verdict: v}).WriteHTML(&page))
+	assert.Contains(t, page.String(), "<b>cannot judge writes here")
+	assert.Contains(t, page.String(), "<li>unranked <b>traceid</b>: ")
+	assert.NotContains(t, page.String(), "no scheme meets")
 }
