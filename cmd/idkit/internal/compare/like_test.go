@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,10 +63,22 @@ func TestParseLike(t *testing.T) {
 }
 
 // likeOptions returns options of a --like run of four schemes, ordered and
-// random, on the one server engine.
+// random, on the one server engine. On PostgreSQL it sees that the
+// server's test database has pageinspect, which a run without --scratch
+// needs there and does not create (a run with --scratch creates it, as
+// the test's superuser could).
 func likeOptions(t *testing.T, engine, like string) Options {
 	t.Helper()
 	o := engineOptions(t, engine)
+	if engine == EnginePostgres {
+		pageinspectOnce.Do(func() {
+			conn, err := pgx.Connect(context.Background(), o.PostgresDSN)
+			require.NoError(t, err)
+			defer conn.Close(context.Background())
+			_, err = conn.Exec(context.Background(), "CREATE EXTENSION IF NOT EXISTS pageinspect")
+			require.NoError(t, err, "pageinspect, for the runs without --scratch")
+		})
+	}
 	o.NoSQLite = true
 	o.Writers = 1
 	o.N = 20_000
@@ -76,6 +89,9 @@ func likeOptions(t *testing.T, engine, like string) Options {
 	require.NoError(t, err)
 	return o
 }
+
+// pageinspectOnce creates pageinspect once per test binary (likeOptions).
+var pageinspectOnce sync.Once
 
 // checkLikeReport checks what a --like run must show on engine: the
 // table's indexes today, every index of every copy (with its leaf density
