@@ -80,16 +80,7 @@ func TestIdleAccounting(t *testing.T) {
 	lim.connState(b, http.StateActive)
 	lim.connState(c, http.StateActive)
 
-	accepted := make(chan *limitedConn)
-	go func() {
-		for {
-			s, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- s.(*limitedConn)
-		}
-	}()
+	accepted := acceptAll(ln)
 	// b and c busy: the client's next is refused, though a is idle.
 	x := dial("127.0.0.1")
 	testwait.Until(t, func() bool { return value(t, refused) == 1 }, "the client's third busy connection refused")
@@ -143,16 +134,7 @@ func TestEvictionTakesFromTheGreediest(t *testing.T) {
 	inner, addr := freePort(t)
 	ln := lim.listener(inner)
 	t.Cleanup(func() { ln.Close() })
-	accepted := make(chan *limitedConn)
-	go func() {
-		for {
-			s, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- s.(*limitedConn)
-		}
-	}()
+	accepted := acceptAll(ln)
 	dial := func(from string) (net.Conn, *limitedConn) {
 		t.Helper()
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
@@ -198,4 +180,20 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 		return d.Gauge.GetValue()
 	}
 	return d.Counter.GetValue()
+}
+
+// acceptAll accepts on ln, a limited listener, until it is closed, and
+// hands each connection on.
+func acceptAll(ln net.Listener) <-chan *limitedConn {
+	accepted := make(chan *limitedConn)
+	go func() {
+		for {
+			s, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- s.(*limitedConn)
+		}
+	}()
+	return accepted
 }

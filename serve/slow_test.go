@@ -27,6 +27,19 @@ import (
 	"github.com/idkit/idkit/objectid"
 )
 
+// attackers returns what the slow and silent holders below take: a wait
+// group for their goroutines and the channel that stops them, closed and
+// waited for when the test ends, before the server they hold is closed.
+func attackers(t *testing.T) (*sync.WaitGroup, <-chan struct{}) {
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	t.Cleanup(func() {
+		close(stop)
+		wg.Wait()
+	})
+	return &wg, stop
+}
+
 // slowSender opens connections to addr from the loopback address from,
 // conns at a time, each sending a request a byte a second and never
 // finishing it, and opens another in the place of each that the server
@@ -117,14 +130,9 @@ func TestAcceptanceSlowRequests(t *testing.T) {
 	served(t, s, s.Serve, ln)
 	served(t, s, s.ServeProbes, pln)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	wg, stop := attackers(t)
 	for i := range addresses {
-		slowSender(&wg, stop, fmt.Sprintf("127.0.1.%d", i+1), main, perAddress)
+		slowSender(wg, stop, fmt.Sprintf("127.0.1.%d", i+1), main, perAddress)
 	}
 	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
 	testwait.Until(t, func() bool {
@@ -158,13 +166,8 @@ func TestAcceptanceSlowProbes(t *testing.T) {
 	pln, probes := freePort(t)
 	served(t, s, s.ServeProbes, pln)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
-	slowSender(&wg, stop, "127.0.4.1", probes, 100)
+	wg, stop := attackers(t)
+	slowSender(wg, stop, "127.0.4.1", probes, 100)
 	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
 	testwait.Until(t, func() bool {
 		m := scrape()
@@ -268,11 +271,7 @@ func silentHolder(wg *sync.WaitGroup, stop <-chan struct{}, from, addr string, c
 					}
 					continue
 				}
-				closed := make(chan struct{})
-				go func() {
-					c.Read(make([]byte, 1)) // returns when the server closes it
-					close(closed)
-				}()
+				closed := closedByServer(c)
 				select {
 				case <-stop:
 					c.Close()
@@ -304,14 +303,9 @@ func TestAcceptanceProbesUnderAttack(t *testing.T) {
 			pln, probes := freePort(t)
 			served(t, s, s.ServeProbes, pln)
 
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			defer func() {
-				close(stop)
-				wg.Wait()
-			}()
+			wg, stop := attackers(t)
 			for i := range addresses {
-				attack.open(&wg, stop, fmt.Sprintf("127.0.6.%d", i+1), probes, DefaultProbeMaxConnsPerClient)
+				attack.open(wg, stop, fmt.Sprintf("127.0.6.%d", i+1), probes, DefaultProbeMaxConnsPerClient)
 			}
 			scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
 			testwait.Until(t, func() bool {
@@ -330,6 +324,17 @@ func TestAcceptanceProbesUnderAttack(t *testing.T) {
 	}
 }
 
+// closedByServer returns a channel closed once the server closes c (or
+// c is closed here).
+func closedByServer(c net.Conn) <-chan struct{} {
+	closed := make(chan struct{})
+	go func() {
+		c.Read(make([]byte, 1))
+		close(closed)
+	}()
+	return closed
+}
+
 // idleHolder keeps conns connections to addr from the loopback address
 // from, each kept alive after one request and opened again, with a new
 // request, as soon as the server closes it, until stop is closed.
@@ -341,11 +346,7 @@ func idleHolder(wg *sync.WaitGroup, stop <-chan struct{}, from, addr string, con
 				if c, err := d.Dial("tcp", addr); err == nil {
 					if _, err := roundTrip(c, bufio.NewReader(c), "/v1/objectid"); err == nil {
 						c.SetDeadline(time.Time{})
-						closed := make(chan struct{})
-						go func() {
-							c.Read(make([]byte, 1)) // returns when the server closes it
-							close(closed)
-						}()
+						closed := closedByServer(c)
 						select {
 						case <-stop:
 						case <-closed:
@@ -385,14 +386,9 @@ func TestAcceptanceManyAddresses(t *testing.T) {
 	ln, addr := freePort(t)
 	served(t, s, s.Serve, ln)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	wg, stop := attackers(t)
 	for i := range addresses {
-		idleHolder(&wg, stop, fmt.Sprintf("127.0.%d.%d", 10+i/200, i%200+1), addr, perAddress)
+		idleHolder(wg, stop, fmt.Sprintf("127.0.%d.%d", 10+i/200, i%200+1), addr, perAddress)
 	}
 	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
 	testwait.Until(t, func() bool {
@@ -438,13 +434,8 @@ func TestAcceptanceSlowScrapes(t *testing.T) {
 	mln, metrics := freePort(t)
 	served(t, s, s.ServeMetrics, mln)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
-	slowSender(&wg, stop, "127.0.8.1", metrics, 100)
+	wg, stop := attackers(t)
+	slowSender(wg, stop, "127.0.8.1", metrics, 100)
 	scrape := func() string { return body(t, get(t, s.metricsOnly(), "/metrics")) }
 	testwait.Until(t, func() bool {
 		return metricOr0(scrape(), `idkit_connections_open{listener="metrics"}`) >= DefaultMetricsMaxConns

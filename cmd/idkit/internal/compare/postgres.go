@@ -215,22 +215,22 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 	x.keyCounted = e.pageinspect && key != 0
 	// count adds the pages changed since the last interval.
 	count := func() error {
-		if x.counted {
-			var n int64
-			if err := e.conn.QueryRow(ctx, pgChangedPages, rels, since).Scan(&n); err != nil {
-				return fmt.Errorf("pages changed in the interval: %w", err)
-			}
-			x.changed += n
-		}
-		if x.keyCounted {
-			var n int64
-			if err := e.conn.QueryRow(ctx, pgChangedPages, []uint32{key}, since).Scan(&n); err != nil {
-				return fmt.Errorf("primary-key pages changed in the interval: %w", err)
-			}
-			x.keyChanged += n
-		}
 		if !x.counted && !x.keyCounted {
 			return nil
+		}
+		scan := rels // the key's index among them
+		if !x.counted {
+			scan = []uint32{key}
+		}
+		var all, ofKey int64
+		if err := e.conn.QueryRow(ctx, pgChangedPages, scan, since, key).Scan(&all, &ofKey); err != nil {
+			return fmt.Errorf("pages changed in the interval: %w", err)
+		}
+		if x.counted {
+			x.changed += all
+		}
+		if x.keyCounted {
+			x.keyChanged += ofKey
 		}
 		var err error
 		since, err = lsn()
@@ -302,8 +302,9 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 
 // pgChangedPages counts the pages of the relations $1 whose LSN is past
 // $2: the pages changed since that WAL position, each read with
-// pageinspect from shared buffers, where the load left them.
-const pgChangedPages = `SELECT count(*) FROM unnest($1::oid[]) AS r(rel),
+// pageinspect from shared buffers, where the load left them; and, apart,
+// those of relation $3 (the primary-key index) among them.
+const pgChangedPages = `SELECT count(*), count(*) FILTER (WHERE r.rel = $3::oid) FROM unnest($1::oid[]) AS r(rel),
 	LATERAL generate_series(0, pg_relation_size(r.rel) / current_setting('block_size')::bigint - 1) AS b(blkno)
 	WHERE (page_header(get_raw_page(r.rel::regclass::text, b.blkno))).lsn - '0/0'::pg_lsn > $2::bigint`
 
