@@ -457,7 +457,7 @@ func (r *Report) sections() []Section {
 			secs = append(secs, Section{ID: e, Source: SourceMeasured,
 				Title: fmt.Sprintf("LSM TREE: WRITES, READS AND EXPIRY IN PEBBLE — measured in this run (%s keys in generation order, %d-byte values, %s per batch)", n, c.ValueSize, thousands(int64(c.BatchSize))),
 				Note: []string{
-					"headline: write amplification, bytes written to tables per byte logged (x: times the counter's); keys in order make tables that move down unwritten (moved/byte)",
+					"headline: write amplification, bytes written to tables per byte logged (x: times the counter's); keys in order make tables that overlap no other, which compactions leave alone or move down a level unwritten (moved/byte)",
 					"expiry: the oldest tenth of the rows deleted by one range deletion when the keys sort rows by age, else row by row; then Pebble's compactions, and a manual one of the range if they left the space",
 					"life write amp adds the expiry's bytes, as if every tenth expired so: a row's cost from insert to expiry",
 					info.Version + "; " + info.Settings}})

@@ -71,8 +71,8 @@
 // a key's order decides how many pages each insert dirties. An LSM tree
 // (Pebble) appends sorted tables and merges them down its levels: a key's
 // order decides how often a row is rewritten on its way down, and whether
-// its oldest rows go by one range deletion, whose tables Pebble drops
-// whole, or row by row, by tombstones that wait for a compaction. Logs and
+// its oldest rows go by one range deletion, which drops or trims whole
+// tables, or row by row, by tombstones that wait for a compaction. Logs and
 // traces expire, so the Pebble load ends by deleting its oldest tenth the
 // way the scheme's keys allow (see sortsByAge) and counting the bytes
 // written until the space is reclaimed. [Report.Families] ranks the

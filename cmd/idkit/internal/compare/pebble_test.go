@@ -3,7 +3,9 @@ package compare
 import (
 	"bytes"
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,14 +30,15 @@ func pebbleOnly(t *testing.T, n, writers int, schemes string) Options {
 
 // TestPebbleEveryScheme loads every scheme's keys into Pebble and reads
 // them back: every row is there, and every point lookup (which checks
-// the value it reads) and range scan finds its rows. It loads 20,000
-// keys per scheme, 10,000 under -short: more than the 1 MiB memtable
-// either way; under the race detector, three schemes'.
+// the value it reads) and range scan finds its rows. It loads 50,000
+// keys per scheme, 40,000 under -short: more than Pebble's 4 MiB memtable
+// either way, so that the load flushes and settles; under the race
+// detector, three schemes'.
 func TestPebbleEveryScheme(t *testing.T) {
 	t.Parallel()
-	n := 20_000
+	n := 50_000
 	if testing.Short() {
-		n = 10_000
+		n = 40_000
 	}
 	r, err := Run(pebbleOnly(t, n, 2, everySchemeUnlessRace()))
 	require.NoError(t, err)
@@ -55,14 +58,13 @@ func TestPebbleEveryScheme(t *testing.T) {
 }
 
 // TestPebbleDirection checks, at N = 200,000 with one writer, what follows
-// from how an LSM tree takes ordered and random keys: the counter's and
-// TraceId's tables overlap nothing below them and move down unwritten,
-// while UUIDv4's are rewritten at each level (at least twice the
-// counter's write amplification); lookups of random keys consult more
-// tables, and the newest 1% of them lie all over the tree; a range
-// deletion expires the oldest tenth of time-ordered keys, where random
-// keys delete row by row and write at least 10 times the bytes to
-// reclaim the space.
+// from how an LSM tree with Pebble's defaults takes ordered and random
+// keys: the counter's and TraceId's tables overlap nothing, so that no
+// compaction rewrites them, while UUIDv4's are rewritten (at least twice
+// the counter's write amplification); the newest 1% of random keys lie
+// all over the tree; a range deletion expires the oldest tenth of
+// time-ordered keys, where random keys delete row by row and write at
+// least 10 times the bytes to reclaim the space.
 func TestPebbleDirection(t *testing.T) {
 	skipUnderRace(t)
 	t.Parallel()
@@ -75,10 +77,9 @@ func TestPebbleDirection(t *testing.T) {
 	}
 	c, u := f["counter"], f["uuidv4"]
 	assert.Less(t, c["write_amp"], 1.2, "the counter's tables are flushed once")
-	assert.Greater(t, u["write_amp"], 2*c["write_amp"], "uuidv4's are rewritten at each level")
-	assert.Greater(t, c["moved_per_byte_in"], 0.1, "the counter's tables move down a level unwritten")
-	assert.Zero(t, u["moved_per_byte_in"], "uuidv4's tables overlap every table below them")
-	assert.Greater(t, u["lookup_filter_hits"], 0.5, "a uuidv4 lookup meets tables its bloom filters rule out")
+	assert.Zero(t, c["bytes_compacted"], "no compaction rewrites the counter's tables")
+	assert.Greater(t, u["bytes_compacted"], u["bytes_in"], "compactions rewrite uuidv4's tables")
+	assert.Greater(t, u["write_amp"], 2*c["write_amp"], "uuidv4's are rewritten")
 	assert.Greater(t, u["newest_scan_blocks"], 10*c["newest_scan_blocks"])
 	assert.Equal(t, 1.0, c["newest_scan_rows"])
 
@@ -86,7 +87,6 @@ func TestPebbleDirection(t *testing.T) {
 		assert.Equal(t, ranged, f[name]["expiry_range"], "%s: a range deletion iff the keys sort rows by age", name)
 	}
 	assert.GreaterOrEqual(t, u["expiry_bytes"], 10*c["expiry_bytes"], "the counter's expiry writes at least 10x fewer bytes than uuidv4's")
-	assert.Equal(t, 0.0, c["expiry_manual"], "Pebble drops the counter's expired tables itself")
 	assert.Equal(t, 1.0, u["expiry_manual"], "uuidv4's tombstones wait for a compaction")
 	assert.Greater(t, u["expiry_scan_skipped"], 2_000.0, "a scan over uuidv4's expired range steps over its tombstones")
 
@@ -122,15 +122,24 @@ func TestPebbleDirection(t *testing.T) {
 	}
 }
 
-// TestPebbleAgreesWithMetrics loads the same keys twice: through the
-// engine, and through a plain program that writes them to Pebble with
-// the same options in batches of 1,000, waits out the flushes and
-// compactions each batch starts, looks up the same keys, expires the
-// same rows, and reads what Pebble reports in Metrics(). The figures
-// must agree within 5%; bytes moved, within 5% of the bytes loaded.
+// TestPebbleAgreesWithMetrics loads the same keys through the engine and
+// through a plain program that writes them to Pebble with the options the
+// engine states (Pebble's defaults, bloom filters of 10 bits per key on
+// every level, no compression, no read-triggered compactions, in memory)
+// in batches of 1,000, waits out the flushes and compactions each batch
+// starts, looks up the same keys, expires the same rows, and reads what
+// Pebble reports in Metrics(). The figures must agree within 5%.
+// IDKIT_PEBBLE_AGREE_N loads another N than 100,000 (BENCHMARKS.md:
+// 1,000,000).
 func TestPebbleAgreesWithMetrics(t *testing.T) {
 	skipUnderRace(t)
 	t.Parallel()
+	n := 100_000
+	if v := os.Getenv("IDKIT_PEBBLE_AGREE_N"); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(t, err, "IDKIT_PEBBLE_AGREE_N")
+	}
 	for _, name := range []string{"counter", "uuidv4"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -138,7 +147,7 @@ func TestPebbleAgreesWithMetrics(t *testing.T) {
 			require.NoError(t, err)
 			gens, err := s.New(1)
 			require.NoError(t, err)
-			keys, err := generate(gens, s.KeyLen, 200_000, nil)
+			keys, err := generate(gens, s.KeyLen, n, nil)
 			require.NoError(t, err)
 			require.NoError(t, CloseGenerators(gens))
 			value := make([]byte, DefaultValueSize)
@@ -154,13 +163,6 @@ func TestPebbleAgreesWithMetrics(t *testing.T) {
 			for key, w := range want {
 				g, ok := got.Metrics[key]
 				require.True(t, ok, "the engine has no %s", key)
-				if key == "bytes_moved" {
-					// Which small table Pebble moves rather than rewrites
-					// depends on when a flush lands beside a compaction:
-					// moves agree within 5% of the bytes loaded.
-					assert.InDelta(t, w, g, 0.05*max(w, got.Metrics["bytes_in"]), key)
-					continue
-				}
 				if w == 0 {
 					assert.Zero(t, g, key)
 					continue
@@ -172,8 +174,8 @@ func TestPebbleAgreesWithMetrics(t *testing.T) {
 }
 
 // plainPebble writes l's keys to Pebble as a plain program would, with
-// the engine's options spelled out, and returns Pebble's own figures
-// under the engine's names.
+// the options the engine states spelled out, and returns Pebble's own
+// figures under the engine's names.
 func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
 	t.Helper()
 	wake := make(chan struct{}, 1)
@@ -184,11 +186,10 @@ func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
 		}
 	}
 	o := &pebble.Options{
-		FS: vfs.NewMem(), MemTableSize: 1 << 20, LBaseMaxBytes: 8 << 20, L0CompactionFileThreshold: 64,
+		FS:            vfs.NewMem(),
 		Logger:        pebbleLogger{},
 		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { poke() }, CompactionEnd: func(pebble.CompactionInfo) { poke() }},
 	}
-	o.TargetFileSizes[0] = 256 << 10
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }

@@ -201,15 +201,19 @@ var judging = map[string]bool{
 const MaxKeyPagesRatio = 4.0
 
 // noCompaction says that no candidate's load on an LSM engine had a
-// compaction move a byte (bytes_moved): the rows went to the memtables
-// and the first level alone, where random keys cost what ordered ones
-// do, so its write figures cannot tell them apart.
+// compaction move or rewrite a byte (bytes_moved, and bytes_compacted
+// where the engine counts it apart): the rows went to the memtables and
+// the first level alone, where random keys cost what ordered ones do, so
+// its write figures cannot tell them apart.
 func noCompaction(candidates []*Result, engine string, ri int) bool {
 	if len(candidates) == 0 {
 		return false
 	}
 	for _, s := range candidates {
 		if moved, ok := figure(s, engine, ri, "bytes_moved"); !ok || moved > 0 {
+			return false
+		}
+		if compacted, ok := figure(s, engine, ri, "bytes_compacted"); ok && compacted > 0 {
 			return false
 		}
 	}
