@@ -302,7 +302,11 @@ func (r *Report) likeTables() []Table {
 			Head: []string{"index", "size", "leaf pages", "leaf density", "leaf frag"},
 			Docs: []string{"what the index is on", "the index's size", "its leaf pages", "used bytes of its leaf pages over their size", "leaf pages out of physical order (PostgreSQL)"},
 		}
-		today.Rows = append(today.Rows, []string{"table (rows)", mib(float64(t.TableBytes)), "-", "-", "-"})
+		rowsName := "table (rows)"
+		if t.Engine == EngineMyRocks {
+			rowsName = "table (rows), on disk"
+		}
+		today.Rows = append(today.Rows, []string{rowsName, mib(float64(t.TableBytes)), "-", "-", "-"})
 		for _, ix := range t.Indexes {
 			today.Rows = append(today.Rows, ix.cells())
 		}

@@ -379,7 +379,7 @@ func myReadRocksFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) err
 		t.Indexes = []IndexFigures{{Name: ls.my.indexes[0].displayName(), Bytes: t.TableBytes}}
 		t.Notes = append(t.Notes, "the indexes' sizes today are left out: this user may not read information_schema.ROCKSDB_INDEX_FILE_MAP on the source (it needs PROCESS), or the table's rows are all in memtables")
 	}
-	t.Notes = append(t.Notes, "MyRocks keeps the rows in the primary key's order in an LSM tree; index sizes are the bytes of each index's keys and values in the column family's tables (ROCKSDB_INDEX_FILE_MAP), rows in memtables not counted")
+	t.Notes = append(t.Notes, "MyRocks keeps the rows in the primary key's order in an LSM tree; index sizes are the bytes of each index's keys and values in the column family's tables before compression (ROCKSDB_INDEX_FILE_MAP's DATA_SIZE), rows in memtables not counted: the copies' are counted so too, so that a compressed table and the copies' uncompressed column family compare like for like; the table's own size is its files' on disk, after compression (information_schema.TABLES)")
 	return nil
 }
 
