@@ -462,13 +462,15 @@ func (r *Report) sections() []Section {
 					"life write amp adds the expiry's bytes, as if every tenth expired so: a row's cost from insert to expiry",
 					info.Version + "; " + info.Settings}})
 		case EngineMyRocks:
+			note := []string{
+				"headline: write amplification, the load's column family's table bytes per byte logged (x: times the counter's); the server compacts while the load inserts, so its counts vary a little from run to run",
+				"expiry: keys that sort rows by age go into a table partitioned at the oldest tenth, dropped with its partition; the others DELETE the oldest tenth row by row"}
+			if d := r.disturbedLoads(e); len(d) > 0 {
+				note = append(note, "disturbed: another session changed MyRocks rows during the loads of "+strings.Join(d, ", ")+": the server's log bytes, and their write amplification, count that session's writes too")
+			}
 			secs = append(secs, Section{ID: e, Source: SourceMeasured,
 				Title: fmt.Sprintf("LSM TREE: WRITES, READS AND EXPIRY IN MYROCKS — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction)", n, c.ValueSize, thousands(int64(c.BatchSize))),
-				Note: []string{
-					"headline: write amplification, the load's column family's table bytes per byte logged (x: times the counter's); the server compacts while the load inserts, so its counts vary a little from run to run",
-					"expiry: keys that sort rows by age go into a table partitioned at the oldest tenth, dropped with its partition; the others DELETE the oldest tenth row by row",
-					"disturbed: another session changed MyRocks rows during the load, whose log bytes count here",
-					info.Version + "; " + info.Settings}})
+				Note:  append(note, info.Version+"; "+info.Settings)})
 		case EnginePostgres:
 			note := []string{
 				"headline: shared buffers dirtied per 1,000 inserts (x: times the counter's); CHECKPOINT every " + every + " inserts models a long-lived database:",
@@ -505,6 +507,20 @@ func (r *Report) sections() []Section {
 }
 
 // engine returns the EngineInfo called name.
+// disturbedLoads names the loads on engine whose server-wide counters
+// another session's writes changed (the figure "disturbed").
+func (r *Report) disturbedLoads(engine string) []string {
+	var out []string
+	for _, s := range r.Schemes {
+		for _, run := range s.Runs {
+			if l, ok := run.engineLoad(engine); ok && l.Metrics["disturbed"] == 1 {
+				out = append(out, fmt.Sprintf("%s with %d writer(s)", s.Name, run.Writers))
+			}
+		}
+	}
+	return out
+}
+
 func (r *Report) engine(name string) EngineInfo {
 	i := slices.IndexFunc(r.Engines, func(e EngineInfo) bool { return e.Name == name })
 	if i < 0 {

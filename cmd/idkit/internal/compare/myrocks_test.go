@@ -307,7 +307,7 @@ func TestLikeMyRocks(t *testing.T) {
 	// At 20,000 keys no compaction moves a byte: random keys cost what
 	// ordered ones do, and the verdict says it cannot judge them.
 	assert.Empty(t, r.Verdict.Ranked)
-	assert.Contains(t, r.Verdict.CannotJudge, "no compaction moved a byte in any load")
+	assert.Contains(t, r.Verdict.CannotJudge, "no compaction moved or rewrote a byte in any load")
 	assert.Contains(t, unjudged(r.Verdict), "uuidv4")
 	// The other family's verdict is on the run's own rows, and says so.
 	require.NotNil(t, r.Families)
@@ -430,4 +430,31 @@ func TestMyRocksPassesOverTablesLeftBehind(t *testing.T) {
 	var rows int
 	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+database+".left_behind").Scan(&rows))
 	assert.Equal(t, 1000, rows, "the table left behind is left as it was")
+}
+
+// TestMyRocksSaysDisturbedOnlyWhenSo: the MyRocks section says that
+// another session changed rows during a load only when one did, and
+// names the loads.
+func TestMyRocksSaysDisturbedOnlyWhenSo(t *testing.T) {
+	t.Parallel()
+	load := func() EngineLoad {
+		return EngineLoad{Engine: EngineMyRocks, Metrics: map[string]float64{"write_amp": 1}}
+	}
+	r := &Report{Config: Config{N: 1000, ValueSize: 100, BatchSize: 100}, Engines: []EngineInfo{{Name: EngineMyRocks}},
+		Schemes: []Result{
+			{Name: "counter", Runs: []WriterRun{{Writers: 1, Engines: []EngineLoad{load()}}}},
+			{Name: "uuidv4", Runs: []WriterRun{{Writers: 1, Engines: []EngineLoad{load()}}, {Writers: 4, Engines: []EngineLoad{load()}}}},
+		}}
+	note := func() string {
+		for _, s := range r.sections() {
+			if s.ID == EngineMyRocks {
+				return strings.Join(s.Note, "\n")
+			}
+		}
+		t.Fatal("no MyRocks section")
+		return ""
+	}
+	assert.NotContains(t, note(), "disturbed")
+	r.Schemes[1].Runs[1].Engines[0].Metrics["disturbed"] = 1
+	assert.Contains(t, note(), "disturbed: another session changed MyRocks rows during the loads of uuidv4 with 4 writer(s): ")
 }

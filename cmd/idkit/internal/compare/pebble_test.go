@@ -122,6 +122,27 @@ func TestPebbleDirection(t *testing.T) {
 	}
 }
 
+// TestPebbleCannotJudgeWithoutCompactions loads 10,000 keys a scheme, which
+// Pebble's 4 MiB memtable holds until the load's last flush: no compaction
+// moves or rewrites a byte, every scheme writes its rows once, and the
+// LSM verdict ranks nothing and asks for a larger -n instead of ranking
+// UUIDv4 beside the ordered keys.
+func TestPebbleCannotJudgeWithoutCompactions(t *testing.T) {
+	t.Parallel()
+	r, err := Run(pebbleOnly(t, 10_000, 1, "counter,traceid,uuidv4"))
+	require.NoError(t, err)
+	for _, s := range r.Schemes {
+		f := loadFigures(t, s.Runs[0], EnginePebble)
+		require.Zero(t, f["bytes_compacted"]+f["bytes_moved"], "%s: a compaction ran at 10,000 keys", s.Name)
+	}
+	require.NotNil(t, r.Verdict)
+	assert.Equal(t, EnginePebble, r.Verdict.Engine)
+	assert.Empty(t, r.Verdict.Ranked)
+	assert.Contains(t, r.Verdict.CannotJudge, "no compaction moved or rewrote a byte in any load")
+	assert.Contains(t, r.Verdict.CannotJudge, "run with a larger -n (now 10,000)")
+	assert.Contains(t, unjudged(r.Verdict), "uuidv4")
+}
+
 // TestPebbleAgreesWithMetrics loads the same keys through the engine and
 // through a plain program that writes them to Pebble with the options the
 // engine states (Pebble's defaults, bloom filters of 10 bits per key on

@@ -379,10 +379,10 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		figs, leftOut = undisturbedFigures(engine, figs, candidates, ri)
 	}
 	cannot := ""
-	uncompacted := like != nil && engineFamily[engine] == FamilyLSM && noCompaction(candidates, engine, ri)
+	uncompacted := engineFamily[engine] == FamilyLSM && noCompaction(candidates, engine, ri)
 	switch {
 	case uncompacted:
-		cannot = fmt.Sprintf("cannot judge writes here: no compaction moved a byte in any load, so the copies' writes are their rows once whatever their keys' order; run with a larger -n (now %s)", thousands(int64(r.Config.N)))
+		cannot = fmt.Sprintf("cannot judge writes here: no compaction moved or rewrote a byte in any load, so each load wrote its rows once whatever their keys' order; run with a larger -n (now %s)", thousands(int64(r.Config.N)))
 	case !slices.ContainsFunc(figs, func(f verdictFigure) bool { return judging[f.key] }):
 		cannot = "cannot judge writes here: no figure this run measured tells random keys from ordered ones (index sizes and a log without full-page images do not)"
 		if like != nil && like.OnSource {
