@@ -1,75 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/idkit/idkit/cmd/idkit/internal/cli"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/testkit/testwait"
+	"github.com/idkit/idkit/cmd/idkit/internal/cli"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 )
-
-// idkit runs the command line args and returns its exit code and output.
-func idkit(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = cli.Run(args, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
-// idkitIn runs the command line args with stdin as its standard input.
-func idkitIn(stdin string, args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	c := &cli.Console{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut, Clock: clock.System()}
-	code = c.Run(args)
-	return code, out.String(), errOut.String()
-}
-
-// idkitOn runs the command line args on the fake clock f, which it moves
-// forward by step whenever the command sleeps on it, until the command
-// returns. A command that has not returned after testwait.Bound gives exit
-// code -1 and a stderr that says so, which every caller's check of the
-// code reports.
-func idkitOn(f *clock.Fake, step time.Duration, args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	c := &cli.Console{Stdout: &out, Stderr: &errOut, Clock: f}
-	done := make(chan int)
-	go func() { done <- c.Run(args) }()
-	deadline := time.Now().Add(testwait.Bound)
-	for time.Now().Before(deadline) {
-		// Advance by step, but never past the earliest wake-up: a sleeper
-		// that has not woken yet would otherwise see the clock overshoot.
-		if wake, ok := f.NextWake(); ok {
-			if now := f.Now(); now.Before(wake) {
-				f.Advance(min(step, wake.Sub(now)))
-			}
-		}
-		select {
-		case code = <-done:
-			return code, out.String(), errOut.String()
-		case <-time.After(50 * time.Microsecond): // poll for the next sleeper
-		}
-	}
-	return -1, "", fmt.Sprintf("idkit %q did not return within %v (fake clock at %v)", args, testwait.Bound, f.Now())
-}
-
-// assertOneLine checks that stderr is one line that names the problem: no
-// stack trace, no usage dump.
-func assertOneLine(t *testing.T, stderr string, args []string) {
-	t.Helper()
-	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line for %q: %q", args, stderr)
-	assert.True(t, strings.HasSuffix(stderr, "\n"), "%q", stderr)
-	assert.NotContains(t, stderr, "goroutine", "no stack trace")
-	assert.NotContains(t, stderr, "panic", "no panic")
-}
 
 func TestUsageErrorsExit2(t *testing.T) {
 	t.Parallel()
@@ -139,11 +82,11 @@ func TestUsageErrorsExit2(t *testing.T) {
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			t.Parallel()
-			code, stdout, stderr := idkit(tt.args...)
+			code, stdout, stderr := clitest.Run(tt.args...)
 			assert.Equal(t, 2, code)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, tt.msg)
-			assertOneLine(t, stderr, tt.args)
+			clitest.AssertOneLine(t, stderr, tt.args)
 			if cli.Lookup(tt.args[0]) != nil {
 				assert.Contains(t, stderr, "usage: idkit "+tt.args[0], "names the usage")
 			}
@@ -151,17 +94,9 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}
 }
 
-func TestNoArgumentsListsCommands(t *testing.T) {
-	t.Parallel()
-	code, stdout, stderr := idkit()
-	assert.Equal(t, 2, code)
-	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "Commands:")
-}
-
 func TestHelp(t *testing.T) {
 	t.Parallel()
-	code, stdout, _ := idkit("help")
+	code, stdout, _ := clitest.Run("help")
 	assert.Equal(t, 0, code)
 	for _, c := range cli.Commands() {
 		assert.Contains(t, stdout, "\n  "+c.Name+" ")
@@ -169,7 +104,7 @@ func TestHelp(t *testing.T) {
 	for _, c := range cli.Commands() {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
-			code, stdout, stderr := idkit("help", c.Name)
+			code, stdout, stderr := clitest.Run("help", c.Name)
 			assert.Equal(t, 0, code, stderr)
 			assert.True(t, strings.HasPrefix(stdout, "usage: idkit "+c.Usage+"\n"), stdout)
 			assert.Contains(t, stdout, "Examples:")
@@ -188,7 +123,7 @@ func TestHelp(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
-			code, stdout, stderr := idkit(args...)
+			code, stdout, stderr := clitest.Run(args...)
 			assert.Equal(t, 0, code, stderr)
 			assert.Empty(t, stderr)
 			assert.True(t, strings.HasPrefix(stdout, "usage: idkit "+args[0]+" "), stdout)
@@ -197,28 +132,13 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-func TestHelpListsEverySchemeAndPreset(t *testing.T) {
-	t.Parallel()
-	_, newHelp, _ := idkit("help", "new")
-	_, inspectHelp, _ := idkit("help", "inspect")
-	for _, name := range cli.SchemeNames() {
-		assert.Contains(t, newHelp, name)
-		assert.Contains(t, inspectHelp, name)
-	}
-	for _, name := range cli.SnowflakeFieldNames() {
-		assert.Contains(t, newHelp, "--"+name)
-	}
-	assert.Contains(t, newHelp, "twitter, discord, shardingsphere")
-	assert.Contains(t, inspectHelp, "twitter, discord, shardingsphere")
-}
-
 // The entry points every CLI has: -h, --help and help list the commands,
 // "COMMAND -h" prints the command's usage for every command, and
 // --version and version print the build's version.
 func TestEntryPoints(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}} {
-		code, stdout, stderr := idkit(args...)
+		code, stdout, stderr := clitest.Run(args...)
 		assert.Equal(t, 0, code, "%v", args)
 		assert.Empty(t, stderr, "%v", args)
 		for _, c := range cli.Commands() {
@@ -227,17 +147,17 @@ func TestEntryPoints(t *testing.T) {
 	}
 	for _, c := range cli.Commands() {
 		for _, h := range []string{"-h", "--help"} {
-			code, stdout, stderr := idkit(c.Name, h)
+			code, stdout, stderr := clitest.Run(c.Name, h)
 			assert.Equal(t, 0, code, "%s %s: %s", c.Name, h, stderr)
 			assert.True(t, strings.HasPrefix(stdout, "usage: idkit "+c.Usage+"\n"), "%s %s: %q", c.Name, h, stdout)
 		}
 	}
 	for _, args := range [][]string{{"--version"}, {"version"}} {
-		code, stdout, stderr := idkit(args...)
+		code, stdout, stderr := clitest.Run(args...)
 		assert.Equal(t, 0, code, "%v: %s", args, stderr)
 		assert.Regexp(t, `^idkit \S+ \(.*`+regexp.QuoteMeta(runtime.Version())+`\)\n$`, stdout, "%v", args)
 	}
-	code, _, stderr := idkit("version", "extra")
+	code, _, stderr := clitest.Run("version", "extra")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `unexpected argument "extra"`)
 }
@@ -250,7 +170,7 @@ func TestErrorsSayTheCommandOnce(t *testing.T) {
 		{"publicid", "keygen", "--id", "99999", "--out", filepath.Join(t.TempDir(), "keys.txt")},
 		{"compare", "--schemes", "nope"},
 	} {
-		code, _, stderr := idkit(args...)
+		code, _, stderr := clitest.Run(args...)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 		assert.True(t, strings.HasPrefix(stderr, "idkit "+args[0]+": "), stderr)
 		assert.NotContains(t, stderr, args[0]+": "+args[0]+": ", "%v", args)
@@ -264,7 +184,7 @@ func TestTypoSuggestions(t *testing.T) {
 	for _, c := range cli.Commands() {
 		b := []byte(c.Name)
 		b[len(b)-1], b[len(b)-2] = b[len(b)-2], b[len(b)-1]
-		code, _, stderr := idkit(string(b))
+		code, _, stderr := clitest.Run(string(b))
 		assert.Equal(t, 2, code, "%s: %s", b, stderr)
 		assert.Contains(t, stderr, fmt.Sprintf("; did you mean %q?", c.Name), "%s", b)
 	}
@@ -285,10 +205,10 @@ func TestTypoSuggestions(t *testing.T) {
 			assert.Contains(t, []string{"help", "version"}, c.Name, "a typo of a flag of %s is tried", c.Name)
 			continue
 		}
-		code, stdout, stderr := idkit(args...)
+		code, stdout, stderr := clitest.Run(args...)
 		assert.Equal(t, 2, code, "%q: %s", args, stderr)
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, "; did you mean "+meant[c.Name]+"?", "%q", args)
-		assertOneLine(t, stderr, args)
+		clitest.AssertOneLine(t, stderr, args)
 	}
 }

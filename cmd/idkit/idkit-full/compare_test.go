@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/cmd/idkit/internal/cli"
-
-	"github.com/idkit/idkit/internal/testkit/testenv"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/cli"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/cmd/idkit/internal/compare"
+	"github.com/idkit/idkit/internal/testkit/testenv"
 )
 
 func TestCompare(t *testing.T) {
@@ -25,7 +24,7 @@ func TestCompare(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, htmlPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
 	// Empty DSNs switch the servers off whatever the environment says.
-	code, stdout, stderr := idkit("compare", "-n", "2000", "--writers", "2", "--schemes", "counter,uuidv4",
+	code, stdout, stderr := clitest.Run("compare", "-n", "2000", "--writers", "2", "--schemes", "counter,uuidv4",
 		"--postgres", "", "--mysql", "", "--json", jsonPath, "--html", htmlPath)
 	require.Equal(t, 0, code, stderr)
 
@@ -111,7 +110,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"compare", "--grow", "--max-n", "9999"}, "--max-n 9999 out of range, want 10000..=50000000"},
 		{[]string{"compare", "--max-n", "100000"}, "--max-n is the largest N of --grow; add --grow"},
 	} {
-		code, stdout, stderr := idkit(tt.args...)
+		code, stdout, stderr := clitest.Run(tt.args...)
 		assert.Equal(t, 2, code, "%v", tt.args)
 		assert.Empty(t, stdout, "%v", tt.args)
 		assert.Contains(t, stderr, tt.msg, "%v", tt.args)
@@ -122,7 +121,7 @@ func TestCompareUsageErrors(t *testing.T) {
 func TestCompareBadOutputFile(t *testing.T) {
 	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "missing", "r.json")
-	code, stdout, stderr := idkit("compare", "-n", "10", "--schemes", "counter", "--json", bad)
+	code, stdout, stderr := clitest.Run("compare", "-n", "10", "--schemes", "counter", "--json", bad)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, stdout, "fails before the run")
 	assert.Contains(t, stderr, "idkit compare: open "+bad)
@@ -150,7 +149,7 @@ func TestCompareLikeUsage(t *testing.T) {
 		{[]string{"--postgres", "", "--mysql", "", "--max-load", "5"}, "--max-load and --max-lag throttle the PostgreSQL and MariaDB/MySQL loads"},
 		{[]string{"--postgres", "postgres://x", "--like", "a.b", "--dry-run", "--html", "r.html"}, "--dry-run measures nothing: leave out --grow and --html"},
 	} {
-		code, stdout, stderr := idkit(append([]string{"compare", "-n", "10"}, tt.args...)...)
+		code, stdout, stderr := clitest.Run(append([]string{"compare", "-n", "10"}, tt.args...)...)
 		assert.Equal(t, 2, code, "%v: %s", tt.args, stderr)
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, tt.msg, tt.args)
@@ -159,13 +158,13 @@ func TestCompareLikeUsage(t *testing.T) {
 
 func TestCompareHelp(t *testing.T) {
 	t.Parallel()
-	code, stdout, _ := idkit("help", "compare")
+	code, stdout, _ := clitest.Run("help", "compare")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "usage: idkit compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N] [--dry-run]] [--max-load N] [--max-lag D] [--json FILE] [--html FILE]")
 	assert.Contains(t, stdout, "--like TABLE    load the keys into copies of your own table")
 	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
 	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND")
-	code, stdout, _ = idkit("help")
+	code, stdout, _ = clitest.Run("help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "compare")
 }
@@ -176,7 +175,7 @@ func TestCompareEngineWithoutServer(t *testing.T) {
 	t.Setenv(compare.EnvPostgresDSN, "")
 	t.Setenv(compare.EnvMySQLDSN, "")
 	for engine, flag := range map[string]string{"postgres": "postgres", "mysql": "mysql", "myrocks": "mysql"} {
-		code, _, stderr := idkit("compare", "-n", "10", "--engine", engine)
+		code, _, stderr := clitest.Run("compare", "-n", "10", "--engine", engine)
 		assert.Equal(t, 2, code)
 		assert.Contains(t, stderr, "--engine "+engine+" needs --"+flag+" DSN")
 	}
@@ -203,7 +202,7 @@ func TestCompareServers(t *testing.T) {
 	require.NoError(t, err, "the ROCKSDB engine's support")
 	testenv.HoldLock(t, db, testenv.MyRocksLock, 10*time.Minute)
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := idkit("compare", "-n", "3000", "--schemes", "counter,traceid,uuidv4",
+	code, stdout, stderr := clitest.Run("compare", "-n", "3000", "--schemes", "counter,traceid,uuidv4",
 		"--need", "64bit,writers=2", "--engine", "postgres", "--json", jsonPath)
 	require.Equal(t, 0, code, stderr)
 	for _, want := range []string{

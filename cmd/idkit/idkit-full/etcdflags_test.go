@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/cmd/idkit/internal/cli"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/cli"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/testcert"
 	"github.com/idkit/idkit/internal/testkit/testwait"
@@ -34,7 +34,7 @@ func idkitBounded(t *testing.T, args ...string) (code int, stdout, stderr string
 	done := make(chan result, 1)
 	go func() {
 		start := time.Now()
-		code, stdout, stderr := idkit(args...)
+		code, stdout, stderr := clitest.Run(args...)
 		done <- result{code, stdout, stderr, time.Since(start)}
 	}()
 	r := testwait.Recv(t, done, "end of idkit "+strings.Join(args, " "))
@@ -240,10 +240,10 @@ func TestEtcdAuth(t *testing.T) {
 	}
 
 	// No password on the command line: there is no flag for one.
-	code, _, stderr = idkit(append([]string{"nodes", "--etcd-user", s.user, "--etcd-password=" + s.password}, etcd...)...)
+	code, _, stderr = clitest.Run(append([]string{"nodes", "--etcd-user", s.user, "--etcd-password=" + s.password}, etcd...)...)
 	assert.Equal(t, 2, code, stderr)
 	requireNoSecret(t, s.password, stderr)
-	code, _, stderr = idkit(append([]string{"launch", "begin", "--etcd-user", s.user}, etcd...)...)
+	code, _, stderr = clitest.Run(append([]string{"launch", "begin", "--etcd-user", s.user}, etcd...)...)
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "--etcd-user deploy has no password")
 }
@@ -283,7 +283,7 @@ func TestEtcdAuthFromEnv(t *testing.T) {
 func TestEtcdFlagsHelp(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range []string{"launch", "new", "inspect", "nodes", "serve"} {
-		code, stdout, stderr := idkit("help", cmd)
+		code, stdout, stderr := clitest.Run("help", cmd)
 		require.Equal(t, 0, code, stderr)
 		for _, flag := range []string{"--etcd-cacert", "--etcd-cert", "--etcd-key", "--etcd-user",
 			"--etcd-password-file", "$IDKIT_ETCD_PASSWORD", "--etcd-dial-timeout", "$IDKIT_ETCD_ENDPOINTS"} {

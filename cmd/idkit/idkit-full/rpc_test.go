@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/testenv"
 	idkitv1 "github.com/idkit/idkit/proto/idkit/v1"
 	"github.com/idkit/idkit/proto/idkit/v1/idkitv1connect"
@@ -32,7 +33,7 @@ import (
 // SIGTERM and checks that it stopped cleanly.
 func startRPCServer(t *testing.T) *server {
 	t.Helper()
-	env := []string{cliOffsetEnv + "=0s"}
+	env := []string{clitest.OffsetEnv(0)}
 	log := filepath.Join(t.TempDir(), "idkit.db")
 	cmd := exec.Command(os.Args[0], "launch", "begin", "--log", log, "--ticket", "RPC")
 	cmd.Env = append(os.Environ(), env...)

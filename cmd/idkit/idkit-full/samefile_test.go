@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/testenv"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
@@ -37,25 +38,25 @@ type otherName struct {
 // name.
 func (n otherName) command(ctx context.Context, args ...string) *exec.Cmd {
 	if len(n.prefix) == 0 {
-		return idkitCmd(ctx, args...)
+		return clitest.Command(ctx, args...)
 	}
 	cmd := exec.CommandContext(ctx, n.prefix[0], append(append(n.prefix[1:], os.Args[0]), args...)...)
-	cmd.Env = append(os.Environ(), cliOffsetEnv+"=0s")
+	cmd.Env = append(os.Environ(), clitest.OffsetEnv(0))
 	return cmd
 }
 
 // run runs idkit with args through the name, to the end.
-func (n otherName) run(t *testing.T, args ...string) call {
+func (n otherName) run(t *testing.T, args ...string) clitest.Call {
 	t.Helper()
-	return runCall(t, func(ctx context.Context) *exec.Cmd { return n.command(ctx, args...) }, args)
+	return clitest.ExecCmd(t, func(ctx context.Context) *exec.Cmd { return n.command(ctx, args...) }, args)
 }
 
 // secondNames makes a launch log at first and returns the other names of
 // it that the tests use, by kind.
 func secondNames(t *testing.T, first string) map[string]otherName {
 	t.Helper()
-	begin := runIdkit(t, "launch", "begin", "--log", first)
-	require.Equal(t, 0, begin.code, begin.stderr)
+	begin := clitest.Exec(t, "launch", "begin", "--log", first)
+	require.Equal(t, 0, begin.Code, begin.Stderr)
 	names := map[string]otherName{}
 
 	link := filepath.Join(t.TempDir(), "linked.db")
@@ -92,7 +93,7 @@ func secondNames(t *testing.T, first string) map[string]otherName {
 // finish reads the rest, waits for the end and returns every ID printed.
 func holdingCall(t *testing.T, path string) (pid int, finish func() string) {
 	t.Helper()
-	cmd := idkitCmd(context.Background(), "new", "traceid", "--node", "17", "--log", path, "-n", "1000000")
+	cmd := clitest.Command(context.Background(), "new", "traceid", "--node", "17", "--log", path, "-n", "1000000")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	var stderr strings.Builder
@@ -117,13 +118,13 @@ func holdingCall(t *testing.T, path string) (pid int, finish func() string) {
 
 // assertRefused checks that c was refused because pid holds node 17's
 // TraceIds, in one line that names the holder, and printed no ID.
-func assertRefused(t *testing.T, c call, pid int, what string) {
+func assertRefused(t *testing.T, c clitest.Call, pid int, what string) {
 	t.Helper()
-	assert.Equal(t, 1, c.code, "%s: exit status; stderr: %s", what, c.stderr)
-	assert.Empty(t, c.stdout, "%s: no ID", what)
-	assert.Contains(t, c.stderr, "traceid/node/17 in ", "%s: names the node", what)
-	assert.Contains(t, c.stderr, fmt.Sprintf("(pid %d) since ", pid), "%s: names the holder", what)
-	assert.Equal(t, 1, strings.Count(c.stderr, "\n"), "%s: one line: %s", what, c.stderr)
+	assert.Equal(t, 1, c.Code, "%s: exit status; stderr: %s", what, c.Stderr)
+	assert.Empty(t, c.Stdout, "%s: no ID", what)
+	assert.Contains(t, c.Stderr, "traceid/node/17 in ", "%s: names the node", what)
+	assert.Contains(t, c.Stderr, fmt.Sprintf("(pid %d) since ", pid), "%s: names the holder", what)
+	assert.Equal(t, 1, strings.Count(c.Stderr, "\n"), "%s: one line: %s", what, c.Stderr)
 }
 
 // TestOneHolderWhateverTheName: for each other name of a log, two "idkit
@@ -132,27 +133,27 @@ func assertRefused(t *testing.T, c call, pid int, what string) {
 func TestOneHolderWhateverTheName(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "idkit.db")
-	env := []string{cliOffsetEnv + "=0s"}
+	env := []string{clitest.OffsetEnv(0)}
 	for kind, other := range secondNames(t, log) {
 		t.Run(kind, func(t *testing.T) {
-			seen := newIDSet()
+			seen := clitest.NewIDSet()
 
 			pid, finish := holdingCall(t, log)
 			second := other.run(t, "new", "traceid", "--node", "17", "--log", other.path, "-n", "1000")
 			assertRefused(t, second, pid, kind+": new beside new")
-			assert.Equal(t, 1_000_000, seen.add("the holding call", finish()))
+			assert.Equal(t, 1_000_000, seen.Add("the holding call", finish()))
 
 			first := startServer(t, os.Args[0], env, "--node", "17", "--log", log, "--schemes", "traceid")
 			got, err := first.fetch("traceid", 10_000, true)
 			require.NoError(t, err)
-			seen.add("the server", strings.Join(got, "\n"))
+			seen.Add("the server", strings.Join(got, "\n"))
 			c := other.run(t, "new", "traceid", "--node", "17", "--log", other.path, "-n", "1000")
 			assertRefused(t, c, first.cmd.Process.Pid, kind+": new beside a server")
 			c = other.run(t, "serve", "--addr", "127.0.0.1:0", "--node", "17", "--log", other.path, "--schemes", "traceid")
 			assertRefused(t, c, first.cmd.Process.Pid, kind+": a second server")
 			got, err = first.fetch("traceid", 10_000, true)
 			require.NoError(t, err)
-			seen.add("the server", strings.Join(got, "\n"))
+			seen.Add("the server", strings.Join(got, "\n"))
 			require.NoError(t, first.stop(t, syscall.SIGTERM))
 
 			// The other way round: the server through the other name.
@@ -160,17 +161,17 @@ func TestOneHolderWhateverTheName(t *testing.T) {
 			behind := startServerCmd(t, cmd)
 			got, err = behind.fetch("traceid", 10_000, true)
 			require.NoError(t, err)
-			seen.add("the server through "+kind, strings.Join(got, "\n"))
-			c = runIdkit(t, "new", "traceid", "--node", "17", "--log", log, "-n", "1000")
+			seen.Add("the server through "+kind, strings.Join(got, "\n"))
+			c = clitest.Exec(t, "new", "traceid", "--node", "17", "--log", log, "-n", "1000")
 			// unshare and its shell exec idkit in their own process: the pid
 			// is the server's.
 			assertRefused(t, c, behind.cmd.Process.Pid, kind+": new beside a server through the other name")
 			require.NoError(t, behind.stop(t, syscall.SIGTERM))
 
-			after := runIdkit(t, "new", "traceid", "--node", "17", "--log", log, "-n", "1000")
-			require.Equal(t, 0, after.code, "the node is free once its holders ended: %s", after.stderr)
-			seen.add("a call after them", after.stdout)
-			assert.Empty(t, seen.repeats, "IDs issued twice")
+			after := clitest.Exec(t, "new", "traceid", "--node", "17", "--log", log, "-n", "1000")
+			require.Equal(t, 0, after.Code, "the node is free once its holders ended: %s", after.Stderr)
+			seen.Add("a call after them", after.Stdout)
+			assert.Empty(t, seen.Repeats, "IDs issued twice")
 		})
 	}
 }
@@ -183,13 +184,13 @@ func TestHoldOutlivesItsFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "idkit.db")
-	env := []string{cliOffsetEnv + "=0s"}
-	seen := newIDSet()
+	env := []string{clitest.OffsetEnv(0)}
+	seen := clitest.NewIDSet()
 	first := startServer(t, os.Args[0], env, "--node", "17", "--log", log, "--schemes", "traceid")
 	pid := first.cmd.Process.Pid
 	got, err := first.fetch("traceid", 10_000, true)
 	require.NoError(t, err)
-	seen.add("the server", strings.Join(got, "\n"))
+	seen.Add("the server", strings.Join(got, "\n"))
 
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -198,7 +199,7 @@ func TestHoldOutlivesItsFiles(t *testing.T) {
 			require.NoError(t, os.RemoveAll(filepath.Join(dir, e.Name())))
 		}
 	}
-	assertRefused(t, runIdkit(t, "new", "traceid", "--node", "17", "--log", log, "-n", "1000"), pid, "new after the files beside the log were removed")
+	assertRefused(t, clitest.Exec(t, "new", "traceid", "--node", "17", "--log", log, "-n", "1000"), pid, "new after the files beside the log were removed")
 
 	copied := filepath.Join(t.TempDir(), "copy.db")
 	b, err := os.ReadFile(log)
@@ -208,12 +209,12 @@ func TestHoldOutlivesItsFiles(t *testing.T) {
 		{"new", "traceid", "--node", "17", "--log", copied, "-n", "1000"},
 		{"serve", "--addr", "127.0.0.1:0", "--node", "17", "--log", copied, "--schemes", "traceid"},
 	} {
-		c := runIdkit(t, args...)
-		assertDisplaced(t, c, copied, "a copy of the live log: "+strings.Join(args, " "))
+		c := clitest.Exec(t, args...)
+		clitest.AssertDisplaced(t, c, copied, "a copy of the live log: "+strings.Join(args, " "))
 	}
 	got, err = first.fetch("traceid", 10_000, true)
 	require.NoError(t, err)
-	seen.add("the server", strings.Join(got, "\n"))
+	seen.Add("the server", strings.Join(got, "\n"))
 	require.NoError(t, first.stop(t, syscall.SIGTERM))
-	assert.Empty(t, seen.repeats, "IDs issued twice")
+	assert.Empty(t, seen.Repeats, "IDs issued twice")
 }

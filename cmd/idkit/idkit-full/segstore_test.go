@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/storetest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
@@ -83,7 +84,7 @@ func TestServeSegmentStoreErrors(t *testing.T) {
 		{"ftp://root:" + password + "@host", `unknown scheme "ftp"`},
 		{"root:" + password + "@host", "want a postgres://, mysql:// or redis:// URL"},
 	} {
-		code, _, stderr := idkit("serve", "--addr", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "idkit.db"),
+		code, _, stderr := clitest.Run("serve", "--addr", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "idkit.db"),
 			"--schemes", "objectid", "--segment-tag", "t", "--segment-store", tt.url)
 		assert.NotEqual(t, 0, code, tt.url)
 		assert.Contains(t, stderr, tt.want, tt.url)
@@ -99,13 +100,13 @@ func TestServeSegmentStoreErrors(t *testing.T) {
 	aof, err := rc.ConfigGet(context.Background(), "appendonly").Result()
 	require.NoError(t, err)
 	if fsync["appendfsync"] != "always" || aof["appendonly"] != "yes" {
-		code, _, stderr := idkit("serve", "--addr", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "idkit.db"),
+		code, _, stderr := clitest.Run("serve", "--addr", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "idkit.db"),
 			"--schemes", "objectid", "--segment-tag", "t", "--segment-store", "redis://"+redisAddr)
 		assert.NotEqual(t, 0, code)
 		assert.Contains(t, stderr, "not durable")
 	}
 
-	code, _, stderr := idkit("serve", "--addr", "127.0.0.1:0", "--schemes", "objectid", "--segment-store", "redis://"+redisAddr)
+	code, _, stderr := clitest.Run("serve", "--addr", "127.0.0.1:0", "--schemes", "objectid", "--segment-store", "redis://"+redisAddr)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "without --segment-tag")
 }
@@ -175,7 +176,7 @@ func redisSegmentURL(t *testing.T) string {
 // twice: no ID is issued twice.
 func TestServeSegmentStoresKilled(t *testing.T) {
 	t.Parallel()
-	bin := buildIdkit(t)
+	bin := clitest.Build(t, "github.com/idkit/idkit/cmd/idkit/idkit-full")
 	for _, tt := range segmentStores {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

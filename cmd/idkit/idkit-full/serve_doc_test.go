@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 )
 
 // deployment is what TestServeDocDeployment reads of a Kubernetes
@@ -62,7 +64,7 @@ type probe struct {
 // VALUE  what it does"), and the help.
 func serveHelpFlags(t *testing.T) (flags map[string]bool, help string) {
 	t.Helper()
-	code, stdout, stderr := idkit("serve", "--help")
+	code, stdout, stderr := clitest.Run("serve", "--help")
 	require.Equal(t, 0, code, stderr)
 	help = stdout + stderr
 	flags = map[string]bool{}
@@ -136,7 +138,7 @@ func TestServeDocDeployment(t *testing.T) {
 	}
 	// The flags parse, with their values, as serve reads them: a bad
 	// --schemes given last is the first error after parsing.
-	code, _, stderr := idkit(append(slices.Clone(c.Args), "--schemes", "nope")...)
+	code, _, stderr := clitest.Run(append(slices.Clone(c.Args), "--schemes", "nope")...)
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, `--schemes: unknown scheme "nope"`, "every flag of the Deployment parsed")
 	for _, e := range c.Env {

@@ -21,19 +21,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
-
-// buildIdkit builds the idkit binary into a temporary directory.
-func buildIdkit(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "idkit")
-	goTool, err := exec.LookPath("go")
-	require.NoError(t, err, "the end-to-end test builds idkit with the go command")
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
-}
 
 // server is one "idkit serve" process.
 type server struct {
@@ -182,7 +172,7 @@ func TestServeRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs idkit serve; skipped with -short")
 	}
-	bin := buildIdkit(t)
+	bin := clitest.Build(t, "github.com/idkit/idkit/cmd/idkit/idkit-full")
 	dir := t.TempDir()
 	log := filepath.Join(dir, "idkit.db")
 	out, err := exec.Command(bin, "launch", "begin", "--log", log, "--ticket", "E2E").CombinedOutput()
@@ -204,7 +194,7 @@ func TestServeRestarts(t *testing.T) {
 	for _, r := range runs {
 		exe, env := bin, []string(nil)
 		if r.offset != 0 {
-			exe, env = os.Args[0], []string{cliOffsetEnv + "=" + r.offset.String()}
+			exe, env = os.Args[0], []string{clitest.OffsetEnv(r.offset)}
 		}
 		s := startServer(t, exe, env, "--node", "7", "--log", log, "--segment-tag", "order")
 

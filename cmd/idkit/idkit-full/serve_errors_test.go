@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testcert"
@@ -97,7 +98,7 @@ func TestServeRefusesALinkedLog(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	real := filepath.Join(dir, "idkit.db")
-	code, _, stderr := idkit("launch", "begin", "--log", real, "--ticket", "T-1")
+	code, _, stderr := clitest.Run("launch", "begin", "--log", real, "--ticket", "T-1")
 	require.Equal(t, 0, code, stderr)
 	link := filepath.Join(dir, "link.db")
 	require.NoError(t, os.Symlink(real, link))

@@ -11,12 +11,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idkit/idkit/cmd/idkit/internal/cli"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/cmd/idkit/internal/cli"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/fleet/fleettest"
 	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
@@ -51,17 +51,17 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--schemes", "objectid", "--ids-per-node", "0"}, "--ids-per-node 0, want a positive number, or -1 for no limit"},
 	}
 	for _, tt := range tests {
-		code, _, stderr := idkit(append([]string{"serve"}, tt.args...)...)
+		code, _, stderr := clitest.Run(append([]string{"serve"}, tt.args...)...)
 		assert.Equal(t, 2, code, "%v: %s", tt.args, stderr)
 		assert.Contains(t, stderr, tt.want, "%v", tt.args)
-		assertOneLine(t, stderr, tt.args)
+		clitest.AssertOneLine(t, stderr, tt.args)
 	}
 
 	// Errors that are not about the arguments exit 1.
-	code, _, stderr := idkit("serve", "--schemes", "decimalid", "--log", log)
+	code, _, stderr := clitest.Run("serve", "--schemes", "decimalid", "--log", log)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "decimalid: no launch in "+log+" yet; record one with 'idkit launch begin --log "+log+"', or give --launch N")
-	code, _, stderr = idkit("serve", "--schemes", "objectid", "--log", log, "--addr", "256.0.0.1:1")
+	code, _, stderr = clitest.Run("serve", "--schemes", "objectid", "--log", log, "--addr", "256.0.0.1:1")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "256.0.0.1")
 }
@@ -153,7 +153,7 @@ func TestServeFleet(t *testing.T) {
 	cluster := fleettest.Start(t, 1)
 	cli := cluster.Client()
 	etcd := []string{"--etcd", cluster.Endpoint(0), "--etcd-prefix", fleettest.Prefix(t, cli)}
-	code, _, stderr := idkit(append([]string{"launch", "begin", "--ticket", "F-1"}, etcd...)...)
+	code, _, stderr := clitest.Run(append([]string{"launch", "begin", "--ticket", "F-1"}, etcd...)...)
 	require.Equal(t, 0, code, stderr)
 
 	url, _, stop := serveInProcess(t, append([]string{"--datacenter", "3", "--inspect-launches"}, etcd...)...)
@@ -181,13 +181,13 @@ func TestServeFleet(t *testing.T) {
 	assert.Contains(t, string(b), `idkit_node_claim_held{scheme="traceid"} 1`)
 	assert.Contains(t, string(b), `idkit_node_claim_node{scheme="snowflake"} 96`) // datacenter 3, worker 0
 
-	code, stdout, stderr := idkit(append([]string{"nodes"}, etcd...)...)
+	code, stdout, stderr := clitest.Run(append([]string{"nodes"}, etcd...)...)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "traceid")
 	assert.Contains(t, stdout, "snowflake/twitter")
 
 	require.Equal(t, 0, stop())
-	code, stdout, stderr = idkit(append([]string{"nodes"}, etcd...)...)
+	code, stdout, stderr = clitest.Run(append([]string{"nodes"}, etcd...)...)
 	require.Equal(t, 0, code, stderr)
 	assert.NotContains(t, stdout, "traceid", "the claims are released")
 }
@@ -204,7 +204,7 @@ func firstID(t *testing.T, url, scheme string) string {
 func TestServeInspectMatchesCLI(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "idkit.db")
-	code, _, stderr := idkit("launch", "begin", "--log", log, "--ticket", "REL-9", "--by", "ci", "--note", `a "quoted" note`)
+	code, _, stderr := clitest.Run("launch", "begin", "--log", log, "--ticket", "REL-9", "--by", "ci", "--note", `a "quoted" note`)
 	require.Equal(t, 0, code, stderr)
 	url, _, stop := serveInProcess(t, "--node", "7", "--log", log, "--preset", "discord", "--thread-bits", "3", "--inspect-launches")
 	defer stop()
@@ -220,7 +220,7 @@ func TestServeInspectMatchesCLI(t *testing.T) {
 		{"objectid", nil, ""},
 	} {
 		id := firstID(t, url, tt.scheme)
-		code, want, stderr := idkit(append([]string{"inspect", tt.scheme, id, "--json"}, tt.cli...)...)
+		code, want, stderr := clitest.Run(append([]string{"inspect", tt.scheme, id, "--json"}, tt.cli...)...)
 		require.Equal(t, 0, code, stderr)
 		resp, err := http.Get(url + "/v1/" + tt.scheme + "/" + id + tt.query)
 		require.NoError(t, err)
@@ -238,7 +238,7 @@ func TestServeHealthStoreCut(t *testing.T) {
 	t.Parallel()
 	cluster := fleettest.Start(t, 1)
 	prefix := fleettest.Prefix(t, cluster.Client())
-	code, _, stderr := idkit("launch", "begin", "--etcd", cluster.Endpoint(0), "--etcd-prefix", prefix)
+	code, _, stderr := clitest.Run("launch", "begin", "--etcd", cluster.Endpoint(0), "--etcd-prefix", prefix)
 	require.Equal(t, 0, code, stderr)
 	proxy := tcpproxy.New(t, cluster.Endpoint(0))
 	url, _, stop := serveInProcess(t, "--schemes", "decimalid,objectid", "--etcd", proxy.Endpoint(), "--etcd-prefix", prefix)

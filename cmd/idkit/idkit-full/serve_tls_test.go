@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/testcert"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
@@ -71,7 +72,7 @@ func TestServeTLSTokensMetrics(t *testing.T) {
 		{"--tls-cert", certFile},
 		{"--tls-client-ca", certFile},
 	} {
-		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
+		code, _, stderr := clitest.Run(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
 		assert.Equal(t, 2, code, stderr)
 	}
 }
@@ -93,7 +94,7 @@ func TestServeLimits(t *testing.T) {
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
 
 	for _, args := range [][]string{{"--ids-per-client", "0"}, {"--max-conns", "-5"}, {"--requests-per-client", "-2"}} {
-		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
+		code, _, stderr := clitest.Run(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
 		assert.Equal(t, 2, code, stderr)
 		assert.Contains(t, stderr, "want a positive number, or -1 for no limit")
 	}
@@ -151,7 +152,7 @@ func TestServeMaxConnsPerClient(t *testing.T) {
 		{[]string{"--max-conns", "10", "--max-conns-per-client", "11"}, "--max-conns-per-client 11 out of range, want 1 to 10 (--max-conns), or -1 for no limit"},
 		{[]string{"--max-conns", "-1", "--max-conns-per-client", "-3"}, "--max-conns-per-client -3 out of range, want 1 or more, or -1 for no limit"},
 	} {
-		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, tt.args...)...)
+		code, _, stderr := clitest.Run(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, tt.args...)...)
 		assert.Equal(t, 2, code, stderr)
 		assert.Contains(t, stderr, tt.want)
 	}
@@ -193,7 +194,7 @@ func TestServeProbeAndMetricsAddr(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status(http.DefaultClient, metrics[1]+"/livez"))
 
 	for _, args := range [][]string{{"--idle-timeout", "0s"}, {"--metrics-max-conns", "0"}} {
-		code, _, stderr := idkit(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
+		code, _, stderr := clitest.Run(append([]string{"serve", "--schemes", "objectid", "--log", filepath.Join(dir, "idkit.db")}, args...)...)
 		assert.Equal(t, 2, code, stderr)
 	}
 }

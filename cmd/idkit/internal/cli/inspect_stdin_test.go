@@ -9,16 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 )
-
-// idkitIn runs the command line args with stdin as its standard input.
-func idkitIn(stdin string, args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	c := &Console{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut, Clock: clock.System()}
-	code = c.Run(args)
-	return code, out.String(), errOut.String()
-}
 
 // TestInspectStdin reads a column of IDs, with blank lines, spaces and bad
 // lines, in text and JSON form, with "-" and with no ID.
@@ -32,7 +24,7 @@ func TestInspectStdin(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
-			code, stdout, stderr := idkitIn(in, args...)
+			code, stdout, stderr := clitest.RunIn(in, args...)
 			assert.Equal(t, 2, code, "an ID did not parse")
 			assert.Equal(t, "id=4649612847423160321 time=2026-11-21T22:28:09Z second=16915193 node=7 thread=0 counter=1\n"+
 				"id=4649612847423160322 time=2026-11-21T22:28:09Z second=16915193 node=7 thread=0 counter=2\n"+
@@ -45,7 +37,7 @@ func TestInspectStdin(t *testing.T) {
 		})
 	}
 
-	code, stdout, stderr := idkitIn("2124268655113023489\n2124268655113023490\n", "inspect", "snowflake", "-", "--json")
+	code, stdout, stderr := clitest.RunIn("2124268655113023489\n2124268655113023490\n", "inspect", "snowflake", "-", "--json")
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
@@ -57,7 +49,7 @@ func TestInspectStdin(t *testing.T) {
 		assert.Equal(t, float64(i+1), got["sequence"])
 	}
 
-	code, stdout, stderr = idkitIn("", "inspect", "uuid4", "-")
+	code, stdout, stderr = clitest.RunIn("", "inspect", "uuid4", "-")
 	assert.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout)
 }
@@ -91,14 +83,14 @@ func TestInspectNegativeAndDashes(t *testing.T) {
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			t.Parallel()
-			code, stdout, stderr := idkitIn("", tt.args...)
+			code, stdout, stderr := clitest.RunIn("", tt.args...)
 			assert.Equal(t, tt.code, code, stderr)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, tt.msg)
-			assertOneLine(t, stderr, tt.args)
+			clitest.AssertOneLine(t, stderr, tt.args)
 		})
 	}
-	code, stdout, stderr := idkitIn("", "inspect", "snowflake", "--", "2124268655113023489")
+	code, stdout, stderr := clitest.RunIn("", "inspect", "snowflake", "--", "2124268655113023489")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "\nsequence    1\n")
 }
@@ -108,7 +100,7 @@ func TestInspectNegativeAndDashes(t *testing.T) {
 func TestInspectStdinLogMissing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	code, _, stderr := idkitIn("10000000001\n", "inspect", "decimalid", "--log", dir)
+	code, _, stderr := clitest.RunIn("10000000001\n", "inspect", "decimalid", "--log", dir)
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "idkit inspect: line 1:")
 }

@@ -12,8 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
+	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
 )
 
@@ -26,22 +27,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(stderr, handedOver, strings.Join(args, " "))
 		return 3
 	}
-	goleak.VerifyTestMain(m, leakcheck.Options()...)
-}
-
-// idkit runs the command line args and returns its exit code and output.
-func idkit(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = Run(args, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
-// assertOneLine checks that stderr is one line that names the problem: no
-// stack trace, no usage dump.
-func assertOneLine(t *testing.T, stderr string, args []string) {
-	t.Helper()
-	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line for %q: %q", args, stderr)
-	assert.NotContains(t, stderr, "goroutine", "no stack trace for %q", args)
+	clitest.Main(m, func(stdin io.Reader, stdout, stderr io.Writer, clk clock.Clock, args []string) int {
+		return (&Console{Stdin: stdin, Stdout: stdout, Stderr: stderr, Clock: clk}).Run(args)
+	}, leakcheck.Options()...)
 }
 
 // TestHandsOverWhatNeedsFull: serve, compare, nodes, their help and every
@@ -59,7 +47,7 @@ func TestHandsOverWhatNeedsFull(t *testing.T) {
 		{"launch", "begin", "--etcd=127.0.0.1:2379"},
 		{"inspect", "decimalid", "10000100001", "--etcd", "127.0.0.1:2379"},
 	} {
-		code, stdout, stderr := idkit(args...)
+		code, stdout, stderr := clitest.Run(args...)
 		assert.Equal(t, 3, code, "%q: %s", args, stderr)
 		assert.Empty(t, stdout, "%q", args)
 		assert.Equal(t, handedOver+" "+strings.Join(args, " ")+"\n", stderr, "%q", args)
@@ -72,13 +60,13 @@ func TestHandsOverWhatNeedsFull(t *testing.T) {
 		{"help", "new"},
 		{"version"},
 	} {
-		code, _, stderr := idkit(args...)
+		code, _, stderr := clitest.Run(args...)
 		assert.NotContains(t, stderr, handedOver, "%q", args)
 		assert.NotEqual(t, 3, code, "%q", args)
 	}
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv(EnvEtcdEndpoints, "127.0.0.1:2379")
-		code, _, stderr := idkit("launch", "list")
+		code, _, stderr := clitest.Run("launch", "list")
 		assert.Equal(t, 3, code, stderr)
 		assert.Equal(t, handedOver+" launch list\n", stderr)
 	})
@@ -87,7 +75,7 @@ func TestHandsOverWhatNeedsFull(t *testing.T) {
 // TestHelpListsEveryCommand: idkit's own help lists the commands that it
 // hands over, with their synopses.
 func TestHelpListsEveryCommand(t *testing.T) {
-	code, stdout, stderr := idkit("help")
+	code, stdout, stderr := clitest.Run("help")
 	require.Equal(t, 0, code, stderr)
 	for _, name := range []string{"new", "inspect", "launch", "nodes", "serve", "sql", "publicid", "compare", "version", "help"} {
 		cmd := Lookup(name)
@@ -109,12 +97,8 @@ func TestHelpListsEveryCommand(t *testing.T) {
 // its exit status), from idkit's directory or else from $PATH; without
 // one, idkit says how to install it.
 func TestHandOverRunsIdkitFull(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	require.NoError(t, err, "the test builds idkit with the go command")
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "idkit")
-	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/idkit/idkit/cmd/idkit").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := clitest.Build(t, "github.com/idkit/idkit/cmd/idkit")
+	dir := filepath.Dir(bin)
 	standIn := "#!/bin/sh\necho \"full $$ $*\"\nexit 7\n"
 
 	run := func(path string) (code, pid int, stdout, stderr string) {

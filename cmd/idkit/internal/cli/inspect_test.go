@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/cmd/idkit/internal/cli"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/otelid"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
@@ -83,12 +84,12 @@ func TestInspectNotOfScheme(t *testing.T) {
 		args := append(append([]string{"inspect", tt.scheme}, tt.flags...), "--", tt.id)
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
 			t.Parallel()
-			code, stdout, stderr := idkit(args...)
+			code, stdout, stderr := clitest.Run(args...)
 			assert.Equal(t, 2, code, stderr)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, tt.msg)
 			assert.True(t, strings.HasPrefix(stderr, "idkit inspect: "+tt.scheme), "names the scheme: %s", stderr)
-			assertOneLine(t, stderr, args)
+			clitest.AssertOneLine(t, stderr, args)
 		})
 	}
 }
@@ -120,7 +121,7 @@ func TestInspectTraceIDTime(t *testing.T) {
 			if tt.at != "" {
 				args = append(args, "--at", tt.at)
 			}
-			code, stdout, stderr := idkitOn(clock.NewFake(tt.now), time.Second, args...)
+			code, stdout, stderr := clitest.RunOn(clock.NewFake(tt.now), time.Second, args...)
 			require.Equal(t, 0, code, stderr)
 			var got map[string]any
 			require.NoError(t, json.Unmarshal([]byte(stdout), &got))
@@ -156,7 +157,7 @@ func TestInspectOTelIDs(t *testing.T) {
 	require.True(t, ok)
 	inspect := func(args ...string) map[string]any {
 		t.Helper()
-		code, stdout, stderr := idkitOn(fake, time.Second, append([]string{"inspect", "traceid", "--json"}, args...)...)
+		code, stdout, stderr := clitest.RunOn(fake, time.Second, append([]string{"inspect", "traceid", "--json"}, args...)...)
 		require.Equal(t, 0, code, stderr)
 		var got map[string]any
 		require.NoError(t, json.Unmarshal([]byte(stdout), &got))
@@ -229,9 +230,9 @@ func TestInspectTextMatchesJSON(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
-			code, text, stderr := idkit(append([]string{"inspect"}, args...)...)
+			code, text, stderr := clitest.Run(append([]string{"inspect"}, args...)...)
 			require.Equal(t, 0, code, stderr)
-			code, js, stderr := idkit(append([]string{"inspect"}, append(args, "--json")...)...)
+			code, js, stderr := clitest.Run(append([]string{"inspect"}, append(args, "--json")...)...)
 			require.Equal(t, 0, code, stderr)
 
 			dec := json.NewDecoder(strings.NewReader(js))
@@ -291,18 +292,18 @@ func FuzzInspect(f *testing.F) {
 		}
 		for _, name := range cli.SchemeNames() {
 			args := []string{"inspect", name, "--json", "--", id}
-			code, stdout, stderr := idkit(args...)
+			code, stdout, stderr := clitest.Run(args...)
 			if code != 0 {
 				assert.Contains(t, []int{1, 2}, code)
 				assert.Empty(t, stdout)
-				assertOneLine(t, stderr, args)
+				clitest.AssertOneLine(t, stderr, args)
 				continue
 			}
 			var got map[string]any
 			require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
 			canon, ok := got["id"].(string)
 			require.True(t, ok, "id is a string: %s", stdout)
-			code, again, stderr := idkit("inspect", name, "--json", "--", canon)
+			code, again, stderr := clitest.Run("inspect", name, "--json", "--", canon)
 			require.Equal(t, 0, code, stderr)
 			assert.Equal(t, stdout, again, "the canonical ID %q explains the same", canon)
 		}
@@ -323,7 +324,7 @@ func TestInspectHelpExamplesRun(t *testing.T) {
 				continue
 			}
 			require.Equal(t, "idkit", args[0], line)
-			code, stdout, stderr := idkitIn(stdin, args[1:]...)
+			code, stdout, stderr := clitest.RunIn(stdin, args[1:]...)
 			assert.Equal(t, 0, code, "%s: %s", line, stderr)
 			stdin = stdout
 			n++
@@ -346,7 +347,7 @@ func TestInspectPresetHint(t *testing.T) {
 	require.NoError(t, err)
 
 	inspect := func(args ...string) map[string]any {
-		code, stdout, stderr := idkitOn(clock.NewFake(now), time.Millisecond, append([]string{"inspect", "snowflake"}, append(args, "--json")...)...)
+		code, stdout, stderr := clitest.RunOn(clock.NewFake(now), time.Millisecond, append([]string{"inspect", "snowflake"}, append(args, "--json")...)...)
 		require.Equal(t, 0, code, stderr)
 		var got map[string]any
 		require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
@@ -366,7 +367,7 @@ func TestInspectPresetHint(t *testing.T) {
 	// no longer recent, and the day it was made it is again.
 	assert.NotContains(t, inspect(id.String(), "--at", "2026-12-04T07:30:00Z"), "hint", "a week after the ID was made")
 	assert.Equal(t, got["hint"], inspect(id.String(), "--at", "2026-11-27T08:00:00Z")["hint"])
-	code, _, stderr := idkitOn(clock.NewFake(now), time.Millisecond, "inspect", "snowflake", id.String(), "--at", "yesterday")
+	code, _, stderr := clitest.RunOn(clock.NewFake(now), time.Millisecond, "inspect", "snowflake", id.String(), "--at", "yesterday")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `--at "yesterday" is not an RFC 3339 time`)
 }

@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"encoding/hex"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/publicid"
 )
 
@@ -19,7 +20,7 @@ var keyLine = regexp.MustCompile(`^[0-9A-Z] [0-9a-f]{32}$`)
 
 func TestPublicIDKeygenStdout(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := idkit("publicid", "keygen", "--id", "12")
+	code, stdout, stderr := clitest.Run("publicid", "keygen", "--id", "12")
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
 	assert.Regexp(t, `^C [0-9a-f]{32}\n$`, stdout, "one key line, as the key file holds it")
@@ -28,7 +29,7 @@ func TestPublicIDKeygenStdout(t *testing.T) {
 func TestPublicIDKeygenOut(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "keys.txt")
-	code, stdout, stderr := idkit("publicid", "keygen", "--id", "3", "--out", path)
+	code, stdout, stderr := clitest.Run("publicid", "keygen", "--id", "3", "--out", path)
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout, "the key goes to the file only")
 	assert.Empty(t, stderr)
@@ -40,7 +41,7 @@ func TestPublicIDKeygenOut(t *testing.T) {
 	assert.Regexp(t, `^3 [0-9a-f]{32}\n$`, string(first))
 
 	// A second key is appended; the first stays, and stays first.
-	code, stdout, stderr = idkit("publicid", "keygen", "--out", path, "--id", "4")
+	code, stdout, stderr = clitest.Run("publicid", "keygen", "--out", path, "--id", "4")
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout)
 	both, err := os.ReadFile(path)
@@ -59,7 +60,7 @@ func TestPublicIDKeygenOut(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
 	// The file is a working key file: no warning about its mode.
-	code, stdout, stderr = idkit("publicid", "encode", "--key-file", path, "1")
+	code, stdout, stderr = clitest.Run("publicid", "encode", "--key-file", path, "1")
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
 	assert.Regexp(t, `^3[89A-F][0-9A-Z]{12}\n$`, stdout)
@@ -76,10 +77,10 @@ func TestPublicIDKeygenOutRefusesOpenFile(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, before, 0o600))
 		require.NoError(t, os.Chmod(path, mode))
 
-		code, stdout, stderr := idkit("publicid", "keygen", "--id", "2", "--out", path)
+		code, stdout, stderr := clitest.Run("publicid", "keygen", "--id", "2", "--out", path)
 		assert.Equal(t, 1, code, "mode %v: %s", mode, stderr)
 		assert.Empty(t, stdout, "mode %v: no key printed instead", mode)
-		assertOneLine(t, stderr, nil)
+		clitest.AssertOneLine(t, stderr, nil)
 		assert.Contains(t, stderr, path)
 		assert.Contains(t, stderr, fmt.Sprintf("(mode %04o)", mode))
 		if mode&0o002 != 0 {
@@ -115,10 +116,10 @@ func TestPublicIDKeyFileErrorsHideSecret(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "keys.txt")
 		require.NoError(t, os.WriteFile(path, []byte("# keys\n"+tt.line+"\n"), 0o600))
 		for _, action := range []string{"encode", "decode"} {
-			code, stdout, stderr := idkit("publicid", action, "--key-file", path, "1")
+			code, stdout, stderr := clitest.Run("publicid", action, "--key-file", path, "1")
 			assert.Equal(t, 1, code, "%s: %s", tt.want, stderr)
 			assert.Empty(t, stdout)
-			assertOneLine(t, stderr, nil)
+			clitest.AssertOneLine(t, stderr, nil)
 			assert.Contains(t, stderr, path)
 			assert.Contains(t, stderr, tt.want)
 			for i := 0; i+8 <= len(secret); i++ {
@@ -136,44 +137,44 @@ func TestPublicIDKeyFileErrorsHideSecret(t *testing.T) {
 func TestPublicIDKeyRotation(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "keys.txt")
-	code, _, stderr := idkit("publicid", "keygen", "--id", "1", "--out", path)
+	code, _, stderr := clitest.Run("publicid", "keygen", "--id", "1", "--out", path)
 	require.Equal(t, 0, code, stderr)
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
 
-	code, _, stderr = idkit("publicid", "keygen", "--id", "1", "--out", path)
+	code, _, stderr = clitest.Run("publicid", "keygen", "--id", "1", "--out", path)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "already holds key id 1, on line 1, so no key was added to it")
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the file is unchanged")
 
-	code, old, stderr := idkit("publicid", "encode", "--key-file", path, "4649612572545253377")
+	code, old, stderr := clitest.Run("publicid", "encode", "--key-file", path, "4649612572545253377")
 	require.Equal(t, 0, code, stderr)
 	old = strings.TrimSpace(old)
 	assert.True(t, strings.HasPrefix(old, "1"), "key 1 encodes: %s", old)
 
-	code, _, stderr = idkit("publicid", "keygen", "--id", "2", "--out", path, "--first")
+	code, _, stderr = clitest.Run("publicid", "keygen", "--id", "2", "--out", path, "--first")
 	require.Equal(t, 0, code, stderr)
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the rewritten file stays private")
-	code, rotated, stderr := idkit("publicid", "encode", "--key-file", path, "4649612572545253377")
+	code, rotated, stderr := clitest.Run("publicid", "encode", "--key-file", path, "4649612572545253377")
 	require.Equal(t, 0, code, stderr)
 	rotated = strings.TrimSpace(rotated)
 	assert.True(t, strings.HasPrefix(rotated, "2"), "key 2 encodes after the rotation: %s", rotated)
-	code, stdout, stderr := idkit("publicid", "decode", "--key-file", path, old, rotated)
+	code, stdout, stderr := clitest.Run("publicid", "decode", "--key-file", path, old, rotated)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "4649612572545253377\n4649612572545253377\n", stdout, "both decode")
 
-	code, _, stderr = idkit("publicid", "keygen", "--id", "3", "--first")
+	code, _, stderr = clitest.Run("publicid", "keygen", "--id", "3", "--first")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--first applies to --out FILE only")
 
 	// A file with two lines of one key id, as an older keygen could make.
 	dup := filepath.Join(t.TempDir(), "dup.txt")
 	require.NoError(t, os.WriteFile(dup, append(after, after...), 0o600))
-	code, _, stderr = idkit("publicid", "decode", "--key-file", dup, old)
+	code, _, stderr = clitest.Run("publicid", "decode", "--key-file", dup, old)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "key file lines 1 and 2 both hold key id 1")
 }
@@ -185,7 +186,7 @@ func TestPublicIDKeyFileNotALink(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys.txt")
-	code, _, stderr := idkit("publicid", "keygen", "--id", "1", "--out", keys)
+	code, _, stderr := clitest.Run("publicid", "keygen", "--id", "1", "--out", keys)
 	require.Equal(t, 0, code, stderr)
 	link := filepath.Join(dir, "link.txt")
 	require.NoError(t, os.Symlink(keys, link))
@@ -193,23 +194,23 @@ func TestPublicIDKeyFileNotALink(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(dir, "elsewhere.txt"), dangling))
 
 	for _, path := range []string{link, dangling} {
-		code, _, stderr = idkit("publicid", "keygen", "--id", "2", "--out", path)
+		code, _, stderr = clitest.Run("publicid", "keygen", "--id", "2", "--out", path)
 		assert.Equal(t, 1, code)
 		assert.Contains(t, stderr, path+" is a symbolic link; name the file itself")
 	}
 	assert.NoFileExists(t, filepath.Join(dir, "elsewhere.txt"))
-	code, _, stderr = idkit("publicid", "encode", "--key-file", link, "4649612572545253377")
+	code, _, stderr = clitest.Run("publicid", "encode", "--key-file", link, "4649612572545253377")
 	assert.Equal(t, 0, code, "a link of this user: %s", stderr)
 
 	if os.Geteuid() == 0 { // changing a link's owner takes root
 		require.NoError(t, os.Lchown(link, 65534, 65534))
-		code, _, stderr = idkit("publicid", "encode", "--key-file", link, "4649612572545253377")
+		code, _, stderr = clitest.Run("publicid", "encode", "--key-file", link, "4649612572545253377")
 		assert.Equal(t, 1, code)
 		assert.Contains(t, stderr, link+" is a symbolic link owned by uid 65534")
 	}
 
 	require.NoError(t, os.Chmod(keys, 0o666))
-	code, _, stderr = idkit("publicid", "encode", "--key-file", keys, "4649612572545253377")
+	code, _, stderr = clitest.Run("publicid", "encode", "--key-file", keys, "4649612572545253377")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "is writable by every user")
 }

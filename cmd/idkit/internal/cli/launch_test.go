@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/store"
 )
 
@@ -21,11 +22,11 @@ func TestLaunch(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "idkit.db")
 	f := clock.NewFake(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
 
-	code, stdout, stderr := idkitOn(f, time.Second, "launch", "list", "--log", log)
+	code, stdout, stderr := clitest.RunOn(f, time.Second, "launch", "list", "--log", log)
 	assert.Equal(t, 0, code)
 	assert.Empty(t, stdout)
 	assert.Equal(t, "idkit launch list: no launches in "+log+"\n", stderr)
-	code, stdout, _ = idkitOn(f, time.Second, "launch", "list", "--log", log, "--json")
+	code, stdout, _ = clitest.RunOn(f, time.Second, "launch", "list", "--log", log, "--json")
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "[]\n", stdout)
 
@@ -34,14 +35,14 @@ func TestLaunch(t *testing.T) {
 		{},
 		{"--ticket", "REL-42", "--by", "deploy-bot", "--note", "canary\tthen all"},
 	} {
-		code, stdout, stderr := idkitOn(f, time.Second, append([]string{"launch", "begin", "--log", log}, args...)...)
+		code, stdout, stderr := clitest.RunOn(f, time.Second, append([]string{"launch", "begin", "--log", log}, args...)...)
 		require.Equal(t, 0, code, stderr)
 		assert.Equal(t, []string{"1\n", "2\n", "3\n"}[i], stdout, "only the launch id")
 		assert.Empty(t, stderr)
 		f.Advance(time.Hour)
 	}
 
-	code, stdout, stderr = idkitOn(f, time.Second, "launch", "current", "--log", log)
+	code, stdout, stderr = clitest.RunOn(f, time.Second, "launch", "current", "--log", log)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, `launch   3
 started  2026-06-01T14:00:00Z
@@ -50,11 +51,11 @@ by       deploy-bot
 note     canary\tthen all
 `, stdout)
 
-	code, stdout, stderr = idkitOn(f, time.Second, "launch", "current", "--log", log, "--json")
+	code, stdout, stderr = clitest.RunOn(f, time.Second, "launch", "current", "--log", log, "--json")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, `{"id":3,"started_at":"2026-06-01T14:00:00Z","ticket":"REL-42","by":"deploy-bot","note":"canary\tthen all"}`+"\n", stdout)
 
-	code, stdout, stderr = idkitOn(f, time.Second, "launch", "list", "--log", log)
+	code, stdout, stderr = clitest.RunOn(f, time.Second, "launch", "list", "--log", log)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, `LAUNCH  STARTED               TICKET  BY          NOTE
 1       2026-06-01T12:00:00Z  REL-41  alice
@@ -62,7 +63,7 @@ note     canary\tthen all
 3       2026-06-01T14:00:00Z  REL-42  deploy-bot  canary\tthen all
 `, stdout)
 
-	code, stdout, stderr = idkitOn(f, time.Second, "launch", "list", "--json", "--log", log)
+	code, stdout, stderr = clitest.RunOn(f, time.Second, "launch", "list", "--json", "--log", log)
 	require.Equal(t, 0, code, stderr)
 	var launches []store.Launch
 	require.NoError(t, json.Unmarshal([]byte(stdout), &launches))
@@ -72,7 +73,7 @@ note     canary\tthen all
 
 	// The default path is idkit.db in the working directory; the log above
 	// is elsewhere, so the default one has no launch.
-	code, _, stderr = idkit("new", "decimalid", "--log", filepath.Join(t.TempDir(), "idkit.db"))
+	code, _, stderr = clitest.Run("new", "decimalid", "--log", filepath.Join(t.TempDir(), "idkit.db"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "no launch in")
 }
@@ -90,7 +91,7 @@ func TestBadLaunchLog(t *testing.T) {
 	require.NoError(t, os.WriteFile(corrupt, []byte(strings.Repeat("not a launch log\n", 1000)), 0o600))
 
 	locked := filepath.Join(dir, "locked.db")
-	code, _, stderr := idkit("launch", "begin", "--log", locked)
+	code, _, stderr := clitest.Run("launch", "begin", "--log", locked)
 	require.Equal(t, 0, code, stderr)
 	db, err := bolt.Open(locked, 0o600, &bolt.Options{Timeout: time.Second}) // holds the file's lock
 	require.NoError(t, err)
@@ -122,12 +123,12 @@ func TestBadLaunchLog(t *testing.T) {
 		for _, args := range commands(tt.log) {
 			t.Run(tt.name+"/"+strings.Join(args[:2], " "), func(t *testing.T) {
 				t.Parallel()
-				code, stdout, stderr := idkit(args...)
+				code, stdout, stderr := clitest.Run(args...)
 				assert.Equal(t, 1, code, stdout)
 				assert.Empty(t, stdout)
 				assert.Contains(t, stderr, tt.msg)
 				assert.Contains(t, stderr, tt.log, "names the file")
-				assertOneLine(t, stderr, args)
+				clitest.AssertOneLine(t, stderr, args)
 			})
 		}
 	}
@@ -144,7 +145,7 @@ func TestBadLaunchLog(t *testing.T) {
 	} {
 		t.Run("missing/"+strings.Join(tt.args[:2], " "), func(t *testing.T) {
 			t.Parallel()
-			code, stdout, stderr := idkit(tt.args...)
+			code, stdout, stderr := clitest.Run(tt.args...)
 			assert.Equal(t, 1, code)
 			assert.Empty(t, stdout)
 			assert.Equal(t, "idkit "+tt.args[0]+": "+tt.msg+"\n", stderr)

@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"bytes"
@@ -13,34 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/cmd/idkit/internal/cli"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
-	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/testkit/leakcheck"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
-
-// cliOffsetEnv, when set, makes the test binary run as idkit with its
-// arguments, on the system clock offset by the duration it holds: the
-// crash-restart campaign steps the clock back between calls this way.
-const cliOffsetEnv = "IDKIT_TEST_CLI_CLOCK_OFFSET"
-
-func TestMain(m *testing.M) {
-	if off, ok := os.LookupEnv(cliOffsetEnv); ok {
-		d, err := time.ParseDuration(off)
-		if err != nil {
-			os.Stderr.WriteString("idkit test: " + cliOffsetEnv + ": " + err.Error() + "\n")
-			os.Exit(2)
-		}
-		c := &cli.Console{Stdout: os.Stdout, Stderr: os.Stderr, Clock: clock.Offset(clock.System(), d)}
-		os.Exit(c.Run(os.Args[1:]))
-	}
-	goleak.VerifyTestMain(m, leakcheck.Options()...)
-}
 
 // TestNewCrashRestart runs "idkit new traceid|snowflake --node 7 --log FILE
 // -n K" as separate processes, one after another: some on a clock stepped
@@ -77,7 +55,7 @@ func TestNewCrashRestart(t *testing.T) {
 				// still running after testwait.Bound is killed and fails.
 				ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
 				cmd := exec.CommandContext(ctx, os.Args[0], "new", scheme, "--node", "7", "--log", log, "-n", strconv.Itoa(k))
-				cmd.Env = append(os.Environ(), cliOffsetEnv+"="+offset.String())
+				cmd.Env = append(os.Environ(), clitest.OffsetEnv(offset))
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				start := time.Now()

@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"bytes"
@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/cmd/idkit/internal/cli"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/cmd/idkit/internal/cli"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
@@ -60,7 +60,7 @@ func TestNewBackToBack(t *testing.T) {
 				var stdout, stderr string
 				if k == 0 {
 					var code int
-					code, stdout, stderr = idkitOn(f, 10*time.Millisecond, args...)
+					code, stdout, stderr = clitest.RunOn(f, 10*time.Millisecond, args...)
 					require.Equal(t, 0, code, stderr)
 				} else {
 					stdout, stderr = idkitNoSleep(t, f, args...)
@@ -84,12 +84,12 @@ func TestNewBackToBack(t *testing.T) {
 func TestNewSaysWhyItWaits(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 6, 1, 12, 0, 0, 250_000_000, time.UTC)
-	code, stdout, stderr := idkitOn(clock.NewFake(at), 10*time.Millisecond, "new", "traceid", "--node", "7")
+	code, stdout, stderr := clitest.RunOn(clock.NewFake(at), 10*time.Millisecond, "new", "traceid", "--node", "7")
 	require.Equal(t, 0, code, stderr)
 	assert.Len(t, strings.Fields(stdout), 1)
 	assert.Equal(t, "idkit new: waiting 750ms for a fresh second, so that no earlier call's IDs repeat; --log FILE makes calls instant\n", stderr)
 
-	code, _, stderr = idkitOn(clock.NewFake(at), time.Millisecond, "new", "snowflake", "--node", "7")
+	code, _, stderr = clitest.RunOn(clock.NewFake(at), time.Millisecond, "new", "snowflake", "--node", "7")
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr, "a wait of at most 1 ms goes unsaid")
 }

@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"context"
@@ -6,19 +6,19 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/idkit/idkit/internal/testkit/testenv"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/instagram"
+	"github.com/idkit/idkit/internal/testkit/testenv"
 	"github.com/idkit/idkit/snowflake"
 )
 
 func TestSQLInstagram(t *testing.T) {
 	t.Parallel()
-	code, out, errOut := idkit("sql", "instagram", "--shard", "5", "--schema", "shard5")
+	code, out, errOut := clitest.Run("sql", "instagram", "--shard", "5", "--schema", "shard5")
 	require.Equal(t, 0, code, errOut)
 	want, err := instagram.SQL(instagram.Options{Shard: 5, Schema: "shard5"})
 	require.NoError(t, err)
@@ -27,7 +27,7 @@ func TestSQLInstagram(t *testing.T) {
 	assert.Contains(t, out, "shard_id int := 5;")
 	assert.Empty(t, errOut)
 
-	code, out, _ = idkit("sql", "instagram")
+	code, out, _ = clitest.Run("sql", "instagram")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "nextval('public.next_id_seq') % 1024", "the defaults")
 }
@@ -46,11 +46,11 @@ func TestSQLUsage(t *testing.T) {
 		{[]string{"sql", "instagram", "--shard", "x"}, `invalid value "x" for flag --shard`},
 		{[]string{"sql", "instagram", "extra"}, `unexpected argument "extra"`},
 	} {
-		code, out, errOut := idkit(tt.args...)
+		code, out, errOut := clitest.Run(tt.args...)
 		assert.Equal(t, 2, code, "%q", tt.args)
 		assert.Empty(t, out)
 		assert.Contains(t, errOut, tt.msg, "%q", tt.args)
-		assertOneLine(t, errOut, tt.args)
+		clitest.AssertOneLine(t, errOut, tt.args)
 	}
 }
 
@@ -63,7 +63,7 @@ func TestSQLInstagramInstalls(t *testing.T) {
 	b := make([]byte, 6)
 	rand.Read(b)
 	schema := "idkit_cli_insta_" + hex.EncodeToString(b)
-	code, sql, errOut := idkit("sql", "instagram", "--shard", "77", "--schema", schema)
+	code, sql, errOut := clitest.Run("sql", "instagram", "--shard", "77", "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
@@ -79,7 +79,7 @@ func TestSQLInstagramInstalls(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx, "SELECT "+schema+".next_id()").Scan(&id))
 	assert.Equal(t, int64(77), snowflake.ID(id).Node(snowflake.Instagram())["shard"])
 
-	code, out, errOut := idkit("inspect", "snowflake", "--preset", "instagram", snowflake.ID(id).String())
+	code, out, errOut := clitest.Run("inspect", "snowflake", "--preset", "instagram", snowflake.ID(id).String())
 	require.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `(?m)^shard\s+77$`, out)
 	assert.Regexp(t, `(?m)^sequence\s+1$`, out)

@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/flake128"
 	"github.com/idkit/idkit/publicid"
 )
@@ -18,7 +19,7 @@ import (
 func TestNewFlake128(t *testing.T) {
 	t.Parallel()
 	f := clock.NewFake(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	code, stdout, stderr := idkitOn(f, time.Millisecond, "new", "flake128", "--worker", "42", "-n", "3")
+	code, stdout, stderr := clitest.RunOn(f, time.Millisecond, "new", "flake128", "--worker", "42", "-n", "3")
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Fields(stdout)
 	require.Len(t, lines, 3)
@@ -32,7 +33,7 @@ func TestNewFlake128(t *testing.T) {
 		prev = id
 	}
 
-	code, stdout, stderr = idkitOn(f, time.Millisecond, "new", "flake128", "--worker", "42", "--hex")
+	code, stdout, stderr = clitest.RunOn(f, time.Millisecond, "new", "flake128", "--worker", "42", "--hex")
 	require.Equal(t, 0, code, stderr)
 	assert.Len(t, strings.TrimSpace(stdout), 32)
 }
@@ -48,7 +49,7 @@ func TestNewFlake128WithLog(t *testing.T) {
 		if call == 2 {
 			f.Advance(-5 * time.Second)
 		}
-		code, stdout, stderr := idkitOn(f, time.Millisecond, "new", "flake128", "--worker", "7", "--log", log, "-n", "2")
+		code, stdout, stderr := clitest.RunOn(f, time.Millisecond, "new", "flake128", "--worker", "7", "--log", log, "-n", "2")
 		require.Equal(t, 0, code, stderr)
 		for _, line := range strings.Fields(stdout) {
 			id := flake128.MustParse(line)
@@ -60,17 +61,17 @@ func TestNewFlake128WithLog(t *testing.T) {
 
 func TestInspectFlake128(t *testing.T) {
 	t.Parallel()
-	got := inspectJSON(t, "flake128", "8HFaR8qWtRlGDHnO57")
+	got := clitest.InspectJSON(t, "flake128", "8HFaR8qWtRlGDHnO57")
 	assert.Equal(t, map[string]any{
 		"scheme": "flake128", "id": "8HFaR8qWtRlGDHnO57", "time": "2012-01-12T22:56:53.776Z",
 		"milliseconds": float64(1326409013776), "worker": float64(0x109add5e0e8f), "mac": "10:9a:dd:5e:0e:8f",
 		"sequence": float64(5), "hex": "00000134d4235a10109add5e0e8f0005",
 	}, got)
-	assert.Equal(t, got, inspectJSON(t, "flake128", "00000134d4235a10109add5e0e8f0005"), "the hex form reads the same")
+	assert.Equal(t, got, clitest.InspectJSON(t, "flake128", "00000134d4235a10109add5e0e8f0005"), "the hex form reads the same")
 
-	code, _, stderr := idkit("inspect", "flake128", "8HFaR8qWtRlGDHnO5_")
+	code, _, stderr := clitest.Run("inspect", "flake128", "8HFaR8qWtRlGDHnO5_")
 	assert.Equal(t, 2, code)
-	assertOneLine(t, stderr, nil)
+	clitest.AssertOneLine(t, stderr, nil)
 	assert.Contains(t, stderr, "flake128: invalid syntax")
 }
 
@@ -87,7 +88,7 @@ func writeKeys(t *testing.T, keys ...publicid.Key) string {
 
 func TestPublicID(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := idkit("publicid", "keygen", "--id", "9")
+	code, stdout, stderr := clitest.Run("publicid", "keygen", "--id", "9")
 	require.Equal(t, 0, code, stderr)
 	keys, err := publicid.ParseKeys([]byte(stdout))
 	require.NoError(t, err)
@@ -97,7 +98,7 @@ func TestPublicID(t *testing.T) {
 	oldKey, err := publicid.NewKey(1)
 	require.NoError(t, err)
 	oldFile := writeKeys(t, oldKey)
-	code, stdout, stderr = idkit("publicid", "encode", "--key-file", oldFile, "4649612572545253377", "1")
+	code, stdout, stderr = clitest.Run("publicid", "encode", "--key-file", oldFile, "4649612572545253377", "1")
 	require.Equal(t, 0, code, stderr)
 	public := strings.Fields(stdout)
 	require.Len(t, public, 2)
@@ -111,27 +112,27 @@ func TestPublicID(t *testing.T) {
 	newKey, err := publicid.NewKey(2)
 	require.NoError(t, err)
 	rotated := writeKeys(t, newKey, oldKey)
-	code, stdout, stderr = idkitIn(strings.ToLower(public[0])+"\n\n"+public[1]+"\n", "publicid", "decode", "--key-file", rotated)
+	code, stdout, stderr = clitest.RunIn(strings.ToLower(public[0])+"\n\n"+public[1]+"\n", "publicid", "decode", "--key-file", rotated)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "4649612572545253377\n1\n", stdout)
 
 	retired := writeKeys(t, newKey)
-	code, _, stderr = idkit("publicid", "decode", "--key-file", retired, public[0])
+	code, _, stderr = clitest.Run("publicid", "decode", "--key-file", retired, public[0])
 	assert.Equal(t, 1, code, "an unknown key is not a usage error")
 	assert.Contains(t, stderr, "publicid: unknown key")
 
 	// A public ID made before FF1 (construction 0: second character 0 to
 	// 7) fails as such, not as a wrong ID.
-	code, stdout, stderr = idkit("publicid", "decode", "--key-file", oldFile, "10"+public[0][2:])
+	code, stdout, stderr = clitest.Run("publicid", "decode", "--key-file", oldFile, "10"+public[0][2:])
 	assert.Equal(t, 1, code, "another construction is not a usage error")
 	assert.Empty(t, stdout)
-	assertOneLine(t, stderr, nil)
+	clitest.AssertOneLine(t, stderr, nil)
 	assert.Contains(t, stderr, "publicid: unknown construction")
 	assert.Contains(t, stderr, "before FF1")
 
-	code, stdout, stderr = idkit("publicid", "encode", "--key-file", oldFile, "--domain", "53", "--number", "5")
+	code, stdout, stderr = clitest.Run("publicid", "encode", "--key-file", oldFile, "--domain", "53", "--number", "5")
 	require.Equal(t, 0, code, stderr)
-	code, back, stderr := idkit("publicid", "decode", "--key-file", rotated, "--domain", "53", "--number", "--key-id", "1", strings.TrimSpace(stdout))
+	code, back, stderr := clitest.Run("publicid", "decode", "--key-file", rotated, "--domain", "53", "--number", "--key-id", "1", strings.TrimSpace(stdout))
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "5\n", back)
 
@@ -146,17 +147,17 @@ func TestPublicID(t *testing.T) {
 		{"publicid", "encode", "--key-file", oldFile, "--key-id", "1", "5"},
 		{"publicid", "keygen", "--id", "32"},
 	} {
-		code, _, stderr := idkit(args...)
+		code, _, stderr := clitest.Run(args...)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
-		assertOneLine(t, stderr, args)
+		clitest.AssertOneLine(t, stderr, args)
 	}
 	require.NoError(t, os.Chmod(oldFile, 0o644))
-	code, stdout, stderr = idkit("publicid", "encode", "--key-file", oldFile, "1")
+	code, stdout, stderr = clitest.Run("publicid", "encode", "--key-file", oldFile, "1")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, public[1]+"\n", stdout)
 	assert.Contains(t, stderr, "is readable by others (mode 0644)")
 
-	code, _, stderr = idkit("publicid", "encode", "--key-file", filepath.Join(t.TempDir(), "none"), "1")
+	code, _, stderr = clitest.Run("publicid", "encode", "--key-file", filepath.Join(t.TempDir(), "none"), "1")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "key file")
 }
@@ -164,11 +165,11 @@ func TestPublicID(t *testing.T) {
 func init() {
 	roundTrips["flake128"] = func(t *testing.T) {
 		from := time.Now()
-		ids := newIDs(t, "flake128", "--worker", "281474976710655", "-n", "3")
+		ids := clitest.NewIDs(t, "flake128", "--worker", "281474976710655", "-n", "3")
 		to := time.Now().Add(20 * time.Millisecond) // a run starts up to MaxLead after the clock
 		require.Len(t, ids, 3)
 		for _, id := range ids {
-			got := inspectJSON(t, "flake128", id)
+			got := clitest.InspectJSON(t, "flake128", id)
 			assert.Equal(t, id, got["id"])
 			assert.Equal(t, "ff:ff:ff:ff:ff:ff", got["mac"])
 			assertWithin(t, timeField(t, got), from, to, time.Millisecond)

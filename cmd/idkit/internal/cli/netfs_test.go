@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/testenv"
 )
 
@@ -41,14 +42,14 @@ func mountLoopback(t *testing.T, name string) string {
 func TestLogOnANetworkFileSystem(t *testing.T) {
 	t.Parallel()
 	remote := filepath.Join(mountLoopback(t, "sshfs"), "idkit.db")
-	c := runIdkit(t, "new", "traceid", "--node", "7", "--log", remote, "-n", "3")
-	assert.Equal(t, 1, c.code, c.stderr)
-	assert.Empty(t, c.stdout, "no ID")
+	c := clitest.Exec(t, "new", "traceid", "--node", "7", "--log", remote, "-n", "3")
+	assert.Equal(t, 1, c.Code, c.Stderr)
+	assert.Empty(t, c.Stdout, "no ID")
 	assert.Equal(t, "idkit new: traceid: node 7: launchlog: on a network file system: "+remote+
-		" is on fuse.sshfs, where a file lock may not reach the other hosts that share the file, so a node could be held twice; keep the launch log on a local disk, or claim nodes in etcd\n", c.stderr)
+		" is on fuse.sshfs, where a file lock may not reach the other hosts that share the file, so a node could be held twice; keep the launch log on a local disk, or claim nodes in etcd\n", c.Stderr)
 
 	local := filepath.Join(mountLoopback(t, "idkitlocal"), "idkit.db")
-	c = runIdkit(t, "new", "traceid", "--node", "7", "--log", local, "-n", "3")
-	require.Equal(t, 0, c.code, c.stderr)
-	assert.Len(t, strings.Fields(c.stdout), 3)
+	c = clitest.Exec(t, "new", "traceid", "--node", "7", "--log", local, "-n", "3")
+	require.Equal(t, 0, c.Code, c.Stderr)
+	assert.Len(t, strings.Fields(c.Stdout), 3)
 }
