@@ -4,7 +4,7 @@
 #   need_chromium   Chromium, for the test that renders the compare report
 #                   in a browser; installed with apt if missing, and that
 #                   test made a failure rather than a skip
-#   need_haproxy    HAProxy, for the deployed fleet (internal/testkit/deploy);
+#   need_haproxy    HAProxy, for the deployed fleet (internal/testkit/campaigns/deploy);
 #                   installed with apt if missing
 #   need_node       Node.js, for the tests of the JavaScript client
 #                   (clients/js); installed with apt if missing
@@ -61,7 +61,7 @@ need_node() {
 need_etcd() {
 	local dir
 	dir=$(mktemp -d /tmp/idkit-etcd.XXXXXX)
-	go build -o "$dir/etcd" github.com/idkit/idkit/internal/testkit/deploy/etcd
+	go build -o "$dir/etcd" github.com/idkit/idkit/internal/testkit/campaigns/deploy/etcd
 	export IDKIT_ETCD_BIN=$dir/etcd
 	"$IDKIT_ETCD_BIN" --version | sed -n 1p
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/idkit/idkit/fleet"
 	"github.com/idkit/idkit/fleet/fleettest"
-	"github.com/idkit/idkit/internal/testkit/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/suites/segmenttest"
 )
 
 // BenchmarkBlocks measures ReserveBlock on one etcd member that

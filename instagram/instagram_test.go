@@ -10,7 +10,7 @@ import (
 )
 
 // The tests that run next_id() in PostgreSQL are in
-// internal/testkit/crosscheck, a module of its own, so that the core
+// internal/testkit/suites/crosscheck, a module of its own, so that the core
 // module needs no database driver.
 
 func TestInvalid(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/idkit/idkit/internal/testkit/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/suites/segmenttest"
 	"github.com/idkit/idkit/launchlog"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/clock"
-	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/suites/storetest"
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/store"
 )

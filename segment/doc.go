@@ -72,7 +72,7 @@
 //
 // Each imports its driver, so a program builds only the one it uses. A
 // store of your own must keep the contract that BlockStore's doc states;
-// internal/testkit/storetest runs the same conformance suite against all of them.
+// internal/testkit/suites/storetest runs the same conformance suite against all of them.
 //
 // IDs are positive int64 values (see [ID]): text, JSON (as a string) and
 // SQL forms follow the rules of idkit's other 63-bit schemes.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/suites/storetest"
 	"github.com/idkit/idkit/segment"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit/internal/testkit/loadgen"
+	"github.com/idkit/idkit/internal/testkit/campaigns/loadgen"
 	"github.com/idkit/idkit/internal/testkit/testcert"
 	"github.com/idkit/idkit/traceid"
 )

@@ -25,7 +25,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/idkit/idkit/internal/testkit/loadgen"
+	"github.com/idkit/idkit/internal/testkit/campaigns/loadgen"
 	"github.com/idkit/idkit/internal/testkit/testcert"
 	idkitv1 "github.com/idkit/idkit/proto/idkit/v1"
 	"github.com/idkit/idkit/proto/idkit/v1/idkitv1connect"

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/idkit/idkit/internal/testkit/loadgen"
+	"github.com/idkit/idkit/internal/testkit/campaigns/loadgen"
 	idkitv1 "github.com/idkit/idkit/proto/idkit/v1"
 	"github.com/idkit/idkit/proto/idkit/v1/idkitv1connect"
 	"github.com/idkit/idkit/traceid"

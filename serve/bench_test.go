@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/decimalid"
-	"github.com/idkit/idkit/internal/testkit/loadgen"
+	"github.com/idkit/idkit/internal/testkit/campaigns/loadgen"
 	"github.com/idkit/idkit/internal/testkit/testcert"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/snowflake"

@@ -570,7 +570,7 @@ var pinned struct {
 
 // pinnedEtcdPackage is the main package of the etcd server that idkit
 // pins, in a module of idkit's workspace.
-const pinnedEtcdPackage = "github.com/idkit/idkit/internal/testkit/deploy/etcd"
+const pinnedEtcdPackage = "github.com/idkit/idkit/internal/testkit/campaigns/deploy/etcd"
 
 // pinnedEtcd builds pinnedEtcdPackage, which only idkit's own workspace
 // has, into the user's cache directory.

@@ -3,7 +3,7 @@ package mysqlstore_test
 import (
 	"testing"
 
-	"github.com/idkit/idkit/internal/testkit/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/suites/segmenttest"
 	"github.com/idkit/idkit/segment"
 	"github.com/idkit/idkit/segment/mysqlstore"
 )

@@ -19,8 +19,8 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
-	"github.com/idkit/idkit/internal/testkit/segmenttest"
-	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/suites/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/suites/storetest"
 	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/segment"

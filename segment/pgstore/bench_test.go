@@ -3,7 +3,7 @@ package pgstore_test
 import (
 	"testing"
 
-	"github.com/idkit/idkit/internal/testkit/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/suites/segmenttest"
 )
 
 // BenchmarkBlocks measures ReserveBlock (one UPDATE committed) and

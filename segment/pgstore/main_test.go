@@ -12,8 +12,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/idkit/idkit/internal/testkit/leakcheck"
-	"github.com/idkit/idkit/internal/testkit/segmenttest"
-	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/suites/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/suites/storetest"
 	"github.com/idkit/idkit/internal/testkit/tcpproxy"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 	"github.com/idkit/idkit/segment"

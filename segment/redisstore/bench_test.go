@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/idkit/idkit/internal/testkit/segmenttest"
-	"github.com/idkit/idkit/internal/testkit/storetest"
+	"github.com/idkit/idkit/internal/testkit/suites/segmenttest"
+	"github.com/idkit/idkit/internal/testkit/suites/storetest"
 )
 
 // BenchmarkBlocks measures ReserveBlock (one INCRBY) and allocators on
