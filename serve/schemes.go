@@ -175,36 +175,60 @@ func bind[ID ~int64](s *Server, sc *scheme, g idkit.Generator[ID], c idstore.Cla
 	s.closers = append(s.closers, r.Close)
 }
 
-func (s *Server) traceIDScheme(ctx context.Context, o traceid.Options) (*scheme, error) {
-	c, err := s.claimFor(ctx, "traceid", o.Claim, o.Node != 0)
+// nodeOptions points at the fields of a node scheme's options (TraceId's
+// and Snowflake's) that the server fills in.
+type nodeOptions struct {
+	claim  *idstore.NodeClaim
+	store  *idstore.HighWater
+	clock  *clock.Clock
+	logger **slog.Logger
+	node   bool // the options name a node of their own
+}
+
+// nodeScheme builds the scheme name of a generator that holds a node: on
+// a claim of Options.Claims (taken again when lost), on the options' own
+// claim, or on marks in the server's store, which the scheme's hold
+// reports. newGen makes the generator from the options as they stand.
+func nodeScheme[ID ~int64, G idkit.Generator[ID]](ctx context.Context, s *Server, name string, o nodeOptions, newGen func(context.Context) (G, error)) (*scheme, G, error) {
+	var none G
+	c, err := s.claimFor(ctx, name, *o.claim, o.node)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	if c != nil {
-		o.Claim = c
+		*o.claim = c
 	}
-	s.defaults(&o.Clock, &o.Logger)
+	s.defaults(o.clock, o.logger)
 	var held *holdState
-	if o.Store == nil && o.Claim == nil && s.store != nil {
+	if *o.store == nil && *o.claim == nil && s.store != nil {
 		held = new(holdState)
-		o.Store = s.store.marks(held) // a claim keeps its marks itself
+		*o.store = s.store.marks(held) // a claim keeps its marks itself
 	}
-	g, err := traceid.New(ctx, o)
+	g, err := newGen(ctx)
 	if err != nil {
 		if c != nil {
 			c.Close()
 		}
+		return nil, none, err
+	}
+	sc := &scheme{name: name, hold: held}
+	if *o.claim != nil {
+		sc.claim = *o.claim
+	}
+	bind(s, sc, idkit.Generator[ID](g), c, func(ctx context.Context, c idstore.Claim) (idkit.Generator[ID], error) {
+		*o.claim = c
+		return newGen(ctx)
+	})
+	return sc, g, nil
+}
+
+func (s *Server) traceIDScheme(ctx context.Context, o traceid.Options) (*scheme, error) {
+	sc, g, err := nodeScheme[traceid.ID](ctx, s, "traceid", nodeOptions{&o.Claim, &o.Store, &o.Clock, &o.Logger, o.Node != 0},
+		func(ctx context.Context) (*traceid.Generator, error) { return traceid.New(ctx, o) })
+	if err != nil {
 		return nil, err
 	}
 	bits := g.ThreadBits()
-	sc := &scheme{name: "traceid", hold: held}
-	if o.Claim != nil {
-		sc.claim = o.Claim
-	}
-	bind(s, sc, g, c, func(ctx context.Context, c idstore.Claim) (idkit.Generator[traceid.ID], error) {
-		o.Claim = c
-		return traceid.New(ctx, o)
-	})
 	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
 		ref := s.clk.Now()
 		if err := onlyParams(q, "at"); err != nil {
@@ -223,35 +247,12 @@ func (s *Server) traceIDScheme(ctx context.Context, o traceid.Options) (*scheme,
 }
 
 func (s *Server) snowflakeScheme(ctx context.Context, o snowflake.Options) (*scheme, error) {
-	c, err := s.claimFor(ctx, "snowflake", o.Claim, len(o.Node) != 0)
+	sc, g, err := nodeScheme[snowflake.ID](ctx, s, "snowflake", nodeOptions{&o.Claim, &o.Store, &o.Clock, &o.Logger, len(o.Node) != 0},
+		func(ctx context.Context) (*snowflake.Generator, error) { return snowflake.New(ctx, o) })
 	if err != nil {
-		return nil, err
-	}
-	if c != nil {
-		o.Claim = c
-	}
-	s.defaults(&o.Clock, &o.Logger)
-	var held *holdState
-	if o.Store == nil && o.Claim == nil && s.store != nil {
-		held = new(holdState)
-		o.Store = s.store.marks(held) // a claim keeps its marks itself
-	}
-	g, err := snowflake.New(ctx, o)
-	if err != nil {
-		if c != nil {
-			c.Close()
-		}
 		return nil, err
 	}
 	layout := g.Layout()
-	sc := &scheme{name: "snowflake", hold: held}
-	if o.Claim != nil {
-		sc.claim = o.Claim
-	}
-	bind(s, sc, g, c, func(ctx context.Context, c idstore.Claim) (idkit.Generator[snowflake.ID], error) {
-		o.Claim = c
-		return snowflake.New(ctx, o)
-	})
 	sc.inspect = func(text string, q url.Values) (*explain.Report, error) {
 		if err := onlyParams(q); err != nil {
 			return nil, err
