@@ -5,13 +5,12 @@ go 1.26.0
 require (
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpchealth v1.5.0
-	github.com/bwmarrin/snowflake v0.3.0
-	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/creack/pty v1.1.24
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/google/uuid v1.6.0
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/idkit/idkit v0.1.0
+	github.com/idkit/idkit/compare v0.1.0
 	github.com/idkit/idkit/fleet v0.1.0
 	github.com/idkit/idkit/otelid v0.1.0
 	github.com/idkit/idkit/proto v0.1.0
@@ -24,7 +23,6 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/rs/xid v1.6.0
 	github.com/segmentio/ksuid v1.0.4
-	github.com/sony/sonyflake v1.2.0
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/bbolt v1.5.0
 	go.etcd.io/etcd/api/v3 v3.7.3
@@ -33,9 +31,15 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.5
-	golang.org/x/sys v0.49.0
 	google.golang.org/grpc v1.83.2
-	modernc.org/sqlite v1.61.1
+)
+
+require (
+	github.com/bwmarrin/snowflake v0.3.0 // indirect
+	github.com/cockroachdb/pebble/v2 v2.1.7 // indirect
+	github.com/sony/sonyflake v1.2.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	modernc.org/sqlite v1.61.1 // indirect
 )
 
 require (

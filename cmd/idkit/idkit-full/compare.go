@@ -15,7 +15,7 @@ import (
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/idkit/idkit/cmd/idkit/internal/cli"
 
-	"github.com/idkit/idkit/cmd/idkit/internal/compare"
+	"github.com/idkit/idkit/compare"
 )
 
 func init() { cli.Provide("compare", compareHelp, runCompare) }

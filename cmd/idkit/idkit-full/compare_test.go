@@ -15,7 +15,7 @@ import (
 
 	"github.com/idkit/idkit/cmd/idkit/internal/cli"
 	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
-	"github.com/idkit/idkit/cmd/idkit/internal/compare"
+	"github.com/idkit/idkit/compare"
 	"github.com/idkit/idkit/internal/testkit/testenv"
 )
 

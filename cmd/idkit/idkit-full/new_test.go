@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
-	"github.com/idkit/idkit/cmd/idkit/internal/compare"
+	"github.com/idkit/idkit/compare"
 )
 
 // TestSchemeAliases: the names of earlier releases, uuid4 and uuid7, are

@@ -148,7 +148,7 @@ func TestIdkitLinksNoServiceClient(t *testing.T) {
 			"github.com/jackc/pgx", "github.com/go-sql-driver/", "github.com/redis/",
 			"go.uber.org/zap",
 			"github.com/idkit/idkit/serve", "github.com/idkit/idkit/fleet",
-			"github.com/idkit/idkit/cmd/idkit/internal/compare", "github.com/idkit/idkit/segment/",
+			"github.com/idkit/idkit/compare", "github.com/idkit/idkit/segment/",
 		} {
 			assert.False(t, strings.HasPrefix(dep, heavy), "idkit links %s", dep)
 		}

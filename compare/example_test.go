@@ -3,7 +3,7 @@ package compare_test
 import (
 	"fmt"
 
-	"github.com/idkit/idkit/cmd/idkit/internal/compare"
+	"github.com/idkit/idkit/compare"
 )
 
 // A scheme's design is computed from its layout: here sonyflake's 8-bit
