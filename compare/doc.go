@@ -1,7 +1,9 @@
 // Package compare measures ID schemes side by side, in one run, on the
 // machine it runs on: idkit's own schemes, the real peer libraries pulled as
-// Go modules, and a plain sequential counter as the ideal. It is the engine
-// behind "idkit compare".
+// Go modules, and a plain sequential counter as the ideal. It is the
+// library behind "idkit compare", and a team may call it from its own
+// programs or CI: [RunContext] returns the [Report] the command prints,
+// and [Report.Decide] its verdict.
 //
 // # Basics
 //
