@@ -2,6 +2,8 @@ package compare
 
 import (
 	"testing"
+
+	"github.com/idkit/idkit/compare/internal/engine/bbolt"
 )
 
 // BenchmarkNext is each scheme's Next as the speed measurement calls it:
@@ -103,7 +105,7 @@ func BenchmarkLoad(b *testing.B) {
 			value := make([]byte, DefaultValueSize)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := load(keys, loadConfig{dir: dir, fill: 0.5, batch: DefaultBatchSize, value: value, fileLabel: "bench"}); err != nil {
+				if _, err := bbolt.Run(keys, bbolt.Config{Dir: dir, Fill: 0.5, Batch: DefaultBatchSize, Value: value, FileLabel: "bench"}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/stretchr/testify/assert"
@@ -96,13 +98,13 @@ func TestHTMLInBrowser(t *testing.T) {
 		// One chart per database engine that ran: SQLite by default.
 		"engine-sqlite": writerRuns,
 		// The verdict's figures on SQLite: WAL frames and bytes per key.
-		"verdict": len(verdictFigures[EngineSQLite]),
+		"verdict": len(verdictFigures[engine.SQLite]),
 		// Pebble, embedded too: its headline, reads (over the table and
 		// its newest 1%), expiry, and the LSM tree's verdict.
 		"engine-pebble":  writerRuns,
 		"reads-pebble":   2,
 		"expiry-pebble":  1,
-		"verdict-pebble": len(verdictFigures[EnginePebble]),
+		"verdict-pebble": len(verdictFigures[engine.Pebble]),
 	}
 	charts := svgCharts(t, dom)
 	require.Len(t, charts, len(want), "charts in the page")

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/engine"
+	"github.com/idkit/idkit/compare/internal/engine/bbolt"
 )
 
 // Where a figure comes from, as the reports label it.
@@ -45,11 +48,11 @@ type Section struct {
 
 // metricColumn is a column of a database engine's table: the figure key
 // of its EngineLoad, formatted by format.
-func metricColumn(engine, key, head, doc string, format func(float64) string) Column {
+func metricColumn(eng, key, head, doc string, format func(float64) string) Column {
 	return Column{
-		Section: engine, Key: key, Head: head, Doc: doc, Source: SourceMeasured,
+		Section: eng, Key: key, Head: head, Doc: doc, Source: SourceMeasured,
 		cell: func(s *Result, run int) string {
-			l, ok := s.Runs[run].engineLoad(engine)
+			l, ok := s.Runs[run].engineLoad(eng)
 			if !ok {
 				return "-"
 			}
@@ -62,134 +65,121 @@ func metricColumn(engine, key, head, doc string, format func(float64) string) Co
 	}
 }
 
-func fmtInt(v float64) string   { return thousands(int64(v + 0.5)) }
+func fmtInt(v float64) string   { return engine.Thousands(int64(v + 0.5)) }
 func fmtOne(v float64) string   { return fmt.Sprintf("%.1f", v) }
-func fmtPct(v float64) string   { return pct(v) }
-func fmtBytes(v float64) string { return mib(v) }
-
-// mib formats a byte count in MiB with three significant digits.
-func mib(v float64) string {
-	m := v / (1 << 20)
-	switch {
-	case m >= 100:
-		return fmt.Sprintf("%.0f MiB", m)
-	case m >= 10:
-		return fmt.Sprintf("%.1f MiB", m)
-	default:
-		return fmt.Sprintf("%.2f MiB", m)
-	}
-}
+func fmtPct(v float64) string   { return engine.Pct(v) }
+func fmtBytes(v float64) string { return engine.MiB(v) }
 
 // engineColumns describes the database engines' figures.
 func engineColumns() []Column {
 	h := func(c Column) Column { c.Headline = true; return c }
 	return []Column{
-		h(metricColumn(EngineSQLite, "wal_frames_per_1000", "WAL frames/1k",
+		h(metricColumn(engine.SQLite, "wal_frames_per_1000", "WAL frames/1k",
 			"WAL frames written per 1,000 inserts: one frame per page a commit changed (PRAGMA wal_checkpoint's log count, summed)", fmtInt)),
-		metricColumn(EngineSQLite, "page_count", "pages", "pages of the database file after the load (PRAGMA page_count)", fmtInt),
-		metricColumn(EngineSQLite, "leaf_density", "leaf density", "used bytes of the key's B-tree leaf pages over their size (dbstat)", fmtPct),
-		metricColumn(EngineSQLite, "bytes_per_key", "B/key", "database bytes (page_count x page_size) per key", fmtInt),
-		metricColumn(EngineSQLite, "file_bytes", "file", "size of the database file after the last checkpoint", fmtBytes),
-		metricColumn(EngineSQLite, "inserts_per_second", "inserts/s", "keys over the time spent in insert transactions (checkpoints excluded)", fmtInt),
+		metricColumn(engine.SQLite, "page_count", "pages", "pages of the database file after the load (PRAGMA page_count)", fmtInt),
+		metricColumn(engine.SQLite, "leaf_density", "leaf density", "used bytes of the key's B-tree leaf pages over their size (dbstat)", fmtPct),
+		metricColumn(engine.SQLite, "bytes_per_key", "B/key", "database bytes (page_count x page_size) per key", fmtInt),
+		metricColumn(engine.SQLite, "file_bytes", "file", "size of the database file after the last checkpoint", fmtBytes),
+		metricColumn(engine.SQLite, "inserts_per_second", "inserts/s", "keys over the time spent in insert transactions (checkpoints excluded)", fmtInt),
 
-		h(metricColumn(EnginePebble, "write_amp", "write amp",
-			"bytes written to tables by flushes and compactions per byte written to the log (Metrics: Total().WriteAmp() - 1, the log's own bytes left out)", fmtTwo)),
-		metricColumn(EnginePebble, "moved_per_byte_in", "moved/byte",
-			"bytes of tables moved down a level without a rewrite (move compactions, TableBytesMoved) per byte written to the log", fmtTwo),
-		metricColumn(EnginePebble, "space_amp", "space amp", "bytes of the tables over the rows' key and value bytes, once compactions have settled", fmtTwo),
-		metricColumn(EnginePebble, "bytes_per_key", "B/key", "bytes of the tables per key", fmtInt),
-		metricColumn(EnginePebble, "read_amp", "read amp", "level-0 sublevels and other levels with tables: the most tables a lookup may consult (Metrics().ReadAmp())", fmtInt),
-		metricColumn(EnginePebble, "inserts_per_second", "inserts/s", "keys over the wall time of the load, its flushes and compactions included", fmtInt),
-		metricColumn(EnginePebble, "lookup_blocks", "blocks/lookup",
-			"blocks (index, filter, data) a point lookup (Get) touches, block cache hits and misses, over 1,000 keys spread over the table", fmtTwo),
-		metricColumn(EnginePebble, "lookup_filter_hits", "filter hits/lookup",
-			"tables whose bloom filter ruled a lookup's key out, sparing a data block, per lookup (Metrics().Filter.Hits)", fmtTwo),
-		metricColumn(EnginePebble, "lookup_newest_blocks", "blocks/lookup new", "blocks a point lookup touches, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
-		metricColumn(EnginePebble, "lookup_newest_filter_hits", "filter hits new", "bloom filter hits per lookup of the newest 1% of rows", fmtTwo),
-		metricColumn(EnginePebble, "newest_scan_blocks", "newest 1% scan blocks",
+		h(metricColumn(engine.Pebble, "write_amp", "write amp",
+			"bytes written to tables by flushes and compactions per byte written to the log (Metrics: Total().WriteAmp() - 1, the log's own bytes left out)", engine.FmtTwo)),
+		metricColumn(engine.Pebble, "moved_per_byte_in", "moved/byte",
+			"bytes of tables moved down a level without a rewrite (move compactions, TableBytesMoved) per byte written to the log", engine.FmtTwo),
+		metricColumn(engine.Pebble, "space_amp", "space amp", "bytes of the tables over the rows' key and value bytes, once compactions have settled", engine.FmtTwo),
+		metricColumn(engine.Pebble, "bytes_per_key", "B/key", "bytes of the tables per key", fmtInt),
+		metricColumn(engine.Pebble, "read_amp", "read amp", "level-0 sublevels and other levels with tables: the most tables a lookup may consult (Metrics().ReadAmp())", fmtInt),
+		metricColumn(engine.Pebble, "inserts_per_second", "inserts/s", "keys over the wall time of the load, its flushes and compactions included", fmtInt),
+		metricColumn(engine.Pebble, "lookup_blocks", "blocks/lookup",
+			"blocks (index, filter, data) a point lookup (Get) touches, block cache hits and misses, over 1,000 keys spread over the table", engine.FmtTwo),
+		metricColumn(engine.Pebble, "lookup_filter_hits", "filter hits/lookup",
+			"tables whose bloom filter ruled a lookup's key out, sparing a data block, per lookup (Metrics().Filter.Hits)", engine.FmtTwo),
+		metricColumn(engine.Pebble, "lookup_newest_blocks", "blocks/lookup new", "blocks a point lookup touches, over up to 1,000 keys of the newest 1% of rows", engine.FmtTwo),
+		metricColumn(engine.Pebble, "lookup_newest_filter_hits", "filter hits new", "bloom filter hits per lookup of the newest 1% of rows", engine.FmtTwo),
+		metricColumn(engine.Pebble, "newest_scan_blocks", "newest 1% scan blocks",
 			"blocks a range scan through the key touches to read the newest 1% of rows: from the least key among them up", fmtInt),
-		metricColumn(EnginePebble, "newest_scan_rows", "scan rows/newest",
-			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
-		metricColumn(EnginePebble, "expiry_range", "expiry", "how the oldest tenth of the rows was deleted: by one range deletion (keys that sort rows by age), or row by row", expiryHow),
-		metricColumn(EnginePebble, "expiry_bytes_per_row", "expiry B/row",
+		metricColumn(engine.Pebble, "newest_scan_rows", "scan rows/newest",
+			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
+		metricColumn(engine.Pebble, "expiry_range", "expiry", "how the oldest tenth of the rows was deleted: by one range deletion (keys that sort rows by age), or row by row", expiryHow),
+		metricColumn(engine.Pebble, "expiry_bytes_per_row", "expiry B/row",
 			"bytes written (log, flushes, compactions) from deleting the oldest tenth until their space was reclaimed, per expired row", fmtOne),
-		metricColumn(EnginePebble, "expiry_reclaimed_auto", "reclaimed by Pebble",
+		metricColumn(engine.Pebble, "expiry_reclaimed_auto", "reclaimed by Pebble",
 			"share of the expired rows' bytes Pebble's own compactions reclaimed (delete-only compactions drop whole tables under a range deletion); below 0 where the deletion markers, flushed into tables of their own, took more space than the compactions had freed by then", fmtPct),
-		metricColumn(EnginePebble, "expiry_manual", "manual compaction",
+		metricColumn(engine.Pebble, "expiry_manual", "manual compaction",
 			"yes: Pebble's compactions left more than a tenth of the space, and a manual compaction of the expired keys' range reclaimed it", yesNoFigure),
-		metricColumn(EnginePebble, "expiry_seconds", "expiry ms", "wall time from the deletion to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
-		metricColumn(EnginePebble, "expiry_scan_skipped", "expired scan skips",
+		metricColumn(engine.Pebble, "expiry_seconds", "expiry ms", "wall time from the deletion to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
+		metricColumn(engine.Pebble, "expiry_scan_skipped", "expired scan skips",
 			"deleted entries (tombstones and the rows under them) a scan over the expired keys' range steps over once Pebble's compactions have settled, before any manual one", fmtInt),
-		metricColumn(EnginePebble, "lifetime_write_amp", "life write amp",
-			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life, from insert to expiry", fmtTwo),
+		metricColumn(engine.Pebble, "lifetime_write_amp", "life write amp",
+			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life, from insert to expiry", engine.FmtTwo),
 
-		h(metricColumn(EngineMyRocks, "write_amp", "write amp",
-			"bytes the load's column family wrote to tables, flushes and compactions (ROCKSDB_COMPACTION_STATS Write(GB)), per byte written to the log (Rocksdb_wal_bytes)", fmtTwo)),
-		metricColumn(EngineMyRocks, "moved_per_byte_in", "moved/byte", "bytes of tables moved down a level without a rewrite (trivial moves, Moved(GB)) per byte written to the log", fmtTwo),
-		metricColumn(EngineMyRocks, "space_amp", "space amp", "bytes of the column family's tables (SizeBytes) over the rows' key and value bytes, once compactions have settled", fmtTwo),
-		metricColumn(EngineMyRocks, "bytes_per_key", "B/key", "bytes of the column family's tables per key", fmtInt),
-		metricColumn(EngineMyRocks, "inserts_per_second", "inserts/s", "keys over the wall time of the load and of the flushes and compactions it left", fmtInt),
-		metricColumn(EngineMyRocks, "lookup_blocks", "blocks/lookup",
-			"blocks a point lookup by key touches, read or found in the block cache (ROCKSDB_PERF_CONTEXT), over 1,000 keys spread over the table", fmtTwo),
-		metricColumn(EngineMyRocks, "lookup_filter_hits", "filter hits/lookup", "tables whose bloom filter ruled a lookup's key out (BLOOM_SST_MISS_COUNT), per lookup: 0 without a filter", fmtTwo),
-		metricColumn(EngineMyRocks, "lookup_newest_blocks", "blocks/lookup new", "blocks a point lookup touches, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
-		metricColumn(EngineMyRocks, "newest_scan_blocks", "newest 1% scan blocks",
+		h(metricColumn(engine.MyRocks, "write_amp", "write amp",
+			"bytes the load's column family wrote to tables, flushes and compactions (ROCKSDB_COMPACTION_STATS Write(GB)), per byte written to the log (Rocksdb_wal_bytes)", engine.FmtTwo)),
+		metricColumn(engine.MyRocks, "moved_per_byte_in", "moved/byte", "bytes of tables moved down a level without a rewrite (trivial moves, Moved(GB)) per byte written to the log", engine.FmtTwo),
+		metricColumn(engine.MyRocks, "space_amp", "space amp", "bytes of the column family's tables (SizeBytes) over the rows' key and value bytes, once compactions have settled", engine.FmtTwo),
+		metricColumn(engine.MyRocks, "bytes_per_key", "B/key", "bytes of the column family's tables per key", fmtInt),
+		metricColumn(engine.MyRocks, "inserts_per_second", "inserts/s", "keys over the wall time of the load and of the flushes and compactions it left", fmtInt),
+		metricColumn(engine.MyRocks, "lookup_blocks", "blocks/lookup",
+			"blocks a point lookup by key touches, read or found in the block cache (ROCKSDB_PERF_CONTEXT), over 1,000 keys spread over the table", engine.FmtTwo),
+		metricColumn(engine.MyRocks, "lookup_filter_hits", "filter hits/lookup", "tables whose bloom filter ruled a lookup's key out (BLOOM_SST_MISS_COUNT), per lookup: 0 without a filter", engine.FmtTwo),
+		metricColumn(engine.MyRocks, "lookup_newest_blocks", "blocks/lookup new", "blocks a point lookup touches, over up to 1,000 keys of the newest 1% of rows", engine.FmtTwo),
+		metricColumn(engine.MyRocks, "newest_scan_blocks", "newest 1% scan blocks",
 			"blocks a range scan through the key touches to read the newest 1% of rows: from the least key among them up", fmtInt),
-		metricColumn(EngineMyRocks, "newest_scan_rows", "scan rows/newest",
-			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
-		metricColumn(EngineMyRocks, "expiry_range", "expiry", "partition: the oldest tenth dropped with its partition (keys that sort rows by age), which MyRocks deletes by key range; rows: DELETE row by row", expiryHowMyRocks),
-		metricColumn(EngineMyRocks, "expiry_bytes_per_row", "expiry B/row",
+		metricColumn(engine.MyRocks, "newest_scan_rows", "scan rows/newest",
+			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
+		metricColumn(engine.MyRocks, "expiry_range", "expiry", "partition: the oldest tenth dropped with its partition (keys that sort rows by age), which MyRocks deletes by key range; rows: DELETE row by row", expiryHowMyRocks),
+		metricColumn(engine.MyRocks, "expiry_bytes_per_row", "expiry B/row",
 			"bytes written (log and the column family's flushes and compactions) from the expiry until its space was reclaimed, per expired row", fmtOne),
-		metricColumn(EngineMyRocks, "expiry_reclaimed_auto", "reclaimed by MyRocks", "share of the expired rows' bytes the server's own work reclaimed; below 0 where the deletion markers, flushed into tables of their own, took more space than its compactions had freed by then", fmtPct),
-		metricColumn(EngineMyRocks, "expiry_manual", "manual compaction", "yes: the server left more than a tenth of the space, and a compaction of the column family (rocksdb_compact_cf) reclaimed it", yesNoFigure),
-		metricColumn(EngineMyRocks, "expiry_seconds", "expiry ms", "wall time from the expiry's statement to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
-		metricColumn(EngineMyRocks, "expiry_scan_skipped", "expired scan tombstones",
+		metricColumn(engine.MyRocks, "expiry_reclaimed_auto", "reclaimed by MyRocks", "share of the expired rows' bytes the server's own work reclaimed; below 0 where the deletion markers, flushed into tables of their own, took more space than its compactions had freed by then", fmtPct),
+		metricColumn(engine.MyRocks, "expiry_manual", "manual compaction", "yes: the server left more than a tenth of the space, and a compaction of the column family (rocksdb_compact_cf) reclaimed it", yesNoFigure),
+		metricColumn(engine.MyRocks, "expiry_seconds", "expiry ms", "wall time from the expiry's statement to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
+		metricColumn(engine.MyRocks, "expiry_scan_skipped", "expired scan tombstones",
 			"deletion markers a scan over the expired keys' range steps over once the server's own work has settled, before any manual compaction (INTERNAL_DELETE_SKIPPED_COUNT): 0 where a dropped partition took the range", fmtInt),
-		metricColumn(EngineMyRocks, "lifetime_write_amp", "life write amp",
-			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life", fmtTwo),
+		metricColumn(engine.MyRocks, "lifetime_write_amp", "life write amp",
+			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life", engine.FmtTwo),
 
-		h(metricColumn(EnginePostgres, "pages_dirtied_per_1000", "dirtied/1k",
+		h(metricColumn(engine.Postgres, "pages_dirtied_per_1000", "dirtied/1k",
 			"shared buffers dirtied per 1,000 inserts (EXPLAIN (ANALYZE, BUFFERS) of each batch): pages a checkpoint must write", fmtInt)),
-		metricColumn(EnginePostgres, "wal_bytes_per_insert", "WAL B/insert", "WAL bytes per insert (EXPLAIN (ANALYZE, WAL) of each batch), full-page images included", fmtInt),
-		metricColumn(EnginePostgres, "wal_bytes_lsn_per_insert", "LSN B/insert",
+		metricColumn(engine.Postgres, "wal_bytes_per_insert", "WAL B/insert", "WAL bytes per insert (EXPLAIN (ANALYZE, WAL) of each batch), full-page images included", fmtInt),
+		metricColumn(engine.Postgres, "wal_bytes_lsn_per_insert", "LSN B/insert",
 			"server-wide WAL position (LSN) difference over the load per insert: the statements' WAL plus commit and checkpoint records, and other sessions' writes", fmtInt),
-		metricColumn(EnginePostgres, "wal_fpi_per_1000", "FPI/1k", "full-page images per 1,000 inserts: pages first changed after a checkpoint", fmtInt),
-		metricColumn(EnginePostgres, "index_bytes", "pkey index", "primary-key index size (pg_relation_size)", fmtBytes),
-		metricColumn(EnginePostgres, "index_bytes_per_key", "index B/key", "primary-key index bytes per key", fmtOne),
-		metricColumn(EnginePostgres, "heap_bytes", "heap", "table (heap) size (pg_relation_size)", fmtBytes),
-		metricColumn(EnginePostgres, "leaf_density", "leaf density", "average leaf density of the primary-key index (pgstattuple's pgstatindex)", fmtPct),
-		metricColumn(EnginePostgres, "leaf_fragmentation", "leaf frag", "leaf pages out of physical order (pgstatindex's leaf_fragmentation)", fmtPct),
-		metricColumn(EnginePostgres, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' statements (checkpoints excluded)", fmtInt),
-		metricColumn(EnginePostgres, "lookup_pages", "pages/lookup",
-			"buffer pages a point lookup by key touches, over 1,000 keys spread over the table (EXPLAIN (ANALYZE, BUFFERS), index scans forced): the index's levels and the heap page", fmtTwo),
-		metricColumn(EnginePostgres, "lookup_pages_newest", "pages/lookup new",
-			"buffer pages a point lookup touches, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
-		metricColumn(EnginePostgres, "newest_scan_pages", "newest 1% scan pages",
+		metricColumn(engine.Postgres, "wal_fpi_per_1000", "FPI/1k", "full-page images per 1,000 inserts: pages first changed after a checkpoint", fmtInt),
+		metricColumn(engine.Postgres, "index_bytes", "pkey index", "primary-key index size (pg_relation_size)", fmtBytes),
+		metricColumn(engine.Postgres, "index_bytes_per_key", "index B/key", "primary-key index bytes per key", fmtOne),
+		metricColumn(engine.Postgres, "heap_bytes", "heap", "table (heap) size (pg_relation_size)", fmtBytes),
+		metricColumn(engine.Postgres, "leaf_density", "leaf density", "average leaf density of the primary-key index (pgstattuple's pgstatindex)", fmtPct),
+		metricColumn(engine.Postgres, "leaf_fragmentation", "leaf frag", "leaf pages out of physical order (pgstatindex's leaf_fragmentation)", fmtPct),
+		metricColumn(engine.Postgres, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' statements (checkpoints excluded)", fmtInt),
+		metricColumn(engine.Postgres, "lookup_pages", "pages/lookup",
+			"buffer pages a point lookup by key touches, over 1,000 keys spread over the table (EXPLAIN (ANALYZE, BUFFERS), index scans forced): the index's levels and the heap page", engine.FmtTwo),
+		metricColumn(engine.Postgres, "lookup_pages_newest", "pages/lookup new",
+			"buffer pages a point lookup touches, over up to 1,000 keys of the newest 1% of rows", engine.FmtTwo),
+		metricColumn(engine.Postgres, "newest_scan_pages", "newest 1% scan pages",
 			"buffer pages a range scan through the key touches to read the newest 1% of rows: from the least key among them up (EXPLAIN (ANALYZE, BUFFERS))", fmtInt),
-		metricColumn(EnginePostgres, "newest_scan_rows", "scan rows/newest",
-			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
-		metricColumn(EnginePostgres, "newest_leaf_pages", "newest 1% leaves",
+		metricColumn(engine.Postgres, "newest_scan_rows", "scan rows/newest",
+			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
+		metricColumn(engine.Postgres, "newest_leaf_pages", "newest 1% leaves",
 			"leaf pages of the primary-key index that hold a key of the newest 1% of rows (pageinspect's bt_page_items): the working set that must stay in cache", fmtInt),
-		metricColumn(EnginePostgres, "newest_leaf_share", "newest 1% share",
+		metricColumn(engine.Postgres, "newest_leaf_share", "newest 1% share",
 			"newest 1% leaves over all leaf pages of the primary-key index", fmtPct),
 
-		h(metricColumn(EngineMySQL, "pages_written_per_1000", "written/1k",
+		h(metricColumn(engine.MySQL, "pages_written_per_1000", "written/1k",
 			"InnoDB pages written per 1,000 inserts (Innodb_pages_written), the table flushed at each interval", fmtInt)),
-		metricColumn(EngineMySQL, "redo_bytes_per_insert", "redo B/insert", "redo log bytes per insert (Innodb_lsn_current)", fmtInt),
-		metricColumn(EngineMySQL, "page_splits_per_1000", "splits/1k", "index page splits per 1,000 inserts (INNODB_METRICS index_page_splits)", fmtOne),
-		metricColumn(EngineMySQL, "index_bytes", "clustered index", "clustered (primary-key) index size: its pages in mysql.innodb_index_stats after ANALYZE TABLE", fmtBytes),
-		metricColumn(EngineMySQL, "index_bytes_per_key", "index B/key", "clustered index bytes per key (the row lives in it)", fmtOne),
-		metricColumn(EngineMySQL, "leaf_pages", "leaf pages", "leaf pages of the clustered index (innodb_index_stats n_leaf_pages)", fmtInt),
-		metricColumn(EngineMySQL, "leaf_density", "leaf density", "used bytes of the index's pages in the buffer pool over their size (INNODB_BUFFER_PAGE data_size)", fmtPct),
-		metricColumn(EngineMySQL, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' INSERTs (flushes excluded)", fmtInt),
-		metricColumn(EngineMySQL, "lookup_pages", "pages/lookup",
-			"InnoDB pages a point lookup by key accesses, over 1,000 keys spread over the table (ANALYZE FORMAT=JSON's r_engine_stats.pages_accessed)", fmtTwo),
-		metricColumn(EngineMySQL, "lookup_pages_newest", "pages/lookup new",
-			"InnoDB pages a point lookup accesses, over up to 1,000 keys of the newest 1% of rows", fmtTwo),
-		metricColumn(EngineMySQL, "newest_scan_pages", "newest 1% scan pages",
+		metricColumn(engine.MySQL, "redo_bytes_per_insert", "redo B/insert", "redo log bytes per insert (Innodb_lsn_current)", fmtInt),
+		metricColumn(engine.MySQL, "page_splits_per_1000", "splits/1k", "index page splits per 1,000 inserts (INNODB_METRICS index_page_splits)", fmtOne),
+		metricColumn(engine.MySQL, "index_bytes", "clustered index", "clustered (primary-key) index size: its pages in mysql.innodb_index_stats after ANALYZE TABLE", fmtBytes),
+		metricColumn(engine.MySQL, "index_bytes_per_key", "index B/key", "clustered index bytes per key (the row lives in it)", fmtOne),
+		metricColumn(engine.MySQL, "leaf_pages", "leaf pages", "leaf pages of the clustered index (innodb_index_stats n_leaf_pages)", fmtInt),
+		metricColumn(engine.MySQL, "leaf_density", "leaf density", "used bytes of the index's pages in the buffer pool over their size (INNODB_BUFFER_PAGE data_size)", fmtPct),
+		metricColumn(engine.MySQL, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' INSERTs (flushes excluded)", fmtInt),
+		metricColumn(engine.MySQL, "lookup_pages", "pages/lookup",
+			"InnoDB pages a point lookup by key accesses, over 1,000 keys spread over the table (ANALYZE FORMAT=JSON's r_engine_stats.pages_accessed)", engine.FmtTwo),
+		metricColumn(engine.MySQL, "lookup_pages_newest", "pages/lookup new",
+			"InnoDB pages a point lookup accesses, over up to 1,000 keys of the newest 1% of rows", engine.FmtTwo),
+		metricColumn(engine.MySQL, "newest_scan_pages", "newest 1% scan pages",
 			"InnoDB pages a range scan through the key accesses to read the newest 1% of rows: from the least key among them up", fmtInt),
-		metricColumn(EngineMySQL, "newest_scan_rows", "scan rows/newest",
-			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", fmtTwo),
+		metricColumn(engine.MySQL, "newest_scan_rows", "scan rows/newest",
+			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
 	}
 }
 
@@ -219,27 +209,27 @@ func yesNoFigure(v float64) string { return yesNo(v == 1) }
 func likeEngineColumns() []Column {
 	h := func(c Column) Column { c.Headline = true; return c }
 	return []Column{
-		h(metricColumn(EnginePostgres, "pages_changed_per_1000", "changed/1k",
+		h(metricColumn(engine.Postgres, "pages_changed_per_1000", "changed/1k",
 			"pages of the copy whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header, no checkpoint forced): the pages a checkpoint at each interval would write", fmtInt)),
-		metricColumn(EnginePostgres, "key_pages_changed_per_1000", "key changed/1k",
+		metricColumn(engine.Postgres, "key_pages_changed_per_1000", "key changed/1k",
 			"pages of the primary-key index whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header): the pages the key's order changes", fmtInt),
-		metricColumn(EnginePostgres, "wal_bytes_no_fpi_per_insert", "WAL B/insert, no FPI",
+		metricColumn(engine.Postgres, "wal_bytes_no_fpi_per_insert", "WAL B/insert, no FPI",
 			"WAL bytes per insert of the batches' statements with no checkpoint forced (EXPLAIN (ANALYZE, WAL)): the records without full-page images, kept when no checkpoint of the server's fell in the load", fmtInt),
-		metricColumn(EnginePostgres, "tries", "tries", "loads run to measure the load without a checkpoint of the server's in it (at most 2)", fmtInt),
-		h(metricColumn(EngineMySQL, "pages_changed_per_1000", "changed/1k",
+		metricColumn(engine.Postgres, "tries", "tries", "loads run to measure the load without a checkpoint of the server's in it (at most 2)", fmtInt),
+		h(metricColumn(engine.MySQL, "pages_changed_per_1000", "changed/1k",
 			"pages of the copy whose newest change is past the log sequence number at the start of each flush interval, per 1,000 inserts (INNODB_BUFFER_PAGE's newest_modification): the copy's own pages each flush writes", fmtInt)),
-		metricColumn(EngineMySQL, "tries", "tries", "loads run to measure the server's counters without another session's writes in them (at most 2)", fmtInt),
-		h(metricColumn(EngineMyRocks, "bytes_written_per_insert", "written B/insert",
+		metricColumn(engine.MySQL, "tries", "tries", "loads run to measure the server's counters without another session's writes in them (at most 2)", fmtInt),
+		h(metricColumn(engine.MyRocks, "bytes_written_per_insert", "written B/insert",
 			"bytes the copy's column family wrote to tables, flushes and compactions, per insert: the copy's own writes, which no other session's move", fmtInt)),
-		metricColumn(EngineMyRocks, "wal_bytes_per_insert", "log B/insert", "bytes written to the log per insert (Rocksdb_wal_bytes), kept when no other session changed MyRocks rows during the load", fmtInt),
-		metricColumn(EngineMyRocks, "all_index_bytes_per_key", "all indexes B/key", "bytes of every index of the copy in its column family's tables, per key", fmtInt),
+		metricColumn(engine.MyRocks, "wal_bytes_per_insert", "log B/insert", "bytes written to the log per insert (Rocksdb_wal_bytes), kept when no other session changed MyRocks rows during the load", fmtInt),
+		metricColumn(engine.MyRocks, "all_index_bytes_per_key", "all indexes B/key", "bytes of every index of the copy in its column family's tables, per key", fmtInt),
 	}
 }
 
 // bboltColumn is a column of the bbolt table for the load at one fill.
-func bboltColumn(fill float64, li int, key, head, doc string, headline bool, v func(Load) string) Column {
+func bboltColumn(fill float64, li int, key, head, doc string, headline bool, v func(bbolt.Load) string) Column {
 	return Column{
-		Section: EngineBbolt, Key: fmt.Sprintf("%s@%g", key, fill), Head: fmt.Sprintf("%s @%g", head, fill),
+		Section: engine.Bbolt, Key: fmt.Sprintf("%s@%g", key, fill), Head: fmt.Sprintf("%s @%g", head, fill),
 		Doc: doc, Source: SourceMeasured, Headline: headline,
 		cell: func(s *Result, run int) string {
 			if li >= len(s.Runs[run].Loads) {
@@ -269,7 +259,7 @@ func (r *Report) columns() []Column {
 		c("generation", "ns_per_id", "ns/ID", SourceMeasured, "nanoseconds per ID on one goroutine, key encoding included (*: at the layout's rate limit)", func(s *Result, _ int) string { return num(s.Speed.NsPerID) + capMark(s) }),
 		c("generation", "parallel_ns_per_id", fmt.Sprintf("ns/ID x%d", r.goroutines()), SourceMeasured, "nanoseconds per ID with GOMAXPROCS goroutines sharing one generator", func(s *Result, _ int) string { return num(s.Speed.ParallelNsPerID) + capMark(s) }),
 		c("generation", "allocs_per_id", "allocs/ID", SourceMeasured, "heap allocations per ID", func(s *Result, _ int) string { return fmt.Sprintf("%.2g", s.Speed.AllocsPerID) }),
-		c("generation", "append_fraction", "append", SourceMeasured, "inserts greater than every earlier key", func(s *Result, run int) string { return pct(s.Runs[run].Order.Appends) }),
+		c("generation", "append_fraction", "append", SourceMeasured, "inserts greater than every earlier key", func(s *Result, run int) string { return engine.Pct(s.Runs[run].Order.Appends) }),
 		c("generation", "inversion_fraction", "inversions", SourceMeasured, "fraction of out-of-order pairs (0 sorted, 0.5 random)", func(s *Result, run int) string {
 			return fmt.Sprintf("%.3f", s.Runs[run].Order.InversionFraction)
 		}),
@@ -307,16 +297,16 @@ func (r *Report) columns() []Column {
 	for li, f := range r.Config.Fills {
 		cols = append(cols, bboltColumn(f, li, "pages_written_per_1000", "pages/1k",
 			"pages the commits allocated and wrote (TxStats.PageCount) plus one meta page per commit, per 1,000 inserts", true,
-			func(l Load) string { return fmt.Sprintf("%.0f", l.PagesPer1000) }))
+			func(l bbolt.Load) string { return fmt.Sprintf("%.0f", l.PagesPer1000) }))
 	}
 	for _, group := range []struct {
 		key, head, doc string
-		v              func(Load) string
+		v              func(bbolt.Load) string
 	}{
-		{"splits_per_1000", "splits/1k", "node splits per 1,000 inserts (TxStats.Split)", func(l Load) string { return fmt.Sprintf("%.1f", l.SplitsPer1000) }},
-		{"leaf_fill", "leaf fill", "used bytes of the leaf pages over their size", func(l Load) string { return pct(l.LeafFill) }},
-		{"inserts_per_second", "inserts/s", "keys over the wall time of all inserts and commits", func(l Load) string { return thousands(int64(l.InsertsPerSecond)) }},
-		{"bytes_per_key", "B/key", "bytes of the file's pages (Tx.Size) per key", func(l Load) string { return fmt.Sprintf("%.0f", l.BytesPerKey) }},
+		{"splits_per_1000", "splits/1k", "node splits per 1,000 inserts (TxStats.Split)", func(l bbolt.Load) string { return fmt.Sprintf("%.1f", l.SplitsPer1000) }},
+		{"leaf_fill", "leaf fill", "used bytes of the leaf pages over their size", func(l bbolt.Load) string { return engine.Pct(l.LeafFill) }},
+		{"inserts_per_second", "inserts/s", "keys over the wall time of all inserts and commits", func(l bbolt.Load) string { return engine.Thousands(int64(l.InsertsPerSecond)) }},
+		{"bytes_per_key", "B/key", "bytes of the file's pages (Tx.Size) per key", func(l bbolt.Load) string { return fmt.Sprintf("%.0f", l.BytesPerKey) }},
 	} {
 		for li, f := range r.Config.Fills {
 			cols = append(cols, bboltColumn(f, li, group.key, group.head, group.doc, false, group.v))
@@ -333,7 +323,7 @@ func (r *Report) columns() []Column {
 		}
 	}
 	if r.Config.Concurrent {
-		for _, e := range []string{EnginePostgres, EngineMySQL} {
+		for _, e := range []string{engine.Postgres, engine.MySQL} {
 			if slices.Contains(measured, e) {
 				cols = append(cols, concurrentColumns(e)...)
 			}
@@ -346,13 +336,13 @@ func (r *Report) columns() []Column {
 const SectionConcurrent = "concurrent"
 
 // concurrentColumns describes the figures of engine's concurrent loads.
-func concurrentColumns(engine string) []Column {
-	name := map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}[engine]
-	c := func(key, head, doc string, v func(c *ConcurrentLoad) string) Column {
+func concurrentColumns(eng string) []Column {
+	name := map[string]string{engine.Postgres: "PostgreSQL", engine.MySQL: "InnoDB"}[eng]
+	c := func(key, head, doc string, v func(c *engine.ConcurrentLoad) string) Column {
 		return Column{
-			Section: SectionConcurrent, Key: engine + "_concurrent_" + key, Head: head, Doc: doc, Source: SourceMeasured,
+			Section: SectionConcurrent, Key: eng + "_concurrent_" + key, Head: head, Doc: doc, Source: SourceMeasured,
 			cell: func(s *Result, run int) string {
-				l, ok := s.Runs[run].engineLoad(engine)
+				l, ok := s.Runs[run].engineLoad(eng)
 				if !ok || l.Concurrent == nil {
 					return "-"
 				}
@@ -361,20 +351,20 @@ func concurrentColumns(engine string) []Column {
 		}
 	}
 	cols := []Column{
-		c("inserts_per_second", name+" inserts/s", name+": all keys over the wall time of the K connections' inserts", func(c *ConcurrentLoad) string { return fmtInt(c.InsertsPerSecond) }),
-		c("batch_p99_ms", name+" p99 ms", name+": 99th percentile of one batch's insert and commit, over every connection's batches", func(c *ConcurrentLoad) string { return fmtOne(c.BatchP99Ms) }),
+		c("inserts_per_second", name+" inserts/s", name+": all keys over the wall time of the K connections' inserts", func(c *engine.ConcurrentLoad) string { return fmtInt(c.InsertsPerSecond) }),
+		c("batch_p99_ms", name+" p99 ms", name+": 99th percentile of one batch's insert and commit, over every connection's batches", func(c *engine.ConcurrentLoad) string { return fmtOne(c.BatchP99Ms) }),
 	}
-	if engine == EnginePostgres {
+	if eng == engine.Postgres {
 		return append(cols, c("waits", "PostgreSQL waits", "what the sessions running a statement waited on, sampled every 5 ms in pg_stat_activity (CPU: no wait event), as shares of the samples",
-			func(c *ConcurrentLoad) string { return topWaits(c) }))
+			func(c *engine.ConcurrentLoad) string { return engine.TopWaits(c) }))
 	}
 	return append(cols,
 		c("states", "InnoDB states", "the thread states of the sessions running a statement, sampled every 5 ms in PROCESSLIST, as shares of the samples",
-			func(c *ConcurrentLoad) string { return topWaits(c) }),
+			func(c *engine.ConcurrentLoad) string { return engine.TopWaits(c) }),
 		c("row_lock_waits", "row lock waits", "Innodb_row_lock_waits over the load: server-wide, other sessions add to it",
-			func(c *ConcurrentLoad) string { return fmtInt(c.Server["innodb_row_lock_waits"]) }),
+			func(c *engine.ConcurrentLoad) string { return fmtInt(c.Server["innodb_row_lock_waits"]) }),
 		c("log_waits", "log waits", "Innodb_log_waits over the load, waits for room in the redo log buffer: server-wide",
-			func(c *ConcurrentLoad) string { return fmtInt(c.Server["innodb_log_waits"]) }))
+			func(c *engine.ConcurrentLoad) string { return fmtInt(c.Server["innodb_log_waits"]) }))
 }
 
 // pValue formats a p-value of r: three decimals, or an exponent below
@@ -410,7 +400,7 @@ type Table struct {
 // sections returns the report's tables in order; each engine that did not
 // run is left out.
 func (r *Report) sections() []Section {
-	n := thousands(int64(r.Config.N))
+	n := engine.Thousands(int64(r.Config.N))
 	c := r.Config
 	secs := []Section{
 		{ID: "design", Title: "DESIGN — computed from each scheme's layout, not measured", Source: SourceComputed},
@@ -418,50 +408,50 @@ func (r *Report) sections() []Section {
 			Note: []string{"*: at the layout's IDs/s/node limit: the figure is the limit, not the cost of an ID",
 				"append: inserts greater than every earlier key; inversions: fraction of out-of-order pairs (0 sorted, 0.5 random)",
 				"B/ID packed: sorted, delta, varint; max bits: of the largest ID issued (<= 53 fits a JavaScript number)"}},
-		{ID: "randomness", Title: fmt.Sprintf("RANDOMNESS OF THE ID BITS — measured in this run (the first %s keys, the bits that vary)", thousands(int64(min(c.N, randomnessMaxIDs)))),
+		{ID: "randomness", Title: fmt.Sprintf("RANDOMNESS OF THE ID BITS — measured in this run (the first %s keys, the bits that vary)", engine.Thousands(int64(min(c.N, randomnessMaxIDs)))),
 			Source: SourceMeasured, Note: []string{
 				"tested: each bit position that varies, across the keys in generation order, one position after another: coin flips in random keys",
 				fmt.Sprintf("guessable: a test's p-value is below %g; random keys fail by chance about 3 times in a million runs", RandomnessAlpha),
 				"counters and time-based IDs fail: their bits change too regularly (runs) or unevenly (monobit, chi²); a public ID hides an ordered one"}},
-		{ID: EngineBbolt, Title: fmt.Sprintf("INSERT LOCALITY IN BBOLT — measured in this run (%s keys in generation order, %d-byte values, %s per tx, %d-byte pages, fsync %s)",
-			n, c.ValueSize, thousands(int64(c.BatchSize)), c.PageSize, onOff(c.Sync)), Source: SourceMeasured,
+		{ID: engine.Bbolt, Title: fmt.Sprintf("INSERT LOCALITY IN BBOLT — measured in this run (%s keys in generation order, %d-byte values, %s per tx, %d-byte pages, fsync %s)",
+			n, c.ValueSize, engine.Thousands(int64(c.BatchSize)), c.PageSize, onOff(c.Sync)), Source: SourceMeasured,
 			Note: []string{"headline: pages written per 1,000 inserts (x: times the counter's)",
 				"pages written: pages the commits allocated and wrote (bbolt TxStats.PageCount) plus one meta page per commit;",
 				"splits alone mislead: an append-only load splits its last page every time it fills, yet writes few pages;",
 				"inserts/s is wall-clock time and the noisiest figure; pages, splits and fill do not depend on the machine"}},
 	}
-	every := thousands(int64(c.CheckpointEvery))
-	dbTitle := func(name, engine string) string {
-		if t := r.likeTable(engine); t != nil {
+	every := engine.Thousands(int64(c.CheckpointEvery))
+	dbTitle := func(name, eng string) string {
+		if t := r.likeTable(eng); t != nil {
 			interval := "checkpoint every " + every + " inserts"
 			switch {
-			case t.OnSource && engine == EnginePostgres:
+			case t.OnSource && eng == engine.Postgres:
 				interval = "no checkpoint forced, the pages changed counted every " + every + " inserts"
 			case t.OnSource:
 				interval = "no flush"
 			}
 			return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order into copies of %s, the other columns from %s sampled rows, %s per transaction, %s)",
-				name, n, t.Name, thousands(int64(t.Sampled)), thousands(int64(c.BatchSize)), interval)
+				name, n, t.Name, engine.Thousands(int64(t.Sampled)), engine.Thousands(int64(c.BatchSize)), interval)
 		}
 		return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction, checkpoint every %s inserts)",
-			name, n, c.ValueSize, thousands(int64(c.BatchSize)), every)
+			name, n, c.ValueSize, engine.Thousands(int64(c.BatchSize)), every)
 	}
 	for _, e := range r.measured() {
 		info := r.engine(e)
 		switch e {
-		case EngineSQLite:
+		case engine.SQLite:
 			secs = append(secs, Section{ID: e, Title: dbTitle("SQLITE", e), Source: SourceMeasured, Note: []string{
 				"headline: WAL frames written per 1,000 inserts, one frame per page a commit changed (x: times the counter's)",
 				info.Version + "; " + info.Settings}})
-		case EnginePebble:
+		case engine.Pebble:
 			secs = append(secs, Section{ID: e, Source: SourceMeasured,
-				Title: fmt.Sprintf("LSM TREE: WRITES, READS AND EXPIRY IN PEBBLE — measured in this run (%s keys in generation order, %d-byte values, %s per batch)", n, c.ValueSize, thousands(int64(c.BatchSize))),
+				Title: fmt.Sprintf("LSM TREE: WRITES, READS AND EXPIRY IN PEBBLE — measured in this run (%s keys in generation order, %d-byte values, %s per batch)", n, c.ValueSize, engine.Thousands(int64(c.BatchSize))),
 				Note: []string{
 					"headline: write amplification, bytes written to tables per byte logged (x: times the counter's); keys in order make tables that overlap no other, which compactions leave alone or move down a level unwritten (moved/byte)",
 					"expiry: the oldest tenth of the rows deleted by one range deletion when the keys sort rows by age, else row by row; then Pebble's compactions, and a manual one of the range if they left the space",
 					"life write amp adds the expiry's bytes, as if every tenth expired so: a row's cost from insert to expiry",
 					info.Version + "; " + info.Settings}})
-		case EngineMyRocks:
+		case engine.MyRocks:
 			note := []string{
 				"headline: write amplification, the load's column family's table bytes per byte logged (x: times the counter's); the server compacts while the load inserts, so its counts vary a little from run to run",
 				"expiry: keys that sort rows by age go into a table partitioned at the oldest tenth, dropped with its partition; the others DELETE the oldest tenth row by row"}
@@ -469,9 +459,9 @@ func (r *Report) sections() []Section {
 				note = append(note, "disturbed: another session changed MyRocks rows during the loads of "+strings.Join(d, ", ")+": the server's log bytes, and their write amplification, count that session's writes too")
 			}
 			secs = append(secs, Section{ID: e, Source: SourceMeasured,
-				Title: fmt.Sprintf("LSM TREE: WRITES, READS AND EXPIRY IN MYROCKS — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction)", n, c.ValueSize, thousands(int64(c.BatchSize))),
+				Title: fmt.Sprintf("LSM TREE: WRITES, READS AND EXPIRY IN MYROCKS — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction)", n, c.ValueSize, engine.Thousands(int64(c.BatchSize))),
 				Note:  append(note, info.Version+"; "+info.Settings)})
-		case EnginePostgres:
+		case engine.Postgres:
 			note := []string{
 				"headline: shared buffers dirtied per 1,000 inserts (x: times the counter's); CHECKPOINT every " + every + " inserts models a long-lived database:",
 				"a page's first change after a checkpoint dirties it again and logs a full-page image (FPI)"}
@@ -481,7 +471,7 @@ func (r *Report) sections() []Section {
 					"the copies are on the source, where no checkpoint is forced: dirtied/1k and FPI/1k are left out, and the statements' WAL is their records alone"}
 			}
 			secs = append(secs, Section{ID: e, Title: dbTitle("POSTGRESQL", e), Source: SourceMeasured, Note: append(note, info.Version+"; "+info.Settings)})
-		case EngineMySQL:
+		case engine.MySQL:
 			note := []string{
 				"headline: pages written per 1,000 inserts, the table flushed every " + every + " inserts (x: times the counter's);",
 				"pages written, redo bytes and splits are server-wide counters read before and after each load"}
@@ -495,10 +485,10 @@ func (r *Report) sections() []Section {
 			secs = append(secs, Section{ID: e, Title: dbTitle("INNODB", e), Source: SourceMeasured, Note: append(note, info.Version+"; "+info.Settings)})
 		}
 	}
-	if r.Config.Concurrent && (slices.Contains(r.measured(), EnginePostgres) || slices.Contains(r.measured(), EngineMySQL)) {
+	if r.Config.Concurrent && (slices.Contains(r.measured(), engine.Postgres) || slices.Contains(r.measured(), engine.MySQL)) {
 		secs = append(secs, Section{ID: SectionConcurrent, Source: SourceMeasured,
 			Title: fmt.Sprintf("CONCURRENT WRITERS — measured in this run (the %d-writer keys, %d connections inserting at once, each its own writer's keys, %s per transaction, no checkpoints)",
-				c.Writers, c.Writers, thousands(int64(c.BatchSize))),
+				c.Writers, c.Writers, engine.Thousands(int64(c.BatchSize))),
 			Note: []string{
 				"the engine tables above load the same keys interleaved through one connection: their counts repeat from run to run;",
 				"these are timings of real sessions contending for the index's pages and locks, and vary with the machine and its load"}})
@@ -509,11 +499,11 @@ func (r *Report) sections() []Section {
 // engine returns the EngineInfo called name.
 // disturbedLoads names the loads on engine whose server-wide counters
 // another session's writes changed (the figure "disturbed").
-func (r *Report) disturbedLoads(engine string) []string {
+func (r *Report) disturbedLoads(eng string) []string {
 	var out []string
 	for _, s := range r.Schemes {
 		for _, run := range s.Runs {
-			if l, ok := run.engineLoad(engine); ok && l.Metrics["disturbed"] == 1 {
+			if l, ok := run.engineLoad(eng); ok && l.Metrics["disturbed"] == 1 {
 				out = append(out, fmt.Sprintf("%s with %d writer(s)", s.Name, run.Writers))
 			}
 		}
@@ -521,10 +511,10 @@ func (r *Report) disturbedLoads(engine string) []string {
 	return out
 }
 
-func (r *Report) engine(name string) EngineInfo {
-	i := slices.IndexFunc(r.Engines, func(e EngineInfo) bool { return e.Name == name })
+func (r *Report) engine(name string) engine.Info {
+	i := slices.IndexFunc(r.Engines, func(e engine.Info) bool { return e.Name == name })
 	if i < 0 {
-		return EngineInfo{Name: name}
+		return engine.Info{Name: name}
 	}
 	return r.Engines[i]
 }
@@ -580,7 +570,7 @@ func (r *Report) tables() []Table {
 				t.Rows = append(t.Rows, row)
 			}
 		}
-		if sec.ID == EngineBbolt {
+		if sec.ID == engine.Bbolt {
 			t.Note = slices.Clone(t.Note)
 			for _, s := range r.Schemes {
 				if s.KeysNote != "" {
@@ -608,7 +598,7 @@ func headlineValue(c Column, s *Result, run int) (float64, bool) {
 	if run >= len(s.Runs) {
 		return 0, false
 	}
-	if c.Section == EngineBbolt {
+	if c.Section == engine.Bbolt {
 		fill := strings.TrimPrefix(c.Key, "pages_written_per_1000@")
 		for _, l := range s.Runs[run].Loads {
 			if fmt.Sprint(l.FillPercent) == fill {

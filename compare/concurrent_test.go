@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,10 +18,10 @@ import (
 // concurrent load.
 func TestConcurrentWriters(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{EnginePostgres, EngineMySQL} {
-		t.Run(engine, func(t *testing.T) {
+	for _, eng := range []string{engine.Postgres, engine.MySQL} {
+		t.Run(eng, func(t *testing.T) {
 			t.Parallel()
-			o := engineOptions(t, engine)
+			o := engineOptions(t, eng)
 			o.N, o.Writers, o.Concurrent = 40_000, 4, true
 			var err error
 			o.Schemes, err = Select("counter,uuidv4")
@@ -29,10 +31,10 @@ func TestConcurrentWriters(t *testing.T) {
 			require.True(t, r.Config.Concurrent)
 			for _, s := range r.Schemes {
 				require.Len(t, s.Runs, 2)
-				one, ok := s.Runs[0].engineLoad(engine)
+				one, ok := s.Runs[0].engineLoad(eng)
 				require.True(t, ok)
 				assert.Nil(t, one.Concurrent, "%s: the 1-writer run has no concurrent load", s.Name)
-				four, ok := s.Runs[1].engineLoad(engine)
+				four, ok := s.Runs[1].engineLoad(eng)
 				require.True(t, ok)
 				c := four.Concurrent
 				require.NotNil(t, c, "%s: the 4-writer run's concurrent load", s.Name)
@@ -54,7 +56,7 @@ func TestConcurrentWriters(t *testing.T) {
 					total += w.Share
 				}
 				assert.InDelta(t, 1, total, 1e-9, "%s: wait shares add up to the samples", s.Name)
-				if engine == EngineMySQL {
+				if eng == engine.MySQL {
 					assert.Contains(t, c.Server, "innodb_row_lock_waits")
 					assert.Contains(t, c.Server, "innodb_log_waits")
 				}
@@ -66,7 +68,7 @@ func TestConcurrentWriters(t *testing.T) {
 			b.Reset()
 			require.NoError(t, r.WriteHTML(&b))
 			assert.Contains(t, b.String(), "CONCURRENT WRITERS")
-			assert.Contains(t, b.String(), `data-chart="reads-`+engine+`" data-figures="`+engine+`" data-keys="lookup_pages,lookup_pages_newest"`)
+			assert.Contains(t, b.String(), `data-chart="reads-`+eng+`" data-figures="`+eng+`" data-keys="lookup_pages,lookup_pages_newest"`)
 		})
 	}
 }

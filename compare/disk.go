@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // Disk is what a run needs of the local disk, estimated from its options
@@ -20,7 +22,7 @@ type Disk struct {
 // String says the estimate in the words the progress line uses.
 func (d Disk) String() string {
 	return fmt.Sprintf("about %s of disk at once (the largest load's file; each is deleted after its load), %s written in all",
-		bytesText(d.Peak), bytesText(d.Written))
+		engine.BytesText(d.Peak), engine.BytesText(d.Written))
 }
 
 // bboltGrowStep is the size by which bbolt grows a file past 16 MiB
@@ -109,17 +111,4 @@ func bboltFileSize(need int64) int64 {
 		return size
 	}
 	return (need + bboltGrowStep - 1) / bboltGrowStep * bboltGrowStep
-}
-
-// bytesText is n bytes in the largest unit that keeps it at 1 or more.
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

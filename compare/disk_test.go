@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/stretchr/testify/assert"
@@ -26,7 +28,7 @@ func measuredDisk(r *Report) Disk {
 				d.Peak = max(d.Peak, l.FileBytes)
 			}
 			for _, e := range run.Engines {
-				if e.Engine != EngineSQLite {
+				if e.Engine != engine.SQLite {
 					continue
 				}
 				d.Written += 2 * int64(e.Metrics["wal_frames"]) * page

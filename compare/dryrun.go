@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 )
@@ -55,7 +57,7 @@ const logRecordBytes = 50
 // relation. A copy with another key type differs by the key's width; a
 // checkpoint of the server's during a load adds full-page images, and
 // such a load may run again: the estimate leaves both out.
-func estimateLogBytes(t LikeTable, rows int) int64 {
+func estimateLogBytes(t engine.LikeTable, rows int) int64 {
 	if t.Rows <= 0 {
 		return 0
 	}
@@ -64,11 +66,11 @@ func estimateLogBytes(t LikeTable, rows int) int64 {
 
 // separateIndexes are t's indexes apart from its table: on InnoDB and
 // MyRocks every one but the primary key, whose bytes are the table's.
-func separateIndexes(t LikeTable) []IndexFigures {
-	if t.Engine == EnginePostgres {
+func separateIndexes(t engine.LikeTable) []engine.IndexFigures {
+	if t.Engine == engine.Postgres {
 		return t.Indexes
 	}
-	var out []IndexFigures
+	var out []engine.IndexFigures
 	for _, ix := range t.Indexes {
 		if !strings.HasPrefix(ix.Name, "primary key") {
 			out = append(out, ix)
@@ -94,7 +96,7 @@ func DryRun(ctx context.Context, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, _ := ParseLike(o.Like)
+	name, _ := engine.ParseLike(o.Like)
 	writers := 1
 	if o.Writers > 1 {
 		writers = 2
@@ -105,39 +107,39 @@ func DryRun(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	p := &Plan{Like: name.String()}
 	for _, sp := range plans {
-		src := sources[sp.engine]
-		if sp.dsn == "" || src == nil {
+		src := sources[sp.Engine]
+		if sp.DSN == "" || src == nil {
 			continue
 		}
-		t := src.table
-		engine := sp.engine
-		if sp.myrocks {
-			engine = EngineMyRocks
+		t := src.Table
+		eng := sp.Engine
+		if sp.MyRocks {
+			eng = engine.MyRocks
 		}
-		s := ServerPlan{Engine: engine, Source: serverOf(sp.source), Copies: serverOf(sp.dsn), Loads: loads, Rows: o.N, SampleRows: t.Sampled}
-		if sp.polite {
+		s := ServerPlan{Engine: eng, Source: serverOf(sp.Source), Copies: serverOf(sp.DSN), Loads: loads, Rows: o.N, SampleRows: t.Sampled}
+		if sp.Polite {
 			s.Copies = "the source"
 		}
 		where, log := "a schema idkit_compare_<random>", "WAL"
-		if engine != EnginePostgres {
+		if eng != engine.Postgres {
 			where, log = "a database idkit_compare_<random>", "redo"
 		}
-		if sp.myrocks {
+		if sp.MyRocks {
 			where, log = "a database idkit_rocks_<random> in a column family of its own, which the server keeps after the run (MyRocks drops no column family)", "log"
 		}
-		s.Creates = fmt.Sprintf("%s, with a sample table of %s rows and one copy of %s at a time (%d in all, each dropped after its load), dropped at the end", where, thousands(int64(t.Sampled)), name, loads)
-		s.Reads = fmt.Sprintf("%s: the catalog and statistics, and %s sampled rows in one read-only snapshot (read by this dry run too)", name, thousands(int64(t.Sampled)))
-		s.Writes = fmt.Sprintf("%d loads of %s rows: %s rows, and the sample's %s", loads, thousands(int64(o.N)), thousands(int64(loads*o.N)), thousands(int64(t.Sampled)))
+		s.Creates = fmt.Sprintf("%s, with a sample table of %s rows and one copy of %s at a time (%d in all, each dropped after its load), dropped at the end", where, engine.Thousands(int64(t.Sampled)), name, loads)
+		s.Reads = fmt.Sprintf("%s: the catalog and statistics, and %s sampled rows in one read-only snapshot (read by this dry run too)", name, engine.Thousands(int64(t.Sampled)))
+		s.Writes = fmt.Sprintf("%d loads of %s rows: %s rows, and the sample's %s", loads, engine.Thousands(int64(o.N)), engine.Thousands(int64(loads*o.N)), engine.Thousands(int64(t.Sampled)))
 		s.LogBytes = estimateLogBytes(t, loads*o.N+t.Sampled)
 		s.Estimate = fmt.Sprintf("%s of %s on %s: the table's %s a row in the table and its indexes today and %d bytes a record per relation, over every row written; a checkpoint or flush of the server's during a load adds full-page images and may run the load again, up to %dx",
-			mib(float64(s.LogBytes)), log, s.Copies, bytesText(perRowBytes(t)), logRecordBytes, likeTries)
+			engine.MiB(float64(s.LogBytes)), log, s.Copies, engine.BytesText(perRowBytes(t)), logRecordBytes, engine.LikeTries)
 		p.Servers = append(p.Servers, s)
 	}
 	return p, nil
 }
 
 // perRowBytes is a row's bytes in t's table and indexes today.
-func perRowBytes(t LikeTable) int64 {
+func perRowBytes(t engine.LikeTable) int64 {
 	if t.Rows <= 0 {
 		return 0
 	}
@@ -152,11 +154,11 @@ func perRowBytes(t LikeTable) int64 {
 func serverOf(dsn string) string {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		if cfg, err := pgx.ParseConfig(dsn); err == nil {
-			return serverName(cfg.Host, cfg.Port, cfg.Database)
+			return engine.ServerName(cfg.Host, cfg.Port, cfg.Database)
 		}
 	}
 	if cfg, err := mysql.ParseDSN(dsn); err == nil {
-		return serverName(cfg.Addr, 0, cfg.DBName)
+		return engine.ServerName(cfg.Addr, 0, cfg.DBName)
 	}
 	return "the server"
 }

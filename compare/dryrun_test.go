@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +23,7 @@ func TestLikeDryRun(t *testing.T) {
 	skipUnderRace(t)
 	ctx := context.Background()
 	pg, my, name := acceptServers(t, 20_000)
-	pgDSN := serverDSN(t, EnvPostgresDSN)
+	pgDSN := serverDSN(t, engine.EnvPostgresDSN)
 	var err error
 
 	pgSchemas := func() []string {
@@ -44,9 +46,9 @@ func TestLikeDryRun(t *testing.T) {
 		return names
 	}
 
-	for _, engine := range []string{EnginePostgres, EngineMySQL} {
-		t.Run(engine, func(t *testing.T) {
-			o := likeOptions(t, engine, name+".orders")
+	for _, eng := range []string{engine.Postgres, engine.MySQL} {
+		t.Run(eng, func(t *testing.T) {
+			o := likeOptions(t, eng, name+".orders")
 			o.N = 10_000
 			o.Schemes, err = Select("counter,uuidv4")
 			require.NoError(t, err)
@@ -60,7 +62,7 @@ func TestLikeDryRun(t *testing.T) {
 			t.Log(text.String())
 			require.Len(t, plan.Servers, 1)
 			s := plan.Servers[0]
-			assert.Equal(t, engine, s.Engine)
+			assert.Equal(t, eng, s.Engine)
 			assert.Equal(t, "the source", s.Copies)
 			assert.Equal(t, 2, s.Loads, "two schemes, one writer count")
 			assert.Equal(t, 10_000, s.Rows)
@@ -79,8 +81,8 @@ func TestLikeDryRun(t *testing.T) {
 			real := r.Like[0].SourceLogBytes
 			require.Positive(t, real)
 			ratio := float64(s.LogBytes) / float64(real)
-			t.Logf("%s: estimated %s, the run wrote %s: %.2fx", engine, mib(float64(s.LogBytes)), mib(float64(real)), ratio)
-			assert.True(t, ratio >= 0.5 && ratio <= 2, "%s: the estimate %d bytes against the run's %d: %.2fx, want 0.5..2", engine, s.LogBytes, real, ratio)
+			t.Logf("%s: estimated %s, the run wrote %s: %.2fx", eng, engine.MiB(float64(s.LogBytes)), engine.MiB(float64(real)), ratio)
+			assert.True(t, ratio >= 0.5 && ratio <= 2, "%s: the estimate %d bytes against the run's %d: %.2fx, want 0.5..2", eng, s.LogBytes, real, ratio)
 		})
 	}
 	_, err = DryRun(ctx, Options{PostgresDSN: pgDSN})

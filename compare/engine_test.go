@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/stretchr/testify/assert"
@@ -20,16 +22,16 @@ func serverDSN(t *testing.T, env string) string {
 
 // engineOptions returns options that run only the embedded bbolt and the
 // named database engine.
-func engineOptions(t *testing.T, engine string) Options {
+func engineOptions(t *testing.T, eng string) Options {
 	t.Helper()
 	// bbolt runs in every Run; at fill 0.9 its ordered loads pack their
 	// leaves, as the databases' do.
-	o := Options{NoSQLite: engine != EngineSQLite, NoPebble: engine != EnginePebble, NoMyRocks: engine != EngineMyRocks, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.9}, Engine: engine}
-	switch engine {
-	case EnginePostgres:
-		o.PostgresDSN = serverDSN(t, EnvPostgresDSN)
-	case EngineMySQL:
-		o.MySQLDSN = serverDSN(t, EnvMySQLDSN)
+	o := Options{NoSQLite: eng != engine.SQLite, NoPebble: eng != engine.Pebble, NoMyRocks: eng != engine.MyRocks, SpeedTime: time.Millisecond, Dir: t.TempDir(), Fills: []float64{0.9}, Engine: eng}
+	switch eng {
+	case engine.Postgres:
+		o.PostgresDSN = serverDSN(t, engine.EnvPostgresDSN)
+	case engine.MySQL:
+		o.MySQLDSN = serverDSN(t, engine.EnvMySQLDSN)
 	}
 	return o
 }
@@ -38,10 +40,10 @@ func engineOptions(t *testing.T, engine string) Options {
 // pages per 1,000 inserts, index (or database) bytes per key, and leaf
 // density.
 var directionFigures = map[string][3]string{
-	EngineBbolt:    {"pages_written_per_1000", "bytes_per_key", "leaf_density"},
-	EngineSQLite:   {"wal_frames_per_1000", "bytes_per_key", "leaf_density"},
-	EnginePostgres: {"pages_dirtied_per_1000", "index_bytes_per_key", "leaf_density"},
-	EngineMySQL:    {"pages_written_per_1000", "index_bytes_per_key", "leaf_density"},
+	engine.Bbolt:    {"pages_written_per_1000", "bytes_per_key", "leaf_density"},
+	engine.SQLite:   {"wal_frames_per_1000", "bytes_per_key", "leaf_density"},
+	engine.Postgres: {"pages_dirtied_per_1000", "index_bytes_per_key", "leaf_density"},
+	engine.MySQL:    {"pages_written_per_1000", "index_bytes_per_key", "leaf_density"},
 }
 
 // TestEngineDirection checks, on each B-tree engine, what follows from how a
@@ -55,10 +57,10 @@ var directionFigures = map[string][3]string{
 func TestEngineDirection(t *testing.T) {
 	skipUnderRace(t)
 	t.Parallel()
-	for _, engine := range familyEngines[FamilyBTree] {
-		t.Run(engine, func(t *testing.T) {
+	for _, eng := range familyEngines[FamilyBTree] {
+		t.Run(eng, func(t *testing.T) {
 			t.Parallel()
-			o := engineOptions(t, engine)
+			o := engineOptions(t, eng)
 			o.Writers = 1
 			var err error
 			o.Schemes, err = Select("counter,traceid,ulid,uuidv4")
@@ -70,45 +72,45 @@ func TestEngineDirection(t *testing.T) {
 				require.NoError(t, err)
 			}
 			load := func(n, scheme int) map[string]float64 {
-				return loadFigures(t, reports[n].Schemes[scheme].Runs[0], engine)
+				return loadFigures(t, reports[n].Schemes[scheme].Runs[0], eng)
 			}
 			// Every figure the columns describe for this engine is in the
 			// loads: the three reports show what was measured.
 			for _, col := range reports[100_000].Columns {
-				if col.Section == engine && engine != EngineBbolt {
-					l, ok := reports[100_000].Schemes[0].Runs[0].engineLoad(engine)
+				if col.Section == eng && eng != engine.Bbolt {
+					l, ok := reports[100_000].Schemes[0].Runs[0].engineLoad(eng)
 					require.True(t, ok)
 					assert.Contains(t, l.Metrics, col.Key, "column %q", col.Head)
 				}
 			}
 			const counter, uuid = 0, 3
-			f := directionFigures[engine]
+			f := directionFigures[eng]
 			c, u := load(100_000, counter), load(100_000, uuid)
-			t.Logf("%s counter %v", engine, c)
-			t.Logf("%s uuidv4  %v", engine, u)
+			t.Logf("%s counter %v", eng, c)
+			t.Logf("%s uuidv4  %v", eng, u)
 			assert.Greater(t, u[f[0]], 3*c[f[0]], "uuidv4 %s > 3x the counter's", f[0])
 			assert.Greater(t, u[f[1]], 1.2*c[f[1]], "uuidv4 %s > 1.2x the counter's", f[1])
 			assert.Less(t, u[f[2]], c[f[2]]-0.10, "uuidv4 leaf density at least 10 points below the counter's")
 
-			sizeKey := map[string]string{EngineBbolt: "data_bytes", EngineSQLite: "page_count", EnginePostgres: "index_bytes", EngineMySQL: "index_bytes"}[engine]
+			sizeKey := map[string]string{engine.Bbolt: "data_bytes", engine.SQLite: "page_count", engine.Postgres: "index_bytes", engine.MySQL: "index_bytes"}[eng]
 			for _, s := range []int{counter, uuid} {
 				small, large := load(25_000, s), load(100_000, s)
 				assert.Greater(t, large[sizeKey], 3*small[sizeKey], "%s: %s grows with N", reports[25_000].Schemes[s].Name, sizeKey)
 				assert.Greater(t, large["leaf_pages"], 3*small["leaf_pages"], "%s: leaf pages grow with N", reports[25_000].Schemes[s].Name)
 			}
 			assert.Greater(t, u[f[0]], 1.25*load(25_000, uuid)[f[0]], "uuidv4: %s per 1,000 grows with the leaves", f[0])
-			assertReads(t, engine, c, u)
+			assertReads(t, eng, c, u)
 
-			assertVerdictFollowsNeed(t, reports[100_000], engine)
+			assertVerdictFollowsNeed(t, reports[100_000], eng)
 		})
 	}
 }
 
 // loadFigures returns the figures of run's load into engine; bbolt's
 // first load is mapped onto the names the database engines use.
-func loadFigures(t *testing.T, run WriterRun, engine string) map[string]float64 {
+func loadFigures(t *testing.T, run WriterRun, eng string) map[string]float64 {
 	t.Helper()
-	if engine == EngineBbolt {
+	if eng == engine.Bbolt {
 		require.NotEmpty(t, run.Loads)
 		l := run.Loads[0]
 		return map[string]float64{
@@ -116,20 +118,20 @@ func loadFigures(t *testing.T, run WriterRun, engine string) map[string]float64 
 			"data_bytes": float64(l.DataBytes), "leaf_pages": float64(l.LeafPages),
 		}
 	}
-	l, ok := run.engineLoad(engine)
-	require.True(t, ok, "no %s load", engine)
+	l, ok := run.engineLoad(eng)
+	require.True(t, ok, "no %s load", eng)
 	return l.Metrics
 }
 
 // assertVerdictFollowsNeed checks that the verdict of a run of counter,
 // traceid, ulid and uuidv4 ranks and rejects by the constraints and by
 // the figures measured on engine.
-func assertVerdictFollowsNeed(t *testing.T, r *Report, engine string) {
+func assertVerdictFollowsNeed(t *testing.T, r *Report, eng string) {
 	t.Helper()
 	top := func(need Need) (string, map[string]string) {
-		v, err := r.Decide(need, engine)
+		v, err := r.Decide(need, eng)
 		require.NoError(t, err)
-		assert.Equal(t, engine, v.Engine)
+		assert.Equal(t, eng, v.Engine)
 		rejected := map[string]string{}
 		for _, x := range v.Rejected {
 			rejected[x.Scheme] = x.Reason
@@ -142,7 +144,7 @@ func assertVerdictFollowsNeed(t *testing.T, r *Report, engine string) {
 	best, rejected := top(Need{})
 	assert.Equal(t, "traceid", best, "with no constraints the 8-byte ordered key wins")
 	assert.Contains(t, rejected, "counter")
-	v, err := r.Decide(Need{}, engine)
+	v, err := r.Decide(Need{}, eng)
 	require.NoError(t, err)
 	if strings.Contains(v.Basis, "left out: another session wrote to the server") {
 		// Another test wrote to the same server during a load: the
@@ -191,9 +193,9 @@ func TestEngineUnreachable(t *testing.T) {
 // heap pages; uuidv4's are not. Those 1,000 uuidv4 keys lie on leaves
 // all over the index, at least 10x the leaves of the counter's 1,000, and
 // a range scan through the key that reads them reads most of the table.
-func assertReads(t *testing.T, engine string, c, u map[string]float64) {
+func assertReads(t *testing.T, eng string, c, u map[string]float64) {
 	t.Helper()
-	if engine != EnginePostgres && engine != EngineMySQL {
+	if eng != engine.Postgres && eng != engine.MySQL {
 		return
 	}
 	for _, key := range []string{"lookup_pages", "lookup_pages_newest"} {
@@ -205,7 +207,7 @@ func assertReads(t *testing.T, engine string, c, u map[string]float64) {
 	assert.Equal(t, 1.0, c["newest_scan_rows"], "a range scan from the counter's least newest key reads the newest rows alone")
 	assert.Greater(t, u["newest_scan_rows"], 50.0, "uuidv4's least newest key is near the bottom: the scan reads most of the table")
 	assert.Greater(t, u["newest_scan_pages"], 10*c["newest_scan_pages"])
-	if engine != EnginePostgres {
+	if eng != engine.Postgres {
 		return
 	}
 	assert.Less(t, c["lookup_pages_newest"], u["lookup_pages_newest"]-0.5, "the counter's newest rows share heap pages")

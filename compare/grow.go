@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // Bounds of a growth run's sizes.
@@ -67,7 +69,7 @@ func GrowContext(ctx context.Context, opts Options, sizes []int) (*Growth, error
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(opts.Progress, "grow: %d sizes up to %s keys; the largest run takes %s\n", len(sizes), thousands(int64(largest.N)), disk)
+		fmt.Fprintf(opts.Progress, "grow: %d sizes up to %s keys; the largest run takes %s\n", len(sizes), engine.Thousands(int64(largest.N)), disk)
 	}
 	g := &Growth{Sizes: sizes}
 	total := 0
@@ -78,7 +80,7 @@ func GrowContext(ctx context.Context, opts Options, sizes []int) (*Growth, error
 	start := time.Now()
 	for i, n := range sizes {
 		if opts.Progress != nil {
-			line := fmt.Sprintf("grow: N = %s (%d of %d)", thousands(int64(n)), i+1, len(sizes))
+			line := fmt.Sprintf("grow: N = %s (%d of %d)", engine.Thousands(int64(n)), i+1, len(sizes))
 			if done > 0 {
 				left := time.Duration(float64(time.Since(start)) * float64(total-done) / float64(done))
 				line += fmt.Sprintf("; the rest needs about %v at the pace so far", left.Round(time.Second))
@@ -137,28 +139,28 @@ var growTitles = map[string]string{
 // growExtra are the figures an engine's growth tables follow beyond the
 // verdict's and the insert rate.
 var growExtra = map[string][]string{
-	EnginePebble:  {"write_amp", "expiry_bytes_per_row", "lookup_blocks"},
-	EngineMyRocks: {"write_amp", "expiry_bytes_per_row", "lookup_blocks"},
+	engine.Pebble:  {"write_amp", "expiry_bytes_per_row", "lookup_blocks"},
+	engine.MyRocks: {"write_amp", "expiry_bytes_per_row", "lookup_blocks"},
 }
 
 // growFigures are, per engine, the figures of the growth tables: the
 // verdict's figures and the insert rate.
-func growFigures(engine string) []growFigure {
+func growFigures(eng string) []growFigure {
 	var out []growFigure
 	add := func(key, name string) {
 		format := fmtInt
 		switch {
 		case strings.HasSuffix(key, "_amp") || strings.HasSuffix(key, "_blocks"):
-			format = fmtTwo
+			format = engine.FmtTwo
 		case strings.HasSuffix(key, "_per_key") || strings.HasSuffix(key, "_per_insert") || strings.HasSuffix(key, "_per_row"):
 			format = fmtOne
 		}
 		out = append(out, growFigure{key, cmp.Or(growTitles[key], name), format})
 	}
-	for _, f := range verdictFigures[engine] {
+	for _, f := range verdictFigures[eng] {
 		add(f.key, f.name)
 	}
-	for _, key := range growExtra[engine] {
+	for _, key := range growExtra[eng] {
 		add(key, key)
 	}
 	add("inserts_per_second", "")
@@ -167,16 +169,16 @@ func growFigures(engine string) []growFigure {
 
 // growValue returns scheme si's figure key on engine in report r's run
 // with the most writers.
-func growValue(r *Report, si int, engine, key string) (float64, bool) {
+func growValue(r *Report, si int, eng, key string) (float64, bool) {
 	if si >= len(r.Schemes) {
 		return 0, false
 	}
 	s := &r.Schemes[si]
 	ri := len(s.Runs) - 1
-	if engine == EngineBbolt && key == "inserts_per_second" && ri >= 0 && len(s.Runs[ri].Loads) > 0 {
+	if eng == engine.Bbolt && key == "inserts_per_second" && ri >= 0 && len(s.Runs[ri].Loads) > 0 {
 		return s.Runs[ri].Loads[0].InsertsPerSecond, true
 	}
-	return figure(s, engine, ri, key)
+	return figure(s, eng, ri, key)
 }
 
 // WriteTable writes g as text: for each engine and figure a table of the
@@ -198,12 +200,12 @@ func (g *Growth) WriteTable(w io.Writer) error {
 	fmt.Fprintf(ew, "run: N = %s keys, a run of its own at each, %s, fill %s\n",
 		strings.Join(sizes, ", "), writerText, joinFloats(last.Config.Fills))
 	fmt.Fprintf(ew, "engines: %s\n", strings.Join(last.measured(), ", "))
-	for _, engine := range last.measured() {
-		for _, f := range growFigures(engine) {
-			fmt.Fprintf(ew, "\nGROWTH IN %s — %s, %d writer(s), at each N (each N loaded from an empty table)\n", strings.ToUpper(engine), f.name, last.Config.Writers)
+	for _, eng := range last.measured() {
+		for _, f := range growFigures(eng) {
+			fmt.Fprintf(ew, "\nGROWTH IN %s — %s, %d writer(s), at each N (each N loaded from an empty table)\n", strings.ToUpper(eng), f.name, last.Config.Writers)
 			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "scheme\t"+strings.Join(sizes, "\t")+"\t")
-			_, rows := g.figure(engine, f)
+			_, rows := g.figure(eng, f)
 			for _, row := range rows {
 				fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 			}
@@ -228,7 +230,7 @@ func (g *Growth) WriteTable(w io.Writer) error {
 func (g *Growth) sizeLabels() []string {
 	var out []string
 	for _, n := range g.Sizes {
-		out = append(out, thousands(int64(n)))
+		out = append(out, engine.Thousands(int64(n)))
 	}
 	return out
 }
@@ -236,11 +238,11 @@ func (g *Growth) sizeLabels() []string {
 // figure returns engine's figure f for each scheme at each size: as a
 // line of values (NaN where a size has none) and as a table row of the
 // scheme's name and the formatted values ("-" where none).
-func (g *Growth) figure(engine string, f growFigure) (lines []lineSeries, rows [][]string) {
+func (g *Growth) figure(eng string, f growFigure) (lines []lineSeries, rows [][]string) {
 	for si, s := range g.Reports[len(g.Reports)-1].Schemes {
 		line, row := lineSeries{name: s.Name}, []string{s.Name}
 		for _, r := range g.Reports {
-			v, ok := growValue(r, si, engine, f.key)
+			v, ok := growValue(r, si, eng, f.key)
 			if !ok {
 				line.values, row = append(line.values, math.NaN()), append(row, "-")
 				continue
@@ -268,7 +270,7 @@ func (g *Growth) verdictLines() []string {
 			if len(names) == 0 {
 				names = []string{"no scheme meets the need"}
 			}
-			out = append(out, fmt.Sprintf("%s (%s), %s: %s", v.Family, v.Engine, thousands(int64(g.Sizes[i])), strings.Join(names, ", ")))
+			out = append(out, fmt.Sprintf("%s (%s), %s: %s", v.Family, v.Engine, engine.Thousands(int64(g.Sizes[i])), strings.Join(names, ", ")))
 		}
 		if changes {
 			out = append(out, fmt.Sprintf("the ranking on the %s changes with N: decide at the size your table will have", v.Family))

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +47,7 @@ func TestGrowSizes(t *testing.T) {
 func TestGrowOnPostgres(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
-	o := engineOptions(t, EnginePostgres)
+	o := engineOptions(t, engine.Postgres)
 	o.Writers = 1
 	var err error
 	o.Schemes, err = Select("counter,uuidv4")
@@ -58,7 +60,7 @@ func TestGrowOnPostgres(t *testing.T) {
 	require.Len(t, g.Reports, 2)
 	const key = "pages_dirtied_per_1000"
 	at := func(r *Report, scheme int) float64 {
-		v, ok := growValue(r, scheme, EnginePostgres, key)
+		v, ok := growValue(r, scheme, engine.Postgres, key)
 		require.True(t, ok)
 		return v
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // chartPalette colours the schemes of a line chart, in report order; past
@@ -74,7 +76,7 @@ func lineChart(id, yTitle string, xs []int, series []lineSeries, format func(flo
 	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#333" shape-rendering="crispEdges"/>`, chartLeft, axisY, chartWidth-chartRight, axisY)
 	for i, n := range xs {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`, x(i), axisY, x(i), axisY+5)
-		fmt.Fprintf(&b, `<text class="xtick" x="%.1f" y="%.1f" font-size="11" text-anchor="middle" font-family="sans-serif">%s</text>`, x(i), axisY+18, thousands(int64(n)))
+		fmt.Fprintf(&b, `<text class="xtick" x="%.1f" y="%.1f" font-size="11" text-anchor="middle" font-family="sans-serif">%s</text>`, x(i), axisY+18, engine.Thousands(int64(n)))
 	}
 	fmt.Fprintf(&b, `<text class="xtitle" x="%.1f" y="%.1f" font-size="11" text-anchor="middle" font-family="sans-serif">N, keys in the table (log scale)</text>`, chartLeft+plotW/2, axisY+32)
 	fmt.Fprintf(&b, `<text class="ytitle" x="%d" y="%d" font-size="11" font-family="sans-serif">%s</text>`, chartLeft+4, chartPlotTop-4, html.EscapeString(yTitle))
@@ -95,7 +97,7 @@ func lineChart(id, yTitle string, xs []int, series []lineSeries, format func(flo
 		for i, v := range s.values {
 			if !math.IsNaN(v) {
 				fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s at %s: %s</title></circle>`,
-					x(i), y(v), color, html.EscapeString(s.name), thousands(int64(xs[i])), html.EscapeString(format(v)))
+					x(i), y(v), color, html.EscapeString(s.name), engine.Thousands(int64(xs[i])), html.EscapeString(format(v)))
 			}
 		}
 		lx := chartLeft + (si%legendCols)*((chartWidth-chartLeft)/legendCols)
@@ -177,13 +179,13 @@ func (g *Growth) WriteHTML(w io.Writer) error {
 		Verdict  []string
 	}{Header: fmt.Sprintf("Measured %s UTC on %s/%s, %d CPUs, at N = %s keys, each N a run of its own from empty tables, %d writer(s).",
 		g.Reports[0].Started.Format("2006-01-02 15:04"), last.Machine.OS, last.Machine.Arch, last.Machine.CPUs, strings.Join(sizes, ", "), last.Config.Writers)}
-	for _, engine := range last.measured() {
-		sec := growSection{Engine: engine}
-		for _, f := range growFigures(engine) {
-			lines, rows := g.figure(engine, f)
+	for _, eng := range last.measured() {
+		sec := growSection{Engine: eng}
+		for _, f := range growFigures(eng) {
+			lines, rows := g.figure(eng, f)
 			sec.Charts = append(sec.Charts, growChart{
 				Title: f.name, Head: append([]string{"scheme"}, sizes...), Rows: rows,
-				SVG: lineChart(engine+"-"+f.key, f.name, g.Sizes, lines, f.format),
+				SVG: lineChart(eng+"-"+f.key, f.name, g.Sizes, lines, f.format),
 			})
 		}
 		view.Sections = append(view.Sections, sec)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,7 +85,7 @@ func TestGrowthHTMLInBrowser(t *testing.T) {
 	}
 
 	charts := svgCharts(t, string(run("--dump-dom", "file://"+page)))
-	want := len(growFigures(EngineBbolt))
+	want := len(growFigures(engine.Bbolt))
 	require.Len(t, charts, want, "a chart per bbolt figure")
 	for name, c := range charts {
 		assert.Equal(t, "3", c.attrs["data-series"], name)

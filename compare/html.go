@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 //go:embed report.html
@@ -19,17 +21,17 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	"thousands": func(v any) string {
 		switch v := v.(type) {
 		case int:
-			return thousands(int64(v))
+			return engine.Thousands(int64(v))
 		case int64:
-			return thousands(v)
+			return engine.Thousands(v)
 		case float64:
-			return thousands(int64(v + 0.5))
+			return engine.Thousands(int64(v + 0.5))
 		}
 		return fmt.Sprint(v)
 	},
 	"fills": joinFloats,
 	"yesno": yesNo,
-	"pct":   pct,
+	"pct":   engine.Pct,
 	"ns":    num,
 }).Parse(reportHTML))
 
@@ -103,7 +105,7 @@ func (r *Report) verdictChart(v *Verdict, id string) *figureChart {
 // readCharts draws, for each server engine whose loads were read back,
 // the pages a point lookup touches in the run with the most writers.
 func (r *Report) readCharts() []figureChart {
-	titles := map[string]string{EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB"}
+	titles := map[string]string{engine.Postgres: "PostgreSQL", engine.MySQL: "InnoDB"}
 	var out []figureChart
 	for _, e := range r.measured() {
 		if engineFamily[e] == FamilyLSM {
@@ -138,7 +140,7 @@ func (r *Report) lsmCharts(e string) []figureChart {
 }
 
 // chartTitles name the engines in the charts' titles.
-var chartTitles = map[string]string{EngineSQLite: "SQLite", EnginePebble: "Pebble", EnginePostgres: "PostgreSQL", EngineMySQL: "InnoDB", EngineMyRocks: "MyRocks"}
+var chartTitles = map[string]string{engine.SQLite: "SQLite", engine.Pebble: "Pebble", engine.Postgres: "PostgreSQL", engine.MySQL: "InnoDB", engine.MyRocks: "MyRocks"}
 
 // engineChart is the headline chart of a database engine.
 type engineChart struct {
@@ -150,7 +152,7 @@ func (r *Report) engineCharts() []engineChart {
 	titles := chartTitles
 	var out []engineChart
 	for _, e := range r.measured() {
-		if e == EngineBbolt {
+		if e == engine.Bbolt {
 			continue
 		}
 		for _, c := range r.Columns {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +32,7 @@ const EnvLikeAcceptN = "IDKIT_LIKE_ACCEPT_N"
 // sysbench's sbtest1, as their tools declare them, filled with plain SQL.
 func acceptTables(t *testing.T, pg *pgx.Conn, my *sql.DB, rows int) string {
 	t.Helper()
-	name := "idkit_accept_" + runSuffix()
+	name := "idkit_accept_" + engine.RunSuffix()
 	t.Cleanup(func() {
 		pg.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+name+" CASCADE")
 		my.Exec("DROP DATABASE IF EXISTS " + name)
@@ -79,10 +81,10 @@ func acceptTables(t *testing.T, pg *pgx.Conn, my *sql.DB, rows int) string {
 // the schema (database) that holds the tables.
 func acceptServers(t *testing.T, rows int) (*pgx.Conn, *sql.DB, string) {
 	t.Helper()
-	pg, err := pgx.Connect(context.Background(), serverDSN(t, EnvPostgresDSN))
+	pg, err := pgx.Connect(context.Background(), serverDSN(t, engine.EnvPostgresDSN))
 	require.NoError(t, err)
 	t.Cleanup(func() { pg.Close(context.Background()) }) // after acceptTables' cleanup, which uses it
-	my, err := sql.Open("mysql", serverDSN(t, EnvMySQLDSN))
+	my, err := sql.Open("mysql", serverDSN(t, engine.EnvMySQLDSN))
 	require.NoError(t, err)
 	t.Cleanup(func() { my.Close() })
 	return pg, my, acceptTables(t, pg, my, rows)
@@ -178,7 +180,7 @@ func TestLikeAcceptance(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
 	ctx := context.Background()
-	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
+	pgDSN, myDSN := serverDSN(t, engine.EnvPostgresDSN), serverDSN(t, engine.EnvMySQLDSN)
 	n := 20_000
 	if v := os.Getenv(EnvLikeAcceptN); v != "" {
 		var err error
@@ -204,7 +206,7 @@ func TestLikeAcceptance(t *testing.T) {
 		before["postgres "+table] = pgSourceState(t, pg, name, table, keys[table])
 		before["mysql "+table] = mySourceState(t, my, name, table)
 	}
-	plain := map[string]plainCopy{EnginePostgres: pgPlainCopy(t, pg, name, n), EngineMySQL: myPlainCopy(t, my, name, n)}
+	plain := map[string]plainCopy{engine.Postgres: pgPlainCopy(t, pg, name, n), engine.MySQL: myPlainCopy(t, my, name, n)}
 
 	type path struct {
 		engine  string
@@ -212,13 +214,13 @@ func TestLikeAcceptance(t *testing.T) {
 		basis   []string // what the basis line names; "a | b" where it may name either
 	}
 	paths := []path{
-		{EnginePostgres, true, []string{"every index's size, primary-key pages changed per interval at the baseline's key width, pages dirtied, WAL of the copies"}},
+		{engine.Postgres, true, []string{"every index's size, primary-key pages changed per interval at the baseline's key width, pages dirtied, WAL of the copies"}},
 		// WAL counts only from a load that no checkpoint or other session
 		// disturbed (under CI's parallel tests one may be), and the basis
 		// says so when it leaves it out; the pages changed always count.
-		{EnginePostgres, false, []string{"every index's size, primary-key pages changed per interval at the baseline's key width, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies | every index's size, primary-key pages changed per interval at the baseline's key width, pages changed per interval (page LSNs, no checkpoint forced) of the copies"}},
-		{EngineMySQL, true, []string{"every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits), pages changed per flush interval"}},
-		{EngineMySQL, false, []string{"every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits) of the copies", "pages changed per flush interval left out: without --scratch", "redo left out: without --scratch"}},
+		{engine.Postgres, false, []string{"every index's size, primary-key pages changed per interval at the baseline's key width, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies | every index's size, primary-key pages changed per interval at the baseline's key width, pages changed per interval (page LSNs, no checkpoint forced) of the copies"}},
+		{engine.MySQL, true, []string{"every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits), pages changed per flush interval"}},
+		{engine.MySQL, false, []string{"every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits) of the copies", "pages changed per flush interval left out: without --scratch", "redo left out: without --scratch"}},
 	}
 	run := func(p path, table string, schemes string) *Report {
 		o := likeOptions(t, p.engine, name+"."+table)
@@ -270,9 +272,9 @@ func TestLikeAcceptance(t *testing.T) {
 					unit := "bytes"
 					for _, ix := range l.Indexes {
 						switch {
-						case p.engine == EnginePostgres && ix.Name == "primary key (id)":
+						case p.engine == engine.Postgres && ix.Name == "primary key (id)":
 							got.key = ix.Bytes
-						case p.engine == EnginePostgres && ix.Name == "(created_at)":
+						case p.engine == engine.Postgres && ix.Name == "(created_at)":
 							got.createdAt = ix.Bytes
 						case ix.Name == "primary key (id)":
 							got.key = ix.LeafPages
@@ -285,7 +287,7 @@ func TestLikeAcceptance(t *testing.T) {
 						}
 					}
 					want := plain[p.engine]
-					if p.engine == EngineMySQL && !p.scratch {
+					if p.engine == engine.MySQL && !p.scratch {
 						want.createdAt = want.createdAtSize
 					}
 					t.Logf("run %d: counter's key %d against plain SQL's %d, created_at %d against %d (%s)", i, got.key, want.key, got.createdAt, want.createdAt, unit)

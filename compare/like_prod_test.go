@@ -3,7 +3,6 @@ package compare
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -48,7 +49,7 @@ func myExec(t *testing.T, db *sql.DB, stmts ...string) {
 // ends, and returns dsn with that role as its user.
 func pgReader(t *testing.T, conn *pgx.Conn, dsn, schema, table string) string {
 	t.Helper()
-	role := "idkit_reader_" + runSuffix()
+	role := "idkit_reader_" + engine.RunSuffix()
 	t.Cleanup(func() {
 		ctx := context.Background()
 		conn.Exec(ctx, "DROP OWNED BY "+role)
@@ -75,7 +76,7 @@ func mysqlUser(t *testing.T, db *sql.DB, dsn, prefix, database string, grants ..
 	t.Helper()
 	cfg, err := mysql.ParseDSN(dsn)
 	require.NoError(t, err)
-	user := prefix + runSuffix()
+	user := prefix + engine.RunSuffix()
 	host := "127.0.0.1"
 	if cfg.Net == "unix" {
 		host = "localhost"
@@ -98,12 +99,12 @@ func mysqlUser(t *testing.T, db *sql.DB, dsn, prefix, database string, grants ..
 func TestLikeScratchWithSelectAlone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
+	pgDSN, myDSN := serverDSN(t, engine.EnvPostgresDSN), serverDSN(t, engine.EnvMySQLDSN)
 
 	conn, err := pgx.Connect(ctx, pgDSN)
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
-	schema := "idkit_src_" + runSuffix()
+	schema := "idkit_src_" + engine.RunSuffix()
 	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
 	pgExec(t, conn,
 		"CREATE SCHEMA "+schema,
@@ -117,7 +118,7 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 	db, err := sql.Open("mysql", myDSN)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
-	database := "idkit_src_" + runSuffix()
+	database := "idkit_src_" + engine.RunSuffix()
 	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
 	myExec(t, db,
 		"CREATE DATABASE "+database,
@@ -130,14 +131,14 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 		engine, like, source, scratch, sequence string
 		grants                                  []string
 	}{
-		{EnginePostgres, schema + ".orders", pgRO, pgDSN, "identity", []string{"GRANT CREATE ON DATABASE", "GRANT pg_stat_scan_tables TO", "for pageinspect's raw-page functions", "SUPERUSER;"}},
-		{EngineMySQL, database + ".orders", myRO, myDSN, "AUTO_INCREMENT", []string{"GRANT CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES ON `idkit\\_compare\\_%`.* TO", "GRANT SELECT ON mysql.innodb_index_stats TO"}},
+		{engine.Postgres, schema + ".orders", pgRO, pgDSN, "identity", []string{"GRANT CREATE ON DATABASE", "GRANT pg_stat_scan_tables TO", "for pageinspect's raw-page functions", "SUPERUSER;"}},
+		{engine.MySQL, database + ".orders", myRO, myDSN, "AUTO_INCREMENT", []string{"GRANT CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES ON `idkit\\_compare\\_%`.* TO", "GRANT SELECT ON mysql.innodb_index_stats TO"}},
 	} {
 		o := likeOptions(t, tt.engine, tt.like)
 		o.Schemes, err = Select("counter,uuidv7,uuidv4")
 		require.NoError(t, err)
 		o.PostgresDSN, o.MySQLDSN = "", ""
-		if tt.engine == EnginePostgres {
+		if tt.engine == engine.Postgres {
 			o.PostgresDSN, o.ScratchPostgresDSN = tt.source, tt.scratch
 		} else {
 			o.MySQLDSN, o.ScratchMySQLDSN = tt.source, tt.scratch
@@ -161,10 +162,10 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 		require.NoError(t, r.WriteTable(&text))
 		verdict := text.String()[strings.Index(text.String(), r.Verdict.title()):]
 		assert.True(t, strings.HasPrefix(strings.Split(verdict, "\n")[1], "  keep your key id (bigint"), "%s: the verdict's first line keeps the key: %s", tt.engine, verdict)
-		if tt.engine == EnginePostgres {
+		if tt.engine == engine.Postgres {
 			assert.Equal(t, []string{schema + ".lines(order_id)"}, r.Like[0].ReferencedBy)
 			assert.Contains(t, strings.Join(r.Like[0].Notes, "\n"), "pgstatindex", "the reader may not run pgstatindex on the source")
-			l, _ := r.Schemes[0].Runs[0].engineLoad(EnginePostgres)
+			l, _ := r.Schemes[0].Runs[0].engineLoad(engine.Postgres)
 			assert.Positive(t, l.Metrics["pages_dirtied_per_1000"], "the scratch server checkpoints")
 		}
 
@@ -173,7 +174,7 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 		var progress strings.Builder
 		o.Progress = &progress
 		_, err = Run(o)
-		require.ErrorIs(t, err, ErrRights, tt.engine)
+		require.ErrorIs(t, err, engine.ErrRights, tt.engine)
 		for _, g := range tt.grants {
 			assert.Contains(t, err.Error(), g, tt.engine)
 		}
@@ -187,7 +188,7 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 // the DSN of its superuser. It is stopped when the test ends.
 func privatePostgres(t *testing.T) string {
 	t.Helper()
-	serverDSN(t, EnvPostgresDSN) // PostgreSQL is one of the machine's servers
+	serverDSN(t, engine.EnvPostgresDSN) // PostgreSQL is one of the machine's servers
 	bin := "/usr/lib/postgresql/15/bin"
 	if _, err := os.Stat(filepath.Join(bin, "initdb")); err != nil {
 		testenv.Missing(t, "PostgreSQL 15's initdb in "+bin+": apt-get install postgresql-15")
@@ -241,8 +242,8 @@ func TestLikeSourceWritesNoWAL(t *testing.T) {
 	}
 	before := wal()
 
-	o := likeOptions(t, EnginePostgres, "shop.orders")
-	o.PostgresDSN, o.ScratchPostgresDSN = reader, serverDSN(t, EnvPostgresDSN)
+	o := likeOptions(t, engine.Postgres, "shop.orders")
+	o.PostgresDSN, o.ScratchPostgresDSN = reader, serverDSN(t, engine.EnvPostgresDSN)
 	r, err := Run(o)
 	require.NoError(t, err)
 	require.Len(t, r.Like, 1)
@@ -259,7 +260,7 @@ func TestLikeSourceWritesNoWAL(t *testing.T) {
 func TestLikeStoppedAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
+	pgDSN, myDSN := serverDSN(t, engine.EnvPostgresDSN), serverDSN(t, engine.EnvMySQLDSN)
 	conn, err := pgx.Connect(ctx, pgDSN)
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
@@ -268,7 +269,7 @@ func TestLikeStoppedAtOnce(t *testing.T) {
 	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
 	// One name for the schema on PostgreSQL and the database on MariaDB:
 	// --like names the table on every server of the run.
-	schema := "idkit_src_" + runSuffix()
+	schema := "idkit_src_" + engine.RunSuffix()
 	database := schema
 	t.Cleanup(func() {
 		conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
@@ -290,7 +291,7 @@ func TestLikeStoppedAtOnce(t *testing.T) {
 	}
 
 	for _, blocked := range []bool{false, true} {
-		o := likeOptions(t, EngineMySQL, database+".t")
+		o := likeOptions(t, engine.MySQL, database+".t")
 		o.PostgresDSN = pgDSN
 		o.Schemes, err = Select("counter,uuidv4")
 		require.NoError(t, err)
@@ -373,174 +374,6 @@ func TestLikeStoppedAtOnce(t *testing.T) {
 	}
 }
 
-// TestLikeTableShapesPostgres: a stored generated column, an expression
-// index, a partial index and a unique date column are copied as they are;
-// a partitioned table, and an expression index that holds for the key's
-// type alone, are refused before any load.
-func TestLikeTableShapesPostgres(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dsn := serverDSN(t, EnvPostgresDSN)
-	conn, err := pgx.Connect(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
-	schema := "idkit_shapes_" + runSuffix()
-	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
-	pgExec(t, conn,
-		"CREATE SCHEMA "+schema,
-		"CREATE TABLE "+schema+`.events (id bigint PRIMARY KEY, email text NOT NULL, day date NOT NULL UNIQUE,
-			price numeric(10, 2) NOT NULL, total numeric(12, 2) GENERATED ALWAYS AS (price * 3) STORED, state text NOT NULL)`,
-		"CREATE INDEX ON "+schema+".events (lower(email))",
-		"CREATE INDEX ON "+schema+".events (total)",
-		"CREATE INDEX ON "+schema+".events (state) WHERE state <> 'done'",
-		"INSERT INTO "+schema+".events (id, email, day, price, state) SELECT i, 'User' || i || '@Example.com', date '1990-01-01' + i, i % 100, CASE WHEN i % 10 = 0 THEN 'open' ELSE 'done' END FROM generate_series(1, 2000) i",
-		"ANALYZE "+schema+".events",
-		"CREATE TABLE "+schema+".parted (id bigint, at date NOT NULL, PRIMARY KEY (id, at)) PARTITION BY RANGE (at)",
-		"CREATE TABLE "+schema+".bykey (id bigint PRIMARY KEY, note text)",
-		"CREATE INDEX ON "+schema+".bykey ((id % 7))",
-		"INSERT INTO "+schema+".bykey SELECT i, 'x' FROM generate_series(1, 100) i",
-	)
-
-	e, err := openPostgres(ctx, dsn, dsn, true)
-	require.NoError(t, err)
-	defer e.Close(context.Background())
-	name, err := ParseLike(schema + ".events")
-	require.NoError(t, err)
-	const n = 50_000 // more rows than the table's dates: each copy's must still differ
-	lt, err := e.prepareLike(ctx, name, 0, n)
-	require.NoError(t, err)
-	assert.Equal(t, 2000, lt.Sampled, "a small table is sampled whole")
-	assert.Equal(t, 25, lt.Reuse)
-
-	// A copy with a uuid key, loaded with keys numbered up to n.
-	for _, q := range e.like.pg.copyStatements(e.schema, "check_copy", "uuid") {
-		_, err := e.conn.Exec(ctx, q)
-		require.NoError(t, err, q)
-	}
-	copyTable := e.schema + ".check_copy"
-	for _, first := range []int{0, n - 1000} {
-		keys := make([][16]byte, 1000)
-		for i := range keys {
-			keys[i] = [16]byte{0: byte(first >> 8), 1: byte(first), 14: byte(i >> 8), 15: byte(i)}
-		}
-		var plan []byte
-		require.NoError(t, e.conn.QueryRow(ctx, e.likeInsert(copyTable, "uuid[]"), keys, first).Scan(&plan))
-	}
-	var rows, days, wrongTotals int
-	require.NoError(t, e.conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT day), count(*) FILTER (WHERE total IS DISTINCT FROM price * 3) FROM "+copyTable).
-		Scan(&rows, &days, &wrongTotals))
-	assert.Equal(t, 2000, rows)
-	assert.Equal(t, 2000, days, "the unique date column: a date per row")
-	assert.Zero(t, wrongTotals, "the generated column is computed as the server computes it")
-	indexes, err := pgIndexes(ctx, e.conn, regclassOID(t, e.conn, copyTable))
-	require.NoError(t, err)
-	var names []string
-	for _, ix := range indexes {
-		names = append(names, pgIndexName(ix))
-	}
-	assert.ElementsMatch(t, []string{"primary key (id)", "(lower(email))", "unique (day)", "(state) WHERE (state <> 'done'::text)", "(total)"}, names,
-		"every index of the table, expression and partial ones as they are")
-	assert.Equal(t, indexNames(lt.Indexes), names, "in the order of the table's")
-
-	for _, tt := range []struct{ table, msg string }{
-		{"parted", "is a partitioned table"},
-		{"bykey", "a copy with a uuid key (the key type of some schemes) fails"},
-	} {
-		e2, err := openPostgres(ctx, dsn, dsn, true)
-		require.NoError(t, err)
-		name, err := ParseLike(schema + "." + tt.table)
-		require.NoError(t, err)
-		_, err = e2.prepareLike(ctx, name, 0, 1000)
-		require.ErrorIs(t, err, ErrLike, tt.table)
-		assert.Contains(t, err.Error(), tt.msg, tt.table)
-		require.NoError(t, e2.Close(ctx))
-	}
-}
-
-// regclassOID returns the oid of a table.
-func regclassOID(t *testing.T, conn *pgx.Conn, table string) uint32 {
-	t.Helper()
-	var oid uint32
-	require.NoError(t, conn.QueryRow(context.Background(), "SELECT $1::regclass::oid", table).Scan(&oid))
-	return oid
-}
-
-// TestLikeTableShapesMySQL: the same on MariaDB, with a virtual and a
-// stored generated column, each indexed, and a check constraint (not
-// copied); a partitioned table is refused before any load.
-func TestLikeTableShapesMySQL(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dsn := serverDSN(t, EnvMySQLDSN)
-	db, err := sql.Open("mysql", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
-	database := "idkit_shapes_" + runSuffix()
-	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
-	myExec(t, db,
-		"CREATE DATABASE "+database,
-		"CREATE TABLE "+database+`.events (id BIGINT NOT NULL PRIMARY KEY, email VARCHAR(80) NOT NULL, day DATE NOT NULL, price DECIMAL(10, 2) NOT NULL,
-			total DECIMAL(12, 2) AS (price * 3) STORED, domain VARCHAR(80) AS (SUBSTRING_INDEX(email, '@', -1)) VIRTUAL,
-			UNIQUE KEY (day), KEY (total), KEY (domain), CONSTRAINT positive CHECK (price >= 0)) ENGINE=InnoDB`,
-		"INSERT INTO "+database+".events (id, email, day, price) SELECT seq, CONCAT('user', seq, '@host', seq % 5, '.example'), DATE_ADD('1990-01-01', INTERVAL seq DAY), seq % 100 FROM seq_1_to_2000",
-		"ANALYZE TABLE "+database+".events",
-		"CREATE TABLE "+database+".parted (id BIGINT NOT NULL PRIMARY KEY) ENGINE=InnoDB PARTITION BY HASH (id) PARTITIONS 4",
-	)
-
-	e, err := openMySQL(ctx, dsn, dsn, true)
-	require.NoError(t, err)
-	defer e.Close(context.Background())
-	name, err := ParseLike(database + ".events")
-	require.NoError(t, err)
-	const n = 50_000
-	lt, err := e.prepareLike(ctx, name, 0, n)
-	require.NoError(t, err)
-	assert.Equal(t, 2000, lt.Sampled)
-
-	copyTable := e.database + ".check_copy"
-	create, err := e.like.my.copyStatement(copyTable, "BINARY(16)", "")
-	require.NoError(t, err)
-	_, err = e.conn.ExecContext(ctx, create)
-	require.NoError(t, err, create)
-	for _, first := range []int{0, n - 1000} {
-		var batch [][2]any
-		for i := range 1000 {
-			batch = append(batch, [2]any{fmt.Sprintf("%08x%024x", first, i), first + i})
-		}
-		doc, err := json.Marshal(batch)
-		require.NoError(t, err)
-		_, err = e.conn.ExecContext(ctx, e.like.mysqlInsert(e.database, copyTable, false), string(doc))
-		require.NoError(t, err)
-	}
-	var rows, days, wrongTotals, domains int
-	require.NoError(t, e.conn.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT day), sum(total <> price * 3), count(DISTINCT domain)
-		FROM `+copyTable).Scan(&rows, &days, &wrongTotals, &domains))
-	assert.Equal(t, 2000, rows)
-	assert.Equal(t, 2000, days, "the unique date column: a date per row")
-	assert.Zero(t, wrongTotals, "the stored generated column is computed as the server computes it")
-	assert.Equal(t, 5, domains, "the virtual column too")
-	indexes, err := mysqlIndexes(ctx, e.conn, e.database, "check_copy")
-	require.NoError(t, err)
-	var names []string
-	for _, ix := range indexes {
-		names = append(names, ix.displayName())
-	}
-	assert.Equal(t, []string{"primary key (id)", "unique (day)", "(domain)", "(total)"}, names)
-
-	for _, tt := range []struct{ table, msg string }{
-		{"parted", "is partitioned (4 partitions)"},
-	} {
-		e2, err := openMySQL(ctx, dsn, dsn, true)
-		require.NoError(t, err)
-		name, err := ParseLike(database + "." + tt.table)
-		require.NoError(t, err)
-		_, err = e2.prepareLike(ctx, name, 0, 1000)
-		require.ErrorIs(t, err, ErrLike, tt.table)
-		assert.Contains(t, err.Error(), tt.msg, tt.table)
-		require.NoError(t, e2.Close(ctx))
-	}
-}
-
 // TestLikeInnoDBRankingIgnoresOtherWriters: two identical --like runs on
 // InnoDB, another session writing all through the first, rank the
 // schemes the same: the verdict rests on the copies' own figures, and the
@@ -548,11 +381,11 @@ func TestLikeTableShapesMySQL(t *testing.T) {
 func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
-	dsn := serverDSN(t, EnvMySQLDSN)
+	dsn := serverDSN(t, engine.EnvMySQLDSN)
 	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
-	database := "idkit_rank_" + runSuffix()
+	database := "idkit_rank_" + engine.RunSuffix()
 	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
 	myExec(t, db,
 		"CREATE DATABASE "+database,
@@ -562,7 +395,7 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 		"CREATE TABLE "+database+".noise (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, v VARCHAR(45)) ENGINE=InnoDB")
 
 	run := func(writer bool) *Report {
-		o := likeOptions(t, EngineMySQL, database+".orders")
+		o := likeOptions(t, engine.MySQL, database+".orders")
 		o.Schemes, err = Select("counter,traceid,uuidv7,uuidv4")
 		require.NoError(t, err)
 		o.ScratchMySQLDSN = dsn // the same server, as a scratch server: its counters are read
@@ -594,7 +427,7 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 	busy, quiet := run(true), run(false)
 	disturbed := 0
 	for _, s := range busy.Schemes {
-		l, _ := s.Runs[0].engineLoad(EngineMySQL)
+		l, _ := s.Runs[0].engineLoad(engine.MySQL)
 		if l.Metrics["disturbed"] == 1 {
 			disturbed++
 			assert.NotContains(t, l.Metrics, "pages_written_per_1000", "%s: a disturbed load's server counters are dropped", s.Name)
@@ -626,12 +459,12 @@ func TestLikeBenchmarkTables(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
 	ctx := context.Background()
-	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
+	pgDSN, myDSN := serverDSN(t, engine.EnvPostgresDSN), serverDSN(t, engine.EnvMySQLDSN)
 	pgbench := testenv.Tool(t, "pgbench", "apt-get install postgresql-15")
 	conn, err := pgx.Connect(ctx, pgDSN)
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
-	database := "idkit_pgbench_" + runSuffix()
+	database := "idkit_pgbench_" + engine.RunSuffix()
 	t.Cleanup(func() { conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+database+" WITH (FORCE)") })
 	pgExec(t, conn, "CREATE DATABASE "+database)
 	u, err := url.Parse(pgDSN)
@@ -640,7 +473,7 @@ func TestLikeBenchmarkTables(t *testing.T) {
 	out, err := exec.Command(pgbench, "-i", "-s", "1", "-q", u.String()).CombinedOutput()
 	require.NoError(t, err, "pgbench -i: %s", out)
 
-	schema := "idkit_sysbench_" + runSuffix()
+	schema := "idkit_sysbench_" + engine.RunSuffix()
 	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
 	pgExec(t, conn, "CREATE SCHEMA "+schema,
 		// sysbench's oltp tables, as its pgsql driver declares them
@@ -660,15 +493,15 @@ func TestLikeBenchmarkTables(t *testing.T) {
 		"ANALYZE TABLE "+schema+".sbtest1")
 
 	for _, tt := range []struct{ engine, source, scratch, like, sequence string }{
-		{EnginePostgres, u.String(), pgDSN, "public.pgbench_accounts", "dense: 1..100,000 for about 100,000 rows, in insert order: correlation 1.00 with the rows' physical order"},
-		{EnginePostgres, pgDSN, pgDSN, schema + ".sbtest1", "serial"},
-		{EngineMySQL, myDSN, myDSN, schema + ".sbtest1", "AUTO_INCREMENT"},
+		{engine.Postgres, u.String(), pgDSN, "public.pgbench_accounts", "dense: 1..100,000 for about 100,000 rows, in insert order: correlation 1.00 with the rows' physical order"},
+		{engine.Postgres, pgDSN, pgDSN, schema + ".sbtest1", "serial"},
+		{engine.MySQL, myDSN, myDSN, schema + ".sbtest1", "AUTO_INCREMENT"},
 	} {
 		o := likeOptions(t, tt.engine, tt.like)
 		o.Schemes, err = Select("counter,snowflake,uuidv7,uuidv4")
 		require.NoError(t, err)
 		o.Sample = 0 // the default
-		if tt.engine == EnginePostgres {
+		if tt.engine == engine.Postgres {
 			o.PostgresDSN, o.ScratchPostgresDSN = tt.source, tt.scratch
 		} else {
 			o.MySQLDSN, o.ScratchMySQLDSN = tt.source, tt.scratch

@@ -3,18 +3,18 @@ package compare
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idkit/idkit/compare/internal/engine"
+	"github.com/idkit/idkit/compare/internal/engine/innodb"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -38,10 +38,10 @@ func TestParseLike(t *testing.T) {
 		{"`db`.`t``x`", "db", "t`x", `"db"."t` + "`" + `x"`},
 		{"s_1.$t9", "s_1", "$t9", "s_1.$t9"},
 	} {
-		n, err := ParseLike(tt.in)
+		n, err := engine.ParseLike(tt.in)
 		require.NoError(t, err, tt.in)
-		assert.Equal(t, tt.schema, n.Schema.postgres(), tt.in)
-		assert.Equal(t, tt.table, n.Table.postgres(), tt.in)
+		assert.Equal(t, tt.schema, n.Schema.Postgres(), tt.in)
+		assert.Equal(t, tt.table, n.Table.Postgres(), tt.in)
 		assert.Equal(t, tt.out, n.String(), tt.in)
 	}
 	for _, tt := range []struct{ in, msg string }{
@@ -55,8 +55,8 @@ func TestParseLike(t *testing.T) {
 		{"a.", "an empty name"},
 		{"a .b", "no dot after the schema"},
 	} {
-		_, err := ParseLike(tt.in)
-		require.ErrorIs(t, err, ErrLike, tt.in)
+		_, err := engine.ParseLike(tt.in)
+		require.ErrorIs(t, err, engine.ErrLike, tt.in)
 		assert.Contains(t, err.Error(), tt.msg, tt.in)
 		assert.Contains(t, err.Error(), "want schema.table", tt.in)
 	}
@@ -67,10 +67,10 @@ func TestParseLike(t *testing.T) {
 // server's test database has pageinspect, which a run without --scratch
 // needs there and does not create (a run with --scratch creates it, as
 // the test's superuser could).
-func likeOptions(t *testing.T, engine, like string) Options {
+func likeOptions(t *testing.T, eng, like string) Options {
 	t.Helper()
-	o := engineOptions(t, engine)
-	if engine == EnginePostgres {
+	o := engineOptions(t, eng)
+	if eng == engine.Postgres {
 		pageinspectOnce.Do(func() {
 			conn, err := pgx.Connect(context.Background(), o.PostgresDSN)
 			require.NoError(t, err)
@@ -99,11 +99,11 @@ var pageinspectOnce sync.Once
 // smaller primary key than random ones and, where pagesKey names a figure
 // of the load alone, writing fewer pages, and an ordered scheme ranked
 // first.
-func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string, density bool) {
+func checkLikeReport(t *testing.T, r *Report, eng string, pagesKey string, density bool) {
 	t.Helper()
 	require.Len(t, r.Like, 1)
 	lt := r.Like[0]
-	assert.Equal(t, engine, lt.Engine)
+	assert.Equal(t, eng, lt.Engine)
 	require.Len(t, lt.Indexes, 3, "the primary key and two secondary indexes")
 	for _, ix := range lt.Indexes {
 		assert.Positive(t, ix.Bytes, "size of %s today", ix.Name)
@@ -113,7 +113,7 @@ func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string, de
 	primary := map[string]int64{} // the primary key's size
 	scanRows := map[string]float64{}
 	for _, s := range r.Schemes {
-		l, ok := s.Runs[0].engineLoad(engine)
+		l, ok := s.Runs[0].engineLoad(eng)
 		require.True(t, ok, s.Name)
 		require.Len(t, l.Indexes, 3, "%s: every index of the copy", s.Name)
 		for _, ix := range l.Indexes {
@@ -162,7 +162,7 @@ func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string, de
 	}
 	assert.Contains(t, r.Verdict.Basis, r.Verdict.Figures[len(r.Verdict.Figures)-1].Name)
 	assert.Contains(t, html.String(), `data-keys="`+strings.Join(keys, ",")+`"`, "the verdict's chart")
-	assert.Contains(t, html.String(), `data-chart="reads-`+engine+`"`, "the reads' chart")
+	assert.Contains(t, html.String(), `data-chart="reads-`+eng+`"`, "the reads' chart")
 }
 
 // A --like run on PostgreSQL copies a table with a UUIDv4 key, a 300-byte
@@ -170,12 +170,12 @@ func checkLikeReport(t *testing.T, r *Report, engine string, pagesKey string, de
 // hold quotes and spaces; the table is unchanged afterwards.
 func TestLikePostgres(t *testing.T) {
 	t.Parallel()
-	dsn := serverDSN(t, EnvPostgresDSN)
+	dsn := serverDSN(t, engine.EnvPostgresDSN)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close(context.Background()) }) // after the cleanups below, which use it
-	schema := "idkit like " + runSuffix()
+	schema := "idkit like " + engine.RunSuffix()
 	s := pgx.Identifier{schema}.Sanitize()
 	table := s + `."odd ""orders"" table"`
 	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+s+" CASCADE") })
@@ -211,16 +211,16 @@ func TestLikePostgres(t *testing.T) {
 	sum, ins, upd, del := state()
 
 	like := `"` + strings.ReplaceAll(schema, `"`, `""`) + `"."odd ""orders"" table"`
-	r, err := Run(likeOptions(t, EnginePostgres, like))
+	r, err := Run(likeOptions(t, engine.Postgres, like))
 	require.NoError(t, err)
 	// The copies are on the table's server: no CHECKPOINT there, and no
 	// figure that needs one; the pages each interval changed are counted
 	// from their LSNs instead (the test's user is a superuser).
-	checkLikeReport(t, r, EnginePostgres, "pages_changed_per_1000", true)
+	checkLikeReport(t, r, engine.Postgres, "pages_changed_per_1000", true)
 	assert.Contains(t, r.Verdict.Basis, "pages changed per interval (page LSNs, no checkpoint forced)")
-	assert.Contains(t, r.engine(EnginePostgres).Settings, "no CHECKPOINT")
+	assert.Contains(t, r.engine(engine.Postgres).Settings, "no CHECKPOINT")
 	for _, s := range r.Schemes {
-		l, _ := s.Runs[0].engineLoad(EnginePostgres)
+		l, _ := s.Runs[0].engineLoad(engine.Postgres)
 		assert.NotContains(t, l.Metrics, "pages_dirtied_per_1000", s.Name)
 	}
 	assert.Contains(t, strings.Join(r.Like[0].Notes, "\n"), "of WAL and checkpointed", "the load the run put on the source")
@@ -231,7 +231,7 @@ func TestLikePostgres(t *testing.T) {
 	assert.InDelta(t, 0, *lt.KeyCorrelation, 0.2, "random UUIDs are in no physical order")
 	assert.Equal(t, []string{"primary key (id)", "(created_at)", "unique (email)"}, indexNames(lt.Indexes))
 	for _, sch := range r.Schemes {
-		l, _ := sch.Runs[0].engineLoad(EnginePostgres)
+		l, _ := sch.Runs[0].engineLoad(engine.Postgres)
 		assert.Equal(t, indexNames(lt.Indexes), indexNames(l.Indexes), sch.Name)
 	}
 
@@ -241,15 +241,15 @@ func TestLikePostgres(t *testing.T) {
 	sum2, ins2, upd2, del2 := state()
 	assert.Equal(t, sum, sum2, "the table's rows are unchanged")
 	assert.Equal(t, [3]int64{ins, upd, del}, [3]int64{ins2, upd2, del2}, "n_tup_ins, n_tup_upd, n_tup_del unchanged")
-	scratch := regexp.MustCompile(`schema (idkit_compare_\w+)`).FindStringSubmatch(r.engine(EnginePostgres).Settings)
-	require.Len(t, scratch, 2, r.engine(EnginePostgres).Settings)
+	scratch := regexp.MustCompile(`schema (idkit_compare_\w+)`).FindStringSubmatch(r.engine(engine.Postgres).Settings)
+	require.Len(t, scratch, 2, r.engine(engine.Postgres).Settings)
 	var left int
 	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", scratch[1]).Scan(&left))
 	assert.Zero(t, left, "the run's scratch schema is dropped")
 
 	// Stopped in the middle of a load (as by Ctrl-C), the run drops what
 	// it created all the same.
-	o := likeOptions(t, EnginePostgres, like)
+	o := likeOptions(t, engine.Postgres, like)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var created string
@@ -280,8 +280,8 @@ func TestLikePostgres(t *testing.T) {
 		{pgx.Identifier{schema}.Sanitize() + ".twokeys", "composite primary key (a, b)"},
 		{pgx.Identifier{schema}.Sanitize() + ".missing", "no table"},
 	} {
-		_, err := Run(likeOptions(t, EnginePostgres, tt.like))
-		require.ErrorIs(t, err, ErrLike, tt.like)
+		_, err := Run(likeOptions(t, engine.Postgres, tt.like))
+		require.ErrorIs(t, err, engine.ErrLike, tt.like)
 		assert.Contains(t, err.Error(), tt.msg, tt.like)
 	}
 }
@@ -290,15 +290,15 @@ func TestLikePostgres(t *testing.T) {
 // spaces; the table's rows and its update time are unchanged afterwards.
 func TestLikeMySQL(t *testing.T) {
 	t.Parallel()
-	dsn := serverDSN(t, EnvMySQLDSN)
+	dsn := serverDSN(t, engine.EnvMySQLDSN)
 	cfg, err := mysql.ParseDSN(dsn)
 	require.NoError(t, err)
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
 	ctx := context.Background()
-	database := "idkit like " + runSuffix()
-	d := mysqlIdent(database)
+	database := "idkit like " + engine.RunSuffix()
+	d := innodb.Ident(database)
 	table := d + ".`odd \"orders\" table`"
 	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + d) })
 	for _, q := range []string{
@@ -324,12 +324,12 @@ func TestLikeMySQL(t *testing.T) {
 	sum, updated := state()
 
 	like := `"` + database + `"."odd ""orders"" table"`
-	r, err := Run(likeOptions(t, EngineMySQL, like))
+	r, err := Run(likeOptions(t, engine.MySQL, like))
 	require.NoError(t, err)
 	// InnoDB's pages written are server-wide counters, which the tests of
 	// other packages move at the same time: the primary key's size is
 	// compared instead.
-	checkLikeReport(t, r, EngineMySQL, "", false)
+	checkLikeReport(t, r, engine.MySQL, "", false)
 	assert.Contains(t, strings.Join(r.Like[0].Notes, "\n"), "of redo during the run", "the load the run put on the source")
 	lt := r.Like[0]
 	assert.Equal(t, "id", lt.Key)
@@ -345,8 +345,8 @@ func TestLikeMySQL(t *testing.T) {
 		{`"` + database + `".twokeys`, "composite primary key (a, b)"},
 		{`"` + database + `".missing`, "no table"},
 	} {
-		_, err := Run(likeOptions(t, EngineMySQL, tt.like))
-		require.ErrorIs(t, err, ErrLike, tt.like)
+		_, err := Run(likeOptions(t, engine.MySQL, tt.like))
+		require.ErrorIs(t, err, engine.ErrLike, tt.like)
 		assert.Contains(t, err.Error(), tt.msg, tt.like)
 	}
 }
@@ -356,7 +356,7 @@ type writerFunc func(p []byte)
 
 func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
 
-func indexNames(ixs []IndexFigures) []string {
+func indexNames(ixs []engine.IndexFigures) []string {
 	var out []string
 	for _, ix := range ixs {
 		out = append(out, ix.Name)
@@ -372,7 +372,7 @@ func indexNames(ixs []IndexFigures) []string {
 // test ends.
 func binlogMariaDB(t *testing.T) string {
 	t.Helper()
-	serverDSN(t, EnvMySQLDSN) // MariaDB is one of the machine's servers
+	serverDSN(t, engine.EnvMySQLDSN) // MariaDB is one of the machine's servers
 	install := testenv.Tool(t, "mariadb-install-db", "apt-get install mariadb-server")
 	mariadbd := testenv.Tool(t, "mariadbd", "apt-get install mariadb-server")
 	dir, err := os.MkdirTemp("", "idkit-mariadb-")
@@ -446,7 +446,7 @@ func TestLikeMySQLTakesNoLocks(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
 	ctx := context.Background()
-	database := "idkit_locks_" + runSuffix()
+	database := "idkit_locks_" + engine.RunSuffix()
 	table := database + ".orders"
 	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
 	for _, q := range []string{
@@ -482,7 +482,7 @@ func TestLikeMySQLTakesNoLocks(t *testing.T) {
 		return n
 	}
 	waits := lockWaits()
-	o := likeOptions(t, EngineMySQL, table)
+	o := likeOptions(t, engine.MySQL, table)
 	strict := cfg.Clone()
 	if strict.Params == nil {
 		strict.Params = map[string]string{}
@@ -499,55 +499,4 @@ func TestLikeMySQLTakesNoLocks(t *testing.T) {
 	require.NoError(t, tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE note <> ''").Scan(&still))
 	assert.Equal(t, 5000, still)
 	require.NoError(t, tx.Commit(), "the application's transaction commits")
-}
-
-// TestMySQLSampleIsUniform: the sample of a table is spread over all of
-// it, not drawn from its first rows.
-func TestMySQLSampleIsUniform(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e, err := openMySQL(ctx, serverDSN(t, EnvMySQLDSN), "", false)
-	require.NoError(t, err)
-	defer e.Close(context.Background())
-	table := e.database + ".seqs"
-	for _, q := range []string{
-		"CREATE TABLE " + table + " (id BIGINT NOT NULL PRIMARY KEY, label VARCHAR(20) NOT NULL, raw VARBINARY(8)) ENGINE=InnoDB",
-		"INSERT INTO " + table + " SELECT seq, CONCAT('é', seq), UNHEX('00ff') FROM seq_1_to_10000",
-	} {
-		_, err := e.conn.ExecContext(ctx, q)
-		require.NoError(t, err, q)
-	}
-	sampled, err := readMySQLSample(ctx, e.conn, table, "CAST(id AS DOUBLE)", "NULL", "id, label, raw", 0.4, 2000)
-	require.NoError(t, err)
-	require.Len(t, sampled, 2000)
-	var sum, top int64
-	seen := map[string]bool{}
-	var rows [][]any
-	for _, r := range sampled {
-		row := r.row
-		rows = append(rows, row)
-		assert.Equal(t, fmt.Sprint(row[0]), fmt.Sprint(r.key), "the key that orders the row")
-		assert.True(t, math.IsNaN(r.at), "no time column")
-		text := fmt.Sprint(row[0])
-		id, err := strconv.ParseInt(text, 10, 64)
-		require.NoError(t, err)
-		sum += id
-		top = max(top, id)
-		assert.Equal(t, "é"+text, row[1], "text comes back as text")
-		assert.Equal(t, []byte{0, 0xff}, row[2], "bytes stay bytes")
-		seen[text] = true
-	}
-	assert.Len(t, seen, 2000, "no row twice")
-	mean := float64(sum) / 2000
-	assert.InDelta(t, 5000, mean, 500, "the mean id of a uniform sample of 1..10,000 (standard error about 65)")
-	assert.Greater(t, top, int64(9500), "the sample reaches the end of the table")
-
-	sample := e.database + ".sample_copy"
-	_, err = e.conn.ExecContext(ctx, "CREATE TABLE "+sample+" (idkit_row BIGINT NOT NULL, id BIGINT, label VARCHAR(20), raw VARBINARY(8)) ENGINE=InnoDB")
-	require.NoError(t, err)
-	require.NoError(t, writeMySQLSample(ctx, e.conn, sample, rows))
-	var n, labels int
-	require.NoError(t, e.conn.QueryRowContext(ctx, "SELECT count(*), count(DISTINCT label) FROM "+sample+" WHERE raw = UNHEX('00ff') AND label LIKE 'é%'").Scan(&n, &labels))
-	assert.Equal(t, 2000, n)
-	assert.Equal(t, 2000, labels)
 }

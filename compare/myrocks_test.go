@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+	"github.com/idkit/idkit/compare/internal/engine/myrocks"
+
 	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/go-sql-driver/mysql"
@@ -29,8 +32,8 @@ const myrocksLockWait = 10 * time.Minute
 // and holds testenv.MyRocksLock until the test ends.
 func myrocksDSN(t *testing.T) string {
 	t.Helper()
-	dsn := serverDSN(t, EnvMySQLDSN)
-	e, skipped, err := openMyRocks(context.Background(), dsn)
+	dsn := serverDSN(t, engine.EnvMySQLDSN)
+	e, skipped, err := myrocks.Open(context.Background(), dsn)
 	require.NoError(t, err)
 	if e == nil {
 		testenv.Missing(t, skipped+" (.ci/servers.sh need_myrocks does it)")
@@ -46,7 +49,7 @@ func myrocksDSN(t *testing.T) string {
 // TestMyRocksTestsHoldTheLock: a MyRocks test holds testenv.MyRocksLock
 // while it runs, and lets go of it when it ends.
 func TestMyRocksTestsHoldTheLock(t *testing.T) {
-	dsn := serverDSN(t, EnvMySQLDSN)
+	dsn := serverDSN(t, engine.EnvMySQLDSN)
 	holder := func() (id sql.NullInt64) {
 		db, err := sql.Open("mysql", dsn)
 		require.NoError(t, err)
@@ -70,7 +73,7 @@ func TestMyRocksTestsHoldTheLock(t *testing.T) {
 }
 
 // myrocksLoad loads n keys of scheme with writers writers into MyRocks.
-func myrocksLoad(t *testing.T, dsn, scheme string, n, writers int) EngineLoad {
+func myrocksLoad(t *testing.T, dsn, scheme string, n, writers int) engine.Figures {
 	t.Helper()
 	s, err := Lookup(scheme)
 	require.NoError(t, err)
@@ -81,12 +84,12 @@ func myrocksLoad(t *testing.T, dsn, scheme string, n, writers int) EngineLoad {
 	require.NoError(t, CloseGenerators(gens))
 	value := make([]byte, DefaultValueSize)
 	ctx := context.Background()
-	e, skipped, err := openMyRocks(ctx, dsn)
+	e, skipped, err := myrocks.Open(ctx, dsn)
 	require.NoError(t, err)
 	require.NotNil(t, e, skipped)
 	defer func() { require.NoError(t, e.Close(ctx)) }()
 	d := s.Design()
-	l, err := e.Load(ctx, dbLoad{keys: keys, int63: d.Int63, byAge: sortsByAge(d), value: value, batch: 1000, table: "t_" + strings.ReplaceAll(scheme, "-", "_")})
+	l, err := e.Load(ctx, engine.Load{Keys: keys, Int63: d.Int63, ByAge: sortsByAge(d), Value: value, Batch: 1000, Table: "t_" + strings.ReplaceAll(scheme, "-", "_")})
 	require.NoError(t, err)
 	return l
 }
@@ -109,7 +112,7 @@ func TestMyRocksEveryScheme(t *testing.T) {
 			assert.Equal(t, float64(n), l.Metrics["rows"], "rows read back")
 			assert.GreaterOrEqual(t, l.Metrics["newest_scan_rows"], 1.0)
 			assert.Equal(t, float64(n/10), l.Metrics["expiry_rows"])
-			assert.GreaterOrEqual(t, l.Metrics["expiry_reclaimed"], reclaimedShare, "the expired rows' space is reclaimed")
+			assert.GreaterOrEqual(t, l.Metrics["expiry_reclaimed"], engine.ReclaimedShare, "the expired rows' space is reclaimed")
 		})
 	}
 }
@@ -198,7 +201,7 @@ func TestMyRocksWithoutSuper(t *testing.T) {
 	nosuper := mysqlUser(t, db, dsn, "idkit_nosuper_", "", "CREATE, DROP, INSERT, SELECT, DELETE, ALTER ON `idkit\\_rocks\\_%`.*")
 	cfg, err := mysql.ParseDSN(nosuper)
 	require.NoError(t, err)
-	e, skipped, err := openMyRocks(context.Background(), nosuper)
+	e, skipped, err := myrocks.Open(context.Background(), nosuper)
 	require.NoError(t, err)
 	require.Nil(t, e, "a user without SUPER runs no MyRocks load")
 	assert.Contains(t, skipped, "GRANT SUPER, PROCESS ON *.* TO '"+cfg.User+"'@")
@@ -207,33 +210,10 @@ func TestMyRocksWithoutSuper(t *testing.T) {
 	noprocess := mysqlUser(t, db, dsn, "idkit_noprocess_", "", "CREATE, DROP, INSERT, SELECT, DELETE, ALTER ON `idkit\\_rocks\\_%`.*", "SUPER ON *.*")
 	cfg, err = mysql.ParseDSN(noprocess)
 	require.NoError(t, err)
-	e, skipped, err = openMyRocks(context.Background(), noprocess)
+	e, skipped, err = myrocks.Open(context.Background(), noprocess)
 	require.NoError(t, err)
 	require.Nil(t, e, "a user without PROCESS runs no MyRocks load")
 	assert.Contains(t, skipped, "GRANT PROCESS ON *.* TO '"+cfg.User+"'@")
-}
-
-// TestMyRocksCopyStatement: a MyRocks copy keeps every index in the load's
-// column family, in place of the one the table's comment named.
-func TestMyRocksCopyStatement(t *testing.T) {
-	src := &myLike{key: "id", create: "CREATE TABLE `t` (\n" +
-		"  `id` bigint(20) NOT NULL,\n" +
-		"  `email` varchar(64) DEFAULT NULL,\n" +
-		"  `note` varchar(20) DEFAULT NULL COMMENT 'a column''s comment',\n" +
-		"  PRIMARY KEY (`id`) COMMENT 'cfname=app_cf',\n" +
-		"  UNIQUE KEY `email` (`email`),\n" +
-		"  KEY `note` (`note`) COMMENT 'rev:cf_it''s'\n" +
-		") ENGINE=ROCKSDB AUTO_INCREMENT=9 DEFAULT CHARSET=utf8mb4"}
-	got, err := src.copyStatement("db.c", "BINARY(16)", "idkit_compare_3")
-	require.NoError(t, err)
-	assert.Equal(t, "CREATE TABLE db.c (\n"+
-		"  `id` BINARY(16) NOT NULL,\n"+
-		"  `email` varchar(64) DEFAULT NULL,\n"+
-		"  `note` varchar(20) DEFAULT NULL COMMENT 'a column''s comment',\n"+
-		"  PRIMARY KEY (`id`) COMMENT 'cfname=idkit_compare_3',\n"+
-		"  UNIQUE KEY `email` (`email`) COMMENT 'cfname=idkit_compare_3',\n"+
-		"  KEY `note` (`note`) COMMENT 'cfname=idkit_compare_3'\n"+
-		") ENGINE=ROCKSDB DEFAULT CHARSET=utf8mb4", got)
 }
 
 // TestLikeMyRocks: a --like run on a MyRocks table copies it into MyRocks
@@ -247,7 +227,7 @@ func TestLikeMyRocks(t *testing.T) {
 	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	database := "idkit_likerocks_" + runSuffix()
+	database := "idkit_likerocks_" + engine.RunSuffix()
 	table := database + ".orders"
 	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
 	myExec(t, db,
@@ -260,10 +240,10 @@ func TestLikeMyRocks(t *testing.T) {
 	state := func() string { return mySourceState(t, db, database, "orders").sum }
 	before := state()
 
-	o := likeOptions(t, EngineMyRocks, database+".orders")
+	o := likeOptions(t, engine.MyRocks, database+".orders")
 	o.MySQLDSN = dsn
 	_, err = Run(o)
-	require.ErrorIs(t, err, ErrLike)
+	require.ErrorIs(t, err, engine.ErrLike)
 	assert.Contains(t, err.Error(), "--scratch DSN", "a MyRocks table's copies need a scratch server")
 
 	o.ScratchMySQLDSN = dsn
@@ -271,7 +251,7 @@ func TestLikeMyRocks(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, r.Like, 1)
 	lt := r.Like[0]
-	assert.Equal(t, EngineMyRocks, lt.Engine)
+	assert.Equal(t, engine.MyRocks, lt.Engine)
 	assert.Equal(t, []string{"primary key (id)", "(created_at)", "unique (email)"}, indexNames(lt.Indexes))
 	for _, ix := range lt.Indexes {
 		assert.Positive(t, ix.Bytes, "size of %s today", ix.Name)
@@ -283,13 +263,13 @@ func TestLikeMyRocks(t *testing.T) {
 	assert.GreaterOrEqual(t, lt.Indexes[0].Bytes, int64(10_000*288), "the primary key's size today, before compression")
 	assert.Contains(t, strings.Join(lt.Notes, "\n"), "before compression")
 	for _, e := range r.Engines {
-		if e.Name == EngineMySQL {
+		if e.Name == engine.MySQL {
 			assert.Contains(t, e.Skipped, "MyRocks table into MyRocks only")
 		}
 	}
 	scanRows := map[string]float64{}
 	for _, s := range r.Schemes {
-		l, ok := s.Runs[0].engineLoad(EngineMyRocks)
+		l, ok := s.Runs[0].engineLoad(engine.MyRocks)
 		require.True(t, ok, s.Name)
 		assert.Equal(t, float64(o.N), l.Metrics["rows"], "%s: every row in the copy", s.Name)
 		require.Len(t, l.Indexes, 3, "%s: every index of the copy", s.Name)
@@ -302,7 +282,7 @@ func TestLikeMyRocks(t *testing.T) {
 	assert.InDelta(t, 1, scanRows["counter"], 0.01, "the counter's newest rows are the last in key order")
 	assert.Greater(t, scanRows["uuidv4"], 50.0, "uuidv4's newest rows are spread over the whole key")
 	require.NotNil(t, r.Verdict)
-	assert.Equal(t, EngineMyRocks, r.Verdict.Engine, "the verdict ranks on the table's engine")
+	assert.Equal(t, engine.MyRocks, r.Verdict.Engine, "the verdict ranks on the table's engine")
 	assert.Contains(t, r.Verdict.Basis, "bytes flushed and compacted")
 	// At 20,000 keys no compaction moves a byte: random keys cost what
 	// ordered ones do, and the verdict says it cannot judge them.
@@ -312,7 +292,7 @@ func TestLikeMyRocks(t *testing.T) {
 	// The other family's verdict is on the run's own rows, and says so.
 	require.NotNil(t, r.Families)
 	for _, v := range r.Families.Verdicts {
-		if v.Engine != EngineMyRocks {
+		if v.Engine != engine.MyRocks {
 			assert.Contains(t, v.Basis, "not copies of your table", v.Engine)
 		}
 	}
@@ -327,7 +307,7 @@ func TestLikeMyRocks(t *testing.T) {
 	reader := mysqlReader(t, db, dsn, database, "orders")
 	o.MySQLDSN, o.ScratchMySQLDSN = reader, reader
 	_, err = Run(o)
-	require.ErrorIs(t, err, ErrRights)
+	require.ErrorIs(t, err, engine.ErrRights)
 	for _, grant := range []string{"ON `idkit\\_rocks\\_%`.* TO", "GRANT SUPER, PROCESS ON *.* TO"} {
 		assert.Contains(t, err.Error(), grant)
 	}
@@ -346,7 +326,7 @@ func TestLikeMyRocksTakesNoLocks(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
 	ctx := context.Background()
-	database := "idkit_rockslocks_" + runSuffix()
+	database := "idkit_rockslocks_" + engine.RunSuffix()
 	table := database + ".orders"
 	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
 	myExec(t, db,
@@ -382,13 +362,13 @@ func TestLikeMyRocksTakesNoLocks(t *testing.T) {
 		strict.Params = map[string]string{}
 	}
 	strict.Params["rocksdb_lock_wait_timeout"] = "1"
-	o := likeOptions(t, EngineMyRocks, table)
+	o := likeOptions(t, engine.MyRocks, table)
 	o.MySQLDSN = strict.FormatDSN()
 	o.ScratchMySQLDSN = o.MySQLDSN
 	r, err := Run(o)
 	require.NoError(t, err, "a run beside rows locked FOR UPDATE")
 	require.Len(t, r.Like, 1)
-	assert.Equal(t, EngineMyRocks, r.Like[0].Engine)
+	assert.Equal(t, engine.MyRocks, r.Like[0].Engine)
 	assert.Equal(t, 2000, r.Like[0].Sampled)
 	assert.Equal(t, timeouts, lockTimeouts(), "Rocksdb_row_lock_wait_timeouts: no session timed out on a row lock during the run")
 
@@ -398,56 +378,22 @@ func TestLikeMyRocksTakesNoLocks(t *testing.T) {
 	require.NoError(t, tx.Commit(), "the application's transaction commits")
 }
 
-// TestMyRocksPassesOverTablesLeftBehind: a table in a column family of
-// the pool that no run is loading, as a killed run leaves one, keeps the
-// load out of that column family, so that its rows count in no load's
-// figures, and the table is left as it was.
-func TestMyRocksPassesOverTablesLeftBehind(t *testing.T) {
-	dsn := myrocksDSN(t)
-	db, err := sql.Open("mysql", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	database := "idkit_rocksleft_" + runSuffix()
-	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
-	first := myrocksCFPref + "0"
-	myExec(t, db,
-		"CREATE DATABASE "+database,
-		"CREATE TABLE "+database+".left_behind (id BIGINT NOT NULL, PRIMARY KEY (id) COMMENT 'cfname="+first+"') ENGINE=ROCKSDB",
-		"INSERT INTO "+database+".left_behind SELECT seq FROM seq_1_to_1000")
-
-	ctx := context.Background()
-	e, skipped, err := openMyRocks(ctx, dsn)
-	require.NoError(t, err)
-	require.NotNil(t, e, skipped)
-	defer func() { require.NoError(t, e.Close(ctx)) }()
-	cf, err := e.takeCF(ctx)
-	require.NoError(t, err)
-	defer e.releaseCF(cf)
-	assert.NotEqual(t, first, cf, "the column family that holds a table is passed over")
-	var cfOfTable string
-	require.NoError(t, db.QueryRow("SELECT CF FROM information_schema.ROCKSDB_DDL WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'left_behind'", database).Scan(&cfOfTable))
-	assert.Equal(t, first, cfOfTable)
-	var rows int
-	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+database+".left_behind").Scan(&rows))
-	assert.Equal(t, 1000, rows, "the table left behind is left as it was")
-}
-
 // TestMyRocksSaysDisturbedOnlyWhenSo: the MyRocks section says that
 // another session changed rows during a load only when one did, and
 // names the loads.
 func TestMyRocksSaysDisturbedOnlyWhenSo(t *testing.T) {
 	t.Parallel()
-	load := func() EngineLoad {
-		return EngineLoad{Engine: EngineMyRocks, Metrics: map[string]float64{"write_amp": 1}}
+	load := func() engine.Figures {
+		return engine.Figures{Engine: engine.MyRocks, Metrics: map[string]float64{"write_amp": 1}}
 	}
-	r := &Report{Config: Config{N: 1000, ValueSize: 100, BatchSize: 100}, Engines: []EngineInfo{{Name: EngineMyRocks}},
+	r := &Report{Config: Config{N: 1000, ValueSize: 100, BatchSize: 100}, Engines: []engine.Info{{Name: engine.MyRocks}},
 		Schemes: []Result{
-			{Name: "counter", Runs: []WriterRun{{Writers: 1, Engines: []EngineLoad{load()}}}},
-			{Name: "uuidv4", Runs: []WriterRun{{Writers: 1, Engines: []EngineLoad{load()}}, {Writers: 4, Engines: []EngineLoad{load()}}}},
+			{Name: "counter", Runs: []WriterRun{{Writers: 1, Engines: []engine.Figures{load()}}}},
+			{Name: "uuidv4", Runs: []WriterRun{{Writers: 1, Engines: []engine.Figures{load()}}, {Writers: 4, Engines: []engine.Figures{load()}}}},
 		}}
 	note := func() string {
 		for _, s := range r.sections() {
-			if s.ID == EngineMyRocks {
+			if s.ID == engine.MyRocks {
 				return strings.Join(s.Note, "\n")
 			}
 		}

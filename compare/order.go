@@ -4,24 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
-
-// keySet is a set of fixed-length keys in generation order, stored flat.
-type keySet struct {
-	Len  int    // bytes per key
-	Data []byte // key i is Data[i*Len : (i+1)*Len]
-}
-
-// N returns the number of keys.
-func (k keySet) N() int {
-	if k.Len == 0 {
-		return 0
-	}
-	return len(k.Data) / k.Len
-}
-
-// At returns key i.
-func (k keySet) At(i int) []byte { return k.Data[i*k.Len : (i+1)*k.Len : (i+1)*k.Len] }
 
 func keyLenError(got, want int) error {
 	return fmt.Errorf("%w: generator returned a %d-byte key, want %d", ErrKey, got, want)
@@ -30,17 +15,17 @@ func keyLenError(got, want int) error {
 // generate draws n keys from gens in round robin: key i comes from writer
 // i mod len(gens), as K app instances inserting into one table at the same
 // pace. step, if not nil, is called every so often with the keys so far.
-func generate(gens []Generator, keyLen, n int, step func(done int)) (keySet, error) {
-	k := keySet{Len: keyLen, Data: make([]byte, 0, n*keyLen)}
+func generate(gens []Generator, keyLen, n int, step func(done int)) (engine.KeySet, error) {
+	k := engine.KeySet{Len: keyLen, Data: make([]byte, 0, n*keyLen)}
 	for i := range n {
 		before := len(k.Data)
 		var err error
 		k.Data, err = gens[i%len(gens)].Next(k.Data)
 		if err != nil {
-			return keySet{}, fmt.Errorf("compare: writer %d, key %d: %w", i%len(gens), i, err)
+			return engine.KeySet{}, fmt.Errorf("compare: writer %d, key %d: %w", i%len(gens), i, err)
 		}
 		if got := len(k.Data) - before; got != keyLen {
-			return keySet{}, keyLenError(got, keyLen)
+			return engine.KeySet{}, keyLenError(got, keyLen)
 		}
 		if step != nil && i%4096 == 4095 {
 			step(i + 1)
@@ -79,7 +64,7 @@ type Size struct {
 }
 
 // analyze measures order and size of keys.
-func analyze(k keySet) (Order, Size) {
+func analyze(k engine.KeySet) (Order, Size) {
 	n := k.N()
 	var o Order
 	sorted, inv := sortCount(k)
@@ -103,7 +88,7 @@ func analyze(k keySet) (Order, Size) {
 
 // appendFraction returns the fraction of keys greater than all before
 // them; the first key counts as an append to the empty tree.
-func appendFraction(k keySet) float64 {
+func appendFraction(k engine.KeySet) float64 {
 	n := k.N()
 	if n == 0 {
 		return 0
@@ -121,7 +106,7 @@ func appendFraction(k keySet) float64 {
 
 // sortCount returns the indexes of k in key order (stable) and the number
 // of inversions, counted by merge sort in O(n log n).
-func sortCount(k keySet) ([]int32, int64) {
+func sortCount(k engine.KeySet) ([]int32, int64) {
 	n := k.N()
 	a := make([]int32, n)
 	for i := range a {
@@ -155,7 +140,7 @@ func sortCount(k keySet) ([]int32, int64) {
 
 // packedSize returns the bytes needed to store the keys in sorted order as
 // varint deltas: the first key's delta is from zero.
-func packedSize(k keySet, sorted []int32) int {
+func packedSize(k engine.KeySet, sorted []int32) int {
 	prev := make([]byte, k.Len)
 	delta := make([]byte, k.Len)
 	total := 0

@@ -10,18 +10,14 @@ import (
 	"testing/quick"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // uints returns a key set of 8-byte big-endian keys.
-func uints(vs ...uint64) keySet {
-	k := keySet{Len: 8}
-	for _, v := range vs {
-		k.Data = binary.BigEndian.AppendUint64(k.Data, v)
-	}
-	return k
-}
+func uints(vs ...uint64) engine.KeySet { return engine.Uint64Keys(vs...) }
 
 func seq(from, n uint64) []uint64 {
 	out := make([]uint64, n)
@@ -35,7 +31,7 @@ func TestAnalyze(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		keys    keySet
+		keys    engine.KeySet
 		appends float64
 		inv     int64
 		invFrac float64
@@ -68,7 +64,7 @@ func TestAnalyze(t *testing.T) {
 }
 
 // bruteInversions counts inversions by comparing every pair.
-func bruteInversions(k keySet) int64 {
+func bruteInversions(k engine.KeySet) int64 {
 	var n int64
 	for i := range k.N() {
 		for j := i + 1; j < k.N(); j++ {
@@ -90,7 +86,7 @@ func TestSortCountProperty(t *testing.T) {
 	cfg := &quick.Config{MaxCount: 200, Rand: mathrand.New(mathrand.NewSource(seed))}
 	prop := func(raw []byte, width uint8) bool {
 		l := 1 + int(width)%3
-		k := keySet{Len: l, Data: raw[:len(raw)/l*l]}
+		k := engine.KeySet{Len: l, Data: raw[:len(raw)/l*l]}
 		sorted, inv := sortCount(k)
 		if inv != bruteInversions(k) {
 			return false
@@ -143,7 +139,7 @@ func checkPack(t *testing.T, keys [][]byte) {
 		l = len(keys[0])
 	}
 	packed := packKeys(keys, l)
-	k := keySet{Len: l, Data: bytes.Join(keys, nil)}
+	k := engine.KeySet{Len: l, Data: bytes.Join(keys, nil)}
 	idx := make([]int32, len(keys))
 	for i := range idx {
 		idx[i] = int32(i)

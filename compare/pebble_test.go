@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -10,10 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
+	pebbledb "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/idkit/idkit/compare/internal/engine/pebble"
+
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +30,7 @@ func pebbleOnly(t *testing.T, n, writers int, schemes string) Options {
 	s, err := Select(schemes)
 	require.NoError(t, err)
 	return Options{N: n, Writers: writers, Schemes: s, NoSQLite: true, SpeedTime: time.Millisecond, Dir: t.TempDir(),
-		Fills: []float64{0.9}, Engine: EnginePebble}
+		Fills: []float64{0.9}, Engine: engine.Pebble}
 }
 
 // TestPebbleEveryScheme loads every scheme's keys into Pebble and reads
@@ -42,17 +47,17 @@ func TestPebbleEveryScheme(t *testing.T) {
 	}
 	r, err := Run(pebbleOnly(t, n, 2, everySchemeUnlessRace()))
 	require.NoError(t, err)
-	require.Equal(t, EnginePebble, r.engine(EnginePebble).Name)
-	require.Empty(t, r.engine(EnginePebble).Skipped)
+	require.Equal(t, engine.Pebble, r.engine(engine.Pebble).Name)
+	require.Empty(t, r.engine(engine.Pebble).Skipped)
 	for _, s := range r.Schemes {
 		for _, run := range s.Runs {
-			l, ok := run.engineLoad(EnginePebble)
+			l, ok := run.engineLoad(engine.Pebble)
 			require.True(t, ok, "%s: no pebble load", s.Name)
 			want := float64(n - run.Order.Duplicates)
 			assert.Equal(t, want, l.Metrics["rows"], "%s, %d writers: rows read back", s.Name, run.Writers)
 			assert.GreaterOrEqual(t, l.Metrics["newest_scan_rows"], 1.0, "%s: the scan reads the newest rows at least", s.Name)
 			assert.Equal(t, float64(n/10), l.Metrics["expiry_rows"], "%s: a tenth of the rows expired", s.Name)
-			assert.GreaterOrEqual(t, l.Metrics["expiry_reclaimed"], reclaimedShare, "%s: the expired rows' space is reclaimed", s.Name)
+			assert.GreaterOrEqual(t, l.Metrics["expiry_reclaimed"], engine.ReclaimedShare, "%s: the expired rows' space is reclaimed", s.Name)
 		}
 	}
 }
@@ -72,7 +77,7 @@ func TestPebbleDirection(t *testing.T) {
 	require.NoError(t, err)
 	f := map[string]map[string]float64{}
 	for _, s := range r.Schemes {
-		f[s.Name] = loadFigures(t, s.Runs[0], EnginePebble)
+		f[s.Name] = loadFigures(t, s.Runs[0], engine.Pebble)
 		t.Logf("%s: %v", s.Name, f[s.Name])
 	}
 	c, u := f["counter"], f["uuidv4"]
@@ -95,8 +100,8 @@ func TestPebbleDirection(t *testing.T) {
 	require.NotNil(t, r.Families)
 	require.Len(t, r.Families.Verdicts, 2)
 	bt, lsm := r.Families.Verdicts[0], r.Families.Verdicts[1]
-	assert.Equal(t, [2]string{FamilyBTree, EngineBbolt}, [2]string{bt.Family, bt.Engine})
-	assert.Equal(t, [2]string{FamilyLSM, EnginePebble}, [2]string{lsm.Family, lsm.Engine})
+	assert.Equal(t, [2]string{FamilyBTree, engine.Bbolt}, [2]string{bt.Family, bt.Engine})
+	assert.Equal(t, [2]string{FamilyLSM, engine.Pebble}, [2]string{lsm.Family, lsm.Engine})
 	assert.Same(t, r.Verdict, lsm, "the run's verdict is on --engine pebble")
 	for _, v := range r.Families.Verdicts {
 		assert.NotEmpty(t, v.Ranked, "%s ranks schemes", v.Family)
@@ -132,15 +137,29 @@ func TestPebbleCannotJudgeWithoutCompactions(t *testing.T) {
 	r, err := Run(pebbleOnly(t, 10_000, 1, "counter,traceid,uuidv4"))
 	require.NoError(t, err)
 	for _, s := range r.Schemes {
-		f := loadFigures(t, s.Runs[0], EnginePebble)
+		f := loadFigures(t, s.Runs[0], engine.Pebble)
 		require.Zero(t, f["bytes_compacted"]+f["bytes_moved"], "%s: a compaction ran at 10,000 keys", s.Name)
 	}
 	require.NotNil(t, r.Verdict)
-	assert.Equal(t, EnginePebble, r.Verdict.Engine)
+	assert.Equal(t, engine.Pebble, r.Verdict.Engine)
 	assert.Empty(t, r.Verdict.Ranked)
 	assert.Contains(t, r.Verdict.CannotJudge, "no compaction moved or rewrote a byte in any load")
 	assert.Contains(t, r.Verdict.CannotJudge, "run with a larger -n (now 10,000)")
 	assert.Contains(t, unjudged(r.Verdict), "uuidv4")
+}
+
+func minBytes(a, b []byte) []byte {
+	if bytes.Compare(b, a) < 0 {
+		return b
+	}
+	return a
+}
+
+func maxBytes(a, b []byte) []byte {
+	if bytes.Compare(b, a) > 0 {
+		return b
+	}
+	return a
 }
 
 // TestPebbleAgreesWithMetrics loads the same keys through the engine and
@@ -175,8 +194,8 @@ func TestPebbleAgreesWithMetrics(t *testing.T) {
 			for i := range value {
 				value[i] = byte(i)
 			}
-			l := dbLoad{keys: keys, int63: s.Design().Int63, byAge: sortsByAge(s.Design()), value: value, batch: 1000, table: "plain"}
-			got, err := openPebble(t.TempDir(), false).Load(context.Background(), l)
+			l := engine.Load{Keys: keys, Int63: s.Design().Int63, ByAge: sortsByAge(s.Design()), Value: value, Batch: 1000, Table: "plain"}
+			got, err := pebble.Open(t.TempDir(), false).Load(context.Background(), l)
 			require.NoError(t, err)
 			want := plainPebble(t, l)
 			t.Logf("engine %v", got.Metrics)
@@ -197,7 +216,7 @@ func TestPebbleAgreesWithMetrics(t *testing.T) {
 // plainPebble writes l's keys to Pebble as a plain program would, with
 // the options the engine states spelled out, and returns Pebble's own
 // figures under the engine's names.
-func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
+func plainPebble(t *testing.T, l engine.Load) map[string]float64 {
 	t.Helper()
 	wake := make(chan struct{}, 1)
 	poke := func() {
@@ -206,17 +225,17 @@ func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
 		default:
 		}
 	}
-	o := &pebble.Options{
+	o := &pebbledb.Options{
 		FS:            vfs.NewMem(),
-		Logger:        pebbleLogger{},
-		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { poke() }, CompactionEnd: func(pebble.CompactionInfo) { poke() }},
+		Logger:        quietLogger{},
+		EventListener: &pebbledb.EventListener{FlushEnd: func(pebbledb.FlushInfo) { poke() }, CompactionEnd: func(pebbledb.CompactionInfo) { poke() }},
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
 	}
 	o.Experimental.ReadSamplingMultiplier = -1
-	db, err := pebble.Open("plain", o)
+	db, err := pebbledb.Open("plain", o)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	quiet := func() {
@@ -234,13 +253,13 @@ func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
 			}
 		}
 	}
-	n := l.keys.N()
+	n := l.Keys.N()
 	for lo := 0; lo < n; lo += 1000 {
 		b := db.NewBatch()
 		for i := lo; i < min(lo+1000, n); i++ {
-			require.NoError(t, b.Set(l.keys.At(i), l.value, nil))
+			require.NoError(t, b.Set(l.Keys.At(i), l.Value, nil))
 		}
-		require.NoError(t, b.Commit(pebble.NoSync))
+		require.NoError(t, b.Commit(pebbledb.NoSync))
 		require.NoError(t, b.Close())
 		quiet()
 	}
@@ -254,16 +273,16 @@ func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
 		"table_bytes": float64(total.TablesSize),
 		"read_amp":    float64(m.ReadAmp()),
 	}
-	spread, newest := lookupKeys(n)
+	spread, newest := engine.LookupKeys(n)
 	for _, q := range []struct {
 		key  string
 		keys []int
 	}{{"lookup", spread}, {"lookup_newest", newest}} {
 		before := db.Metrics()
 		for _, i := range q.keys {
-			v, closer, err := db.Get(l.keys.At(i))
+			v, closer, err := db.Get(l.Keys.At(i))
 			require.NoError(t, err)
-			require.Equal(t, l.value, v)
+			require.Equal(t, l.Value, v)
 			require.NoError(t, closer.Close())
 		}
 		after := db.Metrics()
@@ -274,33 +293,33 @@ func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
 	// The oldest tenth: by one range deletion of the least keys when they
 	// sort rows by age, else the first rows one by one, then Pebble's own
 	// compactions, and one of the range when they leave the space.
-	written := func(m *pebble.Metrics) float64 {
+	written := func(m *pebbledb.Metrics) float64 {
 		tot := m.Total()
 		return float64(m.WAL.BytesWritten + tot.TableBytesFlushed - tot.TableBytesIn + tot.TableBytesCompacted)
 	}
 	// From a tree compacted into its last level, as the engine does.
-	require.NoError(t, db.Compact(context.Background(), []byte{}, bytes.Repeat([]byte{0xff}, l.keys.Len+1), false))
+	require.NoError(t, db.Compact(context.Background(), []byte{}, bytes.Repeat([]byte{0xff}, l.Keys.Len+1), false))
 	quiet()
 	before := db.Metrics()
 	d := n / 10
 	var lower, upper []byte
-	if l.byAge {
+	if l.ByAge {
 		sorted := make([][]byte, n)
 		for i := range sorted {
-			sorted[i] = l.keys.At(i)
+			sorted[i] = l.Keys.At(i)
 		}
 		slices.SortFunc(sorted, bytes.Compare)
 		lower, upper = sorted[0], sorted[d]
-		require.NoError(t, db.DeleteRange(lower, upper, pebble.NoSync))
+		require.NoError(t, db.DeleteRange(lower, upper, pebbledb.NoSync))
 	} else {
-		lower, upper = slices.Clone(l.keys.At(0)), slices.Clone(l.keys.At(0))
+		lower, upper = slices.Clone(l.Keys.At(0)), slices.Clone(l.Keys.At(0))
 		for lo := 0; lo < d; lo += 1000 {
 			b := db.NewBatch()
 			for i := lo; i < min(lo+1000, d); i++ {
-				lower, upper = minBytes(lower, l.keys.At(i)), maxBytes(upper, l.keys.At(i))
-				require.NoError(t, b.Delete(l.keys.At(i), nil))
+				lower, upper = minBytes(lower, l.Keys.At(i)), maxBytes(upper, l.Keys.At(i))
+				require.NoError(t, b.Delete(l.Keys.At(i), nil))
 			}
-			require.NoError(t, b.Commit(pebble.NoSync))
+			require.NoError(t, b.Commit(pebbledb.NoSync))
 			require.NoError(t, b.Close())
 			quiet()
 		}
@@ -317,16 +336,11 @@ func plainPebble(t *testing.T, l dbLoad) map[string]float64 {
 	return out
 }
 
-func minBytes(a, b []byte) []byte {
-	if bytes.Compare(b, a) < 0 {
-		return b
-	}
-	return a
-}
+// quietLogger keeps Pebble's log lines out of the test's output.
+type quietLogger struct{}
 
-func maxBytes(a, b []byte) []byte {
-	if bytes.Compare(b, a) > 0 {
-		return b
-	}
-	return a
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
 }

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+	"github.com/idkit/idkit/compare/internal/engine/innodb"
+	"github.com/idkit/idkit/compare/internal/engine/postgres"
+
 	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/go-sql-driver/mysql"
@@ -26,7 +30,7 @@ import (
 const plainN = 100_000
 
 // uuidKeys returns n random UUIDv4 keys from the registry's scheme.
-func uuidKeys(t *testing.T, n int) keySet {
+func uuidKeys(t *testing.T, n int) engine.KeySet {
 	t.Helper()
 	s, err := Lookup("uuidv4")
 	require.NoError(t, err)
@@ -65,18 +69,18 @@ func lastFloats(t *testing.T, out string) []float64 {
 
 func TestPostgresAgreesWithPsql(t *testing.T) {
 	t.Parallel()
-	dsn := serverDSN(t, EnvPostgresDSN)
+	dsn := serverDSN(t, engine.EnvPostgresDSN)
 	ctx := context.Background()
 	keys := uuidKeys(t, plainN)
 	value := make([]byte, DefaultValueSize)
 
-	e, err := openPostgres(ctx, dsn, "", false)
+	e, err := postgres.Open(ctx, dsn, "", false, engine.Limits{})
 	require.NoError(t, err)
-	got, err := e.Load(ctx, dbLoad{keys: keys, value: value, batch: 1000, checkpointEvery: 1000, table: "plain"})
+	got, err := e.Load(ctx, engine.Load{Keys: keys, Value: value, Batch: 1000, CheckpointEvery: 1000, Table: "plain"})
 	require.NoError(t, e.Close(ctx))
 	require.NoError(t, err)
 
-	schema := "idkit_plain_" + runSuffix()
+	schema := "idkit_plain_" + engine.RunSuffix()
 	var b strings.Builder
 	fmt.Fprintf(&b, "SET client_min_messages = warning;\nCREATE SCHEMA %s;\nCREATE TABLE %s.t (id uuid PRIMARY KEY, payload bytea NOT NULL);\n", schema, schema)
 	payload := `'\x` + hex.EncodeToString(value) + `'::bytea`
@@ -106,14 +110,14 @@ func TestPostgresAgreesWithPsql(t *testing.T) {
 
 func TestMySQLAgreesWithMariadbClient(t *testing.T) {
 	t.Parallel()
-	dsn := serverDSN(t, EnvMySQLDSN)
+	dsn := serverDSN(t, engine.EnvMySQLDSN)
 	ctx := context.Background()
 	keys := uuidKeys(t, plainN)
 	value := make([]byte, DefaultValueSize)
 
-	e, err := openMySQL(ctx, dsn, "", false)
+	e, err := innodb.Open(ctx, dsn, "", false, engine.Limits{})
 	require.NoError(t, err)
-	got, err := e.Load(ctx, dbLoad{keys: keys, value: value, batch: 1000, checkpointEvery: 1000, table: "plain"})
+	got, err := e.Load(ctx, engine.Load{Keys: keys, Value: value, Batch: 1000, CheckpointEvery: 1000, Table: "plain"})
 	require.NoError(t, e.Close(ctx))
 	require.NoError(t, err)
 
@@ -127,7 +131,7 @@ func TestMySQLAgreesWithMariadbClient(t *testing.T) {
 	if cfg.Passwd != "" {
 		args = append(args, "-p"+cfg.Passwd)
 	}
-	db := "idkit_plain_" + runSuffix()
+	db := "idkit_plain_" + engine.RunSuffix()
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE DATABASE %[1]s;\nCREATE TABLE %[1]s.t (id BINARY(16) NOT NULL PRIMARY KEY, payload BINARY(%d) NOT NULL) ENGINE=InnoDB;\n", db, len(value))
 	payload := "0x" + hex.EncodeToString(value)

@@ -2,6 +2,8 @@ package compare
 
 import (
 	"math"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // RandomnessAlpha is the significance level of the randomness tests: a
@@ -52,7 +54,7 @@ type Randomness struct {
 }
 
 // measureRandomness tests the bits of the first keys of k.
-func measureRandomness(k keySet) Randomness {
+func measureRandomness(k engine.KeySet) Randomness {
 	n := min(k.N(), randomnessMaxIDs)
 	r := Randomness{IDs: n}
 	if n < 2 {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,8 +53,8 @@ func TestChiSquareP(t *testing.T) {
 }
 
 // keysOf returns n keys of size bytes, key i made by f.
-func keysOf(n, size int, f func(i int, key []byte)) keySet {
-	k := keySet{Len: size, Data: make([]byte, n*size)}
+func keysOf(n, size int, f func(i int, key []byte)) engine.KeySet {
+	k := engine.KeySet{Len: size, Data: make([]byte, n*size)}
 	for i := range n {
 		f(i, k.At(i))
 	}
@@ -192,7 +194,7 @@ func tableRows(t *testing.T, text, title string) map[string]string {
 func TestVerdictUnguessable(t *testing.T) {
 	t.Parallel()
 	r := smallReport(t)
-	v, err := r.Decide(Need{Unguessable: true}, EngineBbolt)
+	v, err := r.Decide(Need{Unguessable: true}, engine.Bbolt)
 	require.NoError(t, err)
 	assert.Equal(t, "unguessable", v.Need)
 	reasons := map[string]string{}

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idkit/idkit/compare/internal/engine"
+	"github.com/idkit/idkit/compare/internal/engine/bbolt"
 )
 
 // Defaults for Options fields left zero. DefaultN and DefaultWriters are
@@ -26,11 +28,6 @@ const (
 	DefaultValueSize = 100
 	DefaultSpeedTime = 100 * time.Millisecond
 )
-
-// CleanupTime bounds the time a run takes, once stopped, to end its
-// server statements and drop what it created: a user who pressed Ctrl-C
-// waits no longer. What it could not drop in that time, it names.
-const CleanupTime = 4 * time.Second
 
 // DefaultFills are the bucket fill settings each key set is loaded with:
 // bbolt's default and a high one.
@@ -217,8 +214,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SpeedTime < 0 || o.SpeedTime > time.Minute {
 		return o, fmt.Errorf("%w: SpeedTime = %v, want 0 (default %v) up to 1m", ErrOptions, o.SpeedTime, DefaultSpeedTime)
 	}
-	if o.Sample < 0 || o.Sample > MaxSample {
-		return o, fmt.Errorf("%w: Sample = %d, want 0 (the default) or 1..=%d", ErrOptions, o.Sample, MaxSample)
+	if o.Sample < 0 || o.Sample > engine.MaxSample {
+		return o, fmt.Errorf("%w: Sample = %d, want 0 (the default) or 1..=%d", ErrOptions, o.Sample, engine.MaxSample)
 	}
 	if o.Like == "" && (o.ScratchPostgresDSN != "" || o.ScratchMySQLDSN != "") {
 		return o, fmt.Errorf("%w: a scratch server is for the copies of a --like run; without Like the loads go to PostgresDSN and MySQLDSN", ErrOptions)
@@ -237,11 +234,11 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if o.Like != "" {
-		if _, err := ParseLike(o.Like); err != nil {
+		if _, err := engine.ParseLike(o.Like); err != nil {
 			return o, err
 		}
 		if o.PostgresDSN == "" && o.MySQLDSN == "" {
-			return o, fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", ErrLike, o.Like)
+			return o, fmt.Errorf("%w %s: no server to read the table from; want --postgres DSN or --mysql DSN", engine.ErrLike, o.Like)
 		}
 	}
 	return o, nil
@@ -258,10 +255,10 @@ type Report struct {
 	Config  Config            `json:"config"`
 	Sources map[string]string `json:"sources"`
 	// Engines lists every engine, measured or skipped.
-	Engines []EngineInfo `json:"engines"`
+	Engines []engine.Info `json:"engines"`
 	// Like describes the user's table the server loads copied, on each
 	// server, as it is today (a --like run only).
-	Like []LikeTable `json:"like,omitempty"`
+	Like []engine.LikeTable `json:"like,omitempty"`
 	// Verdict ranks the schemes under the run's constraints, from the
 	// figures measured in the run.
 	Verdict *Verdict `json:"verdict,omitempty"`
@@ -337,9 +334,9 @@ type WriterRun struct {
 	// Randomness is how far the keys' bits are from coin flips.
 	Randomness Randomness `json:"randomness"`
 	// Loads are the bbolt loads, one per fill setting.
-	Loads []Load `json:"loads"`
+	Loads []bbolt.Load `json:"loads"`
 	// Engines are the database loads of the same keys, one per engine.
-	Engines []EngineLoad `json:"engines,omitempty"`
+	Engines []engine.Figures `json:"engines,omitempty"`
 }
 
 // Run measures every scheme in opts and returns the report.
@@ -370,7 +367,7 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	}
 	if free, ok := freeSpace(dir); ok && free < disk.Peak {
 		return nil, fmt.Errorf("%w: the run needs %s at once in %s, which has %s free; free some, point TMPDIR at a roomier directory, or lower -n",
-			ErrNoSpace, bytesText(disk.Peak), dir, bytesText(free))
+			ErrNoSpace, engine.BytesText(disk.Peak), dir, engine.BytesText(free))
 	}
 	writerCounts := []int{1}
 	if o.Writers > 1 {
@@ -402,7 +399,7 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "disk: %s, in %s\n", disk, dir)
 		for _, e := range engines {
-			if s, ok := e.(serverEngine); ok {
+			if s, ok := e.(engine.Server); ok {
 				fmt.Fprintf(o.Progress, "%s: the run works in %s, which it drops at the end\n", e.Info().Name, s.Created())
 			}
 		}
@@ -414,14 +411,14 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 		if len(engines) == 0 {
 			return
 		}
-		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTime)
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CleanupTime)
 		defer cancel()
 		var dropped []string
 		var left []error
 		for _, e := range engines {
 			if err := e.Close(cleanup); err != nil {
 				left = append(left, err)
-			} else if s, ok := e.(serverEngine); ok {
+			} else if s, ok := e.(engine.Server); ok {
 				dropped = append(dropped, s.Created())
 			}
 		}
@@ -434,7 +431,7 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 		err = errors.Join(append([]error{err}, left...)...)
 	}()
 	if o.Like != "" {
-		name, _ := ParseLike(o.Like)
+		name, _ := engine.ParseLike(o.Like)
 		r.Config.Like, r.Config.Sample = name.String(), o.Sample
 		r.Sources["like"] = "read from the source servers' catalogs and statistics and a sample of the table's rows, in one read-only snapshot; the run never writes the table"
 	}
@@ -458,11 +455,11 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	}
 	p.finish()
 	for _, e := range engines {
-		s, ok := e.(serverEngine)
+		s, ok := e.(engine.Server)
 		if !ok {
 			continue
 		}
-		line, logBytes, err := s.serverLoad(ctx)
+		line, logBytes, err := s.ServerLoad(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -471,8 +468,8 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 			lt.Notes = append(lt.Notes, line)
 			lt.SourceLogBytes = logBytes
 		}
-		if t, ok := e.(throttled); ok && lt != nil {
-			if note := t.loadThrottle().note(); note != "" {
+		if t, ok := e.(engine.Throttled); ok && lt != nil {
+			if note := t.Throttle().Note(); note != "" {
 				lt.Notes = append(lt.Notes, note)
 			}
 		}
@@ -494,10 +491,10 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	return r, nil
 }
 
-func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pageSize int, value []byte, dir string, engines []dbEngine, p *progress) (Result, error) {
+func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pageSize int, value []byte, dir string, engines []engine.Engine, p *progress) (Result, error) {
 	d := s.Design()
 	res := Result{
-		Name: s.Name, Kind: s.Kind, Module: s.Module, Version: moduleVersion(s.Module),
+		Name: s.Name, Kind: s.Kind, Module: s.Module, Version: engine.ModuleVersion(s.Module),
 		Summary: s.Summary, KeysNote: s.KeysNote,
 		Design:     d,
 		DesignText: DesignText{TimeOrder: d.TimeOrder(), Lifetime: d.Lifetime(), Rate: d.Rate()},
@@ -520,7 +517,7 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 	}
 	for _, w := range writerCounts {
 		run := WriterRun{Writers: w}
-		p.label(fmt.Sprintf("%s: %s keys, %d writer(s)", s.Name, thousands(int64(o.N)), w))
+		p.label(fmt.Sprintf("%s: %s keys, %d writer(s)", s.Name, engine.Thousands(int64(o.N)), w))
 		gens, err := newKeys(w)
 		if err != nil {
 			return res, err
@@ -539,10 +536,10 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 		p.step(1)
 		for _, fill := range o.Fills {
 			p.label(fmt.Sprintf("%s: bbolt, %d writer(s), fill %g", s.Name, w, fill))
-			l, err := load(keys, loadConfig{
-				dir: dir, fill: fill, batch: o.BatchSize, value: value, sync: o.Sync, pageSize: o.PageSize,
-				fileLabel: fmt.Sprintf("%s-w%d-f%g", s.Name, w, fill),
-				onCommit:  func(done int) { p.partial(float64(done) / float64(o.N)) },
+			l, err := bbolt.Run(keys, bbolt.Config{
+				Dir: dir, Fill: fill, Batch: o.BatchSize, Value: value, Sync: o.Sync, PageSize: o.PageSize,
+				FileLabel: fmt.Sprintf("%s-w%d-f%g", s.Name, w, fill),
+				OnCommit:  func(done int) { p.partial(float64(done) / float64(o.N)) },
 			})
 			if err != nil {
 				return res, err
@@ -553,23 +550,23 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 		for i, e := range engines {
 			name := e.Info().Name
 			p.label(fmt.Sprintf("%s: %s, %d writer(s)", s.Name, name, w))
-			dl := dbLoad{
-				keys: keys, int63: d.Int63, byAge: sortsByAge(d), value: value, batch: o.BatchSize, checkpointEvery: o.CheckpointEvery,
-				sync: o.Sync, table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
-				onBatch: func(done int) { p.partial(float64(done) / float64(o.N)) },
+			dl := engine.Load{
+				Keys: keys, Int63: d.Int63, ByAge: sortsByAge(d), Value: value, Batch: o.BatchSize, CheckpointEvery: o.CheckpointEvery,
+				Sync: o.Sync, Table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
+				OnBatch: func(done int) { p.partial(float64(done) / float64(o.N)) },
 			}
-			if t, ok := e.(throttled); ok && t.loadThrottle() != nil {
-				dl.pause = func() error { return t.loadThrottle().wait(ctx) }
+			if t, ok := e.(engine.Throttled); ok && t.Throttle() != nil {
+				dl.Pause = func() error { return t.Throttle().Wait(ctx) }
 			}
 			l, err := e.Load(ctx, dl)
 			if err != nil {
 				return res, err
 			}
-			if c, ok := e.(concurrentLoader); ok && o.Concurrent && w > 1 {
+			if c, ok := e.(engine.ConcurrentLoader); ok && o.Concurrent && w > 1 {
 				p.label(fmt.Sprintf("%s: %s, %d connections at once", s.Name, name, w))
-				if l.Concurrent, err = c.LoadConcurrent(ctx, dbLoad{
-					keys: keys, int63: d.Int63, value: value, batch: o.BatchSize,
-					table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
+				if l.Concurrent, err = c.LoadConcurrent(ctx, engine.Load{
+					Keys: keys, Int63: d.Int63, Value: value, Batch: o.BatchSize,
+					Table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
 				}, w); err != nil {
 					return res, err
 				}
@@ -580,27 +577,6 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 		res.Runs = append(res.Runs, run)
 	}
 	return res, nil
-}
-
-// moduleVersion returns the version of module this program was built
-// with, or "" if the build information does not say.
-func moduleVersion(module string) string {
-	if module == "" {
-		return ""
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, d := range info.Deps {
-		if d.Path == module {
-			if d.Replace != nil {
-				return d.Replace.Version
-			}
-			return d.Version
-		}
-	}
-	return ""
 }
 
 func machine() Machine {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,7 +54,7 @@ func TestRunShape(t *testing.T) {
 		N: smallN, Writers: smallWriters, Fills: DefaultFills, BatchSize: 500, ValueSize: DefaultValueSize,
 		PageSize: r.Config.PageSize, SpeedTimeNs: int64(time.Millisecond), CheckpointEvery: 500,
 	}, r.Config)
-	assert.Equal(t, []string{EngineBbolt, EngineSQLite, EnginePebble}, r.measured(), "the embedded engines run by default")
+	assert.Equal(t, []string{engine.Bbolt, engine.SQLite, engine.Pebble}, r.measured(), "the embedded engines run by default")
 	assert.Positive(t, r.Config.PageSize)
 	assert.Positive(t, r.Seconds)
 	for _, s := range r.Schemes {
@@ -77,7 +79,7 @@ func TestRunShape(t *testing.T) {
 					assert.GreaterOrEqual(t, l.FileBytes, l.DataBytes)
 					assert.Positive(t, l.InsertsPerSecond)
 				}
-				sq, ok := run.engineLoad(EngineSQLite)
+				sq, ok := run.engineLoad(engine.SQLite)
 				require.True(t, ok, "a SQLite load of the same keys")
 				assert.Positive(t, sq.Metrics["wal_frames_per_1000"])
 				assert.Positive(t, sq.Metrics["inserts_per_second"])
@@ -254,7 +256,7 @@ func TestWriteJSON(t *testing.T) {
 	for _, c := range got.Columns {
 		assert.NotEmpty(t, c.Doc, "column %s", c.Key)
 		assert.Contains(t, []string{SourceComputed, SourceMeasured}, c.Source, "column %s", c.Key)
-		assert.NotEqual(t, EnginePostgres, c.Section, "no columns for an engine that did not run")
+		assert.NotEqual(t, engine.Postgres, c.Section, "no columns for an engine that did not run")
 	}
 	assert.Contains(t, b.String(), `"head": "ns/ID x`+fmt.Sprint(r.goroutines())+`"`)
 	for _, key := range []string{`"design"`, `"speed"`, `"runs"`, `"pages_written_per_1000"`, `"sources"`, `"wal_frames_per_1000"`, `"verdict"`, `"columns"`} {

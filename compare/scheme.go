@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // Kind says where a scheme comes from.
@@ -222,22 +224,7 @@ func count(n int64) string {
 			return fmt.Sprintf("2^%d", bits.Len64(u)-1)
 		}
 	}
-	return thousands(n)
-}
-
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return engine.Thousands(n)
 }
 
 // fromMaxBits fills Int63 and JSSafe from MaxBits.

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -91,12 +93,12 @@ const scratchAge = 24 * time.Hour
 func (sc scratch) schemes() []Scheme {
 	bolt := func() (scratchStore, error) { return openBolt(sc.dir) }
 	out := segmentSchemes("segment-bbolt", "launchlog (bbolt file, fsync per block)", "github.com/idkit/idkit/launchlog", bolt)
-	if dsn := sc.getenv(EnvPostgresDSN); dsn != "" {
+	if dsn := sc.getenv(engine.EnvPostgresDSN); dsn != "" {
 		open := func() (scratchStore, error) { return openPGScratch(dsn) }
 		out = append(out, segmentSchemes("segment-postgres", "PostgreSQL, UPDATE ... RETURNING (Leaf)", "github.com/idkit/idkit/segment/pgstore", open)...)
 		out = append(out, fetchScheme("segment-postgres-fetch", "PostgreSQL", "github.com/idkit/idkit/segment/pgstore", open))
 	}
-	if dsn := sc.getenv(EnvMySQLDSN); dsn != "" {
+	if dsn := sc.getenv(engine.EnvMySQLDSN); dsn != "" {
 		open := func() (scratchStore, error) { return openMySQLScratch(dsn) }
 		out = append(out, segmentSchemes("segment-mysql", "MariaDB/MySQL ticket table, REPLACE INTO (Flickr)", "github.com/idkit/idkit/segment/mysqlstore", open)...)
 		out = append(out, fetchScheme("segment-mysql-fetch", "MariaDB/MySQL", "github.com/idkit/idkit/segment/mysqlstore", open))
@@ -183,7 +185,7 @@ func (n *stepNote) String() string {
 	if n.blocks == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the adaptive step reached its largest, %s, at block %d of %d (writer 0)", thousands(st.LargestStep), st.LargestAt, n.blocks)
+	return fmt.Sprintf("the adaptive step reached its largest, %s, at block %d of %d (writer 0)", engine.Thousands(st.LargestStep), st.LargestAt, n.blocks)
 }
 
 // fetchScheme times one block reservation per ID; its locality keys are

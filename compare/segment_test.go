@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/internal/testkit/testenv"
 
 	"github.com/go-sql-driver/mysql"
@@ -37,7 +38,7 @@ func TestSegmentRowsNeedServers(t *testing.T) {
 	assert.Equal(t, []string{"segment-bbolt", "segment-bbolt-fixed", "segment-postgres", "segment-postgres-fixed", "segment-postgres-fetch",
 		"segment-mysql", "segment-mysql-fixed", "segment-mysql-fetch", "segment-redis", "segment-redis-fixed", "redis-incr",
 		"segment-etcd", "segment-etcd-fixed", "segment-etcd-fetch"},
-		names(map[string]string{EnvPostgresDSN: "x", EnvMySQLDSN: "y", EnvRedisAddr: "z", EnvEtcdEndpoints: "http://e1,http://e2"}))
+		names(map[string]string{engine.EnvPostgresDSN: "x", engine.EnvMySQLDSN: "y", EnvRedisAddr: "z", EnvEtcdEndpoints: "http://e1,http://e2"}))
 
 	// The registry holds the rows of the servers named as the process
 	// started, and the bbolt row always.
@@ -65,7 +66,7 @@ func segmentScratch(t *testing.T) []Scheme {
 	}
 	sc := scratch{getenv: getenv, dir: t.TempDir()}
 	if len(sc.schemes()) == 3 {
-		t.Logf("only the bbolt row: set %s, %s and %s to measure the servers' rows", EnvPostgresDSN, EnvMySQLDSN, EnvRedisAddr)
+		t.Logf("only the bbolt row: set %s, %s and %s to measure the servers' rows", engine.EnvPostgresDSN, engine.EnvMySQLDSN, EnvRedisAddr)
 	}
 	return sc.schemes()
 }
@@ -89,7 +90,7 @@ func TestSegmentScratchRemoved(t *testing.T) {
 		check(t, sc, func() bool { _, err := os.Stat(sc.where); return errors.Is(err, fs.ErrNotExist) })
 	})
 	t.Run("mysql", func(t *testing.T) {
-		dsn := testenv.Server(t, EnvMySQLDSN, "MariaDB", "'root@tcp(127.0.0.1:3306)/test'")
+		dsn := testenv.Server(t, engine.EnvMySQLDSN, "MariaDB", "'root@tcp(127.0.0.1:3306)/test'")
 		sc, err := openMySQLScratch(dsn)
 		require.NoError(t, err)
 		cfg, err := mysql.ParseDSN(dsn)
@@ -199,10 +200,10 @@ func TestSegmentStoreDown(t *testing.T) {
 	t.Parallel()
 	down := scratch{getenv: func(k string) string {
 		return map[string]string{
-			EnvPostgresDSN:   "postgres://nobody@127.0.0.1:1/none?connect_timeout=5",
-			EnvMySQLDSN:      "nobody@tcp(127.0.0.1:1)/none?timeout=5s",
-			EnvRedisAddr:     "127.0.0.1:1",
-			EnvEtcdEndpoints: "http://127.0.0.1:1",
+			engine.EnvPostgresDSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=5",
+			engine.EnvMySQLDSN:    "nobody@tcp(127.0.0.1:1)/none?timeout=5s",
+			EnvRedisAddr:          "127.0.0.1:1",
+			EnvEtcdEndpoints:      "http://127.0.0.1:1",
 		}[k]
 	}, dir: t.TempDir()}
 	schemes := down.schemes()[2:]

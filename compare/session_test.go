@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+	"github.com/idkit/idkit/compare/internal/engine/innodb"
+	"github.com/idkit/idkit/compare/internal/engine/postgres"
+
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
@@ -23,17 +27,17 @@ import (
 func TestSessionSettings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pgDSN, myDSN := serverDSN(t, EnvPostgresDSN), serverDSN(t, EnvMySQLDSN)
+	pgDSN, myDSN := serverDSN(t, engine.EnvPostgresDSN), serverDSN(t, engine.EnvMySQLDSN)
 
 	pg := func(dsn string) (app, timeout string) {
-		conn, err := pgConnect(ctx, dsn)
+		conn, err := postgres.Connect(ctx, dsn)
 		require.NoError(t, err)
 		defer conn.Close(ctx)
 		require.NoError(t, conn.QueryRow(ctx, "SELECT current_setting('application_name'), current_setting('lock_timeout')").Scan(&app, &timeout))
 		return app, timeout
 	}
 	app, timeout := pg(pgDSN)
-	assert.Equal(t, AppName, app)
+	assert.Equal(t, engine.AppName, app)
 	assert.Equal(t, "5s", timeout)
 	u, err := url.Parse(pgDSN)
 	require.NoError(t, err)
@@ -46,7 +50,7 @@ func TestSessionSettings(t *testing.T) {
 	assert.Equal(t, "1500ms", timeout, "the DSN's own timeout")
 
 	my := func(dsn string) (mdl, row int) {
-		db, conn, err := mysqlConnect(ctx, dsn)
+		db, conn, err := innodb.Connect(ctx, dsn)
 		require.NoError(t, err)
 		defer db.Close()
 		defer conn.Close()
@@ -67,7 +71,7 @@ func TestSessionSettings(t *testing.T) {
 	// which is off by default: the attribute is checked as sent.
 	cfg, err = mysql.ParseDSN(myDSN)
 	require.NoError(t, err)
-	mysqlSession(cfg)
+	innodb.SetSession(cfg)
 	assert.Equal(t, "program_name:idkit", cfg.ConnectionAttributes)
 }
 
@@ -78,11 +82,11 @@ func TestSessionSettings(t *testing.T) {
 func TestMySQLRightsCheckStopped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := serverDSN(t, EnvMySQLDSN)
+	dsn := serverDSN(t, engine.EnvMySQLDSN)
 	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() }) // after the cleanups below, which use it
-	database := "idkit_mdl_" + runSuffix()
+	database := "idkit_mdl_" + engine.RunSuffix()
 	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + database) })
 	myExec(t, db, "CREATE DATABASE "+database,
 		"CREATE TABLE "+database+".t (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(20)) ENGINE=InnoDB",
@@ -101,7 +105,7 @@ func TestMySQLRightsCheckStopped(t *testing.T) {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["lock_wait_timeout"] = "600"
-	o := likeOptions(t, EngineMySQL, database+".t")
+	o := likeOptions(t, engine.MySQL, database+".t")
 	o.MySQLDSN = cfg.FormatDSN()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -155,10 +159,10 @@ func TestLikeRefusedBeforeAnyWrite(t *testing.T) {
 		{"shop.nokey", "has no primary key"},
 		{"shop.missing", "no table"},
 	} {
-		o := likeOptions(t, EnginePostgres, tt.table)
+		o := likeOptions(t, engine.Postgres, tt.table)
 		o.PostgresDSN = pgDSN
 		_, err := Run(o)
-		require.ErrorIs(t, err, ErrLike, tt.table)
+		require.ErrorIs(t, err, engine.ErrLike, tt.table)
 		assert.Contains(t, err.Error(), tt.msg, tt.table)
 	}
 	var tags []string
@@ -189,10 +193,10 @@ func TestLikeRefusedBeforeAnyWrite(t *testing.T) {
 		{"shop.nokey", "has no primary key"},
 		{"shop.missing", "no table"},
 	} {
-		o := likeOptions(t, EngineMySQL, tt.table)
+		o := likeOptions(t, engine.MySQL, tt.table)
 		o.MySQLDSN = myDSN
 		_, err := Run(o)
-		require.ErrorIs(t, err, ErrLike, tt.table)
+		require.ErrorIs(t, err, engine.ErrLike, tt.table)
 		assert.Contains(t, err.Error(), tt.msg, tt.table)
 		assert.NotContains(t, err.Error(), `engine ""`, tt.table)
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // WriteJSON writes r as indented JSON.
@@ -124,7 +126,7 @@ func (r *Report) writeHeader(w io.Writer) {
 	fmt.Fprintf(w, "%s — %s UTC\n", r.Tool, r.Started.Format("2006-01-02 15:04:05"))
 	fmt.Fprintf(w, "machine: %s/%s, %s, %d CPUs (GOMAXPROCS %d), %s\n", m.OS, m.Arch, cpu, m.CPUs, m.GOMAXPROCS, m.GoVersion)
 	fmt.Fprintf(w, "run: N = %s keys per load, 1 and %d interleaved writers, fill %s\n",
-		thousands(int64(r.Config.N)), r.Config.Writers, joinFloats(r.Config.Fills))
+		engine.Thousands(int64(r.Config.N)), r.Config.Writers, joinFloats(r.Config.Fills))
 	var engines []string
 	for _, e := range r.Engines {
 		if e.Skipped == "" {
@@ -166,13 +168,11 @@ func onOff(b bool) string {
 	return "off"
 }
 
-func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
-
 // num formats a time in nanoseconds with sensible precision.
 func num(f float64) string {
 	switch {
 	case f >= 1000:
-		return thousands(int64(f + 0.5))
+		return engine.Thousands(int64(f + 0.5))
 	case f >= 10:
 		return fmt.Sprintf("%.0f", f)
 	default:

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // ErrNeed reports a constraint the verdict does not know.
@@ -205,15 +207,15 @@ const MaxKeyPagesRatio = 4.0
 // where the engine counts it apart): the rows went to the memtables and
 // the first level alone, where random keys cost what ordered ones do, so
 // its write figures cannot tell them apart.
-func noCompaction(candidates []*Result, engine string, ri int) bool {
+func noCompaction(candidates []*Result, eng string, ri int) bool {
 	if len(candidates) == 0 {
 		return false
 	}
 	for _, s := range candidates {
-		if moved, ok := figure(s, engine, ri, "bytes_moved"); !ok || moved > 0 {
+		if moved, ok := figure(s, eng, ri, "bytes_moved"); !ok || moved > 0 {
 			return false
 		}
-		if compacted, ok := figure(s, engine, ri, "bytes_compacted"); ok && compacted > 0 {
+		if compacted, ok := figure(s, eng, ri, "bytes_compacted"); ok && compacted > 0 {
 			return false
 		}
 	}
@@ -252,12 +254,12 @@ type VerdictFigure struct {
 // verdictFigures are, per engine, the figures the verdict compares with
 // the baseline's: locality (pages), log volume, and size.
 var verdictFigures = map[string][]verdictFigure{
-	EngineBbolt:    {{"pages_written_per_1000", "pages written"}, {"bytes_per_key", "file bytes/key"}},
-	EngineSQLite:   {{"wal_frames_per_1000", "WAL frames"}, {"bytes_per_key", "database bytes/key"}},
-	EnginePebble:   {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
-	EngineMyRocks:  {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
-	EnginePostgres: {{"pages_dirtied_per_1000", "pages dirtied"}, {"wal_bytes_per_insert", "WAL"}, {"index_bytes_per_key", "index size"}},
-	EngineMySQL:    {{"pages_written_per_1000", "pages written"}, {"redo_bytes_per_insert", "redo"}, {"index_bytes_per_key", "clustered index size"}},
+	engine.Bbolt:    {{"pages_written_per_1000", "pages written"}, {"bytes_per_key", "file bytes/key"}},
+	engine.SQLite:   {{"wal_frames_per_1000", "WAL frames"}, {"bytes_per_key", "database bytes/key"}},
+	engine.Pebble:   {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
+	engine.MyRocks:  {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
+	engine.Postgres: {{"pages_dirtied_per_1000", "pages dirtied"}, {"wal_bytes_per_insert", "WAL"}, {"index_bytes_per_key", "index size"}},
+	engine.MySQL:    {{"pages_written_per_1000", "pages written"}, {"redo_bytes_per_insert", "redo"}, {"index_bytes_per_key", "clustered index size"}},
 }
 
 // serverWide are the verdict figures that a server's own counters give,
@@ -269,10 +271,10 @@ var serverWide = map[string]bool{"pages_written_per_1000": true, "redo_bytes_per
 // engine where another session wrote during a candidate's load in run ri,
 // and the notes that say which were left out and why: the ranking goes on
 // what remains, never on counts that hold other sessions' writes.
-func undisturbedFigures(engine string, figs []verdictFigure, candidates []*Result, ri int) ([]verdictFigure, []string) {
+func undisturbedFigures(eng string, figs []verdictFigure, candidates []*Result, ri int) ([]verdictFigure, []string) {
 	var disturbed []string
 	for _, s := range candidates {
-		if d, ok := figure(s, engine, ri, "disturbed"); ok && d == 1 {
+		if d, ok := figure(s, eng, ri, "disturbed"); ok && d == 1 {
 			disturbed = append(disturbed, s.Name)
 		}
 	}
@@ -292,12 +294,12 @@ func undisturbedFigures(engine string, figs []verdictFigure, candidates []*Resul
 }
 
 // figure returns a scheme's verdict figure for engine in run ri.
-func figure(s *Result, engine string, ri int, key string) (float64, bool) {
+func figure(s *Result, eng string, ri int, key string) (float64, bool) {
 	if ri >= len(s.Runs) {
 		return 0, false
 	}
 	run := s.Runs[ri]
-	if engine == EngineBbolt {
+	if eng == engine.Bbolt {
 		if len(run.Loads) == 0 {
 			return 0, false
 		}
@@ -310,7 +312,7 @@ func figure(s *Result, engine string, ri int, key string) (float64, bool) {
 		}
 		return 0, false
 	}
-	l, ok := run.engineLoad(engine)
+	l, ok := run.engineLoad(eng)
 	if !ok {
 		return 0, false
 	}
@@ -325,21 +327,21 @@ func figure(s *Result, engine string, ri int, key string) (float64, bool) {
 // baseline's, then by ns per ID. A --like run on a server ranks on the
 // figures of the copies of the user's table (likeFigures), and weighs the
 // table's own key first.
-func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
+func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 	measured := r.measured()
-	if engine == "" && len(r.Like) > 0 && slices.Contains(measured, r.Like[0].Engine) {
-		engine = r.Like[0].Engine // the engine of the user's table
+	if eng == "" && len(r.Like) > 0 && slices.Contains(measured, r.Like[0].Engine) {
+		eng = r.Like[0].Engine // the engine of the user's table
 	}
-	if engine == "" {
-		for _, e := range []string{EnginePostgres, EngineMySQL, EngineSQLite, EngineBbolt} {
+	if eng == "" {
+		for _, e := range []string{engine.Postgres, engine.MySQL, engine.SQLite, engine.Bbolt} {
 			if slices.Contains(measured, e) {
-				engine = e
+				eng = e
 				break
 			}
 		}
 	}
-	if !slices.Contains(measured, engine) {
-		return nil, fmt.Errorf("%w: engine %q was not measured in this run (measured: %s)", ErrOptions, engine, strings.Join(measured, ", "))
+	if !slices.Contains(measured, eng) {
+		return nil, fmt.Errorf("%w: engine %q was not measured in this run (measured: %s)", ErrOptions, eng, strings.Join(measured, ", "))
 	}
 	counts := r.writerCounts()
 	ri := len(counts) - 1
@@ -361,8 +363,8 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 			candidates = append(candidates, s)
 		}
 	}
-	figs := verdictFigures[engine]
-	like := r.likeTable(engine)
+	figs := verdictFigures[eng]
+	like := r.likeTable(eng)
 	var leftOut []string
 	value := func(s *Result, key string) (float64, bool) {
 		switch key {
@@ -371,18 +373,18 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		case keyPagesFigure.key:
 			return r.widthAdjustedKeyPages(s, ri)
 		}
-		return figure(s, engine, ri, key)
+		return figure(s, eng, ri, key)
 	}
 	if like != nil {
 		figs, leftOut = likeFigures(like, candidates, value)
 	} else {
-		figs, leftOut = undisturbedFigures(engine, figs, candidates, ri)
+		figs, leftOut = undisturbedFigures(eng, figs, candidates, ri)
 	}
 	cannot := ""
-	uncompacted := engineFamily[engine] == FamilyLSM && noCompaction(candidates, engine, ri)
+	uncompacted := engineFamily[eng] == FamilyLSM && noCompaction(candidates, eng, ri)
 	switch {
 	case uncompacted:
-		cannot = fmt.Sprintf("cannot judge writes here: no compaction moved or rewrote a byte in any load, so each load wrote its rows once whatever their keys' order; run with a larger -n (now %s)", thousands(int64(r.Config.N)))
+		cannot = fmt.Sprintf("cannot judge writes here: no compaction moved or rewrote a byte in any load, so each load wrote its rows once whatever their keys' order; run with a larger -n (now %s)", engine.Thousands(int64(r.Config.N)))
 	case !slices.ContainsFunc(figs, func(f verdictFigure) bool { return judging[f.key] }):
 		cannot = "cannot judge writes here: no figure this run measured tells random keys from ordered ones (index sizes and a log without full-page images do not)"
 		if like != nil && like.OnSource {
@@ -398,12 +400,12 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		used = append(used, VerdictFigure{f.key, f.name})
 	}
 	v := &Verdict{
-		Engine: engine, Family: engineFamily[engine], Need: need.String(), Writers: counts[ri], Figures: used,
-		Basis:       fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio),
+		Engine: eng, Family: engineFamily[eng], Need: need.String(), Writers: counts[ri], Figures: used,
+		Basis:       fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), eng, counts[ri], MaxRatio),
 		CannotJudge: cannot,
 	}
 	if like != nil {
-		v.Basis = fmt.Sprintf("%s of the copies of your table on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), engine, counts[ri], MaxRatio)
+		v.Basis = fmt.Sprintf("%s of the copies of your table on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), eng, counts[ri], MaxRatio)
 	} else if r.Config.Like != "" {
 		v.Basis += fmt.Sprintf("; on rows of a key and a %d-byte payload, not copies of your table, which go to the servers alone", r.Config.ValueSize)
 	}
@@ -442,7 +444,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		if misses[si] != "" {
 			why := misses[si]
 			if like != nil && s.Kind == Baseline {
-				why = like.baselineLine()
+				why = baselineLine(like)
 			}
 			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
 			continue
@@ -452,7 +454,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		for _, f := range figs {
 			x, ok := value(s, f.key)
 			if !ok {
-				return nil, fmt.Errorf("compare: verdict: %s has no %s figure on %s", s.Name, f.key, engine)
+				return nil, fmt.Errorf("compare: verdict: %s has no %s figure on %s", s.Name, f.key, eng)
 			}
 			ratio := 1.0
 			if b := ref[f.key]; b > 0 {
@@ -492,7 +494,7 @@ func (r *Report) Decide(need Need, engine string) (*Verdict, error) {
 		v.Unjudged, v.Ranked = v.Ranked, nil
 	}
 	if like != nil {
-		v.TableKey = like.tableKey(need, cannot)
+		v.TableKey = tableKey(like, need, cannot)
 		if !v.TableKey.Keep && len(v.Ranked) > 0 {
 			v.KeyChange = r.keyChange(like, v.Ranked[0].Scheme, ri)
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // The engine families. A B-tree keeps its rows in pages it updates in
@@ -22,15 +24,15 @@ var FamilyNames = []string{FamilyBTree, FamilyLSM}
 
 // engineFamily is the family of each engine.
 var engineFamily = map[string]string{
-	EngineBbolt: FamilyBTree, EngineSQLite: FamilyBTree, EnginePostgres: FamilyBTree, EngineMySQL: FamilyBTree,
-	EnginePebble: FamilyLSM, EngineMyRocks: FamilyLSM,
+	engine.Bbolt: FamilyBTree, engine.SQLite: FamilyBTree, engine.Postgres: FamilyBTree, engine.MySQL: FamilyBTree,
+	engine.Pebble: FamilyLSM, engine.MyRocks: FamilyLSM,
 }
 
 // familyEngines are each family's engines, the most server-like first:
 // a family's verdict reads the first one the run measured.
 var familyEngines = map[string][]string{
-	FamilyBTree: {EnginePostgres, EngineMySQL, EngineSQLite, EngineBbolt},
-	FamilyLSM:   {EngineMyRocks, EnginePebble},
+	FamilyBTree: {engine.Postgres, engine.MySQL, engine.SQLite, engine.Bbolt},
+	FamilyLSM:   {engine.MyRocks, engine.Pebble},
 }
 
 // Families is a verdict on each engine family the run measured, under
@@ -51,21 +53,21 @@ func (r *Report) decideFamilies(need Need, primary *Verdict) (*Families, error) 
 	measured := r.measured()
 	f := &Families{}
 	for _, family := range FamilyNames {
-		engine := ""
+		eng := ""
 		if primary != nil && engineFamily[primary.Engine] == family {
 			f.Verdicts = append(f.Verdicts, primary)
 			continue
 		}
 		for _, e := range familyEngines[family] {
 			if slices.Contains(measured, e) {
-				engine = e
+				eng = e
 				break
 			}
 		}
-		if engine == "" {
+		if eng == "" {
 			continue
 		}
-		v, err := r.Decide(need, engine)
+		v, err := r.Decide(need, eng)
 		if err != nil {
 			return nil, err
 		}
@@ -158,9 +160,9 @@ func (r *Report) randomKeysLine(bt, lsm *Verdict) string {
 }
 
 // ratioOver returns s's figure key on engine in run ri over base's.
-func ratioOver(s, base *Result, engine string, ri int, key string) (float64, bool) {
-	x, ok1 := figure(s, engine, ri, key)
-	b, ok2 := figure(base, engine, ri, key)
+func ratioOver(s, base *Result, eng string, ri int, key string) (float64, bool) {
+	x, ok1 := figure(s, eng, ri, key)
+	b, ok2 := figure(base, eng, ri, key)
 	if !ok1 || !ok2 || b <= 0 {
 		return 0, false
 	}

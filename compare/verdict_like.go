@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // TableKey is the key of the user's table today, as a --like run's
@@ -61,15 +63,15 @@ type likeWrite struct {
 // UUIDv4 at 200,000 keys), where the load's own compactions tell them
 // apart (2.5x).
 var likeWrites = map[string][]likeWrite{
-	EnginePostgres: {
+	engine.Postgres: {
 		{"pages", []verdictFigure{{"pages_dirtied_per_1000", "pages dirtied"}, {"pages_changed_per_1000", "pages changed per interval (page LSNs, no checkpoint forced)"}}},
 		{"log", []verdictFigure{{"wal_bytes_per_insert", "WAL"}, {"wal_bytes_no_fpi_per_insert", "WAL without full-page images (no checkpoint forced)"}}},
 	},
-	EngineMySQL: {
+	engine.MySQL: {
 		{"pages", []verdictFigure{{"pages_changed_per_1000", "pages changed per flush interval"}}},
 		{"log", []verdictFigure{{"redo_bytes_per_insert", "redo"}}},
 	},
-	EngineMyRocks: {
+	engine.MyRocks: {
 		{"tables", []verdictFigure{{"bytes_written_per_insert", "bytes flushed and compacted"}}},
 		{"log", []verdictFigure{{"wal_bytes_per_insert", "log"}}},
 	},
@@ -82,9 +84,9 @@ var likeWrites = map[string][]likeWrite{
 // (splitFigure). Each is taken at the baseline's key width, so that it
 // tells the key's order apart from its width.
 var likeSizes = map[string][]verdictFigure{
-	EnginePostgres: {{"all_index_bytes_per_key", "every index's size"}, keyPagesFigure},
-	EngineMySQL:    {{"all_index_bytes_per_key", "every index's size"}, {"leaf_pages_per_1000", "primary-key leaf pages"}, splitFigure},
-	EngineMyRocks:  {{"all_index_bytes_per_key", "every index's size"}},
+	engine.Postgres: {{"all_index_bytes_per_key", "every index's size"}, keyPagesFigure},
+	engine.MySQL:    {{"all_index_bytes_per_key", "every index's size"}, {"leaf_pages_per_1000", "primary-key leaf pages"}, splitFigure},
+	engine.MyRocks:  {{"all_index_bytes_per_key", "every index's size"}},
 }
 
 // likeFigures returns the figures a --like run's verdict compares on
@@ -95,7 +97,7 @@ var likeSizes = map[string][]verdictFigure{
 // measured; one that was not measured at all on the run's path, or not
 // undisturbed in every candidate's load, is left out, and the note says
 // which and why.
-func likeFigures(t *LikeTable, candidates []*Result, value func(*Result, string) (float64, bool)) ([]verdictFigure, []string) {
+func likeFigures(t *engine.LikeTable, candidates []*Result, value func(*Result, string) (float64, bool)) ([]verdictFigure, []string) {
 	var figs []verdictFigure
 	var notes []string
 	for _, f := range likeSizes[t.Engine] {
@@ -187,9 +189,9 @@ const localSequenceWords = "a local sequence (integers numbered in insert order 
 
 // baselineLine is the verdict's reason for the counter baseline in a
 // --like run: what it is, in the words of the line on the table's key.
-func (t *LikeTable) baselineLine() string {
+func baselineLine(t *engine.LikeTable) string {
 	s := "the baseline the figures are measured against: " + localSequenceWords
-	if _, ok := t.localSequence(); ok {
+	if _, ok := t.LocalSequence(); ok {
 		return s + ", as your key " + t.Key + " is"
 	}
 	return s + ", which your key " + t.Key + " is not"
@@ -199,8 +201,8 @@ func (t *LikeTable) baselineLine() string {
 // one rule of localSequence) is kept unless a need rules it out; any
 // other key is described, and the schemes rank to replace it, unless the
 // verdict cannot judge them (cannot says why).
-func (t *LikeTable) tableKey(need Need, cannot string) *TableKey {
-	k := t.judgeKey(need)
+func tableKey(t *engine.LikeTable, need Need, cannot string) *TableKey {
+	k := judgeKey(t, need)
 	if cannot != "" && !k.Keep {
 		k.Line = strings.TrimSuffix(k.Line, rankToReplace) + "; no scheme is ranked to replace it: " + cannot
 	}
@@ -211,14 +213,14 @@ func (t *LikeTable) tableKey(need Need, cannot string) *TableKey {
 const rankToReplace = "; the schemes below rank to replace it"
 
 // judgeKey is tableKey for a verdict that ranks the schemes.
-func (t *LikeTable) judgeKey(need Need) *TableKey {
+func judgeKey(t *engine.LikeTable, need Need) *TableKey {
 	k := &TableKey{Column: t.Key, Type: t.KeyType}
-	how, ok := t.localSequence()
+	how, ok := t.LocalSequence()
 	if !ok {
 		k.Line = fmt.Sprintf("your key %s (%s) is not a local sequence", t.Key, t.KeyType)
 		var why []string
-		if bits, _ := intBits(t.KeyType); bits > 0 && t.KeyMin != nil && t.KeyMax != nil && !dense(*t.KeyMin, *t.KeyMax, t.Rows) {
-			why = append(why, fmt.Sprintf("its values span %s..%s for about %s rows", thousands(*t.KeyMin), thousands(*t.KeyMax), thousands(t.Rows)))
+		if bits, _ := engine.IntBits(t.KeyType); bits > 0 && t.KeyMin != nil && t.KeyMax != nil && !engine.Dense(*t.KeyMin, *t.KeyMax, t.Rows) {
+			why = append(why, fmt.Sprintf("its values span %s..%s for about %s rows", engine.Thousands(*t.KeyMin), engine.Thousands(*t.KeyMax), engine.Thousands(t.Rows)))
 		}
 		if c := t.KeyTimeCorrelation; c != nil {
 			why = append(why, fmt.Sprintf("its order against the created-at column's: rank correlation %.2f (1 in order, 0 unrelated)", *c))
@@ -233,7 +235,7 @@ func (t *LikeTable) judgeKey(need Need) *TableKey {
 	}
 	k.Sequence = how
 	what := fmt.Sprintf("%s (%s, %s)", t.Key, t.KeyType, how)
-	bits, unsigned := intBits(t.KeyType)
+	bits, unsigned := engine.IntBits(t.KeyType)
 	d := Design{Bits: bits, Ordered: true, Dense: true, MaxBits: bits - 1}
 	if unsigned {
 		d.MaxBits = bits
@@ -267,13 +269,13 @@ func (t *LikeTable) judgeKey(need Need) *TableKey {
 
 // besideBaseline returns s's load on engine in run ri and the counter
 // baseline's; false without either.
-func (r *Report) besideBaseline(s *Result, ri int, engine string) (load, base EngineLoad, ok bool) {
+func (r *Report) besideBaseline(s *Result, ri int, eng string) (load, base engine.Figures, ok bool) {
 	b := r.baselineResult()
 	if b == nil || ri >= len(s.Runs) || ri >= len(b.Runs) {
 		return load, base, false
 	}
-	load, ok = s.Runs[ri].engineLoad(engine)
-	base, bok := b.Runs[ri].engineLoad(engine)
+	load, ok = s.Runs[ri].engineLoad(eng)
+	base, bok := b.Runs[ri].engineLoad(eng)
 	return load, base, ok && bok
 }
 
@@ -285,7 +287,7 @@ func (r *Report) besideBaseline(s *Result, ri int, engine string) (load, base En
 // aside: about 1 for keys in insert order, about 1.4 for random ones.
 // False without a counter baseline or the figures.
 func (r *Report) widthAdjustedLeafPages(s *Result, ri int) (float64, bool) {
-	l, b, ok := r.besideBaseline(s, ri, EngineMySQL)
+	l, b, ok := r.besideBaseline(s, ri, engine.MySQL)
 	if !ok {
 		return 0, false
 	}
@@ -307,7 +309,7 @@ func (r *Report) widthAdjustedLeafPages(s *Result, ri int) (float64, bool) {
 // which change every leaf in every interval. False without a counter
 // baseline or the figures.
 func (r *Report) widthAdjustedKeyPages(s *Result, ri int) (float64, bool) {
-	l, b, ok := r.besideBaseline(s, ri, EnginePostgres)
+	l, b, ok := r.besideBaseline(s, ri, engine.Postgres)
 	if !ok {
 		return 0, false
 	}
@@ -354,7 +356,7 @@ func mysqlKeyBytes(columnType string) int {
 
 // keyChange says what replacing the table's key with scheme's, as loaded
 // in run ri, costs the schema.
-func (r *Report) keyChange(t *LikeTable, scheme string, ri int) *KeyChange {
+func (r *Report) keyChange(t *engine.LikeTable, scheme string, ri int) *KeyChange {
 	c := &KeyChange{Scheme: scheme, Column: t.Key, FromType: t.KeyType, ReferencedBy: t.ReferencedBy}
 	for _, s := range r.Schemes {
 		if s.Name == scheme && ri < len(s.Runs) {
@@ -393,40 +395,11 @@ func (r *Report) keyChange(t *LikeTable, scheme string, ri int) *KeyChange {
 	return c
 }
 
-// intBits returns the width of an integer column type, as PostgreSQL or
-// MariaDB/MySQL write it ("bigint", "int8", "bigint(20) unsigned"), and
-// whether it is unsigned; 0 for any other type.
-func intBits(typ string) (bits int, unsigned bool) {
-	f := strings.Fields(strings.ToLower(typ))
-	if len(f) == 0 {
-		return 0, false
-	}
-	base, _, _ := strings.Cut(f[0], "(")
-	switch base {
-	case "bigint", "int8", "bigserial", "serial8":
-		bits = 64
-	case "integer", "int", "int4", "serial", "serial4":
-		bits = 32
-	case "mediumint":
-		bits = 24
-	case "smallint", "int2", "smallserial", "serial2":
-		bits = 16
-	case "tinyint":
-		bits = 8
-	default:
-		return 0, false
-	}
-	for _, w := range f[1:] {
-		unsigned = unsigned || w == "unsigned"
-	}
-	return bits, unsigned
-}
-
 // sameColumnType says whether two column types are one: case, spacing
 // and an integer's display width aside.
 func sameColumnType(a, b string) bool {
-	ab, au := intBits(a)
-	bb, bu := intBits(b)
+	ab, au := engine.IntBits(a)
+	bb, bu := engine.IntBits(b)
 	if ab > 0 || bb > 0 {
 		return ab == bb && au == bu
 	}

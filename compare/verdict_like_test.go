@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,12 +51,12 @@ func (l likeLoad) metrics() map[string]float64 {
 
 // likeReport builds the report of a --like run on engine with one writer,
 // as Run would, without a server.
-func likeReport(engine string, table LikeTable, loads ...likeLoad) *Report {
-	table.Engine = engine
+func likeReport(eng string, table engine.LikeTable, loads ...likeLoad) *Report {
+	table.Engine = eng
 	r := &Report{
 		Config:  Config{N: likeN, Writers: 1, Like: table.Name},
-		Engines: []EngineInfo{{Name: EngineBbolt}, {Name: engine}},
-		Like:    []LikeTable{table},
+		Engines: []engine.Info{{Name: engine.Bbolt}, {Name: eng}},
+		Like:    []engine.LikeTable{table},
 	}
 	for _, l := range loads {
 		kind := l.kind
@@ -73,7 +75,7 @@ func likeReport(engine string, table LikeTable, loads ...likeLoad) *Report {
 				Writers:    1,
 				Size:       Size{KeyBytes: keyBytes},
 				Randomness: Randomness{Tested: true, Random: l.random},
-				Engines:    []EngineLoad{{Engine: engine, ColumnType: l.colType, Metrics: l.metrics()}},
+				Engines:    []engine.Figures{{Engine: eng, ColumnType: l.colType, Metrics: l.metrics()}},
 			}},
 		})
 	}
@@ -82,8 +84,8 @@ func likeReport(engine string, table LikeTable, loads ...likeLoad) *Report {
 
 // identityTable is a PostgreSQL table keyed by a bigint identity, with two
 // foreign keys pointing at it.
-func identityTable() LikeTable {
-	return LikeTable{
+func identityTable() engine.LikeTable {
+	return engine.LikeTable{
 		Name: "public.users", Key: "id", KeyType: "bigint", KeySequence: "identity", Rows: 1_000_000,
 		ReferencedBy: []string{"public.orders(user_id)", "public.sessions(user_id)"},
 	}
@@ -158,8 +160,8 @@ func TestVerdictLikeKeepsSequence(t *testing.T) {
 		engine, keyType, seq, col64, col128 string
 		server                              func(float64) map[string]float64
 	}{
-		{EnginePostgres, "bigint", "identity", "bigint", "uuid", pgServer},
-		{EngineMySQL, "bigint(20)", "AUTO_INCREMENT", "BIGINT", "BINARY(16)", myServer},
+		{engine.Postgres, "bigint", "identity", "bigint", "uuid", pgServer},
+		{engine.MySQL, "bigint(20)", "AUTO_INCREMENT", "BIGINT", "BINARY(16)", myServer},
 	} {
 		t.Run(tt.engine, func(t *testing.T) {
 			table := identityTable()
@@ -211,8 +213,8 @@ func TestVerdictLikeNeedRulesOutSequence(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.need.String(), func(t *testing.T) {
-			r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
-			v, err := r.Decide(tt.need, EnginePostgres)
+			r := likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+			v, err := r.Decide(tt.need, engine.Postgres)
 			require.NoError(t, err)
 			k := v.TableKey
 			require.NotNil(t, k)
@@ -236,8 +238,8 @@ func TestVerdictLikeNeedRulesOutSequence(t *testing.T) {
 		})
 	}
 	// Under fleet the block allocator ranks, and says what it shares.
-	r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
-	v, err := r.Decide(Need{Fleet: true}, EnginePostgres)
+	r := likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+	v, err := r.Decide(Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	assert.Contains(t, ranked(v), "segment-x")
 	assert.Contains(t, ranked(v), "traceid")
@@ -253,9 +255,9 @@ func TestVerdictLikeNeedRulesOutSequence(t *testing.T) {
 func TestVerdictLikeKeyOtherThanSequence(t *testing.T) {
 	t.Parallel()
 	corr := 0.01
-	table := LikeTable{Name: "public.events", Key: "id", KeyType: "uuid", KeyCorrelation: &corr}
-	r := likeReport(EnginePostgres, table, likeSchemes("bigint", "uuid", pgServer)...)
-	v, err := r.Decide(Need{}, EnginePostgres)
+	table := engine.LikeTable{Name: "public.events", Key: "id", KeyType: "uuid", KeyCorrelation: &corr}
+	r := likeReport(engine.Postgres, table, likeSchemes("bigint", "uuid", pgServer)...)
+	v, err := r.Decide(Need{}, engine.Postgres)
 	require.NoError(t, err)
 	require.NotNil(t, v.TableKey)
 	assert.False(t, v.TableKey.Keep)
@@ -269,11 +271,11 @@ func TestVerdictLikeKeyOtherThanSequence(t *testing.T) {
 // and every foreign key that points at the key.
 func TestVerdictLikeKeyChange(t *testing.T) {
 	t.Parallel()
-	uuidOnly := func(table LikeTable) *Report {
+	uuidOnly := func(table engine.LikeTable) *Report {
 		s := likeSchemes("bigint", "uuid", pgServer)
-		return likeReport(EnginePostgres, table, s[0], s[2]) // the counter and uuidv7
+		return likeReport(engine.Postgres, table, s[0], s[2]) // the counter and uuidv7
 	}
-	v, err := uuidOnly(identityTable()).Decide(Need{Fleet: true}, EnginePostgres)
+	v, err := uuidOnly(identityTable()).Decide(Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	require.Equal(t, []string{"uuidv7"}, ranked(v))
 	c := v.KeyChange
@@ -287,7 +289,7 @@ func TestVerdictLikeKeyChange(t *testing.T) {
 
 	table := identityTable()
 	table.ReferencedBy = nil
-	v, err = uuidOnly(table).Decide(Need{Fleet: true}, EnginePostgres)
+	v, err = uuidOnly(table).Decide(Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	assert.Contains(t, v.KeyChange.Line, "id from bigint to uuid")
 	assert.Contains(t, v.KeyChange.Line, "; no foreign key points at it")
@@ -297,7 +299,7 @@ func TestVerdictLikeKeyChange(t *testing.T) {
 	table = identityTable()
 	table.KeyType, table.KeySequence = "bigint(20)", "AUTO_INCREMENT"
 	s := likeSchemes("BIGINT", "BINARY(16)", myServer)
-	v, err = likeReport(EngineMySQL, table, s[0], s[1]).Decide(Need{Fleet: true}, EngineMySQL)
+	v, err = likeReport(engine.MySQL, table, s[0], s[1]).Decide(Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	require.Equal(t, []string{"traceid"}, ranked(v))
 	assert.Equal(t, "key change to traceid: id stays bigint(20); without its AUTO_INCREMENT: the application sets the values; "+
@@ -319,9 +321,9 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 				edit(s[i].name, s[i].server)
 			}
 		}
-		return likeReport(EngineMySQL, identityTable(), s...)
+		return likeReport(engine.MySQL, identityTable(), s...)
 	}
-	quiet, err := build(nil).Decide(Need{Fleet: true}, EngineMySQL)
+	quiet, err := build(nil).Decide(Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(quiet.Basis, "every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits), pages changed per flush interval, redo of the copies of your table on mysql"), quiet.Basis)
 	assert.NotContains(t, quiet.Basis, "left out")
@@ -333,7 +335,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		if name == "segment-x" {
 			m["pages_written_per_1000"] *= 50
 		}
-	}).Decide(Need{Fleet: true}, EngineMySQL)
+	}).Decide(Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Equal(t, quiet.Ranked, noisy.Ranked)
 
@@ -343,7 +345,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		if name == "uuidv7" {
 			m["pages_changed_per_1000"] = 9 * 2.5
 		}
-	}).Decide(Need{Fleet: true}, EngineMySQL)
+	}).Decide(Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Contains(t, rejections(v)["uuidv7"], "pages changed per flush interval 2.5x the counter's")
 
@@ -353,7 +355,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		if name == "traceid" {
 			delete(m, "redo_bytes_per_insert")
 		}
-	}).Decide(Need{Fleet: true}, EngineMySQL)
+	}).Decide(Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Contains(t, v.Basis, "pages changed per flush interval of the copies")
 	assert.Contains(t, v.Basis, "redo left out: not measured undisturbed in the loads of traceid")
@@ -366,7 +368,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		}
 	})
 	r.Like[0].Unmeasured = map[string]string{"pages": "pages changed left out: no flush on the source", "log": "redo left out: no counter on the source"}
-	v, err = r.Decide(Need{Fleet: true}, EngineMySQL)
+	v, err = r.Decide(Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits) of the copies of your table on mysql"), v.Basis)
 	assert.Contains(t, v.Basis, "; pages changed left out: no flush on the source; redo left out: no counter on the source")
@@ -390,26 +392,26 @@ func TestVerdictLikeInnoDBPageSplits(t *testing.T) {
 		{name: "wide", ns: 40, colType: "BINARY(24)", keyBytes: 24, pkBytes: 260_000, leafPages: ordered24 * likeN / 1000},
 		{name: "uuidv4", ns: 40, colType: "BINARY(16)", keyBytes: 16, random: true, pkBytes: 350_000, leafPages: 25 * 1.4 * (rowBytes + 8) / rowBytes * likeN / 1000},
 	}
-	table := LikeTable{Name: "shop.orders", Key: "id", KeyType: "binary(16)", Rows: 1_000_000, OnSource: true,
+	table := engine.LikeTable{Name: "shop.orders", Key: "id", KeyType: "binary(16)", Rows: 1_000_000, OnSource: true,
 		Unmeasured: map[string]string{"pages": "pages changed left out: no flush on the source", "log": "redo left out: no counter on the source"}}
-	v, err := likeReport(EngineMySQL, table, loads...).Decide(Need{}, EngineMySQL)
+	v, err := likeReport(engine.MySQL, table, loads...).Decide(Need{}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Empty(t, v.CannotJudge)
 	assert.Equal(t, []string{"wide"}, ranked(v), "the counter is the baseline the figures are measured against")
 	assert.Contains(t, rejections(v)["uuidv4"], "primary-key leaf pages at the baseline's key width (page splits) 1.4x the counter's")
 	assert.Contains(t, v.Basis, "(page splits) above 1.25x (which rejects and does not rank)")
 	// The splits reject and do not rank: the score is the other figures'.
-	r := likeReport(EngineMySQL, table, loads...)
+	r := likeReport(engine.MySQL, table, loads...)
 	score := 1.0
 	for _, key := range []string{"all_index_bytes_per_key", "leaf_pages_per_1000"} {
-		x, _ := figure(&r.Schemes[1], EngineMySQL, 0, key)
-		b, _ := figure(&r.Schemes[0], EngineMySQL, 0, key)
+		x, _ := figure(&r.Schemes[1], engine.MySQL, 0, key)
+		b, _ := figure(&r.Schemes[0], engine.MySQL, 0, key)
 		score *= x / b
 	}
 	assert.InDelta(t, score, v.Ranked[0].Score, 1e-9)
 
 	// Without the baseline no figure tells the keys apart on this path.
-	v, err = likeReport(EngineMySQL, table, loads[1:]...).Decide(Need{}, EngineMySQL)
+	v, err = likeReport(engine.MySQL, table, loads[1:]...).Decide(Need{}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Contains(t, v.Basis, "page splits) left out: not measured, or no counter baseline in the run")
 	assert.Empty(t, v.Ranked)
@@ -426,24 +428,24 @@ func TestVerdictLikeInnoDBPageSplits(t *testing.T) {
 // one, even when its generator is faster.
 func TestVerdictLikeCountsSecondaryIndexes(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{EnginePostgres, EngineMySQL} {
-		t.Run(engine, func(t *testing.T) {
+	for _, eng := range []string{engine.Postgres, engine.MySQL} {
+		t.Run(eng, func(t *testing.T) {
 			server := pgServer
-			if engine == EngineMySQL {
+			if eng == engine.MySQL {
 				server = myServer
 			}
 			build := func(secondaryB float64) *Report {
 				d := Design{Bits: 64, MaxBits: 63, Int63: true, TimeUnit: 1e6, NodeBits: 10}
-				return likeReport(engine, identityTable(),
+				return likeReport(eng, identityTable(),
 					likeLoad{name: "a", design: d, ns: 50, colType: "bigint", pkBytes: 250_000, secondary: 300_000, leafPages: 25, server: server(1)},
 					likeLoad{name: "b", design: d, ns: 10, colType: "bigint", pkBytes: 250_000, secondary: secondaryB, leafPages: 25, server: server(1)},
 				)
 			}
-			equal, err := build(300_000).Decide(Need{}, engine)
+			equal, err := build(300_000).Decide(Need{}, eng)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"b", "a"}, ranked(equal), "equal copies: the faster generator first")
 
-			v, err := build(1.72*300_000).Decide(Need{}, engine)
+			v, err := build(1.72*300_000).Decide(Need{}, eng)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"a", "b"}, ranked(v))
 			assert.Greater(t, v.Ranked[1].Score, 1.02*v.Ranked[0].Score)
@@ -459,8 +461,8 @@ func TestVerdictLikeCountsSecondaryIndexes(t *testing.T) {
 // those, and else says which it left out and why.
 func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	t.Parallel()
-	r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
-	v, err := r.Decide(Need{}, EnginePostgres)
+	r := likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+	v, err := r.Decide(Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width, pages dirtied, WAL of the copies of your table on postgres"), v.Basis)
 	assert.NotContains(t, v.Basis, "left out")
@@ -468,7 +470,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	m := r.Schemes[1].Runs[0].Engines[0].Metrics
 	delete(m, "pages_dirtied_per_1000")
 	delete(m, "wal_bytes_per_insert")
-	v, err = r.Decide(Need{}, EnginePostgres)
+	v, err = r.Decide(Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width of the copies of your table on postgres"), v.Basis)
 	assert.Contains(t, v.Basis, "pages dirtied left out: not measured undisturbed in the loads of traceid")
@@ -478,10 +480,10 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	}
 
 	// A rejected scheme's missing figures do not matter.
-	r = likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+	r = likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
 	m = r.Schemes[4].Runs[0].Engines[0].Metrics // segment-x-fetch, which fleet rejects
 	delete(m, "wal_bytes_per_insert")
-	v, err = r.Decide(Need{Fleet: true}, EnginePostgres)
+	v, err = r.Decide(Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	assert.Contains(t, v.Basis, "WAL")
 	assert.NotContains(t, v.Basis, "left out")
@@ -493,8 +495,8 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	}
 	s := likeSchemes("bigint", "uuid", polite)
 	s[2].server = polite(2.5) // uuidv7 changes 2.5 times the pages
-	r = likeReport(EnginePostgres, identityTable(), s...)
-	v, err = r.Decide(Need{}, EnginePostgres)
+	r = likeReport(engine.Postgres, identityTable(), s...)
+	v, err = r.Decide(Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
 	assert.Contains(t, rejections(v)["uuidv7"], "pages changed per interval (page LSNs, no checkpoint forced) 2.5x the counter's")
@@ -506,7 +508,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	}
 	r.Like[0].Unmeasured = map[string]string{"pages": "pages left out: no pageinspect"}
 	r.Like[0].OnSource = true
-	v, err = r.Decide(Need{}, EnginePostgres)
+	v, err = r.Decide(Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
 	assert.Contains(t, v.Basis, "; pages left out: no pageinspect")
@@ -530,8 +532,8 @@ func unjudged(v *Verdict) []string {
 // report's JSON.
 func TestVerdictLikeJSON(t *testing.T) {
 	t.Parallel()
-	r := likeReport(EnginePostgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
-	v, err := r.Decide(Need{Fleet: true}, EnginePostgres)
+	r := likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
+	v, err := r.Decide(Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	r.Verdict = v
 	var b bytes.Buffer
@@ -591,9 +593,9 @@ func TestVerdictLikePostgresKeyPages(t *testing.T) {
 		{name: "uuidv7", ns: 60, colType: "uuid", keyBytes: 16, pkBytes: 340_000, server: server(3 * 28.0 / 20)},
 		{name: "uuidv4", ns: 60, colType: "uuid", keyBytes: 16, random: true, pkBytes: 480_000, server: server(3 * 28.0 / 20 * 8)},
 	}
-	table := LikeTable{Name: "shop.orders", Key: "id", KeyType: "uuid", Rows: 1_000_000, OnSource: true}
-	r := likeReport(EnginePostgres, table, loads...)
-	v, err := r.Decide(Need{}, EnginePostgres)
+	table := engine.LikeTable{Name: "shop.orders", Key: "id", KeyType: "uuid", Rows: 1_000_000, OnSource: true}
+	r := likeReport(engine.Postgres, table, loads...)
+	v, err := r.Decide(Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.Empty(t, v.CannotJudge)
 	assert.ElementsMatch(t, []string{"traceid", "uuidv7"}, ranked(v))
@@ -616,19 +618,19 @@ func TestVerdictLikeMyRocksNeedsCompactions(t *testing.T) {
 		return map[string]float64{"bytes_written_per_insert": written, "wal_bytes_per_insert": 400, "bytes_moved": moved}
 	}
 	build := func(moved, uuidWritten float64) *Report {
-		return likeReport(EngineMyRocks, LikeTable{Name: "shop.orders", Key: "id", KeyType: "binary(16)", Rows: 1_000_000},
+		return likeReport(engine.MyRocks, engine.LikeTable{Name: "shop.orders", Key: "id", KeyType: "binary(16)", Rows: 1_000_000},
 			likeLoad{name: "counter", kind: Baseline, ns: 2, colType: "BIGINT", pkBytes: 240_000, server: server(400, moved)},
 			likeLoad{name: "traceid", ns: 20, colType: "BIGINT", pkBytes: 240_000, server: server(410, moved)},
 			likeLoad{name: "uuidv4", ns: 60, colType: "BINARY(16)", keyBytes: 16, random: true, pkBytes: 260_000, server: server(uuidWritten, moved)})
 	}
-	v, err := build(0, 420).Decide(Need{}, EngineMyRocks) // the rows once each, whatever their order
+	v, err := build(0, 420).Decide(Need{}, engine.MyRocks) // the rows once each, whatever their order
 	require.NoError(t, err)
 	assert.Empty(t, v.Ranked)
 	assert.Contains(t, v.CannotJudge, "no compaction moved or rewrote a byte in any load")
 	assert.Contains(t, v.CannotJudge, "run with a larger -n")
 	assert.ElementsMatch(t, []string{"traceid", "uuidv4"}, unjudged(v))
 
-	v, err = build(1<<20, 1000).Decide(Need{}, EngineMyRocks)
+	v, err = build(1<<20, 1000).Decide(Need{}, engine.MyRocks)
 	require.NoError(t, err)
 	assert.Empty(t, v.CannotJudge)
 	assert.Equal(t, []string{"traceid"}, ranked(v))

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,7 +76,7 @@ func TestNeedHelp(t *testing.T) {
 func TestDecideErrors(t *testing.T) {
 	t.Parallel()
 	r := smallReport(t)
-	_, err := r.Decide(Need{}, EnginePostgres)
+	_, err := r.Decide(Need{}, engine.Postgres)
 	assert.ErrorIs(t, err, ErrOptions)
 	assert.Contains(t, err.Error(), `engine "postgres" was not measured in this run (measured: bbolt, sqlite, pebble)`)
 	_, err = r.Decide(Need{Writers: 8}, "")
@@ -90,7 +92,7 @@ func TestDecideSmallRun(t *testing.T) {
 	r := smallReport(t)
 	v := r.Verdict
 	require.NotNil(t, v)
-	assert.Equal(t, EngineSQLite, v.Engine)
+	assert.Equal(t, engine.SQLite, v.Engine)
 	assert.Equal(t, smallWriters, v.Writers)
 	assert.Equal(t, len(r.Schemes), len(v.Ranked)+len(v.Rejected))
 	reasons := map[string]string{}
@@ -104,7 +106,7 @@ func TestDecideSmallRun(t *testing.T) {
 		assert.LessOrEqual(t, v.Ranked[i-1].Score, v.Ranked[i].Score*1.02+1e-9, "ranked best first")
 	}
 
-	bbolt, err := r.Decide(Need{Bits64: true}, EngineBbolt)
+	bbolt, err := r.Decide(Need{Bits64: true}, engine.Bbolt)
 	require.NoError(t, err)
 	for _, p := range bbolt.Ranked {
 		s, err := Lookup(p.Scheme)
@@ -180,7 +182,7 @@ func TestDecideJSSafe(t *testing.T) {
 func TestVerdictLeavesOutDisturbedServerCounters(t *testing.T) {
 	t.Parallel()
 	build := func(disturbed string) *Report {
-		r := likeReport(EngineMySQL, LikeTable{},
+		r := likeReport(engine.MySQL, engine.LikeTable{},
 			likeLoad{name: "counter", kind: Baseline, pkBytes: 100_000, server: map[string]float64{"pages_written_per_1000": 20, "redo_bytes_per_insert": 200}},
 			likeLoad{name: "traceid", pkBytes: 100_000, server: map[string]float64{"pages_written_per_1000": 21, "redo_bytes_per_insert": 210}},
 			likeLoad{name: "ulid", keyBytes: 16, pkBytes: 160_000, server: map[string]float64{"pages_written_per_1000": 5, "redo_bytes_per_insert": 100}},
@@ -193,12 +195,12 @@ func TestVerdictLeavesOutDisturbedServerCounters(t *testing.T) {
 		}
 		return r
 	}
-	quiet, err := build("").Decide(Need{}, EngineMySQL)
+	quiet, err := build("").Decide(Need{}, engine.MySQL)
 	require.NoError(t, err)
 	assert.NotContains(t, quiet.Basis, "left out")
 	assert.Equal(t, "ulid", quiet.Ranked[0].Scheme, "its quiet counters are lower")
 
-	v, err := build("ulid").Decide(Need{}, EngineMySQL)
+	v, err := build("ulid").Decide(Need{}, engine.MySQL)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "clustered index size on mysql"), v.Basis)
 	assert.Contains(t, v.Basis, "; pages written left out: another session wrote to the server during the loads of ulid")
@@ -209,12 +211,12 @@ func TestVerdictLeavesOutDisturbedServerCounters(t *testing.T) {
 	require.Len(t, v.Unjudged, 2)
 	assert.Equal(t, "traceid", v.Unjudged[0].Scheme, "the 8-byte key first, unranked")
 	var text strings.Builder
-	require.NoError(t, (&Report{Schemes: build("ulid").Schemes, Engines: []EngineInfo{{Name: EngineMySQL}}, Verdict: v}).WriteTable(&text))
+	require.NoError(t, (&Report{Schemes: build("ulid").Schemes, Engines: []engine.Info{{Name: engine.MySQL}}, Verdict: v}).WriteTable(&text))
 	assert.Contains(t, text.String(), "\n  cannot judge writes here")
 	assert.Contains(t, text.String(), "\n  unranked traceid: ")
 	assert.NotContains(t, text.String(), "no scheme meets")
 	var page strings.Builder
-	require.NoError(t, (&Report{Schemes: build("ulid").Schemes, Engines: []EngineInfo{{Name: EngineMySQL}}, Verdict: v}).WriteHTML(&page))
+	require.NoError(t, (&Report{Schemes: build("ulid").Schemes, Engines: []engine.Info{{Name: engine.MySQL}}, Verdict: v}).WriteHTML(&page))
 	assert.Contains(t, page.String(), "<b>cannot judge writes here")
 	assert.Contains(t, page.String(), "<li>unranked <b>traceid</b>: ")
 	assert.NotContains(t, page.String(), "no scheme meets")

@@ -1,17 +1,20 @@
-package compare
+package innodb
 
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/go-sql-driver/mysql"
 )
 
-// mysqlEngine loads each key set into a fresh InnoDB table of a database
+// Engine loads each key set into a fresh InnoDB table of a database
 // the run creates (idkit_compare_<random>) and drops at the end. InnoDB
 // clusters rows by primary key, so the key decides where every row goes.
 //
@@ -29,7 +32,7 @@ import (
 // server), the engine is polite: no FLUSH, no server-wide setting and no
 // scan of the buffer pool there, and the figures that need them are left
 // out.
-type mysqlEngine struct {
+type Engine struct {
 	db        *sql.DB
 	conn      *sql.Conn
 	connID    int64 // the server's thread of conn
@@ -40,25 +43,26 @@ type mysqlEngine struct {
 	server    string
 	version   string
 	pageSize  int64
-	like      *likeShape // set by prepareLike: load into copies of the user's table
-	lsnStart  int64      // the server's log sequence number when the run began
-	throttle  *throttle  // nil: the loads never pause
+	like      *engine.Shape[*Like] // set by prepareLike: load into copies of the user's table
+	lsnStart  int64                // the server's log sequence number when the run began
+	throttle  *engine.Throttle     // nil: the loads never pause
 }
 
-func (e *mysqlEngine) loadThrottle() *throttle { return e.throttle }
+func (e *Engine) Throttle() *engine.Throttle { return e.throttle }
 
 // openMySQL connects to dsn and creates the run's database there. In a
 // --like run sourceDSN names the server with the user's table, the same
 // as dsn when polite.
-func openMySQL(ctx context.Context, dsn, sourceDSN string, polite bool) (*mysqlEngine, error) {
-	db, conn, err := mysqlConnect(ctx, dsn)
+func Open(ctx context.Context, dsn, sourceDSN string, polite bool, lim engine.Limits) (*Engine, error) {
+	db, conn, err := Connect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: mysql: %w", err)
 	}
 	cfg, _ := mysql.ParseDSN(dsn)
-	e := &mysqlEngine{db: db, conn: conn, sourceDSN: sourceDSN, polite: polite, database: "idkit_compare_" + runSuffix(),
-		server: serverName(cfg.Addr, 0, cfg.DBName)}
-	fail := func(what string, err error) (*mysqlEngine, error) {
+	e := &Engine{db: db, conn: conn, sourceDSN: sourceDSN, polite: polite, database: "idkit_compare_" + engine.RunSuffix(),
+		server: engine.ServerName(cfg.Addr, 0, cfg.DBName)}
+	e.throttle = engine.NewThrottle(lim, engine.MySQL, Busy(conn))
+	fail := func(what string, err error) (*Engine, error) {
 		conn.Close()
 		db.Close()
 		return nil, fmt.Errorf("compare: mysql: %s: %w", what, err)
@@ -92,7 +96,7 @@ func openMySQL(ctx context.Context, dsn, sourceDSN string, polite bool) (*mysqlE
 	return e, nil
 }
 
-func (e *mysqlEngine) Info() EngineInfo {
+func (e *Engine) Info() engine.Info {
 	name := "MySQL"
 	if strings.Contains(strings.ToLower(e.version), "mariadb") {
 		name = "MariaDB"
@@ -103,12 +107,12 @@ func (e *mysqlEngine) Info() EngineInfo {
 	} else if !e.splits {
 		settings += "; page splits left out: enabling INNODB_METRICS index_page_splits needs SUPER"
 	}
-	return EngineInfo{Name: EngineMySQL, Version: name + " " + e.version + driver("github.com/go-sql-driver/mysql"), Settings: settings}
+	return engine.Info{Name: engine.MySQL, Version: name + " " + e.version + engine.Driver("github.com/go-sql-driver/mysql"), Settings: settings}
 }
 
 // Created names what the run created on the server, for the message of a
 // stopped run.
-func (e *mysqlEngine) Created() string {
+func (e *Engine) Created() string {
 	return fmt.Sprintf("database %s on MariaDB/MySQL %s", e.database, e.server)
 }
 
@@ -118,15 +122,15 @@ func (e *mysqlEngine) Created() string {
 // ends the run's statement (a user may end its own), after which the
 // server ends a thread whose client left, and waits for locks at most a
 // few seconds, so that a stopped run ends at once.
-func (e *mysqlEngine) Close(ctx context.Context) error {
-	return dropMySQLDatabase(ctx, e.db, e.conn, e.connID, e.database, "compare: mysql: "+e.Created())
+func (e *Engine) Close(ctx context.Context) error {
+	return DropDatabase(ctx, e.db, e.conn, e.connID, e.database, "compare: mysql: "+e.Created())
 }
 
 // dropMySQLDatabase drops a run's database on another connection of db
 // than conn, the run's, whose statement (connID's) it ends first, and then
 // closes db. created names the database in the error when it is left
 // behind.
-func dropMySQLDatabase(ctx context.Context, db *sql.DB, run *sql.Conn, connID int64, database, created string) error {
+func DropDatabase(ctx context.Context, db *sql.DB, run *sql.Conn, connID int64, database, created string) error {
 	drop := "DROP DATABASE IF EXISTS " + database
 	conn, err := db.Conn(ctx) // another connection: the run's is still held
 	run.Close()
@@ -158,7 +162,7 @@ func dropMySQLDatabase(ctx context.Context, db *sql.DB, run *sql.Conn, connID in
 // serverLoad says how much redo the server wrote since the engine opened:
 // the load a run without a scratch server put on the source, with any
 // other session's.
-func (e *mysqlEngine) serverLoad(ctx context.Context) (string, int64, error) {
+func (e *Engine) ServerLoad(ctx context.Context) (string, int64, error) {
 	if !e.polite {
 		return "", 0, nil
 	}
@@ -167,11 +171,11 @@ func (e *mysqlEngine) serverLoad(ctx context.Context) (string, int64, error) {
 		return "", 0, fmt.Errorf("compare: mysql: read the log sequence number: %w", err)
 	}
 	return fmt.Sprintf("load on this server, which held the copies: it wrote %s of redo during the run (this run's and any other session's work); run with --scratch to build the copies elsewhere",
-		mib(float64(lsn-e.lsnStart))), lsn - e.lsnStart, nil
+		engine.MiB(float64(lsn-e.lsnStart))), lsn - e.lsnStart, nil
 }
 
 // globalStatus reads one server-wide status counter.
-func (e *mysqlEngine) globalStatus(ctx context.Context, name string) (int64, error) {
+func (e *Engine) globalStatus(ctx context.Context, name string) (int64, error) {
 	var v int64
 	err := e.conn.QueryRowContext(ctx, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = ?", strings.ToUpper(name)).Scan(&v)
 	return v, err
@@ -179,11 +183,11 @@ func (e *mysqlEngine) globalStatus(ctx context.Context, name string) (int64, err
 
 // mysqlColumn is the key column a user would choose: BIGINT for 64-bit
 // integers, BINARY(n) for the rest.
-func mysqlColumn(l dbLoad) string {
-	if l.bigint() {
+func Column(l engine.Load) string {
+	if l.Bigint() {
 		return "BIGINT"
 	}
-	return fmt.Sprintf("BINARY(%d)", l.keys.Len)
+	return fmt.Sprintf("BINARY(%d)", l.Keys.Len)
 }
 
 // mysqlCounters are the server-wide counters a load reads before and
@@ -220,11 +224,11 @@ func (x flushed) disturbed() bool {
 // changed, at each flush it first counts the table's pages changed in the
 // interval (a scan of the buffer pool's pages). A polite engine only
 // times the inserts.
-func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, changed bool, insert func(lo, hi int) error) (flushed, error) {
+func (e *Engine) flushedLoad(ctx context.Context, l engine.Load, table string, changed bool, insert func(lo, hi int) error) (flushed, error) {
 	var x flushed
 	if e.polite {
 		var err error
-		x.spent, err = l.batches(insert, nil)
+		x.spent, err = l.Batches(insert, nil)
 		return x, err
 	}
 	x.counted, x.splits, x.changedCounted = true, e.splits, changed
@@ -265,7 +269,7 @@ func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, c
 	if x.before, err = e.counters(ctx); err != nil {
 		return x, fmt.Errorf("read counters: %w", err)
 	}
-	if x.spent, err = l.batches(insert, interval); err != nil {
+	if x.spent, err = l.Batches(insert, interval); err != nil {
 		return x, err
 	}
 	if err := interval(); err != nil {
@@ -281,7 +285,7 @@ func (e *mysqlEngine) flushedLoad(ctx context.Context, l dbLoad, table string, c
 // server-wide counters when they were read, and "disturbed" 1 when
 // another session wrote meanwhile.
 func (x flushed) metrics(m map[string]float64, n int) {
-	m["inserts_per_second"] = rate(n, x.spent)
+	m["inserts_per_second"] = engine.Rate(n, x.spent)
 	if !x.counted {
 		return
 	}
@@ -290,23 +294,23 @@ func (x flushed) metrics(m map[string]float64, n int) {
 	}
 	if x.changedCounted {
 		m["pages_changed"] = float64(x.changed)
-		m["pages_changed_per_1000"] = perThousand(float64(x.changed), n)
+		m["pages_changed_per_1000"] = engine.PerThousand(float64(x.changed), n)
 	}
 	m["pages_written"] = float64(x.after.pagesWritten - x.before.pagesWritten)
-	m["pages_written_per_1000"] = perThousand(m["pages_written"], n)
+	m["pages_written_per_1000"] = engine.PerThousand(m["pages_written"], n)
 	if x.splits {
 		m["page_splits"] = float64(x.after.splits - x.before.splits)
-		m["page_splits_per_1000"] = perThousand(m["page_splits"], n)
+		m["page_splits_per_1000"] = engine.PerThousand(m["page_splits"], n)
 	}
 	m["redo_bytes"] = float64(x.after.lsn - x.before.lsn)
-	m["redo_bytes_per_insert"] = perKey(m["redo_bytes"], n)
+	m["redo_bytes_per_insert"] = engine.PerKey(m["redo_bytes"], n)
 }
 
 // handlerWrites are the status counters of rows written, inserted,
 // updated and deleted through any storage engine.
 const handlerWrites = "('HANDLER_WRITE', 'HANDLER_UPDATE', 'HANDLER_DELETE')"
 
-func (e *mysqlEngine) counters(ctx context.Context) (mysqlCounters, error) {
+func (e *Engine) counters(ctx context.Context) (mysqlCounters, error) {
 	var c mysqlCounters
 	// The session's counters first: reading the server's adds nothing to
 	// them, and a write of another session in between counts against
@@ -334,14 +338,14 @@ func (e *mysqlEngine) counters(ctx context.Context) (mysqlCounters, error) {
 // polite engine, its leaf density over every page: the index is read
 // whole first, so that all its pages are in the buffer pool, whose pages'
 // used bytes INNODB_BUFFER_PAGE gives.
-func (e *mysqlEngine) indexFigures(ctx context.Context, table string, ix mysqlIndex) (IndexFigures, error) {
-	f := IndexFigures{Name: ix.displayName()}
+func (e *Engine) indexFigures(ctx context.Context, table string, ix Index) (engine.IndexFigures, error) {
+	f := engine.IndexFigures{Name: ix.DisplayName()}
 	var size, leaves int64
 	if err := e.conn.QueryRowContext(ctx, `SELECT
 		  coalesce(sum(CASE stat_name WHEN 'size' THEN stat_value END), 0),
 		  coalesce(sum(CASE stat_name WHEN 'n_leaf_pages' THEN stat_value END), 0)
 		FROM mysql.innodb_index_stats WHERE database_name = ? AND table_name = ? AND index_name = ?`,
-		e.database, table, ix.name).Scan(&size, &leaves); err != nil {
+		e.database, table, ix.Name).Scan(&size, &leaves); err != nil {
 		return f, fmt.Errorf("index stats: %w", err)
 	}
 	f.Bytes, f.LeafPages = size*e.pageSize, leaves
@@ -350,14 +354,14 @@ func (e *mysqlEngine) indexFigures(ctx context.Context, table string, ix mysqlIn
 	}
 	var scanned int64
 	if err := e.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s.%s FORCE INDEX (%s)",
-		e.database, mysqlIdent(table), mysqlIdent(ix.name))).Scan(&scanned); err != nil {
+		e.database, Ident(table), Ident(ix.Name))).Scan(&scanned); err != nil {
 		return f, fmt.Errorf("read the index whole: %w", err)
 	}
 	var pages, used int64
 	if err := e.conn.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(data_size), 0)
 		FROM information_schema.INNODB_BUFFER_PAGE
 		WHERE table_name = ? AND index_name = ? AND page_type = 'INDEX' AND number_records > 0`,
-		fmt.Sprintf("`%s`.`%s`", e.database, table), ix.name).Scan(&pages, &used); err != nil {
+		fmt.Sprintf("`%s`.`%s`", e.database, table), ix.Name).Scan(&pages, &used); err != nil {
 		return f, fmt.Errorf("buffer pool pages: %w", err)
 	}
 	f.Pages = pages
@@ -369,31 +373,31 @@ func (e *mysqlEngine) indexFigures(ctx context.Context, table string, ix mysqlIn
 	return f, nil
 }
 
-func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
+func (e *Engine) Load(ctx context.Context, l engine.Load) (engine.Figures, error) {
 	if e.like != nil {
 		return e.loadLike(ctx, l)
 	}
-	colType := mysqlColumn(l)
-	out := EngineLoad{Engine: EngineMySQL, ColumnType: colType, Metrics: map[string]float64{}}
-	table := e.database + "." + l.table
-	fail := func(what string, err error) (EngineLoad, error) {
+	colType := Column(l)
+	out := engine.Figures{Engine: engine.MySQL, ColumnType: colType, Metrics: map[string]float64{}}
+	table := e.database + "." + l.Table
+	fail := func(what string, err error) (engine.Figures, error) {
 		return out, fmt.Errorf("compare: mysql: %s %s: %w", what, table, err)
 	}
 	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf(
-		"CREATE TABLE %s (id %s NOT NULL PRIMARY KEY, payload BINARY(%d) NOT NULL) ENGINE=InnoDB", table, colType, len(l.value))); err != nil {
+		"CREATE TABLE %s (id %s NOT NULL PRIMARY KEY, payload BINARY(%d) NOT NULL) ENGINE=InnoDB", table, colType, len(l.Value))); err != nil {
 		return fail("create table", err)
 	}
 	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
-	if _, err := e.conn.ExecContext(ctx, "SET @idkit_payload = ?", l.value); err != nil {
+	if _, err := e.conn.ExecContext(ctx, "SET @idkit_payload = ?", l.Value); err != nil {
 		return fail("set payload", err)
 	}
-	insert := mysqlInsert(ctx, e.conn, table, l)
+	insert := InsertBatches(ctx, e.conn, table, l)
 	x, err := e.flushedLoad(ctx, l, table, false, insert)
 	if err != nil {
 		return fail("load", err)
 	}
 
-	n := l.keys.N()
+	n := l.Keys.N()
 	if _, err := e.conn.ExecContext(ctx, "ANALYZE TABLE "+table); err != nil {
 		return fail("analyze", err)
 	}
@@ -402,7 +406,7 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 		  coalesce(sum(CASE stat_name WHEN 'n_leaf_pages' THEN stat_value END), 0),
 		  coalesce(sum(CASE stat_name WHEN 'size' THEN stat_value END), 0)
 		FROM mysql.innodb_index_stats
-		WHERE database_name = ? AND table_name = ? AND index_name = 'PRIMARY'`, e.database, l.table).Scan(&leafPages, &sizePages); err != nil {
+		WHERE database_name = ? AND table_name = ? AND index_name = 'PRIMARY'`, e.database, l.Table).Scan(&leafPages, &sizePages); err != nil {
 		return fail("index stats", err)
 	}
 	// Leaf density from the index pages in the buffer pool (all of them
@@ -411,14 +415,14 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	if err := e.conn.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(data_size), 0)
 		FROM information_schema.INNODB_BUFFER_PAGE
 		WHERE table_name = ? AND index_name = 'PRIMARY' AND page_type = 'INDEX'`,
-		fmt.Sprintf("`%s`.`%s`", e.database, l.table)).Scan(&sampled, &used); err != nil {
+		fmt.Sprintf("`%s`.`%s`", e.database, l.Table)).Scan(&sampled, &used); err != nil {
 		return fail("buffer pool pages", err)
 	}
 	m := out.Metrics
 	x.metrics(m, n)
 	m["leaf_pages"] = float64(leafPages)
 	m["index_bytes"] = float64(sizePages * e.pageSize)
-	m["index_bytes_per_key"] = perKey(m["index_bytes"], n)
+	m["index_bytes_per_key"] = engine.PerKey(m["index_bytes"], n)
 	m["pages_sampled"] = float64(sampled)
 	if sampled > 0 {
 		m["leaf_density"] = float64(used) / float64(sampled*e.pageSize)
@@ -435,18 +439,18 @@ func (e *mysqlEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 // also reads InnoDB's row lock waits and redo log buffer waits, which are
 // server-wide, before and after: MariaDB counts its mutex waits only with
 // performance_schema, which is off by default and set at start-up.
-func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int) (*ConcurrentLoad, error) {
-	colType := mysqlColumn(l)
-	table := e.database + "." + l.table + "_concurrent"
-	fail := func(what string, err error) (*ConcurrentLoad, error) {
+func (e *Engine) LoadConcurrent(ctx context.Context, l engine.Load, writers int) (*engine.ConcurrentLoad, error) {
+	colType := Column(l)
+	table := e.database + "." + l.Table + "_concurrent"
+	fail := func(what string, err error) (*engine.ConcurrentLoad, error) {
 		return nil, fmt.Errorf("compare: mysql: %s %s: %w", what, table, err)
 	}
 	if _, err := e.conn.ExecContext(ctx, fmt.Sprintf(
-		"CREATE TABLE %s (id %s NOT NULL PRIMARY KEY, payload BINARY(%d) NOT NULL) ENGINE=InnoDB", table, colType, len(l.value))); err != nil {
+		"CREATE TABLE %s (id %s NOT NULL PRIMARY KEY, payload BINARY(%d) NOT NULL) ENGINE=InnoDB", table, colType, len(l.Value))); err != nil {
 		return fail("create table", err)
 	}
 	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
-	sessions := make([]session, writers)
+	sessions := make([]engine.Session, writers)
 	ids := make([]string, writers)
 	for w := range sessions {
 		conn, err := e.db.Conn(ctx)
@@ -457,13 +461,13 @@ func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int)
 		if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&ids[w]); err != nil {
 			return fail("connection id", err)
 		}
-		if _, err := conn.ExecContext(ctx, "SET @idkit_payload = ?", l.value); err != nil {
+		if _, err := conn.ExecContext(ctx, "SET @idkit_payload = ?", l.Value); err != nil {
 			return fail("set payload", err)
 		}
 		stmts := map[int]string{}
-		sessions[w] = session{
-			id: "thread " + ids[w],
-			insert: func(ctx context.Context, idx []int) error {
+		sessions[w] = engine.Session{
+			ID: "thread " + ids[w],
+			Insert: func(ctx context.Context, idx []int) error {
 				q, ok := stmts[len(idx)]
 				if !ok {
 					q = "INSERT INTO " + table + " (id, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, @idkit_payload),", len(idx)), ",")
@@ -471,10 +475,10 @@ func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int)
 				}
 				args := make([]any, len(idx))
 				for j, i := range idx {
-					if l.bigint() {
-						args[j] = l.int64At(i)
+					if l.Bigint() {
+						args[j] = l.Int64At(i)
 					} else {
-						args[j] = l.keys.At(i)
+						args[j] = l.Keys.At(i)
 					}
 				}
 				_, err := conn.ExecContext(ctx, q, args...)
@@ -521,7 +525,7 @@ func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int)
 	if err != nil {
 		return fail("wait counters", err)
 	}
-	c, err := runConcurrent(ctx, l, sessions, sample)
+	c, err := engine.RunConcurrent(ctx, l, sessions, sample)
 	if err != nil {
 		return fail("load", err)
 	}
@@ -537,16 +541,16 @@ func (e *mysqlEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int)
 	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
 		return fail("count", err)
 	}
-	if rows != l.keys.N() {
-		return fail("count", fmt.Errorf("%d rows after inserting %d keys", rows, l.keys.N()))
+	if rows != l.Keys.N() {
+		return fail("count", fmt.Errorf("%d rows after inserting %d keys", rows, l.Keys.N()))
 	}
 	return c, nil
 }
 
-// mysqlInsert returns a function that inserts l's keys lo..hi-1 into
+// InsertBatches returns a function that inserts l's keys lo..hi-1 into
 // table on conn, each with the payload in @idkit_payload, in one
 // statement; a statement is built once per batch size.
-func mysqlInsert(ctx context.Context, conn *sql.Conn, table string, l dbLoad) func(lo, hi int) error {
+func InsertBatches(ctx context.Context, conn *sql.Conn, table string, l engine.Load) func(lo, hi int) error {
 	stmts := map[int]string{}
 	return func(lo, hi int) error {
 		q, ok := stmts[hi-lo]
@@ -556,9 +560,20 @@ func mysqlInsert(ctx context.Context, conn *sql.Conn, table string, l dbLoad) fu
 		}
 		args := make([]any, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			args = append(args, mysqlArg(l, i))
+			args = append(args, Arg(l, i))
 		}
 		_, err := conn.ExecContext(ctx, q, args...)
 		return err
 	}
+}
+
+// Arg is key i of l as a statement argument.
+func Arg(l engine.Load, i int) any { return KeyArg(l, l.Keys.At(i)) }
+
+// cutArg is a key of l, given as bytes, as a statement argument.
+func KeyArg(l engine.Load, key []byte) any {
+	if l.Bigint() {
+		return int64(binary.BigEndian.Uint64(key))
+	}
+	return key
 }

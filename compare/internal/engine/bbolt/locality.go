@@ -1,10 +1,12 @@
-package compare
+package bbolt
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -53,26 +55,26 @@ type Load struct {
 var bucketName = []byte("ids")
 
 // loadConfig says how to load keys into bbolt.
-type loadConfig struct {
-	dir       string
-	fill      float64
-	batch     int
-	value     []byte
-	sync      bool
-	pageSize  int
-	onCommit  func(done int)
-	fileLabel string
+type Config struct {
+	Dir       string
+	Fill      float64
+	Batch     int
+	Value     []byte
+	Sync      bool
+	PageSize  int
+	OnCommit  func(done int)
+	FileLabel string
 }
 
 // load inserts keys in order into a new bbolt file in cfg.dir, measures
 // the load, and removes the file.
-func load(k keySet, cfg loadConfig) (Load, error) {
-	l := Load{FillPercent: cfg.fill}
-	path := filepath.Join(cfg.dir, cfg.fileLabel+".db")
+func Run(k engine.KeySet, cfg Config) (Load, error) {
+	l := Load{FillPercent: cfg.Fill}
+	path := filepath.Join(cfg.Dir, cfg.FileLabel+".db")
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:  time.Second,
-		NoSync:   !cfg.sync,
-		PageSize: cfg.pageSize,
+		NoSync:   !cfg.Sync,
+		PageSize: cfg.PageSize,
 	})
 	if err != nil {
 		return l, fmt.Errorf("compare: open %s: %w", path, err)
@@ -90,13 +92,13 @@ func load(k keySet, cfg loadConfig) (Load, error) {
 
 	n := k.N()
 	start := time.Now()
-	for lo := 0; lo < n; lo += cfg.batch {
-		hi := min(lo+cfg.batch, n)
+	for lo := 0; lo < n; lo += cfg.Batch {
+		hi := min(lo+cfg.Batch, n)
 		err := db.Update(func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucketName)
-			b.FillPercent = cfg.fill
+			b.FillPercent = cfg.Fill
 			for i := lo; i < hi; i++ {
-				if err := b.Put(k.At(i), cfg.value); err != nil {
+				if err := b.Put(k.At(i), cfg.Value); err != nil {
 					return err
 				}
 			}
@@ -106,8 +108,8 @@ func load(k keySet, cfg loadConfig) (Load, error) {
 			return l, fmt.Errorf("compare: insert keys %d..%d: %w", lo, hi-1, err)
 		}
 		l.Commits++
-		if cfg.onCommit != nil {
-			cfg.onCommit(hi)
+		if cfg.OnCommit != nil {
+			cfg.OnCommit(hi)
 		}
 	}
 	elapsed := time.Since(start)

@@ -1,4 +1,4 @@
-package compare
+package engine
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // A --like run fills its copies as the application fills the table: each
@@ -25,21 +26,21 @@ import (
 // its key (an integer key only), its time column's value in seconds, and
 // its place in the table's physical order. A value the row does not have
 // is NaN.
-type sampledRow[R any] struct {
-	row               R
-	key, at, physical float64
+type SampledRow[R any] struct {
+	Row               R
+	Key, At, Physical float64
 }
 
 // likeOrder is how a --like run orders the sample as the application
 // inserted its rows.
-type likeOrder struct {
+type LikeOrder struct {
 	// by is "key", "time" or "physical".
-	by string
+	By string
 	// time is the time column the rows are ordered by, or whose values a
 	// reused row interpolates; "" when the table has none.
-	time string
+	Time string
 	// note says how the order was chosen, for the report.
-	note string
+	Note string
 }
 
 // timeColumnNames rank time columns by name: a column whose name says
@@ -52,26 +53,26 @@ var (
 
 // timeCandidate is a column of a time type (a date or a timestamp, not
 // a time of day) and whether a secondary index leads with it.
-type timeCandidate struct {
-	name    string
-	indexed bool
+type TimeCandidate struct {
+	Name    string
+	Indexed bool
 }
 
 // chooseTimeColumn returns the time column whose order is most likely the
 // order of inserts, and why, or "" when no column is one: a name that
 // says the row was made then (created_at), else a column an index leads
 // with, else the first; never one whose name says it is set later.
-func chooseTimeColumn(cands []timeCandidate) (string, string) {
+func ChooseTimeColumn(cands []TimeCandidate) (string, string) {
 	best, score := -1, 0
 	for i, c := range cands {
 		s := 1
 		switch {
-		case madeAtName.MatchString(c.name):
+		case madeAtName.MatchString(c.Name):
 			s = 4
-		case laterAtName.MatchString(c.name):
+		case laterAtName.MatchString(c.Name):
 			continue
 		}
-		if c.indexed {
+		if c.Indexed {
 			s++
 		}
 		if s > score {
@@ -83,19 +84,19 @@ func chooseTimeColumn(cands []timeCandidate) (string, string) {
 	}
 	c := cands[best]
 	var why []string
-	if madeAtName.MatchString(c.name) {
+	if madeAtName.MatchString(c.Name) {
 		why = append(why, "its name says when the row was made")
 	}
-	if c.indexed {
+	if c.Indexed {
 		why = append(why, "an index leads with it")
 	}
 	if len(why) == 0 {
 		why = append(why, "the table's first date or timestamp column")
 	}
-	return c.name, joinAnd(why)
+	return c.Name, JoinAnd(why)
 }
 
-func joinAnd(s []string) string {
+func JoinAnd(s []string) string {
 	switch len(s) {
 	case 0:
 		return ""
@@ -121,7 +122,7 @@ const DenseSpan = 2.0
 
 // dense says whether an integer key from min to max is dense over about
 // rows rows: an application's numbering, with gaps where rows went.
-func dense(min, max int64, rows int64) bool {
+func Dense(min, max int64, rows int64) bool {
 	if rows <= 0 || max < min {
 		return false
 	}
@@ -133,10 +134,10 @@ func dense(min, max int64, rows int64) bool {
 // local sequence, else by the time column, else physically. physicalIsKey
 // says the engine keeps rows in key order (InnoDB), so that the physical
 // order says nothing of the order of inserts.
-func orderSample[R any](rows []sampledRow[R], key string, sequence bool, time, timeWhy string, physicalIsKey bool) likeOrder {
-	byPhysical := func(a, b sampledRow[R]) int { return cmp.Compare(a.physical, b.physical) }
-	by := func(f func(sampledRow[R]) float64) func(a, b sampledRow[R]) int {
-		return func(a, b sampledRow[R]) int {
+func OrderSample[R any](rows []SampledRow[R], key string, sequence bool, time, timeWhy string, physicalIsKey bool) LikeOrder {
+	byPhysical := func(a, b SampledRow[R]) int { return cmp.Compare(a.Physical, b.Physical) }
+	by := func(f func(SampledRow[R]) float64) func(a, b SampledRow[R]) int {
+		return func(a, b SampledRow[R]) int {
 			// NaN (a NULL) first, as both engines sort NULLs with ORDER BY
 			// ... NULLS FIRST; ties in physical order.
 			if c := cmp.Compare(f(a), f(b)); c != 0 {
@@ -147,22 +148,22 @@ func orderSample[R any](rows []sampledRow[R], key string, sequence bool, time, t
 	}
 	switch {
 	case sequence:
-		slices.SortStableFunc(rows, by(func(r sampledRow[R]) float64 { return r.key }))
-		return likeOrder{by: "key", time: time, note: fmt.Sprintf("insert order: the sampled rows go in the order of the key %s, a local sequence", key)}
+		slices.SortStableFunc(rows, by(func(r SampledRow[R]) float64 { return r.Key }))
+		return LikeOrder{By: "key", Time: time, Note: fmt.Sprintf("insert order: the sampled rows go in the order of the key %s, a local sequence", key)}
 	case time != "":
-		slices.SortStableFunc(rows, by(func(r sampledRow[R]) float64 { return r.at }))
-		return likeOrder{by: "time", time: time, note: fmt.Sprintf("insert order: the sampled rows go in the order of %s (%s), as the application inserted them", time, timeWhy)}
+		slices.SortStableFunc(rows, by(func(r SampledRow[R]) float64 { return r.At }))
+		return LikeOrder{By: "time", Time: time, Note: fmt.Sprintf("insert order: the sampled rows go in the order of %s (%s), as the application inserted them", time, timeWhy)}
 	case physicalIsKey:
 		slices.SortStableFunc(rows, byPhysical)
-		return likeOrder{by: "physical", note: fmt.Sprintf("insert order: not known (the key %s is no local sequence and the table has no created-at time column); the sampled rows go in the table's physical order, which on InnoDB is the key's", key)}
+		return LikeOrder{By: "physical", Note: fmt.Sprintf("insert order: not known (the key %s is no local sequence and the table has no created-at time column); the sampled rows go in the table's physical order, which on InnoDB is the key's", key)}
 	}
 	slices.SortStableFunc(rows, byPhysical)
-	return likeOrder{by: "physical", note: fmt.Sprintf("insert order: the sampled rows go in the table's physical order (the key %s is no local sequence and the table has no created-at time column), which inserts alone leave in insert order", key)}
+	return LikeOrder{By: "physical", Note: fmt.Sprintf("insert order: the sampled rows go in the table's physical order (the key %s is no local sequence and the table has no created-at time column), which inserts alone leave in insert order", key)}
 }
 
 // rankCorrelation returns Spearman's rank correlation of the pairs (x[i],
 // y[i]) that have both values, and false when fewer than three do.
-func rankCorrelation(x, y []float64) (float64, bool) {
+func RankCorrelation(x, y []float64) (float64, bool) {
 	var xs, ys []float64
 	for i := range x {
 		if !math.IsNaN(x[i]) && !math.IsNaN(y[i]) {
@@ -211,12 +212,12 @@ func ranks(v []float64) []float64 {
 }
 
 // reuseNote says how the loads use the sample in order, for the report.
-func reuseNote(sample, n int, time string) string {
+func ReuseNote(sample, n int, time string) string {
 	reuse := (n + sample - 1) / sample
 	if reuse <= 1 {
-		return fmt.Sprintf("each of the loads' %s rows takes a sampled row of its own, in that order", thousands(int64(n)))
+		return fmt.Sprintf("each of the loads' %s rows takes a sampled row of its own, in that order", Thousands(int64(n)))
 	}
-	s := fmt.Sprintf("the loads' %s rows pass through the sample once, in that order, each sampled row filling up to %d rows in a row", thousands(int64(n)), reuse)
+	s := fmt.Sprintf("the loads' %s rows pass through the sample once, in that order, each sampled row filling up to %d rows in a row", Thousands(int64(n)), reuse)
 	if time != "" {
 		s += fmt.Sprintf("; %s takes values between the row's own and the next sampled row's, so that it stays ascending and distinct as the application's does", time)
 	}
@@ -225,12 +226,12 @@ func reuseNote(sample, n int, time string) string {
 
 // keyTimeCorrelation returns the rank correlation of the sampled rows'
 // keys with their time column, or nil when the rows have not both.
-func keyTimeCorrelation[R any](rows []sampledRow[R]) *float64 {
+func KeyTimeCorrelation[R any](rows []SampledRow[R]) *float64 {
 	keys, times := make([]float64, len(rows)), make([]float64, len(rows))
 	for i, r := range rows {
-		keys[i], times[i] = r.key, r.at
+		keys[i], times[i] = r.Key, r.At
 	}
-	c, ok := rankCorrelation(keys, times)
+	c, ok := RankCorrelation(keys, times)
 	if !ok {
 		return nil
 	}
@@ -246,28 +247,63 @@ func keyTimeCorrelation[R any](rows []sampledRow[R]) *float64 {
 // the rows' physical order (PostgreSQL's pg_stats). InnoDB keeps rows in
 // key order, so there a dense key without a time column is taken as the
 // application's numbering.
-func (t *LikeTable) localSequence() (how string, ok bool) {
-	if bits, _ := intBits(t.KeyType); bits == 0 {
+func (t *LikeTable) LocalSequence() (how string, ok bool) {
+	if bits, _ := IntBits(t.KeyType); bits == 0 {
 		return "", false
 	}
 	if t.KeySequence != "" {
 		return t.KeySequence, true
 	}
-	if t.KeyMin == nil || t.KeyMax == nil || !dense(*t.KeyMin, *t.KeyMax, t.Rows) {
+	if t.KeyMin == nil || t.KeyMax == nil || !Dense(*t.KeyMin, *t.KeyMax, t.Rows) {
 		return "", false
 	}
-	how = fmt.Sprintf("dense: %s..%s for about %s rows", thousands(*t.KeyMin), thousands(*t.KeyMax), thousands(t.Rows))
+	how = fmt.Sprintf("dense: %s..%s for about %s rows", Thousands(*t.KeyMin), Thousands(*t.KeyMax), Thousands(t.Rows))
 	switch {
 	case t.KeyTimeCorrelation != nil:
 		if *t.KeyTimeCorrelation < InOrder {
 			return "", false
 		}
 		return how + fmt.Sprintf(", in insert order: rank correlation %.2f with the created-at column", *t.KeyTimeCorrelation), true
-	case t.KeyCorrelation != nil && t.Engine == EnginePostgres:
+	case t.KeyCorrelation != nil && t.Engine == Postgres:
 		if *t.KeyCorrelation < InOrder {
 			return "", false
 		}
 		return how + fmt.Sprintf(", in insert order: correlation %.2f with the rows' physical order", *t.KeyCorrelation), true
 	}
 	return how, true
+}
+
+// IntBits returns the width of an integer column type, as PostgreSQL or
+// MariaDB/MySQL write it ("bigint", "int8", "bigint(20) unsigned"), and
+// whether it is unsigned; 0 for any other type.
+func IntBits(typ string) (bits int, unsigned bool) {
+	f := strings.Fields(strings.ToLower(typ))
+	if len(f) == 0 {
+		return 0, false
+	}
+	base, _, _ := strings.Cut(f[0], "(")
+	switch base {
+	case "bigint", "int8", "bigserial", "serial8":
+		bits = 64
+	case "integer", "int", "int4", "serial", "serial4":
+		bits = 32
+	case "mediumint":
+		bits = 24
+	case "smallint", "int2", "smallserial", "serial2":
+		bits = 16
+	case "tinyint":
+		bits = 8
+	default:
+		return 0, false
+	}
+	for _, w := range f[1:] {
+		unsigned = unsigned || w == "unsigned"
+	}
+	return bits, unsigned
+}
+
+// Candidate is the column name, of a time type, as a candidate for the
+// time the rows were inserted at; indexed says an index leads with it.
+func Candidate(name string, indexed bool) TimeCandidate {
+	return TimeCandidate{Name: name, Indexed: indexed}
 }

@@ -1,4 +1,4 @@
-package compare
+package postgres
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"math"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// postgresEngine loads each key set into a fresh table of a schema the run
+// Engine loads each key set into a fresh table of a schema the run
 // creates (idkit_compare_<random>) and drops at the end. Each batch is one
 // INSERT ... SELECT FROM unnest(...) run under EXPLAIN (ANALYZE, BUFFERS,
 // WAL), which executes and commits it and reports, for that statement
@@ -29,7 +31,7 @@ import (
 // In a --like run whose copies live on the source server (no scratch
 // server), the engine is polite: it runs no CHECKPOINT and creates no
 // extension there, and leaves out the figures that need checkpoints.
-type postgresEngine struct {
+type Engine struct {
 	dsn       string
 	sourceDSN string // the server with the user's table, in a --like run
 	polite    bool   // the engine's server is the source: no CHECKPOINT
@@ -37,7 +39,7 @@ type postgresEngine struct {
 	pid       uint32 // the server process of conn
 	schema    string
 	version   string
-	like      *likeShape // set by prepareLike: load into copies of the user's table
+	like      *engine.Shape[*pgLike] // set by prepareLike: load into copies of the user's table
 	// pageinspect says whether the run may read the index's pages, for
 	// the leaf pages of the newest rows.
 	pageinspect bool
@@ -45,21 +47,22 @@ type postgresEngine struct {
 	// checkpoint count when the run began, for a polite engine's report
 	// of the load it put on the source.
 	walStart, checkpointsStart int64
-	throttle                   *throttle // nil: the loads never pause
+	throttle                   *engine.Throttle // nil: the loads never pause
 }
 
-func (e *postgresEngine) loadThrottle() *throttle { return e.throttle }
+func (e *Engine) Throttle() *engine.Throttle { return e.throttle }
 
 // openPostgres connects to dsn and creates the run's schema there. In a
 // --like run sourceDSN names the server with the user's table, the same
 // as dsn when polite.
-func openPostgres(ctx context.Context, dsn, sourceDSN string, polite bool) (*postgresEngine, error) {
-	conn, err := pgConnect(ctx, dsn)
+func Open(ctx context.Context, dsn, sourceDSN string, polite bool, lim engine.Limits) (*Engine, error) {
+	conn, err := Connect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("compare: postgres: connect: %w", err)
 	}
-	e := &postgresEngine{dsn: dsn, sourceDSN: sourceDSN, polite: polite, conn: conn, pid: conn.PgConn().PID(), schema: "idkit_compare_" + runSuffix()}
-	fail := func(what string, err error) (*postgresEngine, error) {
+	e := &Engine{dsn: dsn, sourceDSN: sourceDSN, polite: polite, conn: conn, pid: conn.PgConn().PID(), schema: "idkit_compare_" + engine.RunSuffix()}
+	e.throttle = engine.NewThrottle(lim, engine.Postgres, Busy(conn))
+	fail := func(what string, err error) (*Engine, error) {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("compare: postgres: %s: %w", what, err)
 	}
@@ -95,7 +98,7 @@ func openPostgres(ctx context.Context, dsn, sourceDSN string, polite bool) (*pos
 	return e, nil
 }
 
-func (e *postgresEngine) Info() EngineInfo {
+func (e *Engine) Info() engine.Info {
 	settings := "8192-byte pages, autovacuum off for the tables, CHECKPOINT every interval, schema " + e.schema
 	switch {
 	case e.polite && e.pageinspect:
@@ -106,13 +109,13 @@ func (e *postgresEngine) Info() EngineInfo {
 	case !e.pageinspect:
 		settings += "; the newest rows' leaf pages are left out: pageinspect is for superusers (CREATE EXTENSION pageinspect, and the run as a superuser)"
 	}
-	return EngineInfo{Name: EnginePostgres, Version: "PostgreSQL " + e.version + driver("github.com/jackc/pgx/v5"), Settings: settings}
+	return engine.Info{Name: engine.Postgres, Version: "PostgreSQL " + e.version + engine.Driver("github.com/jackc/pgx/v5"), Settings: settings}
 }
 
 // Created names what the run created on the server, for the message of a
 // stopped run.
-func (e *postgresEngine) Created() string {
-	return fmt.Sprintf("schema %s on PostgreSQL %s", e.schema, serverName(e.conn.Config().Host, e.conn.Config().Port, e.conn.Config().Database))
+func (e *Engine) Created() string {
+	return fmt.Sprintf("schema %s on PostgreSQL %s", e.schema, engine.ServerName(e.conn.Config().Host, e.conn.Config().Port, e.conn.Config().Database))
 }
 
 // Close drops the run's schema and everything in it. When a cancelled
@@ -120,13 +123,13 @@ func (e *postgresEngine) Created() string {
 // running the statement: Close ends that process first (a user may end
 // its own), on a new connection, and waits for locks at most a few
 // seconds, so that a stopped run ends at once.
-func (e *postgresEngine) Close(ctx context.Context) error {
+func (e *Engine) Close(ctx context.Context) error {
 	drop := "DROP SCHEMA IF EXISTS " + e.schema + " CASCADE"
 	left := func(err error) error {
 		return fmt.Errorf("compare: postgres: %s is left behind (%v); remove it with: %s", e.Created(), err, drop)
 	}
 	if e.conn.IsClosed() {
-		conn, err := pgConnect(ctx, e.dsn)
+		conn, err := Connect(ctx, e.dsn)
 		if err != nil {
 			return left(err)
 		}
@@ -150,7 +153,7 @@ func (e *postgresEngine) Close(ctx context.Context) error {
 // serverLoad says how much WAL the server wrote and how often it
 // checkpointed since the engine opened: the load a run without a scratch
 // server put on the source, with any other session's.
-func (e *postgresEngine) serverLoad(ctx context.Context) (string, int64, error) {
+func (e *Engine) ServerLoad(ctx context.Context) (string, int64, error) {
 	if !e.polite {
 		return "", 0, nil
 	}
@@ -160,7 +163,7 @@ func (e *postgresEngine) serverLoad(ctx context.Context) (string, int64, error) 
 		return "", 0, fmt.Errorf("compare: postgres: read the WAL position: %w", err)
 	}
 	return fmt.Sprintf("load on this server, which held the copies: it wrote %s of WAL and checkpointed %d times during the run (this run's and any other session's work); run with --scratch to build the copies elsewhere",
-		mib(float64(wal-e.walStart)), checkpoints-e.checkpointsStart), wal - e.walStart, nil
+		engine.MiB(float64(wal-e.walStart)), checkpoints-e.checkpointsStart), wal - e.walStart, nil
 }
 
 // explained is what a load's statements reported under EXPLAIN (ANALYZE,
@@ -195,7 +198,7 @@ type explained struct {
 // last, which are the pages a checkpoint there would have written. On
 // either path, where it may read pages, it counts those of the primary-key
 // index key (0: none) apart: the pages the key's order changes.
-func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string, args func(lo, hi int) []any, rels []uint32, key uint32) (explained, error) {
+func (e *Engine) explainLoad(ctx context.Context, l engine.Load, stmt string, args func(lo, hi int) []any, rels []uint32, key uint32) (explained, error) {
 	var x explained
 	// The server-wide LSN difference over the load counts, besides the
 	// statements' WAL, their commit records, the checkpoints' records and
@@ -279,7 +282,7 @@ func (e *postgresEngine) explainLoad(ctx context.Context, l dbLoad, stmt string,
 		x.walBytes += p.Bytes
 		return nil
 	}
-	if x.spent, err = l.batches(insert, interval); err != nil {
+	if x.spent, err = l.Batches(insert, interval); err != nil {
 		return x, err
 	}
 	if err := count(); err != nil { // the last interval, or none
@@ -320,41 +323,41 @@ func (x explained) checkpointed() bool { return x.checkpoints > 0 || x.fpi > 0 }
 // of the server's fell in the load, and the pages changed per interval,
 // counted from the pages' LSNs, stand for the pages dirtied.
 func (x explained) metrics(m map[string]float64, n int, polite bool) {
-	m["inserts_per_second"] = rate(n, x.spent)
+	m["inserts_per_second"] = engine.Rate(n, x.spent)
 	m["wal_records"] = float64(x.records)
 	if x.keyCounted {
 		m["key_pages_changed"] = float64(x.keyChanged)
-		m["key_pages_changed_per_1000"] = perThousand(float64(x.keyChanged), n)
+		m["key_pages_changed_per_1000"] = engine.PerThousand(float64(x.keyChanged), n)
 	}
 	if polite {
 		if !x.checkpointed() {
 			m["wal_bytes_no_fpi"] = float64(x.walBytes)
-			m["wal_bytes_no_fpi_per_insert"] = perKey(float64(x.walBytes), n)
+			m["wal_bytes_no_fpi_per_insert"] = engine.PerKey(float64(x.walBytes), n)
 		}
 		if x.counted {
 			m["pages_changed"] = float64(x.changed)
-			m["pages_changed_per_1000"] = perThousand(float64(x.changed), n)
+			m["pages_changed_per_1000"] = engine.PerThousand(float64(x.changed), n)
 		}
 		return
 	}
 	m["pages_dirtied"] = float64(x.dirtied)
-	m["pages_dirtied_per_1000"] = perThousand(float64(x.dirtied), n)
+	m["pages_dirtied_per_1000"] = engine.PerThousand(float64(x.dirtied), n)
 	m["pages_written_by_backend"] = float64(x.written)
 	m["wal_fpi"] = float64(x.fpi)
-	m["wal_fpi_per_1000"] = perThousand(float64(x.fpi), n)
+	m["wal_fpi_per_1000"] = engine.PerThousand(float64(x.fpi), n)
 	m["wal_bytes"] = float64(x.walBytes)
-	m["wal_bytes_per_insert"] = perKey(float64(x.walBytes), n)
+	m["wal_bytes_per_insert"] = engine.PerKey(float64(x.walBytes), n)
 	m["wal_bytes_lsn"] = float64(x.lsnBytes)
-	m["wal_bytes_lsn_per_insert"] = perKey(float64(x.lsnBytes), n)
+	m["wal_bytes_lsn_per_insert"] = engine.PerKey(float64(x.lsnBytes), n)
 }
 
 // postgresColumn is the key column a user would choose: bigint for 64-bit
 // integers, uuid for 16-byte keys (UUIDs and ULIDs), bytea for the rest.
-func postgresColumn(l dbLoad) (colType, array string) {
+func postgresColumn(l engine.Load) (colType, array string) {
 	switch {
-	case l.bigint():
+	case l.Bigint():
 		return "bigint", "bigint[]"
-	case l.keys.Len == 16:
+	case l.Keys.Len == 16:
 		return "uuid", "uuid[]"
 	default:
 		return "bytea", "bytea[]"
@@ -373,15 +376,15 @@ type explainBuffers struct {
 	} `json:"Plan"`
 }
 
-func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
+func (e *Engine) Load(ctx context.Context, l engine.Load) (engine.Figures, error) {
 	if e.like != nil {
 		return e.loadLike(ctx, l)
 	}
 	colType, array := postgresColumn(l)
-	out := EngineLoad{Engine: EnginePostgres, ColumnType: colType, Metrics: map[string]float64{}}
-	table := e.schema + "." + l.table
-	index := e.schema + "." + l.table + "_pkey"
-	fail := func(what string, err error) (EngineLoad, error) {
+	out := engine.Figures{Engine: engine.Postgres, ColumnType: colType, Metrics: map[string]float64{}}
+	table := e.schema + "." + l.Table
+	index := e.schema + "." + l.Table + "_pkey"
+	fail := func(what string, err error) (engine.Figures, error) {
 		return out, fmt.Errorf("compare: postgres: %s %s: %w", what, table, err)
 	}
 	if _, err := e.conn.Exec(ctx, fmt.Sprintf(
@@ -391,11 +394,11 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
 
 	stmt := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (id, payload) SELECT k, $2 FROM unnest($1::%s) AS k", table, array)
-	x, err := e.explainLoad(ctx, l, stmt, func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), l.value} }, nil, 0)
+	x, err := e.explainLoad(ctx, l, stmt, func(lo, hi int) []any { return []any{pgKeys(l, colType, lo, hi), l.Value} }, nil, 0)
 	if err != nil {
 		return fail("load", err)
 	}
-	n := l.keys.N()
+	n := l.Keys.N()
 	var heapBytes, indexBytes, leafPages int64
 	var density, fragmentation float64
 	if err := e.conn.QueryRow(ctx, "SELECT pg_relation_size($1::regclass), pg_relation_size($2::regclass)", table, index).
@@ -409,7 +412,7 @@ func (e *postgresEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error)
 	m := out.Metrics
 	x.metrics(m, n, false)
 	m["index_bytes"] = float64(indexBytes)
-	m["index_bytes_per_key"] = perKey(float64(indexBytes), n)
+	m["index_bytes_per_key"] = engine.PerKey(float64(indexBytes), n)
 	m["heap_bytes"] = float64(heapBytes)
 	m["leaf_pages"] = float64(leafPages)
 	m["leaf_density"] = density / 100
@@ -441,10 +444,10 @@ func createExtension(ctx context.Context, conn *pgx.Conn, name string) error {
 // sessions' wait events in pg_stat_activity on the run's own connection.
 // The sessions carry an application_name of the run's, which picks them
 // out there.
-func (e *postgresEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers int) (*ConcurrentLoad, error) {
+func (e *Engine) LoadConcurrent(ctx context.Context, l engine.Load, writers int) (*engine.ConcurrentLoad, error) {
 	colType, array := postgresColumn(l)
-	table := e.schema + "." + l.table + "_concurrent"
-	fail := func(what string, err error) (*ConcurrentLoad, error) {
+	table := e.schema + "." + l.Table + "_concurrent"
+	fail := func(what string, err error) (*engine.ConcurrentLoad, error) {
 		return nil, fmt.Errorf("compare: postgres: %s %s: %w", what, table, err)
 	}
 	if _, err := e.conn.Exec(ctx, fmt.Sprintf(
@@ -459,17 +462,17 @@ func (e *postgresEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers i
 	app := e.schema + "_writer"
 	cfg.RuntimeParams["application_name"] = app
 	stmt := fmt.Sprintf("INSERT INTO %s (id, payload) SELECT k, $2 FROM unnest($1::%s) AS k", table, array)
-	sessions := make([]session, writers)
+	sessions := make([]engine.Session, writers)
 	for w := range sessions {
 		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return fail(fmt.Sprintf("connect writer %d of", w), err)
 		}
 		defer conn.Close(context.WithoutCancel(ctx))
-		sessions[w] = session{
-			id: fmt.Sprintf("pid %d", conn.PgConn().PID()),
-			insert: func(ctx context.Context, idx []int) error {
-				_, err := conn.Exec(ctx, stmt, pgKeysAt(l, colType, idx), l.value)
+		sessions[w] = engine.Session{
+			ID: fmt.Sprintf("pid %d", conn.PgConn().PID()),
+			Insert: func(ctx context.Context, idx []int) error {
+				_, err := conn.Exec(ctx, stmt, pgKeysAt(l, colType, idx), l.Value)
 				return err
 			},
 		}
@@ -489,7 +492,7 @@ func (e *postgresEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers i
 		}
 		return ids, events, rows.Err()
 	}
-	c, err := runConcurrent(ctx, l, sessions, sample)
+	c, err := engine.RunConcurrent(ctx, l, sessions, sample)
 	if err != nil {
 		return fail("load", err)
 	}
@@ -497,8 +500,8 @@ func (e *postgresEngine) LoadConcurrent(ctx context.Context, l dbLoad, writers i
 	if err := e.conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
 		return fail("count", err)
 	}
-	if rows != l.keys.N() {
-		return fail("count", fmt.Errorf("%d rows after inserting %d keys", rows, l.keys.N()))
+	if rows != l.Keys.N() {
+		return fail("count", fmt.Errorf("%d rows after inserting %d keys", rows, l.Keys.N()))
 	}
 	return c, nil
 }

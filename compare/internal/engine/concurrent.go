@@ -1,4 +1,4 @@
-package compare
+package engine
 
 import (
 	"cmp"
@@ -56,31 +56,25 @@ type WaitShare struct {
 // wait on.
 const SampleEvery = 5 * time.Millisecond
 
-// concurrentLoader is a server engine that can load a key set through K
-// connections at once.
-type concurrentLoader interface {
-	LoadConcurrent(ctx context.Context, l dbLoad, writers int) (*ConcurrentLoad, error)
-}
-
 // session is one of the K connections of a concurrent load: insert puts
 // the keys of the given indices in one transaction.
-type session struct {
-	id     string // the server's name for it: a process or thread id
-	insert func(ctx context.Context, idx []int) error
+type Session struct {
+	ID     string // the server's name for it: a process or thread id
+	Insert func(ctx context.Context, idx []int) error
 }
 
 // sampled is what one sample saw: for each session of the load running a
 // statement, its id and what it waits on.
-type sampled func(ctx context.Context) (ids, events []string, err error)
+type Sampler func(ctx context.Context) (ids, events []string, err error)
 
 // runConcurrent inserts the n keys of l through sessions at once, session
 // w taking the keys w, w+K, w+2K, ... that writer w made, in batches of
 // l.batch, and samples what the sessions wait on until they are done.
-func runConcurrent(ctx context.Context, l dbLoad, sessions []session, sample sampled) (*ConcurrentLoad, error) {
-	k, n := len(sessions), l.keys.N()
+func RunConcurrent(ctx context.Context, l Load, sessions []Session, sample Sampler) (*ConcurrentLoad, error) {
+	k, n := len(sessions), l.Keys.N()
 	out := &ConcurrentLoad{Connections: k}
 	for _, s := range sessions {
-		out.Sessions = append(out.Sessions, s.id)
+		out.Sessions = append(out.Sessions, s.ID)
 	}
 	var (
 		mu        sync.Mutex
@@ -128,18 +122,18 @@ func runConcurrent(ctx context.Context, l dbLoad, sessions []session, sample sam
 				latencies = append(latencies, own...)
 				mu.Unlock()
 			}()
-			batch := make([]int, 0, l.batch)
+			batch := make([]int, 0, l.Batch)
 			flush := func() error {
 				began := time.Now()
-				if err := s.insert(ctx, batch); err != nil {
-					return fmt.Errorf("session %d (%s): insert keys %d..%d: %w", w, s.id, batch[0], batch[len(batch)-1], err)
+				if err := s.Insert(ctx, batch); err != nil {
+					return fmt.Errorf("session %d (%s): insert keys %d..%d: %w", w, s.ID, batch[0], batch[len(batch)-1], err)
 				}
 				own = append(own, time.Since(began))
 				batch = batch[:0]
 				return nil
 			}
 			for i := w; i < n; i += k {
-				if batch = append(batch, i); len(batch) == l.batch {
+				if batch = append(batch, i); len(batch) == l.Batch {
 					if errs[w] = flush(); errs[w] != nil {
 						cancel()
 						return
@@ -163,10 +157,10 @@ func runConcurrent(ctx context.Context, l dbLoad, sessions []session, sample sam
 	if sampleErr != nil {
 		return nil, sampleErr
 	}
-	out.InsertsPerSecond = rate(n, spent)
+	out.InsertsPerSecond = Rate(n, spent)
 	slices.Sort(latencies)
-	out.BatchP50Ms = ms(quantile(latencies, 0.5))
-	out.BatchP99Ms = ms(quantile(latencies, 0.99))
+	out.BatchP50Ms = Ms(Quantile(latencies, 0.5))
+	out.BatchP99Ms = Ms(Quantile(latencies, 0.99))
 	out.SessionsSeen = len(seen)
 	for e, c := range events {
 		out.Waits = append(out.Waits, WaitShare{Event: e, Share: float64(c) / float64(out.Samples)})
@@ -178,17 +172,17 @@ func runConcurrent(ctx context.Context, l dbLoad, sessions []session, sample sam
 }
 
 // quantile returns the q quantile of sorted durations, 0 when empty.
-func quantile(sorted []time.Duration, q float64) time.Duration {
+func Quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
 	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // topWaits formats the first three waits of c with their shares.
-func topWaits(c *ConcurrentLoad) string {
+func TopWaits(c *ConcurrentLoad) string {
 	if c == nil || len(c.Waits) == 0 {
 		return "-"
 	}
@@ -197,7 +191,7 @@ func topWaits(c *ConcurrentLoad) string {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = fmt.Appendf(b, "%s %s", w.Event, pct(w.Share))
+		b = fmt.Appendf(b, "%s %s", w.Event, Pct(w.Share))
 	}
 	return string(b)
 }

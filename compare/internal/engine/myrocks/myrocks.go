@@ -1,19 +1,21 @@
-package compare
+package myrocks
 
 import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+	"github.com/idkit/idkit/compare/internal/engine/innodb"
+
 	"github.com/go-sql-driver/mysql"
 )
 
-// myrocksEngine loads each key set into a MyRocks table (MariaDB's RocksDB
+// Engine loads each key set into a MyRocks table (MariaDB's RocksDB
 // storage engine, an LSM tree) of a database the run creates on the
 // --mysql server, when that server has the ROCKSDB engine, and drops it at
 // the end.
@@ -40,15 +42,15 @@ import (
 // partitioned at the expiry's bound, and expire by dropping the oldest
 // partition, which MyRocks deletes by key range; the others expire by
 // DELETE, row by row.
-type myrocksEngine struct {
+type Engine struct {
 	db       *sql.DB
 	conn     *sql.Conn
 	connID   int64
 	database string
 	server   string
 	version  string
-	bloom    string     // the filter policy of new column families, "" for none
-	like     *likeShape // set by writeLike: load into copies of the user's table
+	bloom    string                      // the filter policy of new column families, "" for none
+	like     *engine.Shape[*innodb.Like] // set by writeLike: load into copies of the user's table
 }
 
 // The column family pool, and how long a column family must be quiet
@@ -80,14 +82,14 @@ const myrocksMissing = "the server has no ROCKSDB engine: install Debian's maria
 // openMyRocks connects to dsn and, when the server has the ROCKSDB
 // engine, creates the run's database there; without the engine it
 // returns the reason to skip it.
-func openMyRocks(ctx context.Context, dsn string) (*myrocksEngine, string, error) {
-	db, conn, err := mysqlConnect(ctx, dsn)
+func Open(ctx context.Context, dsn string) (*Engine, string, error) {
+	db, conn, err := innodb.Connect(ctx, dsn)
 	if err != nil {
 		return nil, "", fmt.Errorf("compare: myrocks: %w", err)
 	}
 	cfg, _ := mysql.ParseDSN(dsn)
-	e := &myrocksEngine{db: db, conn: conn, database: "idkit_rocks_" + runSuffix(), server: serverName(cfg.Addr, 0, cfg.DBName)}
-	fail := func(what string, err error) (*myrocksEngine, string, error) {
+	e := &Engine{db: db, conn: conn, database: "idkit_rocks_" + engine.RunSuffix(), server: engine.ServerName(cfg.Addr, 0, cfg.DBName)}
+	fail := func(what string, err error) (*Engine, string, error) {
 		conn.Close()
 		db.Close()
 		return nil, "", fmt.Errorf("compare: myrocks: %s: %w", what, err)
@@ -109,7 +111,7 @@ func openMyRocks(ctx context.Context, dsn string) (*myrocksEngine, string, error
 	// GLOBAL, which needs SUPER, and read the engine's statistics, which
 	// need PROCESS (without it they read as empty); without them the run
 	// goes on without MyRocks and says what to grant.
-	if lack, user, err := myrocksRights(ctx, conn); err != nil {
+	if lack, user, err := innodb.MyRocksRights(ctx, conn); err != nil {
 		return fail("read the rights", err)
 	} else if lack != "" {
 		conn.Close()
@@ -129,55 +131,27 @@ func openMyRocks(ctx context.Context, dsn string) (*myrocksEngine, string, error
 	return e, "", nil
 }
 
-// myrocksRights returns the global rights of SUPER and PROCESS that the
-// user lacks, as a GRANT lists them, and the user.
-func myrocksRights(ctx context.Context, conn *sql.Conn) (lack, user string, err error) {
-	if user, err = mysqlAccount(ctx, conn); err != nil {
-		return "", "", err
-	}
-	rows, err := conn.QueryContext(ctx, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?", user)
-	if err != nil {
-		return "", "", err
-	}
-	defer rows.Close()
-	has := map[string]bool{}
-	for rows.Next() {
-		var priv string
-		if err := rows.Scan(&priv); err != nil {
-			return "", "", err
-		}
-		has[priv] = true
-	}
-	var missing []string
-	for _, priv := range []string{"SUPER", "PROCESS"} {
-		if !has[priv] {
-			missing = append(missing, priv)
-		}
-	}
-	return strings.Join(missing, ", "), user, rows.Err()
-}
-
-func (e *myrocksEngine) Info() EngineInfo {
+func (e *Engine) Info() engine.Info {
 	bloom := "no bloom filter (the server's rocksdb_default_cf_options set none)"
 	if e.bloom != "" {
 		bloom = "filter " + e.bloom
 	}
-	return EngineInfo{
-		Name: EngineMyRocks, Version: "MariaDB " + e.version + " MyRocks" + driver("github.com/go-sql-driver/mysql"),
+	return engine.Info{
+		Name: engine.MyRocks, Version: "MariaDB " + e.version + " MyRocks" + engine.Driver("github.com/go-sql-driver/mysql"),
 		Settings: fmt.Sprintf("a column family per load, from a pool of %d, with %s; %s; database %s", myrocksPool, myrocksCFOptions, bloom, e.database),
 	}
 }
 
 // Created names what the run created on the server.
-func (e *myrocksEngine) Created() string {
+func (e *Engine) Created() string {
 	return fmt.Sprintf("database %s on MariaDB %s", e.database, e.server)
 }
 
-func (e *myrocksEngine) serverLoad(context.Context) (string, int64, error) { return "", 0, nil }
+func (e *Engine) ServerLoad(context.Context) (string, int64, error) { return "", 0, nil }
 
 // Close drops the run's database, as the InnoDB engine's Close does.
-func (e *myrocksEngine) Close(ctx context.Context) error {
-	return dropMySQLDatabase(ctx, e.db, e.conn, e.connID, e.database, "compare: myrocks: "+e.Created())
+func (e *Engine) Close(ctx context.Context) error {
+	return innodb.DropDatabase(ctx, e.db, e.conn, e.connID, e.database, "compare: myrocks: "+e.Created())
 }
 
 // cfStats are the compaction statistics of one column family, summed over
@@ -187,7 +161,7 @@ type cfStats struct {
 	compactions          float64
 }
 
-func (e *myrocksEngine) cfStats(ctx context.Context, cf string) (cfStats, error) {
+func (e *Engine) cfStats(ctx context.Context, cf string) (cfStats, error) {
 	var s cfStats
 	rows, err := e.conn.QueryContext(ctx, `SELECT TYPE, VALUE FROM information_schema.ROCKSDB_COMPACTION_STATS
 		WHERE CF_NAME = ? AND LEVEL = 'Sum' AND TYPE IN ('WriteGB', 'MovedGB', 'SizeBytes', 'CompCount')`, cf)
@@ -216,7 +190,7 @@ func (e *myrocksEngine) cfStats(ctx context.Context, cf string) (cfStats, error)
 }
 
 // pending says whether cf has a flush or a compaction pending.
-func (e *myrocksEngine) pending(ctx context.Context, cf string) (bool, error) {
+func (e *Engine) pending(ctx context.Context, cf string) (bool, error) {
 	var n int64
 	err := e.conn.QueryRowContext(ctx, `SELECT coalesce(sum(VALUE), 0) FROM information_schema.ROCKSDB_CFSTATS
 		WHERE CF_NAME = ? AND STAT_TYPE IN ('NUM_IMMUTABLE_MEM_TABLE', 'MEM_TABLE_FLUSH_PENDING', 'COMPACTION_PENDING')`, cf).Scan(&n)
@@ -225,7 +199,7 @@ func (e *myrocksEngine) pending(ctx context.Context, cf string) (bool, error) {
 
 // settle flushes the memtables and waits until cf has nothing pending and
 // its compaction counts have not moved for myrocksQuiet.
-func (e *myrocksEngine) settle(ctx context.Context, cf string) error {
+func (e *Engine) settle(ctx context.Context, cf string) error {
 	if _, err := e.conn.ExecContext(ctx, "SET GLOBAL rocksdb_force_flush_memtable_now = 1"); err != nil {
 		return fmt.Errorf("flush: %w", err)
 	}
@@ -262,7 +236,7 @@ func (e *myrocksEngine) settle(ctx context.Context, cf string) error {
 // that holds a table: one a killed run left behind, whose rows would be
 // counted in the load's figures, and which the run leaves alone, since
 // it did not create it.
-func (e *myrocksEngine) takeCF(ctx context.Context) (string, error) {
+func (e *Engine) takeCF(ctx context.Context) (string, error) {
 	var others []string // tables in the pool's column families
 	for i := range myrocksPool {
 		cf := fmt.Sprintf("%s%d", myrocksCFPref, i)
@@ -292,14 +266,14 @@ func (e *myrocksEngine) takeCF(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("all %d column families %s0..%d are in use by other runs", myrocksPool, myrocksCFPref, myrocksPool-1)
 }
 
-func (e *myrocksEngine) releaseCF(cf string) {
+func (e *Engine) releaseCF(cf string) {
 	e.conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK(?)", cf)
 }
 
 // emptyCF waits until the tables an earlier load dropped from cf are gone
 // (MyRocks removes a dropped index's rows in the background), compacting
 // cf when they linger.
-func (e *myrocksEngine) emptyCF(ctx context.Context, cf string) error {
+func (e *Engine) emptyCF(ctx context.Context, cf string) error {
 	s, err := e.cfStats(ctx, cf)
 	if err != nil || s.size == 0 {
 		return err
@@ -316,7 +290,7 @@ type rocksCounters struct {
 	walBytes, rows float64
 }
 
-func (e *myrocksEngine) counters(ctx context.Context) (rocksCounters, error) {
+func (e *Engine) counters(ctx context.Context) (rocksCounters, error) {
 	var c rocksCounters
 	err := e.conn.QueryRowContext(ctx, `SELECT
 		  coalesce(sum(CASE WHEN VARIABLE_NAME = 'ROCKSDB_WAL_BYTES' THEN CAST(VARIABLE_VALUE AS UNSIGNED) END), 0),
@@ -329,7 +303,7 @@ func (e *myrocksEngine) counters(ctx context.Context) (rocksCounters, error) {
 // its partitions), which the run's session counts at level 2.
 type perfCounts map[string]float64
 
-func (e *myrocksEngine) perf(ctx context.Context, table string) (perfCounts, error) {
+func (e *Engine) perf(ctx context.Context, table string) (perfCounts, error) {
 	rows, err := e.conn.QueryContext(ctx, `SELECT STAT_TYPE, sum(VALUE) FROM information_schema.ROCKSDB_PERF_CONTEXT
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? GROUP BY STAT_TYPE`, e.database, table)
 	if err != nil {
@@ -354,11 +328,11 @@ func (p perfCounts) blocks(before perfCounts) float64 {
 	return p["BLOCK_READ_COUNT"] - before["BLOCK_READ_COUNT"] + p["BLOCK_CACHE_HIT_COUNT"] - before["BLOCK_CACHE_HIT_COUNT"]
 }
 
-func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err error) {
-	colType := mysqlColumn(l)
-	out = EngineLoad{Engine: EngineMyRocks, ColumnType: colType, Metrics: map[string]float64{}}
-	table := e.database + "." + l.table
-	fail := func(what string, err error) (EngineLoad, error) {
+func (e *Engine) Load(ctx context.Context, l engine.Load) (out engine.Figures, err error) {
+	colType := innodb.Column(l)
+	out = engine.Figures{Engine: engine.MyRocks, ColumnType: colType, Metrics: map[string]float64{}}
+	table := e.database + "." + l.Table
+	fail := func(what string, err error) (engine.Figures, error) {
 		return out, fmt.Errorf("compare: myrocks: %s %s: %w", what, table, err)
 	}
 	cf, err := e.takeCF(ctx)
@@ -369,28 +343,28 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 	if err := e.emptyCF(ctx, cf); err != nil {
 		return fail("load", err)
 	}
-	n := l.keys.N()
-	d := n / expireShare
+	n := l.Keys.N()
+	d := n / engine.ExpireShare
 	// Keys that sort rows by age go into a table partitioned at the
 	// expiry's bound, as a store that drops a day at a time is.
 	var cut []byte
-	ddl := fmt.Sprintf("CREATE TABLE %s (id %s NOT NULL, payload BINARY(%d) NOT NULL, PRIMARY KEY (id) COMMENT 'cfname=%s') ENGINE=ROCKSDB", table, colType, len(l.value), cf)
-	insert := mysqlInsert(ctx, e.conn, table, l)
+	ddl := fmt.Sprintf("CREATE TABLE %s (id %s NOT NULL, payload BINARY(%d) NOT NULL, PRIMARY KEY (id) COMMENT 'cfname=%s') ENGINE=ROCKSDB", table, colType, len(l.Value), cf)
+	insert := innodb.InsertBatches(ctx, e.conn, table, l)
 	key, column := "id", "payload"
 	switch {
 	case e.like != nil:
-		if ddl, err = e.like.my.copyStatement(table, colType, cf); err != nil {
+		if ddl, err = e.like.Def.CopyStatement(table, colType, cf); err != nil {
 			return fail("copy the table", err)
 		}
-		insert = likeBatches(ctx, e.conn, e.like.mysqlInsert(e.database, table, l.bigint()), l)
-		key, column = e.like.key, e.like.key
-		if len(e.like.columns) > 0 {
-			column = e.like.columns[0]
+		insert = innodb.LikeBatches(ctx, e.conn, innodb.LikeInsert(e.like, e.database, table, l.Bigint()), l)
+		key, column = e.like.Key, e.like.Key
+		if len(e.like.Columns) > 0 {
+			column = e.like.Columns[0]
 		}
-	case l.byAge && d > 0:
-		cut = sortedKeys(l)[d]
+	case l.ByAge && d > 0:
+		cut = engine.SortedKeys(l)[d]
 		ddl = fmt.Sprintf("CREATE TABLE %s (id %s NOT NULL, payload BINARY(%d) NOT NULL, PRIMARY KEY (id) COMMENT 'p_old_cfname=%s;p_new_cfname=%s') ENGINE=ROCKSDB PARTITION BY RANGE COLUMNS(id) (PARTITION p_old VALUES LESS THAN (%s), PARTITION p_new VALUES LESS THAN (MAXVALUE))",
-			table, colType, len(l.value), cf, cf, mysqlLiteral(l, cut))
+			table, colType, len(l.Value), cf, cf, mysqlLiteral(l, cut))
 	}
 	if _, err := e.conn.ExecContext(ctx, ddl); err != nil {
 		return fail("create table", err)
@@ -400,7 +374,7 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 	if _, err := e.conn.ExecContext(ctx, "SET GLOBAL rocksdb_update_cf_options = ?", cf+"={"+myrocksCFOptions+"};"); err != nil {
 		return fail("set the column family's options", err)
 	}
-	if _, err := e.conn.ExecContext(ctx, "SET @idkit_payload = ?, SESSION rocksdb_perf_context_level = 2", l.value); err != nil {
+	if _, err := e.conn.ExecContext(ctx, "SET @idkit_payload = ?, SESSION rocksdb_perf_context_level = 2", l.Value); err != nil {
 		return fail("set payload", err)
 	}
 	s0, err := e.cfStats(ctx, cf)
@@ -412,7 +386,7 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 		return fail("read the server's counters", err)
 	}
 	start := time.Now()
-	if _, err := l.batches(insert, nil); err != nil {
+	if _, err := l.Batches(insert, nil); err != nil {
 		return fail("load", err)
 	}
 	if err := e.settle(ctx, cf); err != nil {
@@ -429,9 +403,9 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 	}
 	m := out.Metrics
 	in := c1.walBytes - c0.walBytes
-	m["inserts_per_second"] = rate(n, spent)
+	m["inserts_per_second"] = engine.Rate(n, spent)
 	m["bytes_written"] = s1.written - s0.written
-	m["bytes_written_per_insert"] = perKey(m["bytes_written"], n)
+	m["bytes_written_per_insert"] = engine.PerKey(m["bytes_written"], n)
 	m["bytes_moved"] = s1.moved - s0.moved
 	m["bytes_in"] = in
 	if in > 0 {
@@ -439,20 +413,20 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 		m["moved_per_byte_in"] = m["bytes_moved"] / in
 	}
 	if c1.rows-c0.rows == float64(n) {
-		m["wal_bytes_per_insert"] = perKey(in, n)
+		m["wal_bytes_per_insert"] = engine.PerKey(in, n)
 	} else {
 		m["disturbed"] = 1 // another session changed MyRocks rows: the log bytes are not the load's alone
 	}
 	m["table_bytes"] = s1.size
-	m["bytes_per_key"] = perKey(s1.size, n)
-	if rows := float64(n) * float64(l.keys.Len+len(l.value)); rows > 0 && e.like == nil {
+	m["bytes_per_key"] = engine.PerKey(s1.size, n)
+	if rows := float64(n) * float64(l.Keys.Len+len(l.Value)); rows > 0 && e.like == nil {
 		m["space_amp"] = s1.size / rows
 	}
 	if err := e.reads(ctx, l, table, key, column, m); err != nil {
 		return fail("reads", err)
 	}
 	if e.like != nil {
-		if out.Indexes, err = e.copyIndexes(ctx, l.table, m); err != nil {
+		if out.Indexes, err = e.copyIndexes(ctx, l.Table, m); err != nil {
 			return fail("index figures", err)
 		}
 		return out, nil // the expiry is measured on the plain tables
@@ -471,20 +445,20 @@ func (e *myrocksEngine) Load(ctx context.Context, l dbLoad) (out EngineLoad, err
 // writeLike writes the sample into the run's database (writeMySQLLike)
 // and makes every later Load of n keys a load into a MyRocks copy of the
 // table, every index of it in the load's column family.
-func (e *myrocksEngine) writeLike(ctx context.Context, ls *likeSource, n int) error {
+func (e *Engine) WriteLike(ctx context.Context, ls *engine.Source, n int) error {
 	cf, err := e.takeCF(ctx)
 	if err != nil {
-		return fmt.Errorf("%w %s: myrocks: %w", ErrLike, ls.name, err)
+		return fmt.Errorf("%w %s: myrocks: %w", engine.ErrLike, ls.Name, err)
 	}
 	defer e.releaseCF(cf)
-	shape, err := writeMySQLLike(ctx, e.conn, e.database, ls, n, func(table, keyType string) (string, error) {
-		return ls.my.copyStatement(table, keyType, cf)
+	shape, err := innodb.WriteLike(ctx, e.conn, e.database, ls, n, func(table, keyType string) (string, error) {
+		return ls.Def.(*innodb.Like).CopyStatement(table, keyType, cf)
 	})
 	if err != nil {
 		return err
 	}
 	e.like = shape
-	ls.table.Notes = append(ls.table.Notes,
+	ls.Table.Notes = append(ls.Table.Notes,
 		"each copy keeps all its indexes in one column family of the run's pool, whose compaction statistics are the copy's alone",
 		"the expiry of the oldest rows is measured on the plain tables of the other loads, not on the copies")
 	return nil
@@ -492,22 +466,22 @@ func (e *myrocksEngine) writeLike(ctx context.Context, ls *likeSource, n int) er
 
 // copyIndexes returns the figures of each index of a copy: its bytes in
 // the column family's tables, once the load has settled.
-func (e *myrocksEngine) copyIndexes(ctx context.Context, table string, m map[string]float64) ([]IndexFigures, error) {
-	indexes, err := mysqlIndexes(ctx, e.conn, e.database, table)
+func (e *Engine) copyIndexes(ctx context.Context, table string, m map[string]float64) ([]engine.IndexFigures, error) {
+	indexes, err := innodb.Indexes(ctx, e.conn, e.database, table)
 	if err != nil {
 		return nil, err
 	}
-	sizes, err := rocksIndexBytes(ctx, e.conn, e.database, table)
+	sizes, err := innodb.RocksIndexBytes(ctx, e.conn, e.database, table)
 	if err != nil {
 		return nil, err
 	}
-	var out []IndexFigures
+	var out []engine.IndexFigures
 	var all float64
 	for _, ix := range indexes {
-		f := IndexFigures{Name: ix.displayName(), Bytes: sizes[ix.name]}
+		f := engine.IndexFigures{Name: ix.DisplayName(), Bytes: sizes[ix.Name]}
 		out = append(out, f)
 		all += float64(f.Bytes)
-		if ix.name == "PRIMARY" {
+		if ix.Name == "PRIMARY" {
 			m["index_bytes"] = float64(f.Bytes)
 		} else {
 			m["secondary_index_bytes"] += float64(f.Bytes)
@@ -515,7 +489,7 @@ func (e *myrocksEngine) copyIndexes(ctx context.Context, table string, m map[str
 	}
 	n := int(m["rows"])
 	m["all_index_bytes"] = all
-	m["all_index_bytes_per_key"] = perKey(all, n)
+	m["all_index_bytes_per_key"] = engine.PerKey(all, n)
 	return out, nil
 }
 
@@ -523,32 +497,32 @@ func (e *myrocksEngine) copyIndexes(ctx context.Context, table string, m map[str
 // and the tables its bloom filters rule out (none without a filter), over
 // keys spread over the table and over its newest 1%, and the blocks of a
 // range scan through the key that reads the newest 1%.
-func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table, key, column string, m map[string]float64) error {
-	n := l.keys.N()
+func (e *Engine) reads(ctx context.Context, l engine.Load, table, key, column string, m map[string]float64) error {
+	n := l.Keys.N()
 	var rows int64
 	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
 		return fmt.Errorf("count the rows: %w", err)
 	}
 	m["rows"] = float64(rows)
-	spread, newest := lookupKeys(n)
+	spread, newest := engine.LookupKeys(n)
 	for _, q := range []struct {
 		key  string
 		keys []int
 	}{{"lookup", spread}, {"lookup_newest", newest}} {
-		before, err := e.perf(ctx, l.table)
+		before, err := e.perf(ctx, l.Table)
 		if err != nil {
 			return err
 		}
 		found := 0
 		for _, i := range q.keys {
 			var payload []byte
-			err := e.conn.QueryRowContext(ctx, "SELECT "+column+" FROM "+table+" WHERE "+key+" = ?", mysqlArg(l, i)).Scan(&payload)
+			err := e.conn.QueryRowContext(ctx, "SELECT "+column+" FROM "+table+" WHERE "+key+" = ?", innodb.Arg(l, i)).Scan(&payload)
 			if err != nil {
 				return fmt.Errorf("point lookup of key %d: %w", i, err)
 			}
 			found++
 		}
-		after, err := e.perf(ctx, l.table)
+		after, err := e.perf(ctx, l.Table)
 		if err != nil {
 			return err
 		}
@@ -556,21 +530,21 @@ func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table, key, column 
 		m[q.key+"_blocks"] = after.blocks(before) / k
 		m[q.key+"_filter_hits"] = (after["BLOOM_SST_MISS_COUNT"] - before["BLOOM_SST_MISS_COUNT"]) / k
 	}
-	before, err := e.perf(ctx, l.table)
+	before, err := e.perf(ctx, l.Table)
 	if err != nil {
 		return err
 	}
-	lowest := lowestNewest(l)
+	lowest := engine.LowestNewest(l)
 	var scanned int64
-	if err := e.conn.QueryRowContext(ctx, "SELECT count("+column+") FROM "+table+" WHERE "+key+" >= ?", mysqlArg(l, lowest)).Scan(&scanned); err != nil {
+	if err := e.conn.QueryRowContext(ctx, "SELECT count("+column+") FROM "+table+" WHERE "+key+" >= ?", innodb.Arg(l, lowest)).Scan(&scanned); err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
 	}
-	after, err := e.perf(ctx, l.table)
+	after, err := e.perf(ctx, l.Table)
 	if err != nil {
 		return err
 	}
 	m["newest_scan_blocks"] = after.blocks(before)
-	m["newest_scan_rows"] = float64(scanned) / float64(n-newestStart(n))
+	m["newest_scan_rows"] = float64(scanned) / float64(n-engine.NewestStart(n))
 	return nil
 }
 
@@ -583,9 +557,9 @@ func (e *myrocksEngine) reads(ctx context.Context, l dbLoad, table, key, column 
 // waits for the column family to settle, counts the blocks and deletion
 // markers a scan over the expired keys' range meets, and when its tables
 // have not shrunk by reclaimedShare of the expired share, compacts it.
-func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, cut []byte, m map[string]float64) error {
-	n := l.keys.N()
-	d := n / expireShare
+func (e *Engine) expire(ctx context.Context, l engine.Load, table, cf string, cut []byte, m map[string]float64) error {
+	n := l.Keys.N()
+	d := n / engine.ExpireShare
 	if d == 0 {
 		return nil
 	}
@@ -611,22 +585,22 @@ func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, 
 			return fmt.Errorf("drop the oldest partition: %w", err)
 		}
 		m["expiry_range"] = 1
-		scan, bounds = "id < ?", []any{mysqlKeyArg(l, cut)}
+		scan, bounds = "id < ?", []any{innodb.KeyArg(l, cut)}
 	} else {
-		lower, upper := l.keys.At(0), l.keys.At(0)
+		lower, upper := l.Keys.At(0), l.Keys.At(0)
 		for i := 1; i < d; i++ {
-			if k := l.keys.At(i); bytes.Compare(k, lower) < 0 {
+			if k := l.Keys.At(i); bytes.Compare(k, lower) < 0 {
 				lower = k
 			} else if bytes.Compare(k, upper) > 0 {
 				upper = k
 			}
 		}
-		scan, bounds = "id BETWEEN ? AND ?", []any{mysqlKeyArg(l, lower), mysqlKeyArg(l, upper)}
-		for lo := 0; lo < d; lo += mysqlInList {
-			hi := min(lo+mysqlInList, d)
+		scan, bounds = "id BETWEEN ? AND ?", []any{innodb.KeyArg(l, lower), innodb.KeyArg(l, upper)}
+		for lo := 0; lo < d; lo += innodb.InList {
+			hi := min(lo+innodb.InList, d)
 			args := make([]any, 0, hi-lo)
 			for i := lo; i < hi; i++ {
-				args = append(args, mysqlArg(l, i))
+				args = append(args, innodb.Arg(l, i))
 			}
 			if _, err := e.conn.ExecContext(ctx, "DELETE FROM "+table+" WHERE id IN ("+strings.TrimSuffix(strings.Repeat("?,", hi-lo), ",")+")", args...); err != nil {
 				return fmt.Errorf("delete rows: %w", err)
@@ -637,7 +611,7 @@ func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, 
 	if err := e.settle(ctx, cf); err != nil {
 		return err
 	}
-	before, err := e.perf(ctx, l.table)
+	before, err := e.perf(ctx, l.Table)
 	if err != nil {
 		return err
 	}
@@ -645,7 +619,7 @@ func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, 
 	if err := e.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE "+scan, bounds...).Scan(&left); err != nil {
 		return fmt.Errorf("scan of the expired range: %w", err)
 	}
-	after, err := e.perf(ctx, l.table)
+	after, err := e.perf(ctx, l.Table)
 	if err != nil {
 		return err
 	}
@@ -658,7 +632,7 @@ func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, 
 	}
 	m["expiry_reclaimed_auto"] = (s0.size - s1.size) / expired
 	m["expiry_manual"] = 0
-	if s0.size-s1.size < reclaimedShare*expired {
+	if s0.size-s1.size < engine.ReclaimedShare*expired {
 		m["expiry_manual"] = 1
 		if _, err := e.conn.ExecContext(ctx, "SET GLOBAL rocksdb_compact_cf = ?", cf); err != nil {
 			return fmt.Errorf("manual compaction: %w", err)
@@ -687,19 +661,8 @@ func (e *myrocksEngine) expire(ctx context.Context, l dbLoad, table, cf string, 
 	return nil
 }
 
-// mysqlArg is key i of l as a statement argument.
-func mysqlArg(l dbLoad, i int) any { return mysqlKeyArg(l, l.keys.At(i)) }
-
-// cutArg is a key of l, given as bytes, as a statement argument.
-func mysqlKeyArg(l dbLoad, key []byte) any {
-	if l.bigint() {
-		return int64(binary.BigEndian.Uint64(key))
-	}
-	return key
-}
-
 // mysqlLiteral writes a key of l as an SQL literal.
-func mysqlLiteral(l dbLoad, key []byte) string {
-	k := dbLoad{keys: keySet{Len: len(key), Data: key}, int63: l.int63}
-	return mysqlKeyLiteral(k, 0)
+func mysqlLiteral(l engine.Load, key []byte) string {
+	k := engine.Load{Keys: engine.KeySet{Len: len(key), Data: key}, Int63: l.Int63}
+	return innodb.KeyLiteral(k, 0)
 }

@@ -1,4 +1,4 @@
-package compare
+package postgres
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -41,19 +43,19 @@ type pgLike struct {
 	indexes []pgIndex
 	options string // ", fillfactor=N" when the table sets it
 	rows    []string
-	order   likeOrder
+	order   engine.LikeOrder
 }
 
 // prepareLike reads the user's table on the source server
 // (readPostgresLike) and writes its sample into the run's schema
 // (writeLike).
-func (e *postgresEngine) prepareLike(ctx context.Context, name LikeName, sample, n int) (LikeTable, error) {
-	src, err := readPostgresLike(ctx, e.sourceDSN, name, sample, n)
+func (e *Engine) prepareLike(ctx context.Context, name engine.LikeName, sample, n int) (engine.LikeTable, error) {
+	src, err := ReadLike(ctx, e.sourceDSN, name, sample, n)
 	if err != nil {
-		return LikeTable{}, err
+		return engine.LikeTable{}, err
 	}
-	err = e.writeLike(ctx, src, n)
-	return src.table, err
+	err = e.WriteLike(ctx, src, n)
+	return src.Table, err
 }
 
 // writeLike writes the sample, in the order of the table's inserts, into
@@ -61,10 +63,10 @@ func (e *postgresEngine) prepareLike(ctx context.Context, name LikeName, sample,
 // copy of the table. It first makes a trial copy for every key type a
 // scheme can need, with one row numbered as the loads' last, so that a
 // column or index the copies cannot have fails here, before any load.
-func (e *postgresEngine) writeLike(ctx context.Context, ls *likeSource, n int) error {
-	src, t := ls.pg, &ls.table
+func (e *Engine) WriteLike(ctx context.Context, ls *engine.Source, n int) error {
+	src, t := ls.Def.(*pgLike), &ls.Table
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w %s: postgres: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w %s: postgres: %s", engine.ErrLike, ls.Name, fmt.Sprintf(format, args...))
 	}
 	sampleTable := e.schema + ".like_sample"
 	var defs, names []string
@@ -85,8 +87,8 @@ func (e *postgresEngine) writeLike(ctx context.Context, ls *likeSource, n int) e
 		return fail("number the sample: %v", err)
 	}
 
-	shape := &likeShape{name: ls.name, key: pgx.Identifier{src.key}.Sanitize(), sample: len(src.rows), n: n, pg: src}
-	frac := fmt.Sprintf("((n.r * %d) %% %d)::float8 / %d", shape.sample, n, n)
+	shape := &engine.Shape[*pgLike]{Name: ls.Name, Key: pgx.Identifier{src.key}.Sanitize(), Sample: len(src.rows), N: n, Def: src}
+	frac := fmt.Sprintf("((n.r * %d) %% %d)::float8 / %d", shape.Sample, n, n)
 	for _, c := range src.columns {
 		if c.name == src.key || c.generated != "" {
 			continue
@@ -100,7 +102,7 @@ func (e *postgresEngine) writeLike(ctx context.Context, ls *likeSource, n int) e
 				return fail("%v", err)
 			}
 			t.Notes = append(t.Notes, fmt.Sprintf("column %s is in a unique index: each row gets a value of its own made from its row number", c.name))
-		case c.name == src.order.time && shape.sample < n:
+		case c.name == src.order.Time && shape.Sample < n:
 			// A sampled row fills several rows in a row: the time column
 			// goes on towards the next sampled row's.
 			if _, err := e.conn.Exec(ctx, fmt.Sprintf(`ALTER TABLE %[1]s ADD COLUMN idkit_next %[2]s;
@@ -115,8 +117,8 @@ func (e *postgresEngine) writeLike(ctx context.Context, ls *likeSource, n int) e
 				v = fmt.Sprintf("coalesce(s.%[1]s + (s.idkit_next - s.%[1]s) * %[2]s, s.%[1]s)", q, frac)
 			}
 		}
-		shape.columns = append(shape.columns, q)
-		shape.values = append(shape.values, v)
+		shape.Columns = append(shape.Columns, q)
+		shape.Values = append(shape.Values, v)
 	}
 	// A VACUUM sets the sample's hint bits: the first load to read its
 	// rows would dirty every page of it otherwise, and count them against
@@ -131,8 +133,8 @@ func (e *postgresEngine) writeLike(ctx context.Context, ls *likeSource, n int) e
 			return fail("a copy with a %s key (the key type of some schemes) fails: %v", keyType, err)
 		}
 	}
-	t.Notes = append(t.Notes, reuseNote(shape.sample, n, src.order.time))
-	t.Notes = append(t.Notes, likeNotes...)
+	t.Notes = append(t.Notes, engine.ReuseNote(shape.Sample, n, src.order.Time))
+	t.Notes = append(t.Notes, engine.LikeNotes...)
 	t.OnSource = e.polite
 	if e.polite && !e.pageinspect {
 		t.Unmeasured = map[string]string{"pages": "pages left out: without --scratch the run forces no checkpoint on the source and counts the pages each interval changes from their LSNs with pageinspect, which is not there or not for this user (CREATE EXTENSION pageinspect, and a superuser); --scratch measures the pages dirtied"}
@@ -148,12 +150,12 @@ func (e *postgresEngine) writeLike(ctx context.Context, ls *likeSource, n int) e
 // pgstatindex's leaf figures are read where the source lets the user run
 // it, and left out otherwise. The sample comes back in the order of the
 // table's inserts (orderSample).
-func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n int) (*likeSource, error) {
-	ls := &likeSource{name: name, table: LikeTable{Engine: EnginePostgres, Name: name.String()}}
-	fail := func(format string, args ...any) (*likeSource, error) {
-		return nil, fmt.Errorf("%w %s: postgres: %s", ErrLike, name, fmt.Sprintf(format, args...))
+func ReadLike(ctx context.Context, dsn string, name engine.LikeName, sample, n int) (*engine.Source, error) {
+	ls := &engine.Source{Name: name, Table: engine.LikeTable{Engine: engine.Postgres, Name: name.String()}}
+	fail := func(format string, args ...any) (*engine.Source, error) {
+		return nil, fmt.Errorf("%w %s: postgres: %s", engine.ErrLike, name, fmt.Sprintf(format, args...))
 	}
-	conn, err := pgConnect(ctx, dsn)
+	conn, err := Connect(ctx, dsn)
 	if err != nil {
 		return fail("connect to the source: %v", err)
 	}
@@ -163,7 +165,7 @@ func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n 
 		return fail("begin a read-only snapshot: %v", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	for _, step := range []func(context.Context, pgx.Tx, *likeSource) error{pgReadDefinition, pgReadFigures, pgReadKeyRange} {
+	for _, step := range []func(context.Context, pgx.Tx, *engine.Source) error{pgReadDefinition, pgReadFigures, pgReadKeyRange} {
 		if err := step(ctx, tx, ls); err != nil {
 			return nil, err
 		}
@@ -176,31 +178,31 @@ func readPostgresLike(ctx context.Context, dsn string, name LikeName, sample, n 
 
 // pgFail is the error of a step of readPostgresLike: what failed, and a
 // word on a lock that the read waited for too long.
-func pgFail(ls *likeSource, what string, err error) error {
+func pgFail(ls *engine.Source, what string, err error) error {
 	msg := fmt.Sprintf("%s: %v", what, err)
-	if note := lockWaitNote(err); note != "" {
+	if note := engine.LockWaitNote(err); note != "" {
 		msg += "; " + note
 	}
-	return fmt.Errorf("%w %s: postgres: %s", ErrLike, ls.name, msg)
+	return fmt.Errorf("%w %s: postgres: %s", engine.ErrLike, ls.Name, msg)
 }
 
 // pgRefuse is the error of a table a --like run cannot copy.
-func pgRefuse(ls *likeSource, format string, args ...any) error {
-	return fmt.Errorf("%w %s: postgres: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
+func pgRefuse(ls *engine.Source, format string, args ...any) error {
+	return fmt.Errorf("%w %s: postgres: %s", engine.ErrLike, ls.Name, fmt.Sprintf(format, args...))
 }
 
 // pgReadDefinition reads the table's kind, columns, indexes, key and the
 // foreign keys that point at it, and refuses a table the copies cannot
 // be made of.
-func pgReadDefinition(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
-	schema, table := ls.name.Schema.postgres(), ls.name.Table.postgres()
+func pgReadDefinition(ctx context.Context, tx pgx.Tx, ls *engine.Source) error {
+	schema, table := ls.Name.Schema.Postgres(), ls.Name.Table.Postgres()
 	qualified := pgx.Identifier{schema, table}.Sanitize()
-	t := &ls.table
+	t := &ls.Table
 	var kind string
 	var options []string
 	err := tx.QueryRow(ctx, `SELECT c.oid, c.relkind, c.reltuples, coalesce(c.reloptions, '{}')
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = $1 AND c.relname = $2`, schema, table).Scan(&ls.oid, &kind, &ls.reltuples, &options)
+		WHERE n.nspname = $1 AND c.relname = $2`, schema, table).Scan(&ls.OID, &kind, &ls.RelTuples, &options)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return pgRefuse(ls, "no table %s", qualified)
 	}
@@ -216,7 +218,7 @@ func pgReadDefinition(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 	default:
 		return pgRefuse(ls, "%s is not a plain table (relkind %q); --like copies a table", qualified, kind)
 	}
-	indexes, err := pgIndexes(ctx, tx, ls.oid)
+	indexes, err := pgIndexes(ctx, tx, ls.OID)
 	if err != nil {
 		return pgFail(ls, "read the indexes", err)
 	}
@@ -233,7 +235,7 @@ func pgReadDefinition(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 		return pgRefuse(ls, "%s has a composite primary key (%s); --like needs a single-column primary key to replace", qualified, strings.Join(pk.columns, ", "))
 	}
 	src := &pgLike{key: pk.columns[0], indexes: indexes}
-	ls.pg = src
+	ls.Def = src
 	t.Key = src.key
 	for _, o := range options {
 		if strings.HasPrefix(o, "fillfactor=") {
@@ -246,7 +248,7 @@ func pgReadDefinition(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 		  CASE WHEN a.attgenerated = '' THEN coalesce(pg_get_expr(d.adbin, d.adrelid), '') ELSE '' END, a.attidentity::text
 		FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
 		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, ls.oid)
+		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, ls.OID)
 	if err != nil {
 		return pgFail(ls, "read the columns", err)
 	}
@@ -286,7 +288,7 @@ func pgReadDefinition(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 			}
 		}
 	}
-	if err := pgReferences(ctx, tx, ls.oid, t); err != nil {
+	if err := pgReferences(ctx, tx, ls.OID, t); err != nil {
 		return pgFail(ls, "read the foreign keys that point at the table", err)
 	}
 	return nil
@@ -296,18 +298,18 @@ func pgReadDefinition(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 // which anyone may read, the leaf figures of pgstatindex where the user
 // may run it (it reads each index once, through a small ring of buffers),
 // and the key's correlation with the rows' physical order.
-func pgReadFigures(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
-	t := &ls.table
+func pgReadFigures(ctx context.Context, tx pgx.Tx, ls *engine.Source) error {
+	t := &ls.Table
 	if err := tx.QueryRow(ctx, `SELECT pg_relation_size(c.oid),
 		  coalesce((SELECT pg_total_relation_size(c.reltoastrelid) WHERE c.reltoastrelid <> 0), 0)
-		FROM pg_class c WHERE c.oid = $1`, ls.oid).Scan(&t.TableBytes, &t.ToastBytes); err != nil {
+		FROM pg_class c WHERE c.oid = $1`, ls.OID).Scan(&t.TableBytes, &t.ToastBytes); err != nil {
 		return pgFail(ls, "table size", err)
 	}
 	var statindex bool
 	if err := tx.QueryRow(ctx, `SELECT coalesce(has_function_privilege(to_regprocedure('pgstatindex(regclass)'), 'EXECUTE'), false)`).Scan(&statindex); err != nil {
 		return pgFail(ls, "look for pgstatindex", err)
 	}
-	for _, ix := range ls.pg.indexes {
+	for _, ix := range ls.Def.(*pgLike).indexes {
 		f, err := pgIndexFigures(ctx, tx, ix, statindex)
 		if err != nil {
 			return pgFail(ls, fmt.Sprintf("index %q", ix.def), err)
@@ -319,7 +321,7 @@ func pgReadFigures(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 	}
 	var corr *float64
 	err := tx.QueryRow(ctx, "SELECT correlation FROM pg_stats WHERE schemaname = $1 AND tablename = $2 AND attname = $3",
-		ls.name.Schema.postgres(), ls.name.Table.postgres(), t.Key).Scan(&corr)
+		ls.Name.Schema.Postgres(), ls.Name.Table.Postgres(), t.Key).Scan(&corr)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return pgFail(ls, "pg_stats", err)
 	}
@@ -327,8 +329,8 @@ func pgReadFigures(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 	if corr == nil {
 		t.Notes = append(t.Notes, "the key's physical order is unknown: the table has no statistics (ANALYZE it for pg_stats.correlation)")
 	}
-	t.Rows = int64(max(ls.reltuples, 0))
-	if ls.reltuples < 0 { // never analyzed: assume short rows
+	t.Rows = int64(max(ls.RelTuples, 0))
+	if ls.RelTuples < 0 { // never analyzed: assume short rows
 		t.Rows = t.TableBytes / 100
 	}
 	return nil
@@ -336,14 +338,14 @@ func pgReadFigures(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 
 // pgReadKeyRange reads an integer key's least and greatest values, two
 // lookups through the primary key.
-func pgReadKeyRange(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
-	if bits, _ := intBits(ls.table.KeyType); bits == 0 {
+func pgReadKeyRange(ctx context.Context, tx pgx.Tx, ls *engine.Source) error {
+	if bits, _ := engine.IntBits(ls.Table.KeyType); bits == 0 {
 		return nil
 	}
-	key := pgx.Identifier{ls.pg.key}.Sanitize()
-	qualified := pgx.Identifier{ls.name.Schema.postgres(), ls.name.Table.postgres()}.Sanitize()
+	key := pgx.Identifier{ls.Def.(*pgLike).key}.Sanitize()
+	qualified := pgx.Identifier{ls.Name.Schema.Postgres(), ls.Name.Table.Postgres()}.Sanitize()
 	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT min(%[1]s)::bigint, max(%[1]s)::bigint FROM ONLY %[2]s", key, qualified)).
-		Scan(&ls.table.KeyMin, &ls.table.KeyMax); err != nil {
+		Scan(&ls.Table.KeyMin, &ls.Table.KeyMax); err != nil {
 		return pgFail(ls, "the key's range", err)
 	}
 	return nil
@@ -355,11 +357,11 @@ func pgReadKeyRange(ctx context.Context, tx pgx.Tx, ls *likeSource) error {
 // rows wanted, from blocks picked at random over the whole table, and the
 // tool keeps a uniform choice of them (reservoir sampling). Each row
 // passes through the tool; nothing is copied by the server itself.
-func pgReadSample(ctx context.Context, tx pgx.Tx, ls *likeSource, sample, n int) error {
-	src, t := ls.pg, &ls.table
-	qualified := pgx.Identifier{ls.name.Schema.postgres(), ls.name.Table.postgres()}.Sanitize()
+func pgReadSample(ctx context.Context, tx pgx.Tx, ls *engine.Source, sample, n int) error {
+	src, t := ls.Def.(*pgLike), &ls.Table
+	qualified := pgx.Identifier{ls.Name.Schema.Postgres(), ls.Name.Table.Postgres()}.Sanitize()
 	var list []string
-	var times []timeCandidate
+	var times []engine.TimeCandidate
 	for _, c := range src.columns {
 		if c.name == src.key || c.generated != "" {
 			continue
@@ -367,24 +369,24 @@ func pgReadSample(ctx context.Context, tx pgx.Tx, ls *likeSource, sample, n int)
 		list = append(list, "idkit_t."+pgx.Identifier{c.name}.Sanitize())
 		if c.category == "D" && (c.typname == "date" || c.typname == "timestamp" || c.typname == "timestamptz") {
 			indexed := slices.ContainsFunc(src.indexes, func(ix pgIndex) bool { return !ix.primary && len(ix.columns) > 0 && ix.columns[0] == c.name })
-			times = append(times, timeCandidate{c.name, indexed})
+			times = append(times, engine.Candidate(c.name, indexed))
 		}
 	}
-	timeCol, timeWhy := chooseTimeColumn(times)
+	timeCol, timeWhy := engine.ChooseTimeColumn(times)
 	keyExpr, timeExpr := "NULL::float8", "NULL::float8"
-	if bits, _ := intBits(t.KeyType); bits > 0 {
+	if bits, _ := engine.IntBits(t.KeyType); bits > 0 {
 		keyExpr = "idkit_t." + pgx.Identifier{src.key}.Sanitize() + "::float8"
 	}
 	if timeCol != "" {
 		timeExpr = "extract(epoch FROM idkit_t." + pgx.Identifier{timeCol}.Sanitize() + ")::float8"
 	}
-	size, note := likeSampleSize(sample, n, t.Rows, t.TableBytes)
+	size, note := engine.SampleSize(sample, n, t.Rows, t.TableBytes)
 	t.Notes = append(t.Notes, note)
 	from := "ONLY " + qualified + " AS idkit_t"
 	if t.Rows > 0 && 2*float64(size) < float64(t.Rows) {
 		from += fmt.Sprintf(" TABLESAMPLE SYSTEM (%g)", max(0.0001, 200*float64(size)/float64(t.Rows)))
 	}
-	var rows []sampledRow[string]
+	var rows []engine.SampledRow[string]
 	read := func(from string) error {
 		q := fmt.Sprintf(`SELECT row_to_json(s)::text, %s, %s,
 			  ((idkit_t.ctid::text::point)[0] * 65536 + (idkit_t.ctid::text::point)[1])::float8
@@ -397,12 +399,12 @@ func pgReadSample(ctx context.Context, tx pgx.Tx, ls *likeSource, sample, n int)
 		rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 		rows = rows[:0]
 		for seen := 0; res.Next(); seen++ {
-			var r sampledRow[string]
+			var r engine.SampledRow[string]
 			var key, at *float64
-			if err := res.Scan(&r.row, &key, &at, &r.physical); err != nil {
+			if err := res.Scan(&r.Row, &key, &at, &r.Physical); err != nil {
 				return err
 			}
-			r.key, r.at = orNaN(key), orNaN(at)
+			r.Key, r.At = orNaN(key), orNaN(at)
 			if len(rows) < size {
 				rows = append(rows, r)
 			} else if j := rng.IntN(seen + 1); j < size {
@@ -424,13 +426,13 @@ func pgReadSample(ctx context.Context, tx pgx.Tx, ls *likeSource, sample, n int)
 	}
 	t.Sampled = len(rows)
 	t.Reuse = (n + t.Sampled - 1) / t.Sampled
-	t.KeyTimeCorrelation = keyTimeCorrelation(rows)
-	_, sequence := t.localSequence()
-	src.order = orderSample(rows, t.Key, sequence, timeCol, timeWhy, false)
-	t.InsertOrder = src.order.note
+	t.KeyTimeCorrelation = engine.KeyTimeCorrelation(rows)
+	_, sequence := t.LocalSequence()
+	src.order = engine.OrderSample(rows, t.Key, sequence, timeCol, timeWhy, false)
+	t.InsertOrder = src.order.Note
 	src.rows = make([]string, len(rows))
 	for i, r := range rows {
-		src.rows[i] = r.row
+		src.rows[i] = r.Row
 	}
 	return nil
 }
@@ -445,7 +447,7 @@ func orNaN(p *float64) float64 {
 // writeSample inserts the sampled rows, JSON objects of the columns
 // names, into the sample table in statements of at most 4 MiB, numbering
 // them from 0 in their order (idkit_row).
-func (e *postgresEngine) writeSample(ctx context.Context, table string, names []string, rows []string) error {
+func (e *Engine) writeSample(ctx context.Context, table string, names []string, rows []string) error {
 	var sel []string
 	for _, q := range names {
 		sel = append(sel, "x."+q)
@@ -485,7 +487,7 @@ func (e *postgresEngine) writeSample(ctx context.Context, table string, names []
 }
 
 // pgReferences reads the foreign keys that point at the table oid.
-func pgReferences(ctx context.Context, q pgQuerier, oid uint32, t *LikeTable) error {
+func pgReferences(ctx context.Context, q pgQuerier, oid uint32, t *engine.LikeTable) error {
 	rows, err := q.Query(ctx, `SELECT format('%s(%s)', c.conrelid::regclass,
 		  (SELECT string_agg(a.attname, ', ' ORDER BY k.ord) FROM unnest(c.conkey) WITH ORDINALITY AS k(attnum, ord)
 		   JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum))
@@ -547,10 +549,10 @@ func indexMethodAndKeys(def string) string {
 
 // trialCopy creates a copy with a keyType key, inserts one row numbered as
 // the loads' last (n-1), and drops it.
-func (e *postgresEngine) trialCopy(ctx context.Context, keyType string, n int) error {
+func (e *Engine) trialCopy(ctx context.Context, keyType string, n int) error {
 	table := "like_trial"
 	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+e.schema+"."+table)
-	for _, q := range e.like.pg.copyStatements(e.schema, table, keyType) {
+	for _, q := range e.like.Def.copyStatements(e.schema, table, keyType) {
 		if _, err := e.conn.Exec(ctx, q); err != nil {
 			return err
 		}
@@ -573,16 +575,16 @@ func (e *postgresEngine) trialCopy(ctx context.Context, keyType string, n int) e
 // row r takes the other columns of sampled row floor(r*S/N), S the
 // sample's rows and N the load's, so that a load passes through the
 // sample once, in the order of the table's inserts.
-func (e *postgresEngine) likeInsert(table, array string) string {
+func (e *Engine) likeInsert(table, array string) string {
 	shape := e.like
-	cols := append([]string{shape.key}, shape.columns...)
-	vals := append([]string{"u.k"}, shape.values...)
+	cols := append([]string{shape.Key}, shape.Columns...)
+	vals := append([]string{"u.k"}, shape.Values...)
 	return fmt.Sprintf(`EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) INSERT INTO %s (%s)
 		SELECT %s FROM unnest($1::%s) WITH ORDINALITY AS u(k, i)
 		CROSS JOIN LATERAL (SELECT $2::bigint + u.i - 1 AS r) n
 		JOIN %s.like_sample s ON s.idkit_row = n.r * %d / %d
 		ORDER BY u.i`,
-		table, strings.Join(cols, ", "), strings.Join(vals, ", "), array, e.schema, shape.sample, shape.n)
+		table, strings.Join(cols, ", "), strings.Join(vals, ", "), array, e.schema, shape.Sample, shape.N)
 }
 
 // pgUniqueValue returns an expression of column type typ that is unique
@@ -639,8 +641,8 @@ func pgIndexes(ctx context.Context, q pgQuerier, oid uint32) ([]pgIndex, error) 
 
 // pgIndexFigures reads an index's size and, for a B-tree when statindex
 // says pgstatindex may be run, its leaf figures.
-func pgIndexFigures(ctx context.Context, q pgQuerier, ix pgIndex, statindex bool) (IndexFigures, error) {
-	f := IndexFigures{Name: pgIndexName(ix)}
+func pgIndexFigures(ctx context.Context, q pgQuerier, ix pgIndex, statindex bool) (engine.IndexFigures, error) {
+	f := engine.IndexFigures{Name: pgIndexName(ix)}
 	if err := q.QueryRow(ctx, "SELECT pg_relation_size($1)", ix.oid).Scan(&f.Bytes); err != nil {
 		return f, err
 	}
@@ -677,26 +679,19 @@ func pgIndexName(ix pgIndex) string {
 	return b.String()
 }
 
-// likeTries is how many times a --like load runs at most to measure its
-// figures undisturbed: a checkpoint of the server's in the middle of a
-// load without one forced (PostgreSQL), another session's writes during
-// the load's server-wide counters (InnoDB). Each try is a load of its own
-// into a fresh copy.
-const likeTries = 2
-
 // loadLike loads l's keys into a copy of the user's table in the run's
 // schema: the table's columns and indexes, the key column's type set to
 // the scheme's, each row filled from the sample, and then reads the
 // copy's every index and its reads through the key. A polite engine's
-// load runs again, up to likeTries times, while a checkpoint of the
+// load runs again, up to engine.LikeTries times, while a checkpoint of the
 // server's falls in it, whose full-page images its WAL would count.
-func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error) {
+func (e *Engine) loadLike(ctx context.Context, l engine.Load) (engine.Figures, error) {
 	shape := e.like
 	colType, array := postgresColumn(l)
-	out := EngineLoad{Engine: EnginePostgres, ColumnType: colType, Metrics: map[string]float64{}}
-	table := e.schema + "." + l.table
-	fail := func(what string, err error) (EngineLoad, error) {
-		return out, fmt.Errorf("compare: postgres: %s %s (like %s): %w", what, table, shape.name, err)
+	out := engine.Figures{Engine: engine.Postgres, ColumnType: colType, Metrics: map[string]float64{}}
+	table := e.schema + "." + l.Table
+	fail := func(what string, err error) (engine.Figures, error) {
+		return out, fmt.Errorf("compare: postgres: %s %s (like %s): %w", what, table, shape.Name, err)
 	}
 	defer e.conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
 	var x explained
@@ -707,7 +702,7 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 		if _, err := e.conn.Exec(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
 			return fail("drop the last try's copy", err)
 		}
-		for _, q := range shape.pg.copyStatements(e.schema, l.table, colType) {
+		for _, q := range shape.Def.copyStatements(e.schema, l.Table, colType) {
 			if _, err := e.conn.Exec(ctx, q); err != nil {
 				return fail("copy the table", err)
 			}
@@ -727,7 +722,7 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 		if err != nil {
 			return fail("load", err)
 		}
-		if !e.polite || !x.checkpointed() || tries == likeTries {
+		if !e.polite || !x.checkpointed() || tries == engine.LikeTries {
 			break
 		}
 	}
@@ -741,7 +736,7 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 	if err != nil {
 		return fail("read the indexes", err)
 	}
-	n := l.keys.N()
+	n := l.Keys.N()
 	m := out.Metrics
 	var secondary, all float64
 	var primary string
@@ -758,7 +753,7 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 			}
 			m["index_bytes"] = float64(f.Bytes)
 			m["leaf_pages"] = float64(f.LeafPages)
-			m["leaf_pages_per_1000"] = perThousand(float64(f.LeafPages), n)
+			m["leaf_pages_per_1000"] = engine.PerThousand(float64(f.LeafPages), n)
 			m["leaf_density"] = f.LeafDensity
 			if f.Fragmentation != nil {
 				m["leaf_fragmentation"] = *f.Fragmentation
@@ -771,41 +766,41 @@ func (e *postgresEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, er
 	if e.polite {
 		m["tries"] = float64(tries)
 	}
-	m["index_bytes_per_key"] = perKey(m["index_bytes"], n)
+	m["index_bytes_per_key"] = engine.PerKey(m["index_bytes"], n)
 	m["secondary_index_bytes"] = secondary
 	m["all_index_bytes"] = all
-	m["all_index_bytes_per_key"] = perKey(all, n)
+	m["all_index_bytes_per_key"] = engine.PerKey(all, n)
 	m["heap_bytes"] = float64(heapBytes)
 	m["toast_bytes"] = float64(toastBytes)
-	column := shape.key
-	if len(shape.columns) > 0 {
-		column = shape.columns[0]
+	column := shape.Key
+	if len(shape.Columns) > 0 {
+		column = shape.Columns[0]
 	}
-	if err := e.pgReads(ctx, l, colType, table, primary, shape.key, column, m); err != nil {
+	if err := e.pgReads(ctx, l, colType, table, primary, shape.Key, column, m); err != nil {
 		return fail("reads", err)
 	}
 	return out, nil
 }
 
 // pgKeys returns keys lo..hi-1 of l as the array the column type takes.
-func pgKeys(l dbLoad, colType string, lo, hi int) any {
+func pgKeys(l engine.Load, colType string, lo, hi int) any {
 	switch colType {
 	case "bigint":
 		ks := make([]int64, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			ks = append(ks, l.int64At(i))
+			ks = append(ks, l.Int64At(i))
 		}
 		return ks
 	case "uuid":
 		ks := make([][16]byte, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			ks = append(ks, [16]byte(l.keys.At(i)))
+			ks = append(ks, [16]byte(l.Keys.At(i)))
 		}
 		return ks
 	default:
 		ks := make([][]byte, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			ks = append(ks, l.keys.At(i))
+			ks = append(ks, l.Keys.At(i))
 		}
 		return ks
 	}

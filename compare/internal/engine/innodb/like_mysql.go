@@ -1,4 +1,4 @@
-package compare
+package innodb
 
 import (
 	"context"
@@ -13,24 +13,26 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/engine"
 )
 
-// mysqlIdent quotes an identifier for MariaDB/MySQL.
-func mysqlIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+// Ident quotes an identifier for MariaDB/MySQL.
+func Ident(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 // mysqlIndex is one index of a table as information_schema describes it.
-type mysqlIndex struct {
-	name    string
+type Index struct {
+	Name    string
 	unique  bool
 	btree   bool // a B-tree (InnoDB) or LSM tree (MyRocks) index, not full-text or spatial
 	columns []string
 }
 
 // displayName says what the index is on, as pgIndexName does.
-func (ix mysqlIndex) displayName() string {
+func (ix Index) DisplayName() string {
 	on := "(" + strings.Join(ix.columns, ", ") + ")"
 	switch {
-	case ix.name == "PRIMARY":
+	case ix.Name == "PRIMARY":
 		return "primary key " + on
 	case ix.unique:
 		return "unique " + on
@@ -49,40 +51,40 @@ type myColumn struct {
 	unique              bool // in a unique index other than the primary key
 }
 
-// myLike is what a run keeps of the user's table for its copies: its
+// Like is what a run keeps of the user's table for its copies: its
 // definition as SHOW CREATE TABLE gives it, its indexes, the columns the
 // loads fill and the sampled rows, in the order of the table's inserts.
-type myLike struct {
+type Like struct {
 	key     string
 	create  string
-	indexes []mysqlIndex
+	indexes []Index
 	columns []myColumn
 	rows    [][]any
-	order   likeOrder
+	order   engine.LikeOrder
 }
 
 // prepareLike reads the user's table on the source server (readMySQLLike)
 // and writes its sample into the run's database (writeLike).
-func (e *mysqlEngine) prepareLike(ctx context.Context, name LikeName, sample, n int) (LikeTable, error) {
-	src, err := readMySQLLike(ctx, e.sourceDSN, name, sample, n)
+func (e *Engine) prepareLike(ctx context.Context, name engine.LikeName, sample, n int) (engine.LikeTable, error) {
+	src, err := ReadLike(ctx, e.sourceDSN, name, sample, n)
 	if err != nil {
-		return LikeTable{}, err
+		return engine.LikeTable{}, err
 	}
-	err = e.writeLike(ctx, src, n)
-	return src.table, err
+	err = e.WriteLike(ctx, src, n)
+	return src.Table, err
 }
 
 // writeLike writes the sample into the run's database and makes every
 // later Load of n keys a load into a copy of the table (writeMySQLLike).
-func (e *mysqlEngine) writeLike(ctx context.Context, ls *likeSource, n int) error {
-	shape, err := writeMySQLLike(ctx, e.conn, e.database, ls, n, func(table, keyType string) (string, error) {
-		return ls.my.copyStatement(table, keyType, "")
+func (e *Engine) WriteLike(ctx context.Context, ls *engine.Source, n int) error {
+	shape, err := WriteLike(ctx, e.conn, e.database, ls, n, func(table, keyType string) (string, error) {
+		return ls.Def.(*Like).CopyStatement(table, keyType, "")
 	})
 	if err != nil {
 		return err
 	}
 	e.like = shape
-	t := &ls.table
+	t := &ls.Table
 	t.OnSource = e.polite
 	if e.polite {
 		t.Unmeasured = map[string]string{
@@ -98,14 +100,14 @@ func (e *mysqlEngine) writeLike(ctx context.Context, ls *likeSource, n int) erro
 // shape of the loads into copies of the table, after a trial copy (made
 // by copyStatement) for each key type with one row numbered as the
 // loads' last.
-func writeMySQLLike(ctx context.Context, conn *sql.Conn, database string, ls *likeSource, n int, copyStatement func(table, keyType string) (string, error)) (*likeShape, error) {
-	src, t := ls.my, &ls.table
-	fail := func(format string, args ...any) (*likeShape, error) {
-		return nil, fmt.Errorf("%w %s: mysql: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
+func WriteLike(ctx context.Context, conn *sql.Conn, database string, ls *engine.Source, n int, copyStatement func(table, keyType string) (string, error)) (*engine.Shape[*Like], error) {
+	src, t := ls.Def.(*Like), &ls.Table
+	fail := func(format string, args ...any) (*engine.Shape[*Like], error) {
+		return nil, fmt.Errorf("%w %s: mysql: %s", engine.ErrLike, ls.Name, fmt.Sprintf(format, args...))
 	}
 	defs := []string{"idkit_row BIGINT NOT NULL PRIMARY KEY"}
 	for _, c := range src.columns {
-		defs = append(defs, c.definition(mysqlIdent(c.name)))
+		defs = append(defs, c.definition(Ident(c.name)))
 	}
 	sampleTable := database + ".like_sample"
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s (%s) ENGINE=InnoDB", sampleTable, strings.Join(defs, ", "))); err != nil {
@@ -114,10 +116,10 @@ func writeMySQLLike(ctx context.Context, conn *sql.Conn, database string, ls *li
 	if err := writeMySQLSample(ctx, conn, sampleTable, src.rows); err != nil {
 		return fail("write the sample: %v", err)
 	}
-	shape := &likeShape{name: ls.name, key: mysqlIdent(src.key), sample: len(src.rows), n: n, my: src}
-	frac := fmt.Sprintf("((j.r * %d) MOD %d) / %d", shape.sample, n, n)
+	shape := &engine.Shape[*Like]{Name: ls.Name, Key: Ident(src.key), Sample: len(src.rows), N: n, Def: src}
+	frac := fmt.Sprintf("((j.r * %d) MOD %d) / %d", shape.Sample, n, n)
 	for _, c := range src.columns {
-		q := mysqlIdent(c.name)
+		q := Ident(c.name)
 		v := "s." + q
 		switch {
 		case c.unique:
@@ -126,7 +128,7 @@ func writeMySQLLike(ctx context.Context, conn *sql.Conn, database string, ls *li
 				return fail("%v", err)
 			}
 			t.Notes = append(t.Notes, fmt.Sprintf("column %s is in a unique index: each row gets a value of its own made from its row number", c.name))
-		case c.name == src.order.time && shape.sample < n:
+		case c.name == src.order.Time && shape.Sample < n:
 			// A sampled row fills several rows in a row: the time column
 			// goes on towards the next sampled row's.
 			for _, stmt := range []string{
@@ -144,8 +146,8 @@ func writeMySQLLike(ctx context.Context, conn *sql.Conn, database string, ls *li
 				v = fmt.Sprintf("COALESCE(TIMESTAMPADD(MICROSECOND, FLOOR(TIMESTAMPDIFF(MICROSECOND, s.%[1]s, s.idkit_next) * %[2]s), s.%[1]s), s.%[1]s)", q, frac)
 			}
 		}
-		shape.columns = append(shape.columns, q)
-		shape.values = append(shape.values, v)
+		shape.Columns = append(shape.Columns, q)
+		shape.Values = append(shape.Values, v)
 	}
 	src.rows = nil // in the sample table now
 	for _, keyType := range []string{"BIGINT", "BINARY(16)"} {
@@ -153,8 +155,8 @@ func writeMySQLLike(ctx context.Context, conn *sql.Conn, database string, ls *li
 			return fail("a copy with a %s key (the key type of some schemes) fails: %v", keyType, err)
 		}
 	}
-	t.Notes = append(t.Notes, reuseNote(shape.sample, n, src.order.time))
-	t.Notes = append(t.Notes, likeNotes...)
+	t.Notes = append(t.Notes, engine.ReuseNote(shape.Sample, n, src.order.Time))
+	t.Notes = append(t.Notes, engine.LikeNotes...)
 	return shape, nil
 }
 
@@ -176,11 +178,11 @@ func (c myColumn) definition(name string) string {
 // table; the per-index sizes of the persistent statistics are read where
 // the user may read mysql.innodb_index_stats. The sample comes back in
 // the order of the table's inserts (orderSample).
-func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int) (*likeSource, error) {
-	ls := &likeSource{name: name, table: LikeTable{Engine: EngineMySQL, Name: name.String()}}
-	db, conn, err := mysqlConnect(ctx, dsn)
+func ReadLike(ctx context.Context, dsn string, name engine.LikeName, sample, n int) (*engine.Source, error) {
+	ls := &engine.Source{Name: name, Table: engine.LikeTable{Engine: engine.MySQL, Name: name.String()}}
+	db, conn, err := Connect(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: mysql: the source: %v", ErrLike, name, err)
+		return nil, fmt.Errorf("%w %s: mysql: the source: %v", engine.ErrLike, name, err)
 	}
 	defer db.Close()
 	defer conn.Close()
@@ -190,7 +192,7 @@ func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int
 		}
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
-	for _, step := range []func(context.Context, *sql.Conn, *likeSource) error{myReadDefinition, myReadFigures, myReadKeyRange} {
+	for _, step := range []func(context.Context, *sql.Conn, *engine.Source) error{myReadDefinition, myReadFigures, myReadKeyRange} {
 		if err := step(ctx, conn, ls); err != nil {
 			return nil, err
 		}
@@ -203,35 +205,35 @@ func readMySQLLike(ctx context.Context, dsn string, name LikeName, sample, n int
 
 // myFail is the error of a step of readMySQLLike: what failed, and a word
 // on a lock that the read waited for too long.
-func myFail(ls *likeSource, what string, err error) error {
+func myFail(ls *engine.Source, what string, err error) error {
 	msg := fmt.Sprintf("%s: %v", what, err)
-	if note := lockWaitNote(err); note != "" {
+	if note := engine.LockWaitNote(err); note != "" {
 		msg += "; " + note
 	}
-	return fmt.Errorf("%w %s: mysql: %s", ErrLike, ls.name, msg)
+	return fmt.Errorf("%w %s: mysql: %s", engine.ErrLike, ls.Name, msg)
 }
 
 // myRefuse is the error of a table a --like run cannot copy.
-func myRefuse(ls *likeSource, format string, args ...any) error {
-	return fmt.Errorf("%w %s: mysql: %s", ErrLike, ls.name, fmt.Sprintf(format, args...))
+func myRefuse(ls *engine.Source, format string, args ...any) error {
+	return fmt.Errorf("%w %s: mysql: %s", engine.ErrLike, ls.Name, fmt.Sprintf(format, args...))
 }
 
 // myQualified is the table's name, quoted for MariaDB/MySQL.
-func myQualified(ls *likeSource) string {
-	return mysqlIdent(ls.name.Schema.name) + "." + mysqlIdent(ls.name.Table.name)
+func myQualified(ls *engine.Source) string {
+	return Ident(ls.Name.Schema.Name) + "." + Ident(ls.Name.Table.Name)
 }
 
 // myReadDefinition reads the table's kind, indexes, key, definition,
 // columns and the foreign keys that point at it, and refuses a table the
 // copies cannot be made of.
-func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
-	schema, table := ls.name.Schema.name, ls.name.Table.name
+func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *engine.Source) error {
+	schema, table := ls.Name.Schema.Name, ls.Name.Table.Name
 	qualified := myQualified(ls)
-	t := &ls.table
-	var engine, kind string
+	t := &ls.Table
+	var tableEngine, kind string
 	var avgRow int64
 	err := conn.QueryRowContext(ctx, `SELECT coalesce(ENGINE, ''), TABLE_TYPE, coalesce(TABLE_ROWS, 0), coalesce(DATA_LENGTH, 0), coalesce(AVG_ROW_LENGTH, 0)
-		FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, table).Scan(&engine, &kind, &t.Rows, &t.TableBytes, &avgRow)
+		FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, table).Scan(&tableEngine, &kind, &t.Rows, &t.TableBytes, &avgRow)
 	if errors.Is(err, sql.ErrNoRows) {
 		return myRefuse(ls, "no table %s (or no right to see it)", qualified)
 	}
@@ -243,10 +245,10 @@ func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *likeSource) error
 		return myRefuse(ls, "%s is a view; --like measures InnoDB and MyRocks tables", qualified)
 	case kind != "BASE TABLE":
 		return myRefuse(ls, "%s is a %s, not a table; --like measures InnoDB and MyRocks tables", qualified, strings.ToLower(kind))
-	case strings.EqualFold(engine, "ROCKSDB"):
-		t.Engine = EngineMyRocks // the copies go to MyRocks
-	case !strings.EqualFold(engine, "InnoDB"):
-		return myRefuse(ls, "%s is a table of engine %s; --like measures InnoDB and MyRocks (ROCKSDB) tables", qualified, engine)
+	case strings.EqualFold(tableEngine, "ROCKSDB"):
+		t.Engine = engine.MyRocks // the copies go to MyRocks
+	case !strings.EqualFold(tableEngine, "InnoDB"):
+		return myRefuse(ls, "%s is a table of engine %s; --like measures InnoDB and MyRocks (ROCKSDB) tables", qualified, tableEngine)
 	}
 	var partitions int
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.PARTITIONS
@@ -256,18 +258,18 @@ func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *likeSource) error
 	if partitions > 0 {
 		return myRefuse(ls, "%s is partitioned (%d partitions): the engine keeps each index per partition, which a copy of one table does not measure; --like measures unpartitioned tables", qualified, partitions)
 	}
-	indexes, err := mysqlIndexes(ctx, conn, schema, table)
+	indexes, err := Indexes(ctx, conn, schema, table)
 	if err != nil {
 		return myFail(ls, "read the indexes", err)
 	}
-	if len(indexes) == 0 || indexes[0].name != "PRIMARY" {
+	if len(indexes) == 0 || indexes[0].Name != "PRIMARY" {
 		return myRefuse(ls, "%s has no primary key; --like needs a single-column primary key to replace", qualified)
 	}
 	if pk := indexes[0]; len(pk.columns) != 1 {
 		return myRefuse(ls, "%s has a composite primary key (%s); --like needs a single-column primary key to replace", qualified, strings.Join(pk.columns, ", "))
 	}
-	src := &myLike{key: indexes[0].columns[0], indexes: indexes}
-	ls.my = src
+	src := &Like{key: indexes[0].columns[0], indexes: indexes}
+	ls.Def = src
 	t.Key = src.key
 	var ignored string
 	if err := conn.QueryRowContext(ctx, "SHOW CREATE TABLE "+qualified).Scan(&ignored, &src.create); err != nil {
@@ -330,9 +332,9 @@ func myReadDefinition(ctx context.Context, conn *sql.Conn, ls *likeSource) error
 // statistics as they stand (the run does not ANALYZE the user's table),
 // where the user may read them; otherwise only the clustered index's
 // size.
-func myReadFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
-	t, indexes := &ls.table, ls.my.indexes
-	if t.Engine == EngineMyRocks {
+func myReadFigures(ctx context.Context, conn *sql.Conn, ls *engine.Source) error {
+	t, indexes := &ls.Table, ls.Def.(*Like).indexes
+	if t.Engine == engine.MyRocks {
 		return myReadRocksFigures(ctx, conn, ls)
 	}
 	var pageSize int64
@@ -340,15 +342,15 @@ func myReadFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
 		return myFail(ls, "read the page size", err)
 	}
 	for _, ix := range indexes {
-		f := IndexFigures{Name: ix.displayName()}
+		f := engine.IndexFigures{Name: ix.DisplayName()}
 		var size, leaves int64
 		err := conn.QueryRowContext(ctx, `SELECT
 			  coalesce(sum(CASE stat_name WHEN 'size' THEN stat_value END), 0),
 			  coalesce(sum(CASE stat_name WHEN 'n_leaf_pages' THEN stat_value END), 0)
 			FROM mysql.innodb_index_stats WHERE database_name = ? AND table_name = ? AND index_name = ?`,
-			ls.name.Schema.name, ls.name.Table.name, ix.name).Scan(&size, &leaves)
-		if isMySQLDenied(err) {
-			t.Indexes = []IndexFigures{{Name: indexes[0].displayName(), Bytes: t.TableBytes}}
+			ls.Name.Schema.Name, ls.Name.Table.Name, ix.Name).Scan(&size, &leaves)
+		if IsDenied(err) {
+			t.Indexes = []engine.IndexFigures{{Name: indexes[0].DisplayName(), Bytes: t.TableBytes}}
 			t.Notes = append(t.Notes, "the secondary indexes' sizes today are left out: this user may not read mysql.innodb_index_stats on the source")
 			break
 		}
@@ -366,17 +368,17 @@ func myReadFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
 // bytes in the tables (SST files) of its column family, where the user
 // may read them (ROCKSDB_INDEX_FILE_MAP needs PROCESS); otherwise the
 // table's size alone. Rows still in a memtable are not in them.
-func myReadRocksFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
-	t := &ls.table
-	sizes, err := rocksIndexBytes(ctx, conn, ls.name.Schema.name, ls.name.Table.name)
+func myReadRocksFigures(ctx context.Context, conn *sql.Conn, ls *engine.Source) error {
+	t := &ls.Table
+	sizes, err := RocksIndexBytes(ctx, conn, ls.Name.Schema.Name, ls.Name.Table.Name)
 	if err != nil {
 		return myFail(ls, "read the indexes' sizes", err)
 	}
-	for _, ix := range ls.my.indexes {
-		t.Indexes = append(t.Indexes, IndexFigures{Name: ix.displayName(), Bytes: sizes[ix.name]})
+	for _, ix := range ls.Def.(*Like).indexes {
+		t.Indexes = append(t.Indexes, engine.IndexFigures{Name: ix.DisplayName(), Bytes: sizes[ix.Name]})
 	}
 	if len(sizes) == 0 {
-		t.Indexes = []IndexFigures{{Name: ls.my.indexes[0].displayName(), Bytes: t.TableBytes}}
+		t.Indexes = []engine.IndexFigures{{Name: ls.Def.(*Like).indexes[0].DisplayName(), Bytes: t.TableBytes}}
 		t.Notes = append(t.Notes, "the indexes' sizes today are left out: this user may not read information_schema.ROCKSDB_INDEX_FILE_MAP on the source (it needs PROCESS), or the table's rows are all in memtables")
 	}
 	t.Notes = append(t.Notes, "MyRocks keeps the rows in the primary key's order in an LSM tree; index sizes are the bytes of each index's keys and values in the column family's tables before compression (ROCKSDB_INDEX_FILE_MAP's DATA_SIZE), rows in memtables not counted: the copies' are counted so too, so that a compressed table and the copies' uncompressed column family compare like for like; the table's own size is its files' on disk, after compression (information_schema.TABLES)")
@@ -386,12 +388,12 @@ func myReadRocksFigures(ctx context.Context, conn *sql.Conn, ls *likeSource) err
 // rocksIndexBytes returns the bytes of the keys and values of each index
 // of a MyRocks table in its column family's tables, by index name; none
 // when the user may not read them.
-func rocksIndexBytes(ctx context.Context, conn *sql.Conn, schema, table string) (map[string]int64, error) {
+func RocksIndexBytes(ctx context.Context, conn *sql.Conn, schema, table string) (map[string]int64, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT d.INDEX_NAME, sum(f.DATA_SIZE)
 		FROM information_schema.ROCKSDB_DDL d JOIN information_schema.ROCKSDB_INDEX_FILE_MAP f
 		  ON f.COLUMN_FAMILY = d.COLUMN_FAMILY AND f.INDEX_NUMBER = d.INDEX_NUMBER
 		WHERE d.TABLE_SCHEMA = ? AND d.TABLE_NAME = ? GROUP BY d.INDEX_NAME`, schema, table)
-	if isMySQLDenied(err) {
+	if IsDenied(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -412,46 +414,46 @@ func rocksIndexBytes(ctx context.Context, conn *sql.Conn, schema, table string) 
 
 // myReadKeyRange reads an integer key's least and greatest values, two
 // lookups through the primary key.
-func myReadKeyRange(ctx context.Context, conn *sql.Conn, ls *likeSource) error {
-	if bits, _ := intBits(ls.table.KeyType); bits == 0 {
+func myReadKeyRange(ctx context.Context, conn *sql.Conn, ls *engine.Source) error {
+	if bits, _ := engine.IntBits(ls.Table.KeyType); bits == 0 {
 		return nil
 	}
-	key := mysqlIdent(ls.my.key)
+	key := Ident(ls.Def.(*Like).key)
 	var lo, hi sql.NullInt64
 	if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT CAST(min(%[1]s) AS SIGNED), CAST(max(%[1]s) AS SIGNED) FROM %[2]s", key, myQualified(ls))).
 		Scan(&lo, &hi); err != nil {
 		return myFail(ls, "the key's range", err)
 	}
 	if lo.Valid && hi.Valid {
-		ls.table.KeyMin, ls.table.KeyMax = &lo.Int64, &hi.Int64
+		ls.Table.KeyMin, ls.Table.KeyMax = &lo.Int64, &hi.Int64
 	}
 	return nil
 }
 
 // myReadSample reads a uniform sample of the table's rows with their key
 // and time column, and puts it in the order of the table's inserts.
-func myReadSample(ctx context.Context, conn *sql.Conn, ls *likeSource, sample, n int) error {
-	src, t := ls.my, &ls.table
+func myReadSample(ctx context.Context, conn *sql.Conn, ls *engine.Source, sample, n int) error {
+	src, t := ls.Def.(*Like), &ls.Table
 	qualified := myQualified(ls)
 	var list []string
-	var times []timeCandidate
+	var times []engine.TimeCandidate
 	for _, c := range src.columns {
-		list = append(list, mysqlIdent(c.name))
+		list = append(list, Ident(c.name))
 		if c.dataType == "date" || c.dataType == "datetime" || c.dataType == "timestamp" {
-			indexed := slices.ContainsFunc(src.indexes[1:], func(ix mysqlIndex) bool { return len(ix.columns) > 0 && ix.columns[0] == c.name })
-			times = append(times, timeCandidate{c.name, indexed})
+			indexed := slices.ContainsFunc(src.indexes[1:], func(ix Index) bool { return len(ix.columns) > 0 && ix.columns[0] == c.name })
+			times = append(times, engine.Candidate(c.name, indexed))
 		}
 	}
-	timeCol, timeWhy := chooseTimeColumn(times)
+	timeCol, timeWhy := engine.ChooseTimeColumn(times)
 	keyExpr, timeExpr := "NULL", "NULL"
-	if bits, _ := intBits(t.KeyType); bits > 0 {
-		keyExpr = "CAST(" + mysqlIdent(src.key) + " AS DOUBLE)"
+	if bits, _ := engine.IntBits(t.KeyType); bits > 0 {
+		keyExpr = "CAST(" + Ident(src.key) + " AS DOUBLE)"
 	}
 	if timeCol != "" {
-		q := mysqlIdent(timeCol)
+		q := Ident(timeCol)
 		timeExpr = fmt.Sprintf("TO_SECONDS(%[1]s) + MICROSECOND(%[1]s) / 1e6", q)
 	}
-	size, note := likeSampleSize(sample, n, t.Rows, t.TableBytes)
+	size, note := engine.SampleSize(sample, n, t.Rows, t.TableBytes)
 	t.Notes = append(t.Notes, note)
 	selectList := "1"
 	if len(list) > 0 {
@@ -473,16 +475,16 @@ func myReadSample(ctx context.Context, conn *sql.Conn, ls *likeSource, sample, n
 	}
 	t.Sampled = len(rows)
 	t.Reuse = (n + t.Sampled - 1) / t.Sampled
-	t.KeyTimeCorrelation = keyTimeCorrelation(rows)
-	_, sequence := t.localSequence()
-	src.order = orderSample(rows, t.Key, sequence, timeCol, timeWhy, true)
-	t.InsertOrder = src.order.note
+	t.KeyTimeCorrelation = engine.KeyTimeCorrelation(rows)
+	_, sequence := t.LocalSequence()
+	src.order = engine.OrderSample(rows, t.Key, sequence, timeCol, timeWhy, true)
+	t.InsertOrder = src.order.Note
 	src.rows = make([][]any, len(rows))
 	for i, r := range rows {
 		if len(list) == 0 {
-			r.row = nil
+			r.Row = nil
 		}
-		src.rows[i] = r.row
+		src.rows[i] = r.Row
 	}
 	return nil
 }
@@ -497,7 +499,7 @@ var mysqlServerMetrics = []string{"pages_written", "pages_written_per_1000", "pa
 // the scan. The server passes each row with probability p; the tool keeps
 // a uniform n of those (reservoir sampling), so that the sample spans the
 // whole table, not its first rows.
-func readMySQLSample(ctx context.Context, conn *sql.Conn, table, keyExpr, timeExpr, selectList string, p float64, n int) ([]sampledRow[[]any], error) {
+func readMySQLSample(ctx context.Context, conn *sql.Conn, table, keyExpr, timeExpr, selectList string, p float64, n int) ([]engine.SampledRow[[]any], error) {
 	where := ""
 	if p < 1 {
 		where = fmt.Sprintf(" WHERE RAND() < %g", p)
@@ -513,7 +515,7 @@ func readMySQLSample(ctx context.Context, conn *sql.Conn, table, keyExpr, timeEx
 	}
 	types = types[2:]
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	var sample []sampledRow[[]any]
+	var sample []engine.SampledRow[[]any]
 	for seen := 0; rows.Next(); seen++ {
 		row := make([]any, len(types))
 		var key, at sql.NullFloat64
@@ -531,12 +533,12 @@ func readMySQLSample(ctx context.Context, conn *sql.Conn, table, keyExpr, timeEx
 				row[i] = string(b)
 			}
 		}
-		r := sampledRow[[]any]{row: row, key: math.NaN(), at: math.NaN(), physical: float64(seen)}
+		r := engine.SampledRow[[]any]{Row: row, Key: math.NaN(), At: math.NaN(), Physical: float64(seen)}
 		if key.Valid {
-			r.key = key.Float64
+			r.Key = key.Float64
 		}
 		if at.Valid {
-			r.at = at.Float64
+			r.At = at.Float64
 		}
 		if len(sample) < n {
 			sample = append(sample, r)
@@ -615,7 +617,7 @@ func mysqlUniqueValue(col, typ, dataType string, maxLen int64) (string, error) {
 }
 
 // mysqlIndexes returns the indexes of a table, the primary key first.
-func mysqlIndexes(ctx context.Context, conn *sql.Conn, schema, table string) ([]mysqlIndex, error) {
+func Indexes(ctx context.Context, conn *sql.Conn, schema, table string) ([]Index, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, INDEX_TYPE, coalesce(COLUMN_NAME, '')
 		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
 		ORDER BY INDEX_NAME <> 'PRIMARY', INDEX_NAME, SEQ_IN_INDEX`, schema, table)
@@ -623,15 +625,15 @@ func mysqlIndexes(ctx context.Context, conn *sql.Conn, schema, table string) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	var out []mysqlIndex
+	var out []Index
 	for rows.Next() {
 		var name, typ, col string
 		var nonUnique int
 		if err := rows.Scan(&name, &nonUnique, &typ, &col); err != nil {
 			return nil, err
 		}
-		if n := len(out); n == 0 || out[n-1].name != name {
-			out = append(out, mysqlIndex{name: name, unique: nonUnique == 0, btree: typ != "FULLTEXT" && typ != "SPATIAL"})
+		if n := len(out); n == 0 || out[n-1].Name != name {
+			out = append(out, Index{Name: name, unique: nonUnique == 0, btree: typ != "FULLTEXT" && typ != "SPATIAL"})
 		}
 		ix := &out[len(out)-1]
 		ix.columns = append(ix.columns, col)
@@ -649,12 +651,12 @@ var autoIncrement = regexp.MustCompile(` AUTO_INCREMENT=\d+`)
 // index included, but without its foreign keys and check constraints.
 // With a column family cf (a MyRocks copy), every index keeps its rows
 // there, in place of the column family its comment named.
-func (src *myLike) copyStatement(table, keyType, cf string) (string, error) {
+func (src *Like) CopyStatement(table, keyType, cf string) (string, error) {
 	lines := strings.Split(src.create, "\n")
 	if len(lines) < 3 || !strings.HasPrefix(lines[0], "CREATE TABLE ") || !strings.HasSuffix(lines[0], " (") {
 		return "", fmt.Errorf("unexpected SHOW CREATE TABLE output %.200q", src.create)
 	}
-	keyLine := "  " + mysqlIdent(src.key) + " "
+	keyLine := "  " + Ident(src.key) + " "
 	var body []string
 	end := len(lines) - 1
 	for _, line := range lines[1:end] {
@@ -691,7 +693,7 @@ var indexComment = regexp.MustCompile(` COMMENT '(?:[^'\\]|\\.|'')*'$`)
 
 // trialCopy creates a copy with a keyType key by copyStatement, inserts
 // one row numbered as the loads' last (n-1), and drops it.
-func trialCopy(ctx context.Context, conn *sql.Conn, database string, shape *likeShape, copyStatement func(table, keyType string) (string, error), keyType string, n int) error {
+func trialCopy(ctx context.Context, conn *sql.Conn, database string, shape *engine.Shape[*Like], copyStatement func(table, keyType string) (string, error), keyType string, n int) error {
 	table := database + ".like_trial"
 	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
 	create, err := copyStatement(table, keyType)
@@ -707,39 +709,39 @@ func trialCopy(ctx context.Context, conn *sql.Conn, database string, shape *like
 		key = hex.EncodeToString(make([]byte, 16))
 	}
 	doc, _ := json.Marshal([][2]any{{key, n - 1}})
-	_, err = conn.ExecContext(ctx, shape.mysqlInsert(database, table, bigint), string(doc))
+	_, err = conn.ExecContext(ctx, LikeInsert(shape, database, table, bigint), string(doc))
 	return err
 }
 
-// mysqlInsert is the statement that inserts a batch of keys into the copy
+// InsertBatches is the statement that inserts a batch of keys into the copy
 // table, in their order: a JSON array of [key, row number] pairs, keys as
 // decimal text (bigint) or hex; row r takes the other columns of sampled
 // row floor(r*S/N) of database's like_sample, S the sample's rows and N
 // the load's, so that a load passes through the sample once, in the order
 // of the table's inserts.
-func (shape *likeShape) mysqlInsert(database, table string, bigint bool) string {
+func LikeInsert(shape *engine.Shape[*Like], database, table string, bigint bool) string {
 	key := "CAST(j.k AS SIGNED)"
 	if !bigint {
 		key = "UNHEX(j.k)"
 	}
-	cols := append([]string{shape.key}, shape.columns...)
-	vals := append([]string{key}, shape.values...)
+	cols := append([]string{shape.Key}, shape.Columns...)
+	vals := append([]string{key}, shape.Values...)
 	return fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s
 		FROM JSON_TABLE(?, '$[*]' COLUMNS (i FOR ORDINALITY, k VARCHAR(128) PATH '$[0]', r BIGINT PATH '$[1]')) j
 		JOIN %s.like_sample s ON s.idkit_row = (j.r * %d) DIV %d
 		ORDER BY j.i`,
-		table, strings.Join(cols, ", "), strings.Join(vals, ", "), database, shape.sample, shape.n)
+		table, strings.Join(cols, ", "), strings.Join(vals, ", "), database, shape.Sample, shape.N)
 }
 
 // likeBatches returns the function that inserts the batch [lo, hi) of l's
 // keys into a copy, by stmt (likeShape.mysqlInsert).
-func likeBatches(ctx context.Context, conn *sql.Conn, stmt string, l dbLoad) func(lo, hi int) error {
+func LikeBatches(ctx context.Context, conn *sql.Conn, stmt string, l engine.Load) func(lo, hi int) error {
 	return func(lo, hi int) error {
 		batch := make([][2]any, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			k := hex.EncodeToString(l.keys.At(i))
-			if l.bigint() {
-				k = strconv.FormatInt(l.int64At(i), 10)
+			k := hex.EncodeToString(l.Keys.At(i))
+			if l.Bigint() {
+				k = strconv.FormatInt(l.Int64At(i), 10)
 			}
 			batch = append(batch, [2]any{k, i})
 		}
@@ -757,22 +759,22 @@ func likeBatches(ctx context.Context, conn *sql.Conn, stmt string, l dbLoad) fun
 // from the sample, and reads every index's figures after an ANALYZE of
 // the copy, and its reads through the key. On a scratch server it counts
 // the copy's own pages changed in each flush interval, and runs the load
-// again, up to likeTries times, while another session writes during it,
+// again, up to engine.LikeTries times, while another session writes during it,
 // whose writes the server-wide counters (pages written, redo) would hold.
-func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error) {
+func (e *Engine) loadLike(ctx context.Context, l engine.Load) (engine.Figures, error) {
 	shape := e.like
-	colType := mysqlColumn(l)
-	out := EngineLoad{Engine: EngineMySQL, ColumnType: colType, Metrics: map[string]float64{}}
-	table := e.database + "." + l.table
-	fail := func(what string, err error) (EngineLoad, error) {
-		return out, fmt.Errorf("compare: mysql: %s %s (like %s): %w", what, table, shape.name, err)
+	colType := Column(l)
+	out := engine.Figures{Engine: engine.MySQL, ColumnType: colType, Metrics: map[string]float64{}}
+	table := e.database + "." + l.Table
+	fail := func(what string, err error) (engine.Figures, error) {
+		return out, fmt.Errorf("compare: mysql: %s %s (like %s): %w", what, table, shape.Name, err)
 	}
-	create, err := shape.my.copyStatement(table, colType, "")
+	create, err := shape.Def.CopyStatement(table, colType, "")
 	if err != nil {
 		return fail("copy the table", err)
 	}
 	defer e.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
-	insert := likeBatches(ctx, e.conn, shape.mysqlInsert(e.database, table, l.bigint()), l)
+	insert := LikeBatches(ctx, e.conn, LikeInsert(shape, e.database, table, l.Bigint()), l)
 	var x flushed
 	tries := 0
 	for {
@@ -785,31 +787,31 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 		if x, err = e.flushedLoad(ctx, l, table, true, insert); err != nil {
 			return fail("load", err)
 		}
-		if e.polite || !x.disturbed() || tries == likeTries {
+		if e.polite || !x.disturbed() || tries == engine.LikeTries {
 			break
 		}
 	}
 	if _, err := e.conn.ExecContext(ctx, "ANALYZE TABLE "+table); err != nil {
 		return fail("analyze", err)
 	}
-	n := l.keys.N()
+	n := l.Keys.N()
 	m := out.Metrics
 	var secondary, all float64
-	indexes, err := mysqlIndexes(ctx, e.conn, e.database, l.table)
+	indexes, err := Indexes(ctx, e.conn, e.database, l.Table)
 	if err != nil {
 		return fail("read the indexes", err)
 	}
 	for _, ix := range indexes {
-		f, err := e.indexFigures(ctx, l.table, ix)
+		f, err := e.indexFigures(ctx, l.Table, ix)
 		if err != nil {
 			return fail("index figures", err)
 		}
 		out.Indexes = append(out.Indexes, f)
 		all += float64(f.Bytes)
-		if ix.name == "PRIMARY" {
+		if ix.Name == "PRIMARY" {
 			m["index_bytes"] = float64(f.Bytes)
 			m["leaf_pages"] = float64(f.LeafPages)
-			m["leaf_pages_per_1000"] = perThousand(float64(f.LeafPages), n)
+			m["leaf_pages_per_1000"] = engine.PerThousand(float64(f.LeafPages), n)
 			if f.LeafDensity > 0 {
 				m["leaf_density"] = f.LeafDensity
 			}
@@ -826,15 +828,15 @@ func (e *mysqlEngine) loadLike(ctx context.Context, l dbLoad) (EngineLoad, error
 			delete(m, k)
 		}
 	}
-	m["index_bytes_per_key"] = perKey(m["index_bytes"], n)
+	m["index_bytes_per_key"] = engine.PerKey(m["index_bytes"], n)
 	m["secondary_index_bytes"] = secondary
 	m["all_index_bytes"] = all
-	m["all_index_bytes_per_key"] = perKey(all, n)
-	column := shape.key
-	if len(shape.columns) > 0 {
-		column = shape.columns[0]
+	m["all_index_bytes_per_key"] = engine.PerKey(all, n)
+	column := shape.Key
+	if len(shape.Columns) > 0 {
+		column = shape.Columns[0]
 	}
-	if err := e.myReads(ctx, l, table, shape.key, column, m); err != nil {
+	if err := e.myReads(ctx, l, table, shape.Key, column, m); err != nil {
 		return fail("reads", err)
 	}
 	return out, nil

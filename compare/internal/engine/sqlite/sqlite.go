@@ -1,4 +1,4 @@
-package compare
+package sqlite
 
 import (
 	"context"
@@ -7,56 +7,58 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
-// sqliteEngine loads each key set into a fresh SQLite file in WAL mode:
+// Engine loads each key set into a fresh SQLite file in WAL mode:
 // every commit appends one frame per page it changed, so WAL frames per
 // 1,000 inserts are the direct analogue of bbolt's pages written.
 // Automatic checkpoints are off; the load checkpoints (TRUNCATE) every
 // dbLoad.checkpointEvery inserts and at the end, and counts the frames
 // each checkpoint found in the log.
-type sqliteEngine struct {
+type Engine struct {
 	dir     string
 	sync    bool
 	version string
 }
 
-func openSQLite(dir string, sync bool) (*sqliteEngine, error) {
+func Open(dir string, sync bool) (*Engine, error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		return nil, fmt.Errorf("compare: sqlite: %w", err)
 	}
 	defer db.Close()
-	e := &sqliteEngine{dir: dir, sync: sync}
+	e := &Engine{dir: dir, sync: sync}
 	if err := db.QueryRow("SELECT sqlite_version()").Scan(&e.version); err != nil {
 		return nil, fmt.Errorf("compare: sqlite: %w", err)
 	}
 	return e, nil
 }
 
-func (e *sqliteEngine) Info() EngineInfo {
-	return EngineInfo{
-		Name: EngineSQLite, Version: "SQLite " + e.version + driver("modernc.org/sqlite"),
+func (e *Engine) Info() engine.Info {
+	return engine.Info{
+		Name: engine.SQLite, Version: "SQLite " + e.version + engine.Driver("modernc.org/sqlite"),
 		Settings: "WAL, 4096-byte pages, 64 MiB cache, synchronous " + map[bool]string{true: "FULL", false: "OFF"}[e.sync] + ", wal_checkpoint(PASSIVE) every interval",
 	}
 }
 
-func (e *sqliteEngine) Close(context.Context) error { return nil }
+func (e *Engine) Close(context.Context) error { return nil }
 
 // sqliteColumn is the key column a user would choose: the rowid itself for
 // 64-bit integers, a BLOB key in a WITHOUT ROWID table for the others.
-func sqliteColumn(l dbLoad) (ddl, colType string) {
-	if l.bigint() {
+func sqliteColumn(l engine.Load) (ddl, colType string) {
+	if l.Bigint() {
 		return "CREATE TABLE t (id INTEGER PRIMARY KEY, payload BLOB NOT NULL)", "INTEGER PRIMARY KEY"
 	}
 	return "CREATE TABLE t (id BLOB PRIMARY KEY, payload BLOB NOT NULL) WITHOUT ROWID", "BLOB PRIMARY KEY, WITHOUT ROWID"
 }
 
-func (e *sqliteEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
+func (e *Engine) Load(ctx context.Context, l engine.Load) (engine.Figures, error) {
 	ddl, colType := sqliteColumn(l)
-	out := EngineLoad{Engine: EngineSQLite, ColumnType: colType, Metrics: map[string]float64{}}
-	path := filepath.Join(e.dir, l.table+".sqlite")
+	out := engine.Figures{Engine: engine.SQLite, ColumnType: colType, Metrics: map[string]float64{}}
+	path := filepath.Join(e.dir, l.Table+".sqlite")
 	syncMode := "OFF"
 	if e.sync {
 		syncMode = "FULL"
@@ -111,24 +113,24 @@ func (e *sqliteEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 		}
 		defer st.Close()
 		for i := lo; i < hi; i++ {
-			var key any = l.keys.At(i)
-			if l.bigint() {
-				key = l.int64At(i)
+			var key any = l.Keys.At(i)
+			if l.Bigint() {
+				key = l.Int64At(i)
 			}
-			if _, err := st.ExecContext(ctx, key, l.value); err != nil {
+			if _, err := st.ExecContext(ctx, key, l.Value); err != nil {
 				return err
 			}
 		}
 		return tx.Commit()
 	}
-	spent, err := l.batches(insert, checkpoint)
+	spent, err := l.Batches(insert, checkpoint)
 	if err != nil {
 		return out, fmt.Errorf("compare: sqlite: %w", err)
 	}
 	if err := checkpoint(); err != nil {
 		return out, fmt.Errorf("compare: sqlite: %w", err)
 	}
-	n := l.keys.N()
+	n := l.Keys.N()
 	var pageCount, pageSize, leafPages, leafUsed, leafSize int64
 	if err := conn.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pageCount); err != nil {
 		return out, fmt.Errorf("compare: sqlite: page_count: %w", err)
@@ -148,15 +150,15 @@ func (e *sqliteEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 		return out, fmt.Errorf("compare: sqlite: %w", err)
 	}
 	m := out.Metrics
-	m["inserts_per_second"] = rate(n, spent)
+	m["inserts_per_second"] = engine.Rate(n, spent)
 	m["wal_frames"] = float64(frames)
-	m["wal_frames_per_1000"] = perThousand(float64(frames), n)
+	m["wal_frames_per_1000"] = engine.PerThousand(float64(frames), n)
 	m["page_count"] = float64(pageCount)
 	m["leaf_pages"] = float64(leafPages)
 	if leafSize > 0 {
 		m["leaf_density"] = float64(leafUsed) / float64(leafSize)
 	}
 	m["file_bytes"] = float64(fi.Size())
-	m["bytes_per_key"] = perKey(float64(pageCount*pageSize), n)
+	m["bytes_per_key"] = engine.PerKey(float64(pageCount*pageSize), n)
 	return out, nil
 }

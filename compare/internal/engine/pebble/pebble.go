@@ -1,4 +1,4 @@
-package compare
+package pebble
 
 import (
 	"bytes"
@@ -11,13 +11,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/engine"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// pebbleEngine loads each key set into a fresh Pebble store (CockroachDB's
+// Engine loads each key set into a fresh Pebble store (CockroachDB's
 // LSM tree, pure Go, embedded) in a directory of the run's, and removes it
 // after the load. An LSM tree writes every insert twice at once, to its
 // log and its memtable, then flushes full memtables as sorted tables into
@@ -36,12 +38,12 @@ import (
 // B-trees' do. A writer that outruns the compactions leaves them fewer,
 // larger merges, and random keys less write amplification than settled
 // (BENCHMARKS.md has both); keys in order write the same either way.
-type pebbleEngine struct {
+type Engine struct {
 	dir  string
 	sync bool
 }
 
-func openPebble(dir string, sync bool) *pebbleEngine { return &pebbleEngine{dir: dir, sync: sync} }
+func Open(dir string, sync bool) *Engine { return &Engine{dir: dir, sync: sync} }
 
 // The bloom filter of every level, and how long and how often settle
 // waits for the background work to end.
@@ -158,15 +160,15 @@ func (f *heldFile) Stat() (vfs.FileInfo, error) {
 	return f.File.Stat()
 }
 
-func (e *pebbleEngine) Info() EngineInfo {
-	return EngineInfo{
-		Name: EnginePebble, Version: "Pebble" + driver("github.com/cockroachdb/pebble/v2"),
+func (e *Engine) Info() engine.Info {
+	return engine.Info{
+		Name: engine.Pebble, Version: "Pebble" + engine.Driver("github.com/cockroachdb/pebble/v2"),
 		Settings: fmt.Sprintf("Pebble's defaults (4 MiB memtable, Lbase 64 MiB, one compaction at a time) with bloom filters of %d bits/key on every level and no compression; settled after each flush; %s",
 			pebbleBloomBits, map[bool]string{true: "on disk, fsync on", false: "in memory (vfs.NewMem), as fsync is off"}[e.sync]),
 	}
 }
 
-func (e *pebbleEngine) Close(context.Context) error { return nil }
+func (e *Engine) Close(context.Context) error { return nil }
 
 // pebbleLogger keeps Pebble's log lines ("Found 0 WALs") out of the
 // run's output; errors reach the load through pebbleEvents.
@@ -353,10 +355,10 @@ func liveBytes(m *pebble.Metrics) int64 {
 // blocks (index, filter, data) that reads touched.
 func blockAccesses(m *pebble.Metrics) int64 { return m.BlockCache.Hits + m.BlockCache.Misses }
 
-func (e *pebbleEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
-	out := EngineLoad{Engine: EnginePebble, ColumnType: fmt.Sprintf("%d-byte key", l.keys.Len), Metrics: map[string]float64{}}
-	dir := filepath.Join(e.dir, l.table+".pebble")
-	fail := func(what string, err error) (EngineLoad, error) {
+func (e *Engine) Load(ctx context.Context, l engine.Load) (engine.Figures, error) {
+	out := engine.Figures{Engine: engine.Pebble, ColumnType: fmt.Sprintf("%d-byte key", l.Keys.Len), Metrics: map[string]float64{}}
+	dir := filepath.Join(e.dir, l.Table+".pebble")
+	fail := func(what string, err error) (engine.Figures, error) {
 		return out, fmt.Errorf("compare: pebble: %s %s: %w", what, dir, err)
 	}
 	events := newPebbleEvents()
@@ -376,12 +378,12 @@ func (e *pebbleEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	if e.sync {
 		write = pebble.Sync
 	}
-	n := l.keys.N()
+	n := l.Keys.N()
 	start := time.Now()
 	insert := func(lo, hi int) error {
 		b := db.NewBatch()
 		for i := lo; i < hi; i++ {
-			if err := b.Set(l.keys.At(i), l.value, nil); err != nil {
+			if err := b.Set(l.Keys.At(i), l.Value, nil); err != nil {
 				b.Close()
 				return err
 			}
@@ -398,7 +400,7 @@ func (e *pebbleEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 		}
 		return ctx.Err()
 	}
-	if _, err := l.batches(insert, nil); err != nil {
+	if _, err := l.Batches(insert, nil); err != nil {
 		return fail("load", err)
 	}
 	if err := db.Flush(); err != nil {
@@ -411,7 +413,7 @@ func (e *pebbleEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	m := db.Metrics()
 	w := writesOf(m)
 	m2 := out.Metrics
-	m2["inserts_per_second"] = rate(n, spent)
+	m2["inserts_per_second"] = engine.Rate(n, spent)
 	m2["bytes_in"] = float64(w.wal)
 	m2["bytes_flushed"] = float64(w.flushed)
 	m2["bytes_compacted"] = float64(w.compacted)
@@ -422,8 +424,8 @@ func (e *pebbleEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	}
 	live := liveBytes(m)
 	m2["table_bytes"] = float64(live)
-	m2["bytes_per_key"] = perKey(float64(live), n)
-	if rows := float64(n) * float64(l.keys.Len+len(l.value)); rows > 0 {
+	m2["bytes_per_key"] = engine.PerKey(float64(live), n)
+	if rows := float64(n) * float64(l.Keys.Len+len(l.Value)); rows > 0 {
 		m2["space_amp"] = float64(live) / rows
 	}
 	m2["read_amp"] = float64(m.ReadAmp())
@@ -433,7 +435,7 @@ func (e *pebbleEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 	}
 	// Every row is read back while the expiry compacts the tree, and
 	// before the store closes.
-	s.readAll(n / expireShare)
+	s.readAll(n / engine.ExpireShare)
 	defer s.read()
 	if err := e.expire(ctx, s, l, write, m2); err != nil {
 		return fail("expiry", err)
@@ -453,20 +455,20 @@ func (e *pebbleEngine) Load(ctx context.Context, l dbLoad) (EngineLoad, error) {
 // touches and the tables its bloom filters rule out, over keys spread
 // over the table and over its newest 1%, and the blocks a range scan
 // through the key that reads the newest 1% touches.
-func (e *pebbleEngine) reads(ctx context.Context, s *lsm, l dbLoad, m map[string]float64) error {
-	n := l.keys.N()
-	spread, newest := lookupKeys(n)
+func (e *Engine) reads(ctx context.Context, s *lsm, l engine.Load, m map[string]float64) error {
+	n := l.Keys.N()
+	spread, newest := engine.LookupKeys(n)
 	for _, q := range []struct {
 		key  string
 		keys []int
 	}{{"lookup", spread}, {"lookup_newest", newest}} {
 		before := s.db.Metrics()
 		for _, i := range q.keys {
-			v, closer, err := s.db.Get(l.keys.At(i))
+			v, closer, err := s.db.Get(l.Keys.At(i))
 			if err != nil {
 				return fmt.Errorf("point lookup of key %d: %w", i, err)
 			}
-			ok := bytes.Equal(v, l.value)
+			ok := bytes.Equal(v, l.Value)
 			if err := closer.Close(); err != nil {
 				return err
 			}
@@ -482,13 +484,13 @@ func (e *pebbleEngine) reads(ctx context.Context, s *lsm, l dbLoad, m map[string
 			return err
 		}
 	}
-	lowest := lowestNewest(l)
-	blocks, rows, _, err := scanBlocks(s.db, l.keys.At(lowest), nil)
+	lowest := engine.LowestNewest(l)
+	blocks, rows, _, err := scanBlocks(s.db, l.Keys.At(lowest), nil)
 	if err != nil {
 		return fmt.Errorf("range scan of the newest rows: %w", err)
 	}
 	m["newest_scan_blocks"] = float64(blocks)
-	m["newest_scan_rows"] = float64(rows) / float64(n-newestStart(n))
+	m["newest_scan_rows"] = float64(rows) / float64(n-engine.NewestStart(n))
 	return nil
 }
 
@@ -544,22 +546,7 @@ func scanBlocks(db *pebble.DB, lower, upper []byte) (blocks, rows, skipped int64
 	return blockAccesses(after) - blockAccesses(before), rows, int64(st.PointCount) - rows + int64(st.PointsCoveredByRangeTombstones), nil
 }
 
-// sortedKeys returns l's keys in key order.
-func sortedKeys(l dbLoad) [][]byte {
-	sorted := make([][]byte, l.keys.N())
-	for i := range sorted {
-		sorted[i] = l.keys.At(i)
-	}
-	slices.SortFunc(sorted, bytes.Compare)
-	return sorted
-}
-
-// expireShare is the share of a table's oldest rows the expiry deletes.
-const expireShare = 10 // 1 / expireShare of the rows
-
-// reclaimedShare is how much of the expired rows' share of the tables
-// must be gone before the expiry counts as reclaimed.
-const reclaimedShare = 0.9
+// 1 / expireShare of the rows
 
 // expire deletes the oldest tenth of the rows the way the keys allow and
 // measures what reclaiming their space costs, from a tree compacted into
@@ -577,15 +564,15 @@ const reclaimedShare = 0.9
 // figures are the bytes written and the time from the deletion to
 // reclaimed, and the blocks and deleted entries a scan over the expired
 // keys' range meets before the manual compaction.
-func (e *pebbleEngine) expire(ctx context.Context, s *lsm, l dbLoad, write *pebble.WriteOptions, m map[string]float64) error {
-	n := l.keys.N()
-	d := n / expireShare
+func (e *Engine) expire(ctx context.Context, s *lsm, l engine.Load, write *pebble.WriteOptions, m map[string]float64) error {
+	n := l.Keys.N()
+	d := n / engine.ExpireShare
 	if d == 0 {
 		return nil
 	}
 	// The oldest rows of a store that has run a while lie in its last
 	// level: the tree is compacted there first, outside the figures.
-	if err := s.db.Compact(ctx, []byte{}, bytes.Repeat([]byte{0xff}, l.keys.Len+1), false); err != nil {
+	if err := s.db.Compact(ctx, []byte{}, bytes.Repeat([]byte{0xff}, l.Keys.Len+1), false); err != nil {
 		return fmt.Errorf("compact the tree into its last level: %w", err)
 	}
 	if err := s.settle(ctx, true); err != nil {
@@ -598,10 +585,10 @@ func (e *pebbleEngine) expire(ctx context.Context, s *lsm, l dbLoad, write *pebb
 	w0, live0 := writesOf(before), liveBytes(before)
 	var lower, upper []byte // the expired keys' range, upper exclusive
 	start := time.Now()
-	if l.byAge {
+	if l.ByAge {
 		lower, upper = s.least[0], s.least[1]
 		if s.rows != int64(n) { // a key loaded twice: the tree holds fewer
-			sorted := sortedKeys(l)
+			sorted := engine.SortedKeys(l)
 			lower, upper = sorted[0], sorted[d]
 		}
 		if err := s.db.DeleteRange(lower, upper, write); err != nil {
@@ -609,11 +596,11 @@ func (e *pebbleEngine) expire(ctx context.Context, s *lsm, l dbLoad, write *pebb
 		}
 		m["expiry_range"] = 1
 	} else {
-		lower, upper = l.keys.At(0), l.keys.At(0)
-		for lo := 0; lo < d; lo += l.batch {
+		lower, upper = l.Keys.At(0), l.Keys.At(0)
+		for lo := 0; lo < d; lo += l.Batch {
 			b := s.db.NewBatch()
-			for i := lo; i < min(lo+l.batch, d); i++ {
-				k := l.keys.At(i)
+			for i := lo; i < min(lo+l.Batch, d); i++ {
+				k := l.Keys.At(i)
 				if bytes.Compare(k, lower) < 0 {
 					lower = k
 				}
@@ -646,7 +633,7 @@ func (e *pebbleEngine) expire(ctx context.Context, s *lsm, l dbLoad, write *pebb
 	expiredBytes := float64(live0) * float64(d) / float64(n)
 	reclaimed := func() (bool, *pebble.Metrics) {
 		mm := s.db.Metrics()
-		return float64(live0-liveBytes(mm)) >= reclaimedShare*expiredBytes, mm
+		return float64(live0-liveBytes(mm)) >= engine.ReclaimedShare*expiredBytes, mm
 	}
 	blocks, _, skipped, err := scanBlocks(s.db, lower, upper)
 	if err != nil {
@@ -669,7 +656,7 @@ func (e *pebbleEngine) expire(ctx context.Context, s *lsm, l dbLoad, write *pebb
 	}
 	spent := time.Since(start)
 	if !done {
-		return fmt.Errorf("the tables hold %s after deleting %d of %d rows from %s and compacting the range", bytesText(liveBytes(after)), d, n, bytesText(live0))
+		return fmt.Errorf("the tables hold %s after deleting %d of %d rows from %s and compacting the range", engine.BytesText(liveBytes(after)), d, n, engine.BytesText(live0))
 	}
 	w := writesOf(after).sub(w0)
 	m["expiry_rows"] = float64(d)
