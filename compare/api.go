@@ -3,6 +3,8 @@ package compare
 import (
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/compare/internal/engine/bbolt"
+	"github.com/idkit/idkit/compare/internal/report"
+	"github.com/idkit/idkit/compare/internal/scheme"
 )
 
 // The engines a key set is loaded into, by the names the report and the
@@ -82,3 +84,137 @@ const (
 // ParseLike parses schema.table, the --like flag's value (see
 // engine.ParseLike for the quoting rules).
 func ParseLike(s string) (LikeName, error) { return engine.ParseLike(s) }
+
+// The schemes a run measures live in internal/scheme, one registry of
+// idkit's own schemes, the peer libraries and the baselines; these name
+// them for a program that selects schemes or reads their figures.
+type (
+	// Scheme is one registry entry: a name, a constructor of generators
+	// and the scheme's design.
+	Scheme = scheme.Scheme
+	// Generator is one writer's source of keys.
+	Generator = scheme.Generator
+	// Design is what a scheme's layout promises.
+	Design = scheme.Design
+	// Kind says whose a scheme is: idkit's, a peer library's, or a
+	// baseline.
+	Kind = scheme.Kind
+	// Order is how ordered a key set is.
+	Order = scheme.Order
+	// Size is the bytes a key set takes, plain and packed.
+	Size = scheme.Size
+	// Speed is a generator's speed.
+	Speed = scheme.Speed
+	// Randomness is the statistical tests' verdict on a key set's bits.
+	Randomness = scheme.Randomness
+)
+
+// The kinds of scheme.
+const (
+	Baseline = scheme.Baseline
+	Ours     = scheme.Ours
+	Peer     = scheme.Peer
+)
+
+// RandomnessAlpha is the significance level of the randomness tests.
+const RandomnessAlpha = scheme.RandomnessAlpha
+
+// Environment variables that name the servers of the segment schemes'
+// block stores.
+const (
+	EnvRedisAddr     = scheme.EnvRedisAddr
+	EnvEtcdEndpoints = scheme.EnvEtcdEndpoints
+)
+
+// Schemes returns every registered scheme, in report order.
+func Schemes() []Scheme { return scheme.Schemes() }
+
+// Names returns the names of every registered scheme.
+func Names() []string { return scheme.Names() }
+
+// Lookup returns the scheme called name (or one of its aliases).
+func Lookup(name string) (Scheme, error) { return scheme.Lookup(name) }
+
+// Select returns the schemes of a comma-separated list ("all": every
+// scheme).
+func Select(list string) ([]Scheme, error) { return scheme.Select(list) }
+
+// CloseGenerators closes every generator of gens and returns the first
+// error.
+func CloseGenerators(gens []Generator) error { return scheme.CloseGenerators(gens) }
+
+// A run's report and its verdicts live in internal/report: the figures
+// as they were measured, the columns that describe them, the text, JSON
+// and HTML forms, and the verdicts drawn from them. These name them for a
+// program that reads a Report or asks it for a verdict.
+type (
+	// Report is everything a run measured, with a description of every
+	// figure (Columns) and the verdict of the run's own need.
+	Report = report.Report
+	// Result is one scheme's figures.
+	Result = report.Result
+	// WriterRun is one scheme's key set of a number of writers, and its
+	// loads into every engine.
+	WriterRun = report.WriterRun
+	// Config is the options a run used, defaults filled in.
+	Config = report.Config
+	// Machine describes where a run happened.
+	Machine = report.Machine
+	// DesignText is a scheme's design as the report writes it.
+	DesignText = report.DesignText
+	// Column describes one figure of the report.
+	Column = report.Column
+	// Section is one group of columns.
+	Section = report.Section
+	// Table is one text table of the report.
+	Table = report.Table
+	// Need is what a user requires of a scheme.
+	Need = report.Need
+	// Verdict is the ranked recommendation of a run.
+	Verdict = report.Verdict
+	// Pick is a scheme a verdict recommends.
+	Pick = report.Pick
+	// Rejection is a scheme a verdict leaves out, and why.
+	Rejection = report.Rejection
+	// VerdictFigure is a figure a verdict ranked by.
+	VerdictFigure = report.VerdictFigure
+	// Families is the verdict of each engine family, and what changes
+	// between them.
+	Families = report.Families
+	// TableKey is a --like verdict on the user's table's own key.
+	TableKey = report.TableKey
+	// KeyChange is what replacing a --like table's key would change.
+	KeyChange = report.KeyChange
+	// Growth is the runs of a measurement at several sizes.
+	Growth = report.Growth
+)
+
+// ErrNeed reports a constraint the verdict does not know.
+var ErrNeed = report.ErrNeed
+
+// NeedHelp lists the constraints ParseNeed accepts.
+const NeedHelp = report.NeedHelp
+
+// ParseNeed parses a comma-separated list of constraints (NeedHelp).
+func ParseNeed(s string) (Need, error) { return report.ParseNeed(s) }
+
+// Where a figure comes from, and the families of engines a verdict
+// ranks on.
+const (
+	SourceComputed = report.SourceComputed
+	SourceMeasured = report.SourceMeasured
+	FamilyBTree    = report.FamilyBTree
+	FamilyLSM      = report.FamilyLSM
+)
+
+// The thresholds of the verdicts.
+const (
+	MaxRatio         = report.MaxRatio
+	MaxSplitRatio    = report.MaxSplitRatio
+	MaxKeyPagesRatio = report.MaxKeyPagesRatio
+	DenseRate        = report.DenseRate
+	MinJSSafeYears   = report.MinJSSafeYears
+)
+
+// FamilyNames lists the engine families in report order.
+var FamilyNames = report.FamilyNames

@@ -3,19 +3,21 @@ package compare
 import (
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine/bbolt"
 )
 
 // BenchmarkNext is each scheme's Next as the speed measurement calls it:
 // generation plus appending the key to a reused buffer.
 func BenchmarkNext(b *testing.B) {
-	for _, s := range Schemes() {
+	for _, s := range scheme.Schemes() {
 		b.Run(s.Name, func(b *testing.B) {
 			gens, err := s.New(1)
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { _ = CloseGenerators(gens) })
+			b.Cleanup(func() { _ = scheme.CloseGenerators(gens) })
 			g := gens[0]
 			buf := make([]byte, 0, s.KeyLen)
 			if _, err := g.Next(buf); err != nil { // a fresh generator may wait for its first tick
@@ -33,13 +35,13 @@ func BenchmarkNext(b *testing.B) {
 
 // BenchmarkNextParallel shares one generator between goroutines.
 func BenchmarkNextParallel(b *testing.B) {
-	for _, s := range Schemes() {
+	for _, s := range scheme.Schemes() {
 		b.Run(s.Name, func(b *testing.B) {
 			gens, err := s.New(1)
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { _ = CloseGenerators(gens) })
+			b.Cleanup(func() { _ = scheme.CloseGenerators(gens) })
 			g := gens[0]
 			if _, err := g.Next(nil); err != nil { // a fresh generator may wait for its first tick
 				b.Fatal(err)
@@ -63,7 +65,7 @@ func BenchmarkNextParallel(b *testing.B) {
 func BenchmarkAnalyze(b *testing.B) {
 	for _, name := range []string{"counter", "uuidv4"} {
 		b.Run(name, func(b *testing.B) {
-			s, err := Lookup(name)
+			s, err := scheme.Lookup(name)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -71,14 +73,14 @@ func BenchmarkAnalyze(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { _ = CloseGenerators(gens) })
-			keys, err := generate(gens, s.KeyLen, 100_000, nil)
+			b.Cleanup(func() { _ = scheme.CloseGenerators(gens) })
+			keys, err := scheme.Generate(gens, s.KeyLen, 100_000, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				analyze(keys)
+				scheme.Analyze(keys)
 			}
 		})
 	}
@@ -88,7 +90,7 @@ func BenchmarkAnalyze(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	for _, name := range []string{"counter", "uuidv4"} {
 		b.Run(name, func(b *testing.B) {
-			s, err := Lookup(name)
+			s, err := scheme.Lookup(name)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -96,8 +98,8 @@ func BenchmarkLoad(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { _ = CloseGenerators(gens) })
-			keys, err := generate(gens, s.KeyLen, 10_000, nil)
+			b.Cleanup(func() { _ = scheme.CloseGenerators(gens) })
+			keys, err := scheme.Generate(gens, s.KeyLen, 10_000, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

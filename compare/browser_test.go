@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/idkit/idkit/internal/testkit/testenv"
@@ -85,7 +87,7 @@ func TestHTMLInBrowser(t *testing.T) {
 
 	dom := string(runChromium(t, bin, dir, "800,600", "--dump-dom", "file://"+page))
 
-	writerRuns, fills := len(r.writerCounts()), len(r.Config.Fills)
+	writerRuns, fills := len(r.WriterCounts()), len(r.Config.Fills)
 	want := map[string]int{
 		"pages":      writerRuns * fills,
 		"splits":     writerRuns * fills,
@@ -98,13 +100,13 @@ func TestHTMLInBrowser(t *testing.T) {
 		// One chart per database engine that ran: SQLite by default.
 		"engine-sqlite": writerRuns,
 		// The verdict's figures on SQLite: WAL frames and bytes per key.
-		"verdict": len(verdictFigures[engine.SQLite]),
+		"verdict": len(report.VerdictFigures[engine.SQLite]),
 		// Pebble, embedded too: its headline, reads (over the table and
 		// its newest 1%), expiry, and the LSM tree's verdict.
 		"engine-pebble":  writerRuns,
 		"reads-pebble":   2,
 		"expiry-pebble":  1,
-		"verdict-pebble": len(verdictFigures[engine.Pebble]),
+		"verdict-pebble": len(report.VerdictFigures[engine.Pebble]),
 	}
 	charts := svgCharts(t, dom)
 	require.Len(t, charts, len(want), "charts in the page")

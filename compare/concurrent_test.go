@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/stretchr/testify/assert"
@@ -24,17 +26,17 @@ func TestConcurrentWriters(t *testing.T) {
 			o := engineOptions(t, eng)
 			o.N, o.Writers, o.Concurrent = 40_000, 4, true
 			var err error
-			o.Schemes, err = Select("counter,uuidv4")
+			o.Schemes, err = scheme.Select("counter,uuidv4")
 			require.NoError(t, err)
 			r, err := Run(o)
 			require.NoError(t, err)
 			require.True(t, r.Config.Concurrent)
 			for _, s := range r.Schemes {
 				require.Len(t, s.Runs, 2)
-				one, ok := s.Runs[0].engineLoad(eng)
+				one, ok := s.Runs[0].EngineLoad(eng)
 				require.True(t, ok)
 				assert.Nil(t, one.Concurrent, "%s: the 1-writer run has no concurrent load", s.Name)
-				four, ok := s.Runs[1].engineLoad(eng)
+				four, ok := s.Runs[1].EngineLoad(eng)
 				require.True(t, ok)
 				c := four.Concurrent
 				require.NotNil(t, c, "%s: the 4-writer run's concurrent load", s.Name)

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/idkit/idkit/internal/testkit/testenv"
@@ -18,7 +22,7 @@ import (
 // measuredDisk reads from a report what its loads wrote and the largest
 // file one held: bbolt's pages written and files, and SQLite's WAL frames
 // (each written to the WAL and again by the checkpoint) and files.
-func measuredDisk(r *Report) Disk {
+func measuredDisk(r *report.Report) Disk {
 	var d Disk
 	page := int64(r.Config.PageSize)
 	for _, s := range r.Schemes {
@@ -76,9 +80,9 @@ func TestRunRefusesAFullDisk(t *testing.T) {
 	assert.Empty(t, left, "files left in the directory")
 }
 
-func mustSelect(t *testing.T, list string) []Scheme {
+func mustSelect(t *testing.T, list string) []scheme.Scheme {
 	t.Helper()
-	s, err := Select(list)
+	s, err := scheme.Select(list)
 	require.NoError(t, err)
 	return s
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/go-sql-driver/mysql"
@@ -172,7 +174,7 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 
 // WriteText writes the plan as the command prints it.
 func (p *Plan) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &report.ErrWriter{W: w}
 	fmt.Fprintf(ew, "DRY RUN — what idkit compare --like %s would do; it has created nothing and loaded nothing\n", p.Like)
 	for _, s := range p.Servers {
 		fmt.Fprintf(ew, "\n%s: the table on %s, the copies on %s\n", s.Engine, s.Source, s.Copies)
@@ -181,5 +183,5 @@ func (p *Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(ew, "  writes: %s\n", s.Writes)
 		fmt.Fprintf(ew, "  estimate: %s\n", s.Estimate)
 	}
-	return ew.err
+	return ew.Err
 }

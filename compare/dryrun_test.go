@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/jackc/pgx/v5"
@@ -50,7 +52,7 @@ func TestLikeDryRun(t *testing.T) {
 		t.Run(eng, func(t *testing.T) {
 			o := likeOptions(t, eng, name+".orders")
 			o.N = 10_000
-			o.Schemes, err = Select("counter,uuidv4")
+			o.Schemes, err = scheme.Select("counter,uuidv4")
 			require.NoError(t, err)
 			before := map[string]sourceState{"postgres": pgSourceState(t, pg, name, "orders", "id"), "mysql": mySourceState(t, my, name, "orders")}
 			schemas, databases := pgSchemas(), myDatabases()

@@ -3,8 +3,9 @@ package compare
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/report"
 
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/compare/internal/engine/innodb"
@@ -16,6 +17,18 @@ import (
 
 // EngineNames lists every engine in report order.
 var EngineNames = []string{engine.Bbolt, engine.SQLite, engine.Pebble, engine.Postgres, engine.MySQL, engine.MyRocks}
+
+// embedded are the engines that run inside the process, after bbolt, in
+// report order: an engine's name, whether the options switch it off, and
+// how it opens in the run's directory.
+var embedded = []struct {
+	name string
+	off  func(Options) bool
+	open func(dir string, sync bool) (engine.Engine, error)
+}{
+	{engine.SQLite, func(o Options) bool { return o.NoSQLite }, sqlite.Open},
+	{engine.Pebble, func(o Options) bool { return o.NoPebble }, pebble.Open},
+}
 
 // openEngines opens the database engines the options ask for, in report
 // order, and returns them with an EngineInfo for every engine, including
@@ -37,20 +50,15 @@ func openEngines(ctx context.Context, o Options, dir string) ([]engine.Engine, [
 	if err != nil {
 		return fail(err)
 	}
-	if o.NoSQLite {
-		infos = append(infos, engine.Info{Name: engine.SQLite, Skipped: "switched off"})
-	} else {
-		e, err := sqlite.Open(dir, o.Sync)
+	for _, em := range embedded {
+		if em.off(o) {
+			infos = append(infos, engine.Info{Name: em.name, Skipped: "switched off"})
+			continue
+		}
+		e, err := em.open(dir, o.Sync)
 		if err != nil {
 			return fail(err)
 		}
-		engines = append(engines, e)
-		infos = append(infos, e.Info())
-	}
-	if o.NoPebble {
-		infos = append(infos, engine.Info{Name: engine.Pebble, Skipped: "switched off"})
-	} else {
-		e := pebble.Open(dir, o.Sync)
 		engines = append(engines, e)
 		infos = append(infos, e.Info())
 	}
@@ -153,27 +161,7 @@ func bboltSettings(o Options) string {
 	for _, f := range o.Fills {
 		fills = append(fills, fmt.Sprint(f))
 	}
-	return "fill " + strings.Join(fills, " and ") + ", fsync " + onOff(o.Sync)
-}
-
-// measured returns the names of the engines that ran, in report order.
-func (r *Report) measured() []string {
-	var out []string
-	for _, e := range r.Engines {
-		if e.Skipped == "" {
-			out = append(out, e.Name)
-		}
-	}
-	return out
-}
-
-// engineLoad returns the load of engine in run, if there is one.
-func (run WriterRun) engineLoad(eng string) (engine.Figures, bool) {
-	i := slices.IndexFunc(run.Engines, func(l engine.Figures) bool { return l.Engine == eng })
-	if i < 0 {
-		return engine.Figures{}, false
-	}
-	return run.Engines[i], true
+	return "fill " + strings.Join(fills, " and ") + ", fsync " + report.OnOff(o.Sync)
 }
 
 // readSources checks the rights of o's server plans and, in a --like

@@ -5,6 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/idkit/idkit/internal/testkit/testenv"
@@ -57,15 +61,15 @@ var directionFigures = map[string][3]string{
 func TestEngineDirection(t *testing.T) {
 	skipUnderRace(t)
 	t.Parallel()
-	for _, eng := range familyEngines[FamilyBTree] {
+	for _, eng := range report.FamilyEngines[report.FamilyBTree] {
 		t.Run(eng, func(t *testing.T) {
 			t.Parallel()
 			o := engineOptions(t, eng)
 			o.Writers = 1
 			var err error
-			o.Schemes, err = Select("counter,traceid,ulid,uuidv4")
+			o.Schemes, err = scheme.Select("counter,traceid,ulid,uuidv4")
 			require.NoError(t, err)
-			reports := map[int]*Report{}
+			reports := map[int]*report.Report{}
 			for _, n := range []int{25_000, 100_000} {
 				o.N = n
 				reports[n], err = Run(o)
@@ -78,7 +82,7 @@ func TestEngineDirection(t *testing.T) {
 			// loads: the three reports show what was measured.
 			for _, col := range reports[100_000].Columns {
 				if col.Section == eng && eng != engine.Bbolt {
-					l, ok := reports[100_000].Schemes[0].Runs[0].engineLoad(eng)
+					l, ok := reports[100_000].Schemes[0].Runs[0].EngineLoad(eng)
 					require.True(t, ok)
 					assert.Contains(t, l.Metrics, col.Key, "column %q", col.Head)
 				}
@@ -108,7 +112,7 @@ func TestEngineDirection(t *testing.T) {
 
 // loadFigures returns the figures of run's load into engine; bbolt's
 // first load is mapped onto the names the database engines use.
-func loadFigures(t *testing.T, run WriterRun, eng string) map[string]float64 {
+func loadFigures(t *testing.T, run report.WriterRun, eng string) map[string]float64 {
 	t.Helper()
 	if eng == engine.Bbolt {
 		require.NotEmpty(t, run.Loads)
@@ -118,7 +122,7 @@ func loadFigures(t *testing.T, run WriterRun, eng string) map[string]float64 {
 			"data_bytes": float64(l.DataBytes), "leaf_pages": float64(l.LeafPages),
 		}
 	}
-	l, ok := run.engineLoad(eng)
+	l, ok := run.EngineLoad(eng)
 	require.True(t, ok, "no %s load", eng)
 	return l.Metrics
 }
@@ -126,9 +130,9 @@ func loadFigures(t *testing.T, run WriterRun, eng string) map[string]float64 {
 // assertVerdictFollowsNeed checks that the verdict of a run of counter,
 // traceid, ulid and uuidv4 ranks and rejects by the constraints and by
 // the figures measured on engine.
-func assertVerdictFollowsNeed(t *testing.T, r *Report, eng string) {
+func assertVerdictFollowsNeed(t *testing.T, r *report.Report, eng string) {
 	t.Helper()
-	top := func(need Need) (string, map[string]string) {
+	top := func(need report.Need) (string, map[string]string) {
 		v, err := r.Decide(need, eng)
 		require.NoError(t, err)
 		assert.Equal(t, eng, v.Engine)
@@ -141,10 +145,10 @@ func assertVerdictFollowsNeed(t *testing.T, r *Report, eng string) {
 		}
 		return v.Ranked[0].Scheme, rejected
 	}
-	best, rejected := top(Need{})
+	best, rejected := top(report.Need{})
 	assert.Equal(t, "traceid", best, "with no constraints the 8-byte ordered key wins")
 	assert.Contains(t, rejected, "counter")
-	v, err := r.Decide(Need{}, eng)
+	v, err := r.Decide(report.Need{}, eng)
 	require.NoError(t, err)
 	if strings.Contains(v.Basis, "left out: another session wrote to the server") {
 		// Another test wrote to the same server during a load: the
@@ -156,11 +160,11 @@ func assertVerdictFollowsNeed(t *testing.T, r *Report, eng string) {
 		assert.Regexp(t, `^[a-zA-Z ]+ \d+\.\dx the counter's`, rejected["uuidv4"], "uuidv4 is rejected for a measured figure")
 	}
 
-	best, rejected = top(Need{Rate: 5_000_000})
+	best, rejected = top(report.Need{Rate: 5_000_000})
 	assert.Equal(t, "ulid", best, "traceid cannot issue 5,000,000 IDs a second")
 	assert.Equal(t, "4,194,303 IDs/s per node by design, need 5,000,000", rejected["traceid"])
 
-	best, rejected = top(Need{Bits64: true, Rate: 5_000_000})
+	best, rejected = top(report.Need{Bits64: true, Rate: 5_000_000})
 	assert.Empty(t, best, "no scheme is both 64-bit and that fast")
 	assert.Equal(t, "128 bits, need 64bit (a BIGINT column)", rejected["ulid"])
 }

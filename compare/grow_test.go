@@ -6,6 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/stretchr/testify/assert"
@@ -50,7 +54,7 @@ func TestGrowOnPostgres(t *testing.T) {
 	o := engineOptions(t, engine.Postgres)
 	o.Writers = 1
 	var err error
-	o.Schemes, err = Select("counter,uuidv4")
+	o.Schemes, err = scheme.Select("counter,uuidv4")
 	require.NoError(t, err)
 	var progress bytes.Buffer
 	o.Progress = &progress
@@ -59,8 +63,8 @@ func TestGrowOnPostgres(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, g.Reports, 2)
 	const key = "pages_dirtied_per_1000"
-	at := func(r *Report, scheme int) float64 {
-		v, ok := growValue(r, scheme, engine.Postgres, key)
+	at := func(r *report.Report, scheme int) float64 {
+		v, ok := report.GrowValue(r, scheme, engine.Postgres, key)
 		require.True(t, ok)
 		return v
 	}
@@ -89,7 +93,7 @@ func TestGrowOnPostgres(t *testing.T) {
 		assert.InEpsilon(t, at(single, s), at(g.Reports[1], s), within, "%s: the growth run at 50,000 and a single run agree", single.Schemes[s].Name)
 	}
 
-	ranked := slices.Equal(rankedNames(g.Reports[0].Verdict), rankedNames(g.Reports[1].Verdict))
+	ranked := slices.Equal(report.RankedNames(g.Reports[0].Verdict), report.RankedNames(g.Reports[1].Verdict))
 	assert.Equal(t, !ranked, g.RankingChanges)
 
 	var text bytes.Buffer
@@ -105,7 +109,7 @@ func TestGrowOnPostgres(t *testing.T) {
 	var back struct {
 		Sizes   []int `json:"sizes"`
 		Reports []struct {
-			Config Config `json:"config"`
+			Config report.Config `json:"config"`
 		} `json:"reports"`
 	}
 	require.NoError(t, json.Unmarshal(js.Bytes(), &back))

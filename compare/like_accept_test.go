@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/jackc/pgx/v5"
@@ -222,10 +226,10 @@ func TestLikeAcceptance(t *testing.T) {
 		{engine.MySQL, true, []string{"every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits), pages changed per flush interval"}},
 		{engine.MySQL, false, []string{"every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits) of the copies", "pages changed per flush interval left out: without --scratch", "redo left out: without --scratch"}},
 	}
-	run := func(p path, table string, schemes string) *Report {
+	run := func(p path, table string, schemes string) *report.Report {
 		o := likeOptions(t, p.engine, name+"."+table)
 		o.N, o.Sample = n, 0
-		o.Schemes, err = Select(schemes)
+		o.Schemes, err = scheme.Select(schemes)
 		require.NoError(t, err)
 		if p.scratch {
 			o.ScratchPostgresDSN, o.ScratchMySQLDSN = o.PostgresDSN, o.MySQLDSN
@@ -266,7 +270,7 @@ func TestLikeAcceptance(t *testing.T) {
 					if s.Name != "counter" {
 						continue
 					}
-					l, ok := s.Runs[0].engineLoad(p.engine)
+					l, ok := s.Runs[0].EngineLoad(p.engine)
 					require.True(t, ok)
 					var got plainCopy
 					unit := "bytes"

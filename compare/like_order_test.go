@@ -3,6 +3,8 @@ package compare
 import (
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/stretchr/testify/assert"
@@ -67,7 +69,7 @@ func TestLocalSequenceOneRule(t *testing.T) {
 	var lines []string
 	for _, eng := range []string{engine.Postgres, engine.MySQL} {
 		tab := base(eng, "integer")
-		k := tableKey(&tab, Need{}, "")
+		k := report.JudgeTableKey(&tab, report.Need{}, "")
 		require.True(t, k.Keep, eng)
 		lines = append(lines, k.Line)
 	}

@@ -15,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/go-sql-driver/mysql"
@@ -135,7 +139,7 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 		{engine.MySQL, database + ".orders", myRO, myDSN, "AUTO_INCREMENT", []string{"GRANT CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES ON `idkit\\_compare\\_%`.* TO", "GRANT SELECT ON mysql.innodb_index_stats TO"}},
 	} {
 		o := likeOptions(t, tt.engine, tt.like)
-		o.Schemes, err = Select("counter,uuidv7,uuidv4")
+		o.Schemes, err = scheme.Select("counter,uuidv7,uuidv4")
 		require.NoError(t, err)
 		o.PostgresDSN, o.MySQLDSN = "", ""
 		if tt.engine == engine.Postgres {
@@ -150,7 +154,7 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 		assert.Equal(t, 2000, r.Like[0].Sampled, tt.engine)
 		assert.Equal(t, 10, r.Like[0].Reuse, "%s: 20,000 rows from 2,000 sampled", tt.engine)
 		for _, s := range r.Schemes {
-			l, ok := s.Runs[0].engineLoad(tt.engine)
+			l, ok := s.Runs[0].EngineLoad(tt.engine)
 			require.True(t, ok)
 			assert.Len(t, l.Indexes, 2, "%s %s: the primary key and created_at", tt.engine, s.Name)
 			assert.Positive(t, l.Indexes[0].LeafDensity, "%s %s: the scratch server measures leaf density", tt.engine, s.Name)
@@ -160,12 +164,12 @@ func TestLikeScratchWithSelectAlone(t *testing.T) {
 		assert.True(t, r.Verdict.TableKey.Keep, tt.engine)
 		var text strings.Builder
 		require.NoError(t, r.WriteTable(&text))
-		verdict := text.String()[strings.Index(text.String(), r.Verdict.title()):]
+		verdict := text.String()[strings.Index(text.String(), r.Verdict.Title()):]
 		assert.True(t, strings.HasPrefix(strings.Split(verdict, "\n")[1], "  keep your key id (bigint"), "%s: the verdict's first line keeps the key: %s", tt.engine, verdict)
 		if tt.engine == engine.Postgres {
 			assert.Equal(t, []string{schema + ".lines(order_id)"}, r.Like[0].ReferencedBy)
 			assert.Contains(t, strings.Join(r.Like[0].Notes, "\n"), "pgstatindex", "the reader may not run pgstatindex on the source")
-			l, _ := r.Schemes[0].Runs[0].engineLoad(engine.Postgres)
+			l, _ := r.Schemes[0].Runs[0].EngineLoad(engine.Postgres)
 			assert.Positive(t, l.Metrics["pages_dirtied_per_1000"], "the scratch server checkpoints")
 		}
 
@@ -293,7 +297,7 @@ func TestLikeStoppedAtOnce(t *testing.T) {
 	for _, blocked := range []bool{false, true} {
 		o := likeOptions(t, engine.MySQL, database+".t")
 		o.PostgresDSN = pgDSN
-		o.Schemes, err = Select("counter,uuidv4")
+		o.Schemes, err = scheme.Select("counter,uuidv4")
 		require.NoError(t, err)
 		o.N = 200_000
 		o.Sample = 1000
@@ -394,9 +398,9 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 		"ANALYZE TABLE "+database+".orders",
 		"CREATE TABLE "+database+".noise (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, v VARCHAR(45)) ENGINE=InnoDB")
 
-	run := func(writer bool) *Report {
+	run := func(writer bool) *report.Report {
 		o := likeOptions(t, engine.MySQL, database+".orders")
-		o.Schemes, err = Select("counter,traceid,uuidv7,uuidv4")
+		o.Schemes, err = scheme.Select("counter,traceid,uuidv7,uuidv4")
 		require.NoError(t, err)
 		o.ScratchMySQLDSN = dsn // the same server, as a scratch server: its counters are read
 		stop, done := make(chan struct{}), make(chan struct{})
@@ -417,7 +421,7 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 		require.NoError(t, err)
 		return r
 	}
-	ranking := func(r *Report) []string {
+	ranking := func(r *report.Report) []string {
 		var out []string
 		for _, p := range r.Verdict.Ranked {
 			out = append(out, p.Scheme)
@@ -427,7 +431,7 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 	busy, quiet := run(true), run(false)
 	disturbed := 0
 	for _, s := range busy.Schemes {
-		l, _ := s.Runs[0].engineLoad(engine.MySQL)
+		l, _ := s.Runs[0].EngineLoad(engine.MySQL)
 		if l.Metrics["disturbed"] == 1 {
 			disturbed++
 			assert.NotContains(t, l.Metrics, "pages_written_per_1000", "%s: a disturbed load's server counters are dropped", s.Name)
@@ -438,7 +442,7 @@ func TestLikeInnoDBRankingIgnoresOtherWriters(t *testing.T) {
 	// threshold (MaxRatio), and random keys split pages differently in
 	// every load, quiet or not: it may fall on either side, but when
 	// ranked it is last. Every other scheme keeps its place.
-	settled := func(r *Report) []string {
+	settled := func(r *report.Report) []string {
 		got := ranking(r)
 		if i := slices.Index(got, "uuidv4"); i >= 0 {
 			assert.Equal(t, len(got)-1, i, "uuidv4 ranked above an ordered scheme: %v", got)
@@ -498,7 +502,7 @@ func TestLikeBenchmarkTables(t *testing.T) {
 		{engine.MySQL, myDSN, myDSN, schema + ".sbtest1", "AUTO_INCREMENT"},
 	} {
 		o := likeOptions(t, tt.engine, tt.like)
-		o.Schemes, err = Select("counter,snowflake,uuidv7,uuidv4")
+		o.Schemes, err = scheme.Select("counter,snowflake,uuidv7,uuidv4")
 		require.NoError(t, err)
 		o.Sample = 0 // the default
 		if tt.engine == engine.Postgres {
@@ -522,7 +526,7 @@ func TestLikeBenchmarkTables(t *testing.T) {
 
 		// With a need a sequence fails, the key is ruled out and the
 		// verdict says what the change costs.
-		v, err := r.Decide(Need{Fleet: true}, tt.engine)
+		v, err := r.Decide(report.Need{Fleet: true}, tt.engine)
 		require.NoError(t, err)
 		assert.False(t, v.TableKey.Keep, tt.like)
 		require.NotNil(t, v.KeyChange, tt.like)

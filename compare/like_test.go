@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/compare/internal/engine/innodb"
 
@@ -85,7 +89,7 @@ func likeOptions(t *testing.T, eng, like string) Options {
 	o.Like = like
 	o.Sample = 2_000
 	var err error
-	o.Schemes, err = Select("counter,traceid,uuidv7,uuidv4")
+	o.Schemes, err = scheme.Select("counter,traceid,uuidv7,uuidv4")
 	require.NoError(t, err)
 	return o
 }
@@ -99,7 +103,7 @@ var pageinspectOnce sync.Once
 // smaller primary key than random ones and, where pagesKey names a figure
 // of the load alone, writing fewer pages, and an ordered scheme ranked
 // first.
-func checkLikeReport(t *testing.T, r *Report, eng string, pagesKey string, density bool) {
+func checkLikeReport(t *testing.T, r *report.Report, eng string, pagesKey string, density bool) {
 	t.Helper()
 	require.Len(t, r.Like, 1)
 	lt := r.Like[0]
@@ -113,7 +117,7 @@ func checkLikeReport(t *testing.T, r *Report, eng string, pagesKey string, densi
 	primary := map[string]int64{} // the primary key's size
 	scanRows := map[string]float64{}
 	for _, s := range r.Schemes {
-		l, ok := s.Runs[0].engineLoad(eng)
+		l, ok := s.Runs[0].EngineLoad(eng)
 		require.True(t, ok, s.Name)
 		require.Len(t, l.Indexes, 3, "%s: every index of the copy", s.Name)
 		for _, ix := range l.Indexes {
@@ -218,9 +222,9 @@ func TestLikePostgres(t *testing.T) {
 	// from their LSNs instead (the test's user is a superuser).
 	checkLikeReport(t, r, engine.Postgres, "pages_changed_per_1000", true)
 	assert.Contains(t, r.Verdict.Basis, "pages changed per interval (page LSNs, no checkpoint forced)")
-	assert.Contains(t, r.engine(engine.Postgres).Settings, "no CHECKPOINT")
+	assert.Contains(t, r.Engine(engine.Postgres).Settings, "no CHECKPOINT")
 	for _, s := range r.Schemes {
-		l, _ := s.Runs[0].engineLoad(engine.Postgres)
+		l, _ := s.Runs[0].EngineLoad(engine.Postgres)
 		assert.NotContains(t, l.Metrics, "pages_dirtied_per_1000", s.Name)
 	}
 	assert.Contains(t, strings.Join(r.Like[0].Notes, "\n"), "of WAL and checkpointed", "the load the run put on the source")
@@ -231,7 +235,7 @@ func TestLikePostgres(t *testing.T) {
 	assert.InDelta(t, 0, *lt.KeyCorrelation, 0.2, "random UUIDs are in no physical order")
 	assert.Equal(t, []string{"primary key (id)", "(created_at)", "unique (email)"}, indexNames(lt.Indexes))
 	for _, sch := range r.Schemes {
-		l, _ := sch.Runs[0].engineLoad(engine.Postgres)
+		l, _ := sch.Runs[0].EngineLoad(engine.Postgres)
 		assert.Equal(t, indexNames(lt.Indexes), indexNames(l.Indexes), sch.Name)
 	}
 
@@ -241,8 +245,8 @@ func TestLikePostgres(t *testing.T) {
 	sum2, ins2, upd2, del2 := state()
 	assert.Equal(t, sum, sum2, "the table's rows are unchanged")
 	assert.Equal(t, [3]int64{ins, upd, del}, [3]int64{ins2, upd2, del2}, "n_tup_ins, n_tup_upd, n_tup_del unchanged")
-	scratch := regexp.MustCompile(`schema (idkit_compare_\w+)`).FindStringSubmatch(r.engine(engine.Postgres).Settings)
-	require.Len(t, scratch, 2, r.engine(engine.Postgres).Settings)
+	scratch := regexp.MustCompile(`schema (idkit_compare_\w+)`).FindStringSubmatch(r.Engine(engine.Postgres).Settings)
+	require.Len(t, scratch, 2, r.Engine(engine.Postgres).Settings)
 	var left int
 	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", scratch[1]).Scan(&left))
 	assert.Zero(t, left, "the run's scratch schema is dropped")

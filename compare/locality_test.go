@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +19,7 @@ func TestLocalityDirection(t *testing.T) {
 	skipUnderRace(t)
 	t.Parallel()
 	const n = 100_000
-	schemes, err := Select("counter,uuidv4")
+	schemes, err := scheme.Select("counter,uuidv4")
 	require.NoError(t, err)
 	r, err := Run(Options{N: n, Writers: 1, Schemes: schemes, SpeedTime: time.Millisecond, Dir: t.TempDir()})
 	require.NoError(t, err)

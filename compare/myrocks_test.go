@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/compare/internal/engine/myrocks"
 
@@ -73,15 +77,15 @@ func TestMyRocksTestsHoldTheLock(t *testing.T) {
 }
 
 // myrocksLoad loads n keys of scheme with writers writers into MyRocks.
-func myrocksLoad(t *testing.T, dsn, scheme string, n, writers int) engine.Figures {
+func myrocksLoad(t *testing.T, dsn, name string, n, writers int) engine.Figures {
 	t.Helper()
-	s, err := Lookup(scheme)
+	s, err := scheme.Lookup(name)
 	require.NoError(t, err)
 	gens, err := s.New(writers)
 	require.NoError(t, err)
-	keys, err := generate(gens, s.KeyLen, n, nil)
+	keys, err := scheme.Generate(gens, s.KeyLen, n, nil)
 	require.NoError(t, err)
-	require.NoError(t, CloseGenerators(gens))
+	require.NoError(t, scheme.CloseGenerators(gens))
 	value := make([]byte, DefaultValueSize)
 	ctx := context.Background()
 	e, skipped, err := myrocks.Open(ctx, dsn)
@@ -89,7 +93,7 @@ func myrocksLoad(t *testing.T, dsn, scheme string, n, writers int) engine.Figure
 	require.NotNil(t, e, skipped)
 	defer func() { require.NoError(t, e.Close(ctx)) }()
 	d := s.Design()
-	l, err := e.Load(ctx, engine.Load{Keys: keys, Int63: d.Int63, ByAge: sortsByAge(d), Value: value, Batch: 1000, Table: "t_" + strings.ReplaceAll(scheme, "-", "_")})
+	l, err := e.Load(ctx, engine.Load{Keys: keys, Int63: d.Int63, ByAge: scheme.SortsByAge(d), Value: value, Batch: 1000, Table: "t_" + strings.ReplaceAll(name, "-", "_")})
 	require.NoError(t, err)
 	return l
 }
@@ -104,7 +108,7 @@ func TestMyRocksEveryScheme(t *testing.T) {
 	if testing.Short() {
 		n = 4_000
 	}
-	schemes, err := Select(everySchemeUnlessRace())
+	schemes, err := scheme.Select(everySchemeUnlessRace())
 	require.NoError(t, err)
 	for _, s := range schemes {
 		t.Run(s.Name, func(t *testing.T) {
@@ -269,7 +273,7 @@ func TestLikeMyRocks(t *testing.T) {
 	}
 	scanRows := map[string]float64{}
 	for _, s := range r.Schemes {
-		l, ok := s.Runs[0].engineLoad(engine.MyRocks)
+		l, ok := s.Runs[0].EngineLoad(engine.MyRocks)
 		require.True(t, ok, s.Name)
 		assert.Equal(t, float64(o.N), l.Metrics["rows"], "%s: every row in the copy", s.Name)
 		require.Len(t, l.Indexes, 3, "%s: every index of the copy", s.Name)
@@ -386,13 +390,13 @@ func TestMyRocksSaysDisturbedOnlyWhenSo(t *testing.T) {
 	load := func() engine.Figures {
 		return engine.Figures{Engine: engine.MyRocks, Metrics: map[string]float64{"write_amp": 1}}
 	}
-	r := &Report{Config: Config{N: 1000, ValueSize: 100, BatchSize: 100}, Engines: []engine.Info{{Name: engine.MyRocks}},
-		Schemes: []Result{
-			{Name: "counter", Runs: []WriterRun{{Writers: 1, Engines: []engine.Figures{load()}}}},
-			{Name: "uuidv4", Runs: []WriterRun{{Writers: 1, Engines: []engine.Figures{load()}}, {Writers: 4, Engines: []engine.Figures{load()}}}},
+	r := &report.Report{Config: report.Config{N: 1000, ValueSize: 100, BatchSize: 100}, Engines: []engine.Info{{Name: engine.MyRocks}},
+		Schemes: []report.Result{
+			{Name: "counter", Runs: []report.WriterRun{{Writers: 1, Engines: []engine.Figures{load()}}}},
+			{Name: "uuidv4", Runs: []report.WriterRun{{Writers: 1, Engines: []engine.Figures{load()}}, {Writers: 4, Engines: []engine.Figures{load()}}}},
 		}}
 	note := func() string {
-		for _, s := range r.sections() {
+		for _, s := range r.Sections() {
 			if s.ID == engine.MyRocks {
 				return strings.Join(s.Note, "\n")
 			}

@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	pebbledb "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -27,7 +31,7 @@ import (
 // has) at one fill and Pebble.
 func pebbleOnly(t *testing.T, n, writers int, schemes string) Options {
 	t.Helper()
-	s, err := Select(schemes)
+	s, err := scheme.Select(schemes)
 	require.NoError(t, err)
 	return Options{N: n, Writers: writers, Schemes: s, NoSQLite: true, SpeedTime: time.Millisecond, Dir: t.TempDir(),
 		Fills: []float64{0.9}, Engine: engine.Pebble}
@@ -47,11 +51,11 @@ func TestPebbleEveryScheme(t *testing.T) {
 	}
 	r, err := Run(pebbleOnly(t, n, 2, everySchemeUnlessRace()))
 	require.NoError(t, err)
-	require.Equal(t, engine.Pebble, r.engine(engine.Pebble).Name)
-	require.Empty(t, r.engine(engine.Pebble).Skipped)
+	require.Equal(t, engine.Pebble, r.Engine(engine.Pebble).Name)
+	require.Empty(t, r.Engine(engine.Pebble).Skipped)
 	for _, s := range r.Schemes {
 		for _, run := range s.Runs {
-			l, ok := run.engineLoad(engine.Pebble)
+			l, ok := run.EngineLoad(engine.Pebble)
 			require.True(t, ok, "%s: no pebble load", s.Name)
 			want := float64(n - run.Order.Duplicates)
 			assert.Equal(t, want, l.Metrics["rows"], "%s, %d writers: rows read back", s.Name, run.Writers)
@@ -100,14 +104,14 @@ func TestPebbleDirection(t *testing.T) {
 	require.NotNil(t, r.Families)
 	require.Len(t, r.Families.Verdicts, 2)
 	bt, lsm := r.Families.Verdicts[0], r.Families.Verdicts[1]
-	assert.Equal(t, [2]string{FamilyBTree, engine.Bbolt}, [2]string{bt.Family, bt.Engine})
-	assert.Equal(t, [2]string{FamilyLSM, engine.Pebble}, [2]string{lsm.Family, lsm.Engine})
+	assert.Equal(t, [2]string{report.FamilyBTree, engine.Bbolt}, [2]string{bt.Family, bt.Engine})
+	assert.Equal(t, [2]string{report.FamilyLSM, engine.Pebble}, [2]string{lsm.Family, lsm.Engine})
 	assert.Same(t, r.Verdict, lsm, "the run's verdict is on --engine pebble")
 	for _, v := range r.Families.Verdicts {
 		assert.NotEmpty(t, v.Ranked, "%s ranks schemes", v.Family)
-		assert.Contains(t, rankedNames(v), "traceid", v.Family)
+		assert.Contains(t, report.RankedNames(v), "traceid", v.Family)
 	}
-	rejected := func(v *Verdict) []string {
+	rejected := func(v *report.Verdict) []string {
 		var out []string
 		for _, x := range v.Rejected {
 			out = append(out, x.Scheme)
@@ -122,7 +126,7 @@ func TestPebbleDirection(t *testing.T) {
 	assert.Regexp(t, `by a range deletion \(2 schemes whose keys sort rows by age\) .* row by row \(2 schemes\) .*: only keys that sort rows by age expire cheaply`, changes)
 	var text bytes.Buffer
 	require.NoError(t, r.WriteTable(&text))
-	for _, want := range []string{"engine bbolt, 1 writer(s), a B-tree", "engine pebble, 1 writer(s), an LSM tree", familiesTitle, "LSM TREE: WRITES, READS AND EXPIRY IN PEBBLE"} {
+	for _, want := range []string{"engine bbolt, 1 writer(s), a B-tree", "engine pebble, 1 writer(s), an LSM tree", report.FamiliesTitle, "LSM TREE: WRITES, READS AND EXPIRY IN PEBBLE"} {
 		assert.Contains(t, text.String(), want)
 	}
 }
@@ -183,19 +187,21 @@ func TestPebbleAgreesWithMetrics(t *testing.T) {
 	for _, name := range []string{"counter", "uuidv4"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := Lookup(name)
+			s, err := scheme.Lookup(name)
 			require.NoError(t, err)
 			gens, err := s.New(1)
 			require.NoError(t, err)
-			keys, err := generate(gens, s.KeyLen, n, nil)
+			keys, err := scheme.Generate(gens, s.KeyLen, n, nil)
 			require.NoError(t, err)
-			require.NoError(t, CloseGenerators(gens))
+			require.NoError(t, scheme.CloseGenerators(gens))
 			value := make([]byte, DefaultValueSize)
 			for i := range value {
 				value[i] = byte(i)
 			}
-			l := engine.Load{Keys: keys, Int63: s.Design().Int63, ByAge: sortsByAge(s.Design()), Value: value, Batch: 1000, Table: "plain"}
-			got, err := pebble.Open(t.TempDir(), false).Load(context.Background(), l)
+			l := engine.Load{Keys: keys, Int63: s.Design().Int63, ByAge: scheme.SortsByAge(s.Design()), Value: value, Batch: 1000, Table: "plain"}
+			e, err := pebble.Open(t.TempDir(), false)
+			require.NoError(t, err)
+			got, err := e.Load(context.Background(), l)
 			require.NoError(t, err)
 			want := plainPebble(t, l)
 			t.Logf("engine %v", got.Metrics)

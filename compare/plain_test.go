@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/compare/internal/engine/innodb"
 	"github.com/idkit/idkit/compare/internal/engine/postgres"
@@ -32,12 +34,12 @@ const plainN = 100_000
 // uuidKeys returns n random UUIDv4 keys from the registry's scheme.
 func uuidKeys(t *testing.T, n int) engine.KeySet {
 	t.Helper()
-	s, err := Lookup("uuidv4")
+	s, err := scheme.Lookup("uuidv4")
 	require.NoError(t, err)
 	gens, err := s.New(1)
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, CloseGenerators(gens)) })
-	k, err := generate(gens, s.KeyLen, n, nil)
+	t.Cleanup(func() { assert.NoError(t, scheme.CloseGenerators(gens)) })
+	k, err := scheme.Generate(gens, s.KeyLen, n, nil)
 	require.NoError(t, err)
 	return k
 }

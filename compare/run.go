@@ -13,6 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/compare/internal/engine/bbolt"
 )
@@ -36,7 +40,7 @@ var DefaultFills = []float64{0.5, 0.9}
 // Limits of the options, named in the errors for values outside them.
 const (
 	MaxN         = 50_000_000
-	MaxWriters   = 1024 // the smallest node field measured: 10 bits
+	MaxWriters   = report.MaxWriters // the smallest node field measured: 10 bits
 	MaxBatchSize = 1_000_000
 	MaxValueSize = 1 << 16
 	MinFill      = 0.1 // bbolt's own bounds on Bucket.FillPercent
@@ -53,7 +57,7 @@ type Options struct {
 	// there is only the one-writer load.
 	Writers int
 	// Schemes are the schemes to run; nil means all.
-	Schemes []Scheme
+	Schemes []scheme.Scheme
 	// Fills are the bucket FillPercent settings to load with; nil means
 	// DefaultFills.
 	Fills []float64
@@ -105,7 +109,7 @@ type Options struct {
 	// Need are the constraints the verdict ranks schemes under, and
 	// Engine the engine whose figures it uses; empty means the most
 	// server-like engine measured (postgres, mysql, sqlite, bbolt).
-	Need   Need
+	Need   report.Need
 	Engine string
 
 	// Like names a table of the user's, schema.table (see ParseLike): the
@@ -159,7 +163,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Writers = DefaultWriters
 	}
 	if o.Schemes == nil {
-		o.Schemes = Schemes()
+		o.Schemes = scheme.Schemes()
 	}
 	if o.Fills == nil {
 		o.Fills = DefaultFills
@@ -206,7 +210,7 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if len(o.Schemes) == 0 {
-		return o, fmt.Errorf("%w: no schemes, want at least one of %s", ErrOptions, strings.Join(Names(), ", "))
+		return o, fmt.Errorf("%w: no schemes, want at least one of %s", ErrOptions, strings.Join(scheme.Names(), ", "))
 	}
 	if o.Engine != "" && !slices.Contains(EngineNames, o.Engine) {
 		return o, fmt.Errorf("%w: Engine = %q, want one of %s", ErrOptions, o.Engine, strings.Join(EngineNames, ", "))
@@ -244,108 +248,13 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Report is the outcome of a Run. Design holds what each layout claims,
-// computed from its constants; everything else under Schemes was measured
-// in the run. Sources says so for each group of fields.
-type Report struct {
-	Tool    string            `json:"tool"`
-	Started time.Time         `json:"started"`
-	Seconds float64           `json:"seconds"`
-	Machine Machine           `json:"machine"`
-	Config  Config            `json:"config"`
-	Sources map[string]string `json:"sources"`
-	// Engines lists every engine, measured or skipped.
-	Engines []engine.Info `json:"engines"`
-	// Like describes the user's table the server loads copied, on each
-	// server, as it is today (a --like run only).
-	Like []engine.LikeTable `json:"like,omitempty"`
-	// Verdict ranks the schemes under the run's constraints, from the
-	// figures measured in the run.
-	Verdict *Verdict `json:"verdict,omitempty"`
-	// Families ranks them on each engine family the run measured, the
-	// B-tree and the LSM tree, and says what changes between the two.
-	Families *Families `json:"families,omitempty"`
-	// Columns describes every figure the reports show, once for all
-	// three of them.
-	Columns []Column `json:"columns"`
-	Schemes []Result `json:"schemes"`
-}
-
-// Machine describes where the run happened.
-type Machine struct {
-	OS         string `json:"os"`
-	Arch       string `json:"arch"`
-	CPU        string `json:"cpu,omitempty"`
-	CPUs       int    `json:"cpus"`
-	GOMAXPROCS int    `json:"gomaxprocs"`
-	GoVersion  string `json:"go_version"`
-}
-
-// Config is the options the run used, defaults filled in.
-type Config struct {
-	N           int       `json:"n"`
-	Writers     int       `json:"writers"`
-	Fills       []float64 `json:"fills"`
-	BatchSize   int       `json:"batch_size"`
-	ValueSize   int       `json:"value_size"`
-	PageSize    int       `json:"page_size"`
-	Sync        bool      `json:"sync"`
-	SpeedTimeNs int64     `json:"speed_time_ns"`
-	// CheckpointEvery is the database loads' checkpoint interval in
-	// inserts.
-	CheckpointEvery int `json:"checkpoint_every"`
-	// Like is the table whose copies the server loads filled, and Sample
-	// the most rows read from it (a --like run only).
-	Like   string `json:"like,omitempty"`
-	Sample int    `json:"sample,omitempty"`
-	// Concurrent says the servers were also loaded by Writers
-	// connections at once.
-	Concurrent bool `json:"concurrent,omitempty"`
-}
-
-// Result is one scheme's design and measurements.
-type Result struct {
-	Name     string `json:"name"`
-	Kind     Kind   `json:"kind"`
-	Module   string `json:"module,omitempty"`
-	Version  string `json:"version,omitempty"`
-	Summary  string `json:"summary"`
-	KeysNote string `json:"keys_note,omitempty"`
-	// Design is computed from the layout; DesignText says it in words.
-	Design     Design     `json:"design"`
-	DesignText DesignText `json:"design_text"`
-	// Speed and Runs are measured.
-	Speed Speed       `json:"speed"`
-	Runs  []WriterRun `json:"runs"`
-}
-
-// DesignText is a Design in words, as the reports print it.
-type DesignText struct {
-	TimeOrder string `json:"time_order"`
-	Lifetime  string `json:"lifetime"`
-	Rate      string `json:"ids_per_second_per_node"`
-}
-
-// WriterRun is the key set of one writer count and its loads.
-type WriterRun struct {
-	Writers int   `json:"writers"`
-	Order   Order `json:"order"`
-	Size    Size  `json:"size"`
-	// Randomness is how far the keys' bits are from coin flips.
-	Randomness Randomness `json:"randomness"`
-	// Loads are the bbolt loads, one per fill setting.
-	Loads []bbolt.Load `json:"loads"`
-	// Engines are the database loads of the same keys, one per engine.
-	Engines []engine.Figures `json:"engines,omitempty"`
-}
-
 // Run measures every scheme in opts and returns the report.
-func Run(opts Options) (*Report, error) { return RunContext(context.Background(), opts) }
+func Run(opts Options) (*report.Report, error) { return RunContext(context.Background(), opts) }
 
 // RunContext is Run, stopped when ctx is done: between two steps, or in
 // the middle of a database load. Whatever it created on a server is
 // dropped either way.
-func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
+func RunContext(ctx context.Context, opts Options) (_ *report.Report, err error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -374,11 +283,11 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 		writerCounts = append(writerCounts, o.Writers)
 	}
 
-	r := &Report{
+	r := &report.Report{
 		Tool:    "idkit compare",
 		Started: time.Now().UTC().Truncate(time.Second),
 		Machine: machine(),
-		Config: Config{
+		Config: report.Config{
 			N: o.N, Writers: o.Writers, Fills: o.Fills, BatchSize: o.BatchSize,
 			ValueSize: o.ValueSize, PageSize: pageSize, Sync: o.Sync, SpeedTimeNs: o.SpeedTime.Nanoseconds(),
 			CheckpointEvery: o.CheckpointEvery, Concurrent: o.Concurrent,
@@ -463,7 +372,7 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 		if err != nil {
 			return nil, err
 		}
-		lt := r.likeTable(e.Info().Name)
+		lt := r.LikeTable(e.Info().Name)
 		if lt != nil && line != "" {
 			lt.Notes = append(lt.Notes, line)
 			lt.SourceLogBytes = logBytes
@@ -481,23 +390,23 @@ func RunContext(ctx context.Context, opts Options) (_ *Report, err error) {
 	}
 	engines = nil
 	r.Seconds = time.Since(start).Seconds()
-	r.Columns = r.columns()
+	r.Columns = r.FigureColumns()
 	if r.Verdict, err = r.Decide(o.Need, o.Engine); err != nil {
 		return nil, err
 	}
-	if r.Families, err = r.decideFamilies(o.Need, r.Verdict); err != nil {
+	if r.Families, err = r.DecideFamilies(o.Need, r.Verdict); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pageSize int, value []byte, dir string, engines []engine.Engine, p *progress) (Result, error) {
+func runScheme(ctx context.Context, s scheme.Scheme, o Options, writerCounts []int, pageSize int, value []byte, dir string, engines []engine.Engine, p *progress) (report.Result, error) {
 	d := s.Design()
-	res := Result{
+	res := report.Result{
 		Name: s.Name, Kind: s.Kind, Module: s.Module, Version: engine.ModuleVersion(s.Module),
 		Summary: s.Summary, KeysNote: s.KeysNote,
 		Design:     d,
-		DesignText: DesignText{TimeOrder: d.TimeOrder(), Lifetime: d.Lifetime(), Rate: d.Rate()},
+		DesignText: report.DesignText{TimeOrder: d.TimeOrder(), Lifetime: d.Lifetime(), Rate: d.Rate()},
 	}
 
 	p.label(s.Name + ": generation speed")
@@ -505,8 +414,8 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 	if err != nil {
 		return res, err
 	}
-	res.Speed, err = measureSpeed(gens[0], s.KeyLen, o.SpeedTime, d)
-	if err := errors.Join(err, CloseGenerators(gens)); err != nil {
+	res.Speed, err = scheme.MeasureSpeed(gens[0], s.KeyLen, o.SpeedTime, d)
+	if err := errors.Join(err, scheme.CloseGenerators(gens)); err != nil {
 		return res, err
 	}
 	p.step(1)
@@ -516,14 +425,14 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 		newKeys = s.Keys
 	}
 	for _, w := range writerCounts {
-		run := WriterRun{Writers: w}
+		run := report.WriterRun{Writers: w}
 		p.label(fmt.Sprintf("%s: %s keys, %d writer(s)", s.Name, engine.Thousands(int64(o.N)), w))
 		gens, err := newKeys(w)
 		if err != nil {
 			return res, err
 		}
-		keys, err := generate(gens, s.KeyLen, o.N, func(done int) { p.partial(float64(done) / float64(o.N)) })
-		if err := errors.Join(err, CloseGenerators(gens)); err != nil {
+		keys, err := scheme.Generate(gens, s.KeyLen, o.N, func(done int) { p.partial(float64(done) / float64(o.N)) })
+		if err := errors.Join(err, scheme.CloseGenerators(gens)); err != nil {
 			return res, err
 		}
 		if s.After != nil {
@@ -531,8 +440,8 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 				res.KeysNote = strings.TrimPrefix(res.KeysNote+fmt.Sprintf("; %d writer(s): %s", w, line), "; ")
 			}
 		}
-		run.Order, run.Size = analyze(keys)
-		run.Randomness = measureRandomness(keys)
+		run.Order, run.Size = scheme.Analyze(keys)
+		run.Randomness = scheme.MeasureRandomness(keys)
 		p.step(1)
 		for _, fill := range o.Fills {
 			p.label(fmt.Sprintf("%s: bbolt, %d writer(s), fill %g", s.Name, w, fill))
@@ -551,7 +460,7 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 			name := e.Info().Name
 			p.label(fmt.Sprintf("%s: %s, %d writer(s)", s.Name, name, w))
 			dl := engine.Load{
-				Keys: keys, Int63: d.Int63, ByAge: sortsByAge(d), Value: value, Batch: o.BatchSize, CheckpointEvery: o.CheckpointEvery,
+				Keys: keys, Int63: d.Int63, ByAge: scheme.SortsByAge(d), Value: value, Batch: o.BatchSize, CheckpointEvery: o.CheckpointEvery,
 				Sync: o.Sync, Table: fmt.Sprintf("t_%s_w%d_%d", strings.ReplaceAll(s.Name, "-", "_"), w, i),
 				OnBatch: func(done int) { p.partial(float64(done) / float64(o.N)) },
 			}
@@ -579,8 +488,8 @@ func runScheme(ctx context.Context, s Scheme, o Options, writerCounts []int, pag
 	return res, nil
 }
 
-func machine() Machine {
-	return Machine{
+func machine() report.Machine {
+	return report.Machine{
 		OS: runtime.GOOS, Arch: runtime.GOARCH, CPU: cpuModel(),
 		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
 	}

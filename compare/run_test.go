@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/stretchr/testify/assert"
@@ -25,14 +29,14 @@ const (
 
 var small struct {
 	once     sync.Once
-	report   *Report
+	report   *report.Report
 	progress string
 	err      error
 }
 
 // smallReport runs every scheme once at N = smallN with smallWriters
 // writers.
-func smallReport(t *testing.T) *Report {
+func smallReport(t *testing.T) *report.Report {
 	t.Helper()
 	small.once.Do(func() {
 		var progress bytes.Buffer
@@ -49,12 +53,12 @@ func smallReport(t *testing.T) *Report {
 func TestRunShape(t *testing.T) {
 	t.Parallel()
 	r := smallReport(t)
-	require.Len(t, r.Schemes, len(Schemes()))
-	assert.Equal(t, Config{
+	require.Len(t, r.Schemes, len(scheme.Schemes()))
+	assert.Equal(t, report.Config{
 		N: smallN, Writers: smallWriters, Fills: DefaultFills, BatchSize: 500, ValueSize: DefaultValueSize,
 		PageSize: r.Config.PageSize, SpeedTimeNs: int64(time.Millisecond), CheckpointEvery: 500,
 	}, r.Config)
-	assert.Equal(t, []string{engine.Bbolt, engine.SQLite, engine.Pebble}, r.measured(), "the embedded engines run by default")
+	assert.Equal(t, []string{engine.Bbolt, engine.SQLite, engine.Pebble}, r.Measured(), "the embedded engines run by default")
 	assert.Positive(t, r.Config.PageSize)
 	assert.Positive(t, r.Seconds)
 	for _, s := range r.Schemes {
@@ -79,14 +83,14 @@ func TestRunShape(t *testing.T) {
 					assert.GreaterOrEqual(t, l.FileBytes, l.DataBytes)
 					assert.Positive(t, l.InsertsPerSecond)
 				}
-				sq, ok := run.engineLoad(engine.SQLite)
+				sq, ok := run.EngineLoad(engine.SQLite)
 				require.True(t, ok, "a SQLite load of the same keys")
 				assert.Positive(t, sq.Metrics["wal_frames_per_1000"])
 				assert.Positive(t, sq.Metrics["inserts_per_second"])
 				assert.Greater(t, sq.Metrics["leaf_density"], 0.3)
 				assert.GreaterOrEqual(t, sq.Metrics["bytes_per_key"], float64(run.Size.KeyBytes+DefaultValueSize))
 			}
-			if s.Kind == Peer {
+			if s.Kind == scheme.Peer {
 				assert.NotEmpty(t, s.Module)
 			}
 		})
@@ -171,7 +175,7 @@ func TestRunOptionErrors(t *testing.T) {
 		{"page", Options{PageSize: 3000}, "PageSize = 3000, want 0 (the OS page size) or a power of two in 1024..=65536"},
 		{"fill", Options{Fills: []float64{0.5, 1.5}}, "fill 1.5, want 0.1..=1"},
 		{"no fills", Options{Fills: []float64{}}, "Fills is empty"},
-		{"no schemes", Options{Schemes: []Scheme{}}, "no schemes, want at least one of counter"},
+		{"no schemes", Options{Schemes: []scheme.Scheme{}}, "no schemes, want at least one of counter"},
 		{"speed", Options{SpeedTime: time.Hour}, "SpeedTime = 1h0m0s, want 0 (default 100ms) up to 1m"},
 	}
 	for _, tt := range tests {
@@ -187,18 +191,18 @@ func TestRunOptionErrors(t *testing.T) {
 
 func TestRunGeneratorError(t *testing.T) {
 	t.Parallel()
-	bad := Scheme{
+	bad := scheme.Scheme{
 		Name: "short", KeyLen: 8,
-		New: func(writers int) ([]Generator, error) {
-			return each(writers, func(int) (Generator, error) {
-				return genFunc(func(dst []byte) ([]byte, error) { return append(dst, 1), nil }), nil
+		New: func(writers int) ([]scheme.Generator, error) {
+			return scheme.Each(writers, func(int) (scheme.Generator, error) {
+				return scheme.GenFunc(func(dst []byte) ([]byte, error) { return append(dst, 1), nil }), nil
 			})
 		},
-		Design: func() Design { return Design{Bits: 64} },
+		Design: func() scheme.Design { return scheme.Design{Bits: 64} },
 	}
-	_, err := Run(Options{N: 10, Schemes: []Scheme{bad}, SpeedTime: time.Millisecond, Dir: t.TempDir()})
+	_, err := Run(Options{N: 10, Schemes: []scheme.Scheme{bad}, SpeedTime: time.Millisecond, Dir: t.TempDir()})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrKey)
+	assert.ErrorIs(t, err, scheme.ErrKey)
 	assert.Contains(t, err.Error(), "compare: short: ")
 }
 
@@ -241,7 +245,7 @@ func TestWriteJSON(t *testing.T) {
 	r := smallReport(t)
 	var b bytes.Buffer
 	require.NoError(t, r.WriteJSON(&b))
-	var got Report
+	var got report.Report
 	require.NoError(t, json.Unmarshal(b.Bytes(), &got))
 	assert.Equal(t, r.Config, got.Config)
 	assert.Equal(t, r.Machine, got.Machine)
@@ -255,10 +259,10 @@ func TestWriteJSON(t *testing.T) {
 	assert.Len(t, got.Columns, len(r.Columns))
 	for _, c := range got.Columns {
 		assert.NotEmpty(t, c.Doc, "column %s", c.Key)
-		assert.Contains(t, []string{SourceComputed, SourceMeasured}, c.Source, "column %s", c.Key)
+		assert.Contains(t, []string{report.SourceComputed, report.SourceMeasured}, c.Source, "column %s", c.Key)
 		assert.NotEqual(t, engine.Postgres, c.Section, "no columns for an engine that did not run")
 	}
-	assert.Contains(t, b.String(), `"head": "ns/ID x`+fmt.Sprint(r.goroutines())+`"`)
+	assert.Contains(t, b.String(), `"head": "ns/ID x`+fmt.Sprint(r.Goroutines())+`"`)
 	for _, key := range []string{`"design"`, `"speed"`, `"runs"`, `"pages_written_per_1000"`, `"sources"`, `"wal_frames_per_1000"`, `"verdict"`, `"columns"`} {
 		assert.Contains(t, b.String(), key)
 	}
@@ -275,7 +279,7 @@ func TestWriteHTML(t *testing.T) {
 	// Pebble adds its headline, reads, expiry and the LSM tree's verdict.
 	assert.Equal(t, 14, strings.Count(page, "data-chart="), "one svg per chart, each verdict's among them")
 	assert.Less(t, strings.Index(page, `id="verdict"`), strings.Index(page, "data-chart="), "the page opens with the verdict")
-	for _, tbl := range r.tables() {
+	for _, tbl := range r.Tables() {
 		assert.Contains(t, page, `<table id="table-`+tbl.ID+`">`)
 		for _, h := range tbl.Head {
 			assert.Contains(t, page, ">"+template.HTMLEscapeString(h)+"</th>", "the HTML table has the text table's column %q", h)
@@ -288,7 +292,7 @@ func TestWriteHTML(t *testing.T) {
 		assert.Contains(t, page, "<td>"+s.Name+"</td>")
 	}
 
-	assert.ErrorIs(t, (&Report{}).WriteHTML(&b), ErrEmptyReport)
+	assert.ErrorIs(t, (&report.Report{}).WriteHTML(&b), ErrEmptyReport)
 }
 
 // assertNoExternalResources fails if the page refers to anything it would

@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/internal/testkit/testwait"
 
@@ -80,7 +84,7 @@ func TestLikeThrottledByMaxLoad(t *testing.T) {
 
 			o := likeOptions(t, eng, name+".orders")
 			o.N, o.BatchSize, o.Sample = 2_000, 500, 500
-			o.Schemes, err = Select("counter")
+			o.Schemes, err = scheme.Select("counter")
 			require.NoError(t, err)
 			o.MaxLoad = 1
 			paused := make(chan struct{})
@@ -91,7 +95,7 @@ func TestLikeThrottledByMaxLoad(t *testing.T) {
 					once.Do(func() { close(paused) })
 				}
 			})
-			result := make(chan *Report, 1)
+			result := make(chan *report.Report, 1)
 			go func() {
 				r, err := Run(o)
 				assert.NoError(t, err)
@@ -99,7 +103,7 @@ func TestLikeThrottledByMaxLoad(t *testing.T) {
 			}()
 			testwait.Recv(t, paused, "the load pauses while two sessions run")
 			end()
-			var r *Report
+			var r *report.Report
 			select {
 			case r = <-result:
 			case <-time.After(60 * time.Second):

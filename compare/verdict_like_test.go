@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/compare/internal/report"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
+
 	"github.com/idkit/idkit/compare/internal/engine"
 
 	"github.com/stretchr/testify/assert"
@@ -20,8 +24,8 @@ const likeN = 10_000
 // engines compute them, and the server-wide figures, which a test may set.
 type likeLoad struct {
 	name      string
-	kind      Kind
-	design    Design
+	kind      scheme.Kind
+	design    scheme.Design
 	ns        float64
 	colType   string
 	keyBytes  int
@@ -51,30 +55,30 @@ func (l likeLoad) metrics() map[string]float64 {
 
 // likeReport builds the report of a --like run on engine with one writer,
 // as Run would, without a server.
-func likeReport(eng string, table engine.LikeTable, loads ...likeLoad) *Report {
+func likeReport(eng string, table engine.LikeTable, loads ...likeLoad) *report.Report {
 	table.Engine = eng
-	r := &Report{
-		Config:  Config{N: likeN, Writers: 1, Like: table.Name},
+	r := &report.Report{
+		Config:  report.Config{N: likeN, Writers: 1, Like: table.Name},
 		Engines: []engine.Info{{Name: engine.Bbolt}, {Name: eng}},
 		Like:    []engine.LikeTable{table},
 	}
 	for _, l := range loads {
 		kind := l.kind
 		if kind == "" {
-			kind = Ours
+			kind = scheme.Ours
 		}
 		keyBytes := l.keyBytes
 		if keyBytes == 0 {
 			keyBytes = 8
 		}
-		r.Schemes = append(r.Schemes, Result{
+		r.Schemes = append(r.Schemes, report.Result{
 			Name: l.name, Kind: kind, Design: l.design,
-			DesignText: DesignText{Rate: l.design.Rate()},
-			Speed:      Speed{NsPerID: l.ns},
-			Runs: []WriterRun{{
+			DesignText: report.DesignText{Rate: l.design.Rate()},
+			Speed:      scheme.Speed{NsPerID: l.ns},
+			Runs: []report.WriterRun{{
 				Writers:    1,
-				Size:       Size{KeyBytes: keyBytes},
-				Randomness: Randomness{Tested: true, Random: l.random},
+				Size:       scheme.Size{KeyBytes: keyBytes},
+				Randomness: scheme.Randomness{Tested: true, Random: l.random},
 				Engines:    []engine.Figures{{Engine: eng, ColumnType: l.colType, Metrics: l.metrics()}},
 			}},
 		})
@@ -96,17 +100,17 @@ func identityTable() engine.LikeTable {
 // a dense block allocator and two schemes that call a central sequence
 // per ID, each with plausible figures.
 func likeSchemes(colType64, colType128 string, server func(scale float64) map[string]float64) []likeLoad {
-	dense := Design{Bits: 64, MaxBits: 63, Int63: true, Ordered: true, Dense: true}
+	dense := scheme.Design{Bits: 64, MaxBits: 63, Int63: true, Ordered: true, Dense: true}
 	return []likeLoad{
-		{name: "counter", kind: Baseline, design: Design{Bits: 64, MaxBits: 63, Int63: true, Dense: true, Note: "needs one central sequence"},
+		{name: "counter", kind: scheme.Baseline, design: scheme.Design{Bits: 64, MaxBits: 63, Int63: true, Dense: true, Note: "needs one central sequence"},
 			ns: 2, colType: colType64, pkBytes: 240_000, secondary: 300_000, leafPages: 25, server: server(1)},
-		{name: "traceid", design: Design{Bits: 64, MaxBits: 63, Int63: true, TimeUnit: 1e9, NodeBits: 10},
+		{name: "traceid", design: scheme.Design{Bits: 64, MaxBits: 63, Int63: true, TimeUnit: 1e9, NodeBits: 10},
 			ns: 20, colType: colType64, pkBytes: 250_000, secondary: 300_000, leafPages: 26, server: server(1.1)},
-		{name: "uuidv7", design: Design{Bits: 128, MaxBits: 128, TimeUnit: 1e6, RandomBits: 62}, random: true,
+		{name: "uuidv7", design: scheme.Design{Bits: 128, MaxBits: 128, TimeUnit: 1e6, RandomBits: 62}, random: true,
 			ns: 60, colType: colType128, keyBytes: 16, pkBytes: 400_000, secondary: 300_000, leafPages: 30, server: server(1.5)},
 		{name: "segment-x", design: dense, ns: 30, colType: colType64, pkBytes: 245_000, secondary: 300_000, leafPages: 25, server: server(1)},
 		{name: "segment-x-fetch", design: dense, ns: 90_000, colType: colType64, pkBytes: 245_000, secondary: 300_000, leafPages: 25, server: server(1)},
-		{name: "publicid-53", design: Design{Bits: 64, MaxBits: 53, Int63: true, JSSafe: true}, random: true,
+		{name: "publicid-53", design: scheme.Design{Bits: 64, MaxBits: 53, Int63: true, JSSafe: true}, random: true,
 			ns: 500, colType: colType64, pkBytes: 480_000, secondary: 300_000, leafPages: 50, server: server(1.9)},
 	}
 }
@@ -122,7 +126,7 @@ func myServer(scale float64) map[string]float64 {
 	return map[string]float64{"pages_changed_per_1000": 9 * scale, "pages_written_per_1000": 10 * scale, "redo_bytes_per_insert": 100 * scale}
 }
 
-func ranked(v *Verdict) []string {
+func ranked(v *report.Verdict) []string {
 	var out []string
 	for _, p := range v.Ranked {
 		out = append(out, p.Scheme)
@@ -130,7 +134,7 @@ func ranked(v *Verdict) []string {
 	return out
 }
 
-func rejections(v *Verdict) map[string]string {
+func rejections(v *report.Verdict) map[string]string {
 	out := map[string]string{}
 	for _, x := range v.Rejected {
 		out[x.Scheme] = x.Reason
@@ -140,7 +144,7 @@ func rejections(v *Verdict) map[string]string {
 
 // verdictLines returns the verdict's lines of r's table output, the title
 // first.
-func verdictLines(t *testing.T, r *Report) []string {
+func verdictLines(t *testing.T, r *report.Report) []string {
 	t.Helper()
 	var b strings.Builder
 	require.NoError(t, r.WriteTable(&b))
@@ -167,7 +171,7 @@ func TestVerdictLikeKeepsSequence(t *testing.T) {
 			table := identityTable()
 			table.KeyType, table.KeySequence = tt.keyType, tt.seq
 			r := likeReport(tt.engine, table, likeSchemes(tt.col64, tt.col128, tt.server)...)
-			v, err := r.Decide(Need{}, tt.engine)
+			v, err := r.Decide(report.Need{}, tt.engine)
 			require.NoError(t, err)
 			require.NotNil(t, v.TableKey)
 			assert.True(t, v.TableKey.Keep)
@@ -199,15 +203,15 @@ func TestVerdictLikeKeepsSequence(t *testing.T) {
 func TestVerdictLikeNeedRulesOutSequence(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		need     Need
+		need     report.Need
 		reason   string
 		rejected map[string]string
 	}{
-		{Need{Fleet: true}, "every value comes from one sequence on the server, need fleet", map[string]string{
+		{report.Need{Fleet: true}, "every value comes from one sequence on the server, need fleet", map[string]string{
 			"segment-x-fetch": "needs one block reservation in a shared store per ID, need fleet",
 			"publicid-53":     "needs one shared counter per ID, need fleet",
 		}},
-		{Need{Unguessable: true}, "each value is the last plus one, need unguessable", map[string]string{
+		{report.Need{Unguessable: true}, "each value is the last plus one, need unguessable", map[string]string{
 			"traceid":   "IDs can be guessed",
 			"segment-x": "IDs can be guessed",
 		}},
@@ -239,7 +243,7 @@ func TestVerdictLikeNeedRulesOutSequence(t *testing.T) {
 	}
 	// Under fleet the block allocator ranks, and says what it shares.
 	r := likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
-	v, err := r.Decide(Need{Fleet: true}, engine.Postgres)
+	v, err := r.Decide(report.Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	assert.Contains(t, ranked(v), "segment-x")
 	assert.Contains(t, ranked(v), "traceid")
@@ -257,7 +261,7 @@ func TestVerdictLikeKeyOtherThanSequence(t *testing.T) {
 	corr := 0.01
 	table := engine.LikeTable{Name: "public.events", Key: "id", KeyType: "uuid", KeyCorrelation: &corr}
 	r := likeReport(engine.Postgres, table, likeSchemes("bigint", "uuid", pgServer)...)
-	v, err := r.Decide(Need{}, engine.Postgres)
+	v, err := r.Decide(report.Need{}, engine.Postgres)
 	require.NoError(t, err)
 	require.NotNil(t, v.TableKey)
 	assert.False(t, v.TableKey.Keep)
@@ -271,16 +275,16 @@ func TestVerdictLikeKeyOtherThanSequence(t *testing.T) {
 // and every foreign key that points at the key.
 func TestVerdictLikeKeyChange(t *testing.T) {
 	t.Parallel()
-	uuidOnly := func(table engine.LikeTable) *Report {
+	uuidOnly := func(table engine.LikeTable) *report.Report {
 		s := likeSchemes("bigint", "uuid", pgServer)
 		return likeReport(engine.Postgres, table, s[0], s[2]) // the counter and uuidv7
 	}
-	v, err := uuidOnly(identityTable()).Decide(Need{Fleet: true}, engine.Postgres)
+	v, err := uuidOnly(identityTable()).Decide(report.Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	require.Equal(t, []string{"uuidv7"}, ranked(v))
 	c := v.KeyChange
 	require.NotNil(t, c)
-	assert.Equal(t, KeyChange{
+	assert.Equal(t, report.KeyChange{
 		Scheme: "uuidv7", Column: "id", FromType: "bigint", ToType: "uuid",
 		ReferencedBy: []string{"public.orders(user_id)", "public.sessions(user_id)"},
 		Line: "key change to uuidv7: id from bigint to uuid; without its identity: the application sets the values; " +
@@ -289,7 +293,7 @@ func TestVerdictLikeKeyChange(t *testing.T) {
 
 	table := identityTable()
 	table.ReferencedBy = nil
-	v, err = uuidOnly(table).Decide(Need{Fleet: true}, engine.Postgres)
+	v, err = uuidOnly(table).Decide(report.Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	assert.Contains(t, v.KeyChange.Line, "id from bigint to uuid")
 	assert.Contains(t, v.KeyChange.Line, "; no foreign key points at it")
@@ -299,7 +303,7 @@ func TestVerdictLikeKeyChange(t *testing.T) {
 	table = identityTable()
 	table.KeyType, table.KeySequence = "bigint(20)", "AUTO_INCREMENT"
 	s := likeSchemes("BIGINT", "BINARY(16)", myServer)
-	v, err = likeReport(engine.MySQL, table, s[0], s[1]).Decide(Need{Fleet: true}, engine.MySQL)
+	v, err = likeReport(engine.MySQL, table, s[0], s[1]).Decide(report.Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	require.Equal(t, []string{"traceid"}, ranked(v))
 	assert.Equal(t, "key change to traceid: id stays bigint(20); without its AUTO_INCREMENT: the application sets the values; "+
@@ -314,7 +318,7 @@ func TestVerdictLikeKeyChange(t *testing.T) {
 // is left out by name.
 func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 	t.Parallel()
-	build := func(edit func(name string, m map[string]float64)) *Report {
+	build := func(edit func(name string, m map[string]float64)) *report.Report {
 		s := likeSchemes("BIGINT", "BINARY(16)", myServer)
 		for i := range s {
 			if edit != nil {
@@ -323,7 +327,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		}
 		return likeReport(engine.MySQL, identityTable(), s...)
 	}
-	quiet, err := build(nil).Decide(Need{Fleet: true}, engine.MySQL)
+	quiet, err := build(nil).Decide(report.Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(quiet.Basis, "every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits), pages changed per flush interval, redo of the copies of your table on mysql"), quiet.Basis)
 	assert.NotContains(t, quiet.Basis, "left out")
@@ -335,7 +339,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		if name == "segment-x" {
 			m["pages_written_per_1000"] *= 50
 		}
-	}).Decide(Need{Fleet: true}, engine.MySQL)
+	}).Decide(report.Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Equal(t, quiet.Ranked, noisy.Ranked)
 
@@ -345,7 +349,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		if name == "uuidv7" {
 			m["pages_changed_per_1000"] = 9 * 2.5
 		}
-	}).Decide(Need{Fleet: true}, engine.MySQL)
+	}).Decide(report.Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Contains(t, rejections(v)["uuidv7"], "pages changed per flush interval 2.5x the counter's")
 
@@ -355,7 +359,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		if name == "traceid" {
 			delete(m, "redo_bytes_per_insert")
 		}
-	}).Decide(Need{Fleet: true}, engine.MySQL)
+	}).Decide(report.Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Contains(t, v.Basis, "pages changed per flush interval of the copies")
 	assert.Contains(t, v.Basis, "redo left out: not measured undisturbed in the loads of traceid")
@@ -368,7 +372,7 @@ func TestVerdictLikeMySQLWriteFigures(t *testing.T) {
 		}
 	})
 	r.Like[0].Unmeasured = map[string]string{"pages": "pages changed left out: no flush on the source", "log": "redo left out: no counter on the source"}
-	v, err = r.Decide(Need{Fleet: true}, engine.MySQL)
+	v, err = r.Decide(report.Need{Fleet: true}, engine.MySQL)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key leaf pages, primary-key leaf pages at the baseline's key width (page splits) of the copies of your table on mysql"), v.Basis)
 	assert.Contains(t, v.Basis, "; pages changed left out: no flush on the source; redo left out: no counter on the source")
@@ -388,13 +392,13 @@ func TestVerdictLikeInnoDBPageSplits(t *testing.T) {
 	rowBytes := 25.0 * 16384 / 1000
 	ordered24 := 25 * (rowBytes + 16) / rowBytes
 	loads := []likeLoad{
-		{name: "counter", kind: Baseline, ns: 2, colType: "BIGINT", pkBytes: 240_000, leafPages: 25 * likeN / 1000},
+		{name: "counter", kind: scheme.Baseline, ns: 2, colType: "BIGINT", pkBytes: 240_000, leafPages: 25 * likeN / 1000},
 		{name: "wide", ns: 40, colType: "BINARY(24)", keyBytes: 24, pkBytes: 260_000, leafPages: ordered24 * likeN / 1000},
 		{name: "uuidv4", ns: 40, colType: "BINARY(16)", keyBytes: 16, random: true, pkBytes: 350_000, leafPages: 25 * 1.4 * (rowBytes + 8) / rowBytes * likeN / 1000},
 	}
 	table := engine.LikeTable{Name: "shop.orders", Key: "id", KeyType: "binary(16)", Rows: 1_000_000, OnSource: true,
 		Unmeasured: map[string]string{"pages": "pages changed left out: no flush on the source", "log": "redo left out: no counter on the source"}}
-	v, err := likeReport(engine.MySQL, table, loads...).Decide(Need{}, engine.MySQL)
+	v, err := likeReport(engine.MySQL, table, loads...).Decide(report.Need{}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Empty(t, v.CannotJudge)
 	assert.Equal(t, []string{"wide"}, ranked(v), "the counter is the baseline the figures are measured against")
@@ -404,14 +408,14 @@ func TestVerdictLikeInnoDBPageSplits(t *testing.T) {
 	r := likeReport(engine.MySQL, table, loads...)
 	score := 1.0
 	for _, key := range []string{"all_index_bytes_per_key", "leaf_pages_per_1000"} {
-		x, _ := figure(&r.Schemes[1], engine.MySQL, 0, key)
-		b, _ := figure(&r.Schemes[0], engine.MySQL, 0, key)
+		x, _ := report.Figure(&r.Schemes[1], engine.MySQL, 0, key)
+		b, _ := report.Figure(&r.Schemes[0], engine.MySQL, 0, key)
 		score *= x / b
 	}
 	assert.InDelta(t, score, v.Ranked[0].Score, 1e-9)
 
 	// Without the baseline no figure tells the keys apart on this path.
-	v, err = likeReport(engine.MySQL, table, loads[1:]...).Decide(Need{}, engine.MySQL)
+	v, err = likeReport(engine.MySQL, table, loads[1:]...).Decide(report.Need{}, engine.MySQL)
 	require.NoError(t, err)
 	assert.Contains(t, v.Basis, "page splits) left out: not measured, or no counter baseline in the run")
 	assert.Empty(t, v.Ranked)
@@ -434,18 +438,18 @@ func TestVerdictLikeCountsSecondaryIndexes(t *testing.T) {
 			if eng == engine.MySQL {
 				server = myServer
 			}
-			build := func(secondaryB float64) *Report {
-				d := Design{Bits: 64, MaxBits: 63, Int63: true, TimeUnit: 1e6, NodeBits: 10}
+			build := func(secondaryB float64) *report.Report {
+				d := scheme.Design{Bits: 64, MaxBits: 63, Int63: true, TimeUnit: 1e6, NodeBits: 10}
 				return likeReport(eng, identityTable(),
 					likeLoad{name: "a", design: d, ns: 50, colType: "bigint", pkBytes: 250_000, secondary: 300_000, leafPages: 25, server: server(1)},
 					likeLoad{name: "b", design: d, ns: 10, colType: "bigint", pkBytes: 250_000, secondary: secondaryB, leafPages: 25, server: server(1)},
 				)
 			}
-			equal, err := build(300_000).Decide(Need{}, eng)
+			equal, err := build(300_000).Decide(report.Need{}, eng)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"b", "a"}, ranked(equal), "equal copies: the faster generator first")
 
-			v, err := build(1.72*300_000).Decide(Need{}, eng)
+			v, err := build(1.72*300_000).Decide(report.Need{}, eng)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"a", "b"}, ranked(v))
 			assert.Greater(t, v.Ranked[1].Score, 1.02*v.Ranked[0].Score)
@@ -462,7 +466,7 @@ func TestVerdictLikeCountsSecondaryIndexes(t *testing.T) {
 func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	t.Parallel()
 	r := likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
-	v, err := r.Decide(Need{}, engine.Postgres)
+	v, err := r.Decide(report.Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width, pages dirtied, WAL of the copies of your table on postgres"), v.Basis)
 	assert.NotContains(t, v.Basis, "left out")
@@ -470,7 +474,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	m := r.Schemes[1].Runs[0].Engines[0].Metrics
 	delete(m, "pages_dirtied_per_1000")
 	delete(m, "wal_bytes_per_insert")
-	v, err = r.Decide(Need{}, engine.Postgres)
+	v, err = r.Decide(report.Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width of the copies of your table on postgres"), v.Basis)
 	assert.Contains(t, v.Basis, "pages dirtied left out: not measured undisturbed in the loads of traceid")
@@ -483,7 +487,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	r = likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
 	m = r.Schemes[4].Runs[0].Engines[0].Metrics // segment-x-fetch, which fleet rejects
 	delete(m, "wal_bytes_per_insert")
-	v, err = r.Decide(Need{Fleet: true}, engine.Postgres)
+	v, err = r.Decide(report.Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	assert.Contains(t, v.Basis, "WAL")
 	assert.NotContains(t, v.Basis, "left out")
@@ -496,7 +500,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	s := likeSchemes("bigint", "uuid", polite)
 	s[2].server = polite(2.5) // uuidv7 changes 2.5 times the pages
 	r = likeReport(engine.Postgres, identityTable(), s...)
-	v, err = r.Decide(Need{}, engine.Postgres)
+	v, err = r.Decide(report.Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, primary-key pages changed per interval at the baseline's key width, pages changed per interval (page LSNs, no checkpoint forced), WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
 	assert.Contains(t, rejections(v)["uuidv7"], "pages changed per interval (page LSNs, no checkpoint forced) 2.5x the counter's")
@@ -508,7 +512,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	}
 	r.Like[0].Unmeasured = map[string]string{"pages": "pages left out: no pageinspect"}
 	r.Like[0].OnSource = true
-	v, err = r.Decide(Need{}, engine.Postgres)
+	v, err = r.Decide(report.Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v.Basis, "every index's size, WAL without full-page images (no checkpoint forced) of the copies"), v.Basis)
 	assert.Contains(t, v.Basis, "; pages left out: no pageinspect")
@@ -520,7 +524,7 @@ func TestVerdictLikePostgresCheckpointFigures(t *testing.T) {
 	assert.Contains(t, unjudged(v), "traceid")
 }
 
-func unjudged(v *Verdict) []string {
+func unjudged(v *report.Verdict) []string {
 	var out []string
 	for _, p := range v.Unjudged {
 		out = append(out, p.Scheme)
@@ -533,7 +537,7 @@ func unjudged(v *Verdict) []string {
 func TestVerdictLikeJSON(t *testing.T) {
 	t.Parallel()
 	r := likeReport(engine.Postgres, identityTable(), likeSchemes("bigint", "uuid", pgServer)...)
-	v, err := r.Decide(Need{Fleet: true}, engine.Postgres)
+	v, err := r.Decide(report.Need{Fleet: true}, engine.Postgres)
 	require.NoError(t, err)
 	r.Verdict = v
 	var b bytes.Buffer
@@ -556,24 +560,24 @@ func TestVerdictLikeJSON(t *testing.T) {
 // or is one fleet rules out, so a new one cannot slip past fleet.
 func TestVerdictFleetDenseSchemes(t *testing.T) {
 	t.Parallel()
-	for _, s := range Schemes() {
+	for _, s := range scheme.Schemes() {
 		d := s.Design()
 		if !d.Dense {
 			continue
 		}
-		res := &Result{Name: s.Name, Kind: s.Kind, Design: d}
+		res := &report.Result{Name: s.Name, Kind: s.Kind, Design: d}
 		blocks := strings.HasPrefix(s.Summary, "segment allocator")
-		assert.True(t, blocks != (perIDSequence(res) != ""), "%s: %s", s.Name, s.Summary)
+		assert.True(t, blocks != (report.PerIDSequence(res) != ""), "%s: %s", s.Name, s.Summary)
 	}
 	for _, name := range []string{"counter", "publicid-53"} {
-		s, err := Lookup(name)
+		s, err := scheme.Lookup(name)
 		require.NoError(t, err)
-		assert.NotEmpty(t, fleetMiss(&Result{Name: s.Name, Kind: s.Kind, Design: s.Design()}, Need{Fleet: true}), name)
+		assert.NotEmpty(t, report.FleetMiss(&report.Result{Name: s.Name, Kind: s.Kind, Design: s.Design()}, report.Need{Fleet: true}), name)
 	}
 	for _, name := range []string{"traceid", "snowflake", "uuidv7", "decimalid", "segment-bbolt"} {
-		s, err := Lookup(name)
+		s, err := scheme.Lookup(name)
 		require.NoError(t, err)
-		assert.Empty(t, fleetMiss(&Result{Name: s.Name, Kind: s.Kind, Design: s.Design()}, Need{Fleet: true}), name)
+		assert.Empty(t, report.FleetMiss(&report.Result{Name: s.Name, Kind: s.Kind, Design: s.Design()}, report.Need{Fleet: true}), name)
 	}
 }
 
@@ -588,14 +592,14 @@ func TestVerdictLikePostgresKeyPages(t *testing.T) {
 		return map[string]float64{"pages_changed_per_1000": 200, "wal_bytes_no_fpi_per_insert": 600, "key_pages_changed_per_1000": keyPages}
 	}
 	loads := []likeLoad{
-		{name: "counter", kind: Baseline, ns: 2, colType: "bigint", pkBytes: 240_000, server: server(3)},
+		{name: "counter", kind: scheme.Baseline, ns: 2, colType: "bigint", pkBytes: 240_000, server: server(3)},
 		{name: "traceid", ns: 20, colType: "bigint", pkBytes: 380_000, server: server(3 * 2.5)},
 		{name: "uuidv7", ns: 60, colType: "uuid", keyBytes: 16, pkBytes: 340_000, server: server(3 * 28.0 / 20)},
 		{name: "uuidv4", ns: 60, colType: "uuid", keyBytes: 16, random: true, pkBytes: 480_000, server: server(3 * 28.0 / 20 * 8)},
 	}
 	table := engine.LikeTable{Name: "shop.orders", Key: "id", KeyType: "uuid", Rows: 1_000_000, OnSource: true}
 	r := likeReport(engine.Postgres, table, loads...)
-	v, err := r.Decide(Need{}, engine.Postgres)
+	v, err := r.Decide(report.Need{}, engine.Postgres)
 	require.NoError(t, err)
 	assert.Empty(t, v.CannotJudge)
 	assert.ElementsMatch(t, []string{"traceid", "uuidv7"}, ranked(v))
@@ -617,20 +621,20 @@ func TestVerdictLikeMyRocksNeedsCompactions(t *testing.T) {
 	server := func(written, moved float64) map[string]float64 {
 		return map[string]float64{"bytes_written_per_insert": written, "wal_bytes_per_insert": 400, "bytes_moved": moved}
 	}
-	build := func(moved, uuidWritten float64) *Report {
+	build := func(moved, uuidWritten float64) *report.Report {
 		return likeReport(engine.MyRocks, engine.LikeTable{Name: "shop.orders", Key: "id", KeyType: "binary(16)", Rows: 1_000_000},
-			likeLoad{name: "counter", kind: Baseline, ns: 2, colType: "BIGINT", pkBytes: 240_000, server: server(400, moved)},
+			likeLoad{name: "counter", kind: scheme.Baseline, ns: 2, colType: "BIGINT", pkBytes: 240_000, server: server(400, moved)},
 			likeLoad{name: "traceid", ns: 20, colType: "BIGINT", pkBytes: 240_000, server: server(410, moved)},
 			likeLoad{name: "uuidv4", ns: 60, colType: "BINARY(16)", keyBytes: 16, random: true, pkBytes: 260_000, server: server(uuidWritten, moved)})
 	}
-	v, err := build(0, 420).Decide(Need{}, engine.MyRocks) // the rows once each, whatever their order
+	v, err := build(0, 420).Decide(report.Need{}, engine.MyRocks) // the rows once each, whatever their order
 	require.NoError(t, err)
 	assert.Empty(t, v.Ranked)
 	assert.Contains(t, v.CannotJudge, "no compaction moved or rewrote a byte in any load")
 	assert.Contains(t, v.CannotJudge, "run with a larger -n")
 	assert.ElementsMatch(t, []string{"traceid", "uuidv4"}, unjudged(v))
 
-	v, err = build(1<<20, 1000).Decide(Need{}, engine.MyRocks)
+	v, err = build(1<<20, 1000).Decide(report.Need{}, engine.MyRocks)
 	require.NoError(t, err)
 	assert.Empty(t, v.CannotJudge)
 	assert.Equal(t, []string{"traceid"}, ranked(v))

@@ -56,7 +56,7 @@ type WaitShare struct {
 // wait on.
 const SampleEvery = 5 * time.Millisecond
 
-// session is one of the K connections of a concurrent load: insert puts
+// Session is one of the K connections of a concurrent load: insert puts
 // the keys of the given indices in one transaction.
 type Session struct {
 	ID     string // the server's name for it: a process or thread id
@@ -67,7 +67,7 @@ type Session struct {
 // statement, its id and what it waits on.
 type Sampler func(ctx context.Context) (ids, events []string, err error)
 
-// runConcurrent inserts the n keys of l through sessions at once, session
+// RunConcurrent inserts the n keys of l through sessions at once, session
 // w taking the keys w, w+K, w+2K, ... that writer w made, in batches of
 // l.batch, and samples what the sessions wait on until they are done.
 func RunConcurrent(ctx context.Context, l Load, sessions []Session, sample Sampler) (*ConcurrentLoad, error) {
@@ -171,7 +171,7 @@ func RunConcurrent(ctx context.Context, l Load, sessions []Session, sample Sampl
 	return out, nil
 }
 
-// quantile returns the q quantile of sorted durations, 0 when empty.
+// Quantile returns the q quantile of sorted durations, 0 when empty.
 func Quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
@@ -181,7 +181,7 @@ func Quantile(sorted []time.Duration, q float64) time.Duration {
 
 func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// topWaits formats the first three waits of c with their shares.
+// TopWaits formats the first three waits of c with their shares.
 func TopWaits(c *ConcurrentLoad) string {
 	if c == nil || len(c.Waits) == 0 {
 		return "-"

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// concurrentLoader is a server engine that can load a key set through K
+// ConcurrentLoader is a server engine that can load a key set through K
 // connections at once.
 type ConcurrentLoader interface {
 	LoadConcurrent(ctx context.Context, l Load, writers int) (*ConcurrentLoad, error)
@@ -60,7 +60,7 @@ func (l Figures) Metric(key string) (float64, bool) {
 	return v, ok
 }
 
-// dbLoad is what a database engine needs to load one key set: a table
+// Load is what a database engine needs to load one key set: a table
 // with the key as primary key and a payload column, filled in generation
 // order, batch rows per transaction.
 type Load struct {
@@ -78,13 +78,13 @@ type Load struct {
 	Pause func() error
 }
 
-// bigint says whether the keys go into a 64-bit integer column.
+// Bigint says whether the keys go into a 64-bit integer column.
 func (l Load) Bigint() bool { return l.Int63 && l.Keys.Len == 8 }
 
-// int64At returns key i as the int64 a bigint column stores.
+// Int64At returns key i as the int64 a bigint column stores.
 func (l Load) Int64At(i int) int64 { return int64(binary.BigEndian.Uint64(l.Keys.At(i))) }
 
-// batches calls f for each batch [lo, hi) of the load and, after each
+// Batches calls f for each batch [lo, hi) of the load and, after each
 // batch that ends a checkpoint interval, checkpoint. It times f only, and
 // returns that time.
 func (l Load) Batches(f func(lo, hi int) error, checkpoint func() error) (time.Duration, error) {
@@ -117,7 +117,7 @@ func (l Load) Batches(f func(lo, hi int) error, checkpoint func() error) (time.D
 	return spent, nil
 }
 
-// dbEngine is a database engine that loads key sets. Close drops
+// Engine is a database engine that loads key sets. Close drops
 // everything the engine created on its server and closes the connection.
 type Engine interface {
 	Info() Info
@@ -125,12 +125,12 @@ type Engine interface {
 	Close(ctx context.Context) error
 }
 
-// throttled is a server engine whose loads a throttle may hold (nil: none).
+// Throttled is a server engine whose loads a throttle may hold (nil: none).
 type Throttled interface {
 	Throttle() *Throttle
 }
 
-// serverEngine is a database engine on a server: Created names what the
+// Server is a database engine on a server: Created names what the
 // run created there, and serverLoad says what load a run put on the
 // source server when the copies of a --like run live there ("" when they
 // do not).
@@ -140,7 +140,7 @@ type Server interface {
 	ServerLoad(ctx context.Context) (line string, logBytes int64, err error)
 }
 
-// serverName names a server and database without the DSN's user and
+// ServerName names a server and database without the DSN's user and
 // password: host:port/database.
 func ServerName(host string, port uint16, database string) string {
 	s := host
@@ -150,7 +150,7 @@ func ServerName(host string, port uint16, database string) string {
 	return s + "/" + database
 }
 
-// runSuffix returns a random suffix for the names a run creates on a
+// RunSuffix returns a random suffix for the names a run creates on a
 // shared server, so that concurrent runs never meet.
 func RunSuffix() string {
 	var b [6]byte
@@ -160,7 +160,7 @@ func RunSuffix() string {
 	return hex.EncodeToString(b[:])
 }
 
-// perThousand returns v per 1,000 of n.
+// PerThousand returns v per 1,000 of n.
 func PerThousand(v float64, n int) float64 {
 	if n == 0 {
 		return 0
@@ -168,7 +168,7 @@ func PerThousand(v float64, n int) float64 {
 	return v * 1000 / float64(n)
 }
 
-// perKey returns v over n.
+// PerKey returns v over n.
 func PerKey(v float64, n int) float64 {
 	if n == 0 {
 		return 0
@@ -176,7 +176,7 @@ func PerKey(v float64, n int) float64 {
 	return v / float64(n)
 }
 
-// rate returns n over d in inserts per second.
+// Rate returns n over d in inserts per second.
 func Rate(n int, d time.Duration) float64 {
 	if d <= 0 {
 		return 0
@@ -184,21 +184,21 @@ func Rate(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// serverPlan is how a run uses one server engine: dsn is the server the
+// Target is how a run uses one server engine: dsn is the server the
 // loads go to (empty: the engine is skipped, for the reason skipped); in a
 // --like run source is the server with the user's table, and polite says
 // that the two are the same, so the run keeps off server-wide work there.
 type Target struct {
 	Engine, DSN, Source, Skipped string
 	Polite                       bool
-	// myrocks says the --like table on a MariaDB source is a MyRocks
+	// MyRocks says the --like table on a MariaDB source is a MyRocks
 	// table, whose copies go to MyRocks; set once the table is read.
 	MyRocks bool
-	// throttled says the loads read the server's load (MaxLoad, MaxLag).
+	// Throttled says the loads read the server's load (MaxLoad, MaxLag).
 	Throttled bool
 }
 
-// driver names the Go module that talks to an engine, with its version
+// Driver names the Go module that talks to an engine, with its version
 // when the build information has it.
 func Driver(module string) string {
 	if v := ModuleVersion(module); v != "" {
@@ -207,17 +207,17 @@ func Driver(module string) string {
 	return " (" + module + ")"
 }
 
-// likeEngine is a database engine that can load the keys into copies of a
+// Copier is a database engine that can load the keys into copies of a
 // user's table.
 type Copier interface {
 	Engine
-	// writeLike writes the sample read on the source server into the
+	// WriteLike writes the sample read on the source server into the
 	// run's scratch schema, and makes every later Load of n keys a load
 	// into a copy of the table.
 	WriteLike(ctx context.Context, src *Source, n int) error
 }
 
-// moduleVersion returns the version of module this program was built
+// ModuleVersion returns the version of module this program was built
 // with, or "" if the build information does not say.
 func ModuleVersion(module string) string {
 	if module == "" {

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// mib formats a byte count in MiB with three significant digits.
+// MiB formats a byte count in MiB with three significant digits.
 func MiB(v float64) string {
 	m := v / (1 << 20)
 	switch {
@@ -18,7 +18,7 @@ func MiB(v float64) string {
 	}
 }
 
-// bytesText is n bytes in the largest unit that keeps it at 1 or more.
+// BytesText is n bytes in the largest unit that keeps it at 1 or more.
 func BytesText(n int64) string {
 	switch {
 	case n >= 1<<30:

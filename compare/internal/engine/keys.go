@@ -2,7 +2,7 @@ package engine
 
 import "encoding/binary"
 
-// keySet is a set of fixed-length keys in generation order, stored flat.
+// KeySet is a set of fixed-length keys in generation order, stored flat.
 type KeySet struct {
 	Len  int    // bytes per key
 	Data []byte // key i is Data[i*Len : (i+1)*Len]

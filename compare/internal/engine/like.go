@@ -20,7 +20,7 @@ const (
 	MaxSampleBytes = 256 << 20
 )
 
-// likeSampleSize returns how many rows to sample for loads of n rows from a
+// SampleSize returns how many rows to sample for loads of n rows from a
 // table of about rows rows in tableBytes bytes, when the user asked for
 // requested (0: the default), and a note that says how many times each
 // sampled row is used.
@@ -121,7 +121,7 @@ func parseIdentifier(s string) (identifier, string, error) {
 	return identifier{Name: s[:i]}, s[i:], nil
 }
 
-// postgres returns the name as PostgreSQL's catalog holds it.
+// Postgres returns the name as PostgreSQL's catalog holds it.
 func (id identifier) Postgres() string {
 	if id.Quoted {
 		return id.Name
@@ -246,13 +246,13 @@ type Shape[D any] struct {
 	Def     D        // the engine's definition of the table
 }
 
-// likeNotes are said of every --like run.
+// LikeNotes are said of every --like run.
 var LikeNotes = []string{
 	"the copies have the table's columns and indexes, with the key column's type set to what each scheme needs; foreign keys, triggers and check constraints are not copied",
 	"each row takes the scheme's key, in the order the scheme makes them, and the other columns of a sampled row",
 }
 
-// describe says in words what the reports say of the table besides its
+// Describe says in words what the reports say of the table besides its
 // indexes.
 func (t LikeTable) Describe() []string {
 	out := []string{fmt.Sprintf("key %s (%s), about %s rows, %s sampled", t.Key, t.KeyType, Thousands(t.Rows), Thousands(int64(t.Sampled)))}
@@ -271,7 +271,7 @@ func (t LikeTable) Describe() []string {
 	return append(out, t.Notes...)
 }
 
-// cells formats an index's figures as a row of the table of the user's
+// Cells formats an index's figures as a row of the table of the user's
 // table.
 func (f IndexFigures) Cells() []string {
 	row := []string{f.Name, MiB(float64(f.Bytes)), "-", "-", "-"}

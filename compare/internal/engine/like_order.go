@@ -22,7 +22,7 @@ import (
 // the time column takes values between the row's own and the next sampled
 // row's, so that it stays ascending and distinct.
 
-// sampledRow is one row of a --like sample with the values that order it:
+// SampledRow is one row of a --like sample with the values that order it:
 // its key (an integer key only), its time column's value in seconds, and
 // its place in the table's physical order. A value the row does not have
 // is NaN.
@@ -31,15 +31,15 @@ type SampledRow[R any] struct {
 	Key, At, Physical float64
 }
 
-// likeOrder is how a --like run orders the sample as the application
+// LikeOrder is how a --like run orders the sample as the application
 // inserted its rows.
 type LikeOrder struct {
-	// by is "key", "time" or "physical".
+	// By is "key", "time" or "physical".
 	By string
-	// time is the time column the rows are ordered by, or whose values a
+	// Time is the time column the rows are ordered by, or whose values a
 	// reused row interpolates; "" when the table has none.
 	Time string
-	// note says how the order was chosen, for the report.
+	// Note says how the order was chosen, for the report.
 	Note string
 }
 
@@ -51,14 +51,14 @@ var (
 	laterAtName = regexp.MustCompile(`(?i)updat|modif|(^|_)(chang|delet|expir|birth|due|until|deadline|valid|end|start|sched|sent|paid|ship|deliver|cancel|seen|login|visit)`)
 )
 
-// timeCandidate is a column of a time type (a date or a timestamp, not
+// TimeCandidate is a column of a time type (a date or a timestamp, not
 // a time of day) and whether a secondary index leads with it.
 type TimeCandidate struct {
 	Name    string
 	Indexed bool
 }
 
-// chooseTimeColumn returns the time column whose order is most likely the
+// ChooseTimeColumn returns the time column whose order is most likely the
 // order of inserts, and why, or "" when no column is one: a name that
 // says the row was made then (created_at), else a column an index leads
 // with, else the first; never one whose name says it is set later.
@@ -120,7 +120,7 @@ const InOrder = 0.99
 // most: its greatest value less its least, plus one, over the rows.
 const DenseSpan = 2.0
 
-// dense says whether an integer key from min to max is dense over about
+// Dense says whether an integer key from min to max is dense over about
 // rows rows: an application's numbering, with gaps where rows went.
 func Dense(min, max int64, rows int64) bool {
 	if rows <= 0 || max < min {
@@ -129,7 +129,7 @@ func Dense(min, max int64, rows int64) bool {
 	return float64(max)-float64(min)+1 <= DenseSpan*float64(rows)
 }
 
-// orderSample sorts rows in the order the application inserted them and
+// OrderSample sorts rows in the order the application inserted them and
 // returns how it chose it: by the key where sequence says the key is a
 // local sequence, else by the time column, else physically. physicalIsKey
 // says the engine keeps rows in key order (InnoDB), so that the physical
@@ -161,7 +161,7 @@ func OrderSample[R any](rows []SampledRow[R], key string, sequence bool, time, t
 	return LikeOrder{By: "physical", Note: fmt.Sprintf("insert order: the sampled rows go in the table's physical order (the key %s is no local sequence and the table has no created-at time column), which inserts alone leave in insert order", key)}
 }
 
-// rankCorrelation returns Spearman's rank correlation of the pairs (x[i],
+// RankCorrelation returns Spearman's rank correlation of the pairs (x[i],
 // y[i]) that have both values, and false when fewer than three do.
 func RankCorrelation(x, y []float64) (float64, bool) {
 	var xs, ys []float64
@@ -211,7 +211,7 @@ func ranks(v []float64) []float64 {
 	return out
 }
 
-// reuseNote says how the loads use the sample in order, for the report.
+// ReuseNote says how the loads use the sample in order, for the report.
 func ReuseNote(sample, n int, time string) string {
 	reuse := (n + sample - 1) / sample
 	if reuse <= 1 {
@@ -224,7 +224,7 @@ func ReuseNote(sample, n int, time string) string {
 	return s
 }
 
-// keyTimeCorrelation returns the rank correlation of the sampled rows'
+// KeyTimeCorrelation returns the rank correlation of the sampled rows'
 // keys with their time column, or nil when the rows have not both.
 func KeyTimeCorrelation[R any](rows []SampledRow[R]) *float64 {
 	keys, times := make([]float64, len(rows)), make([]float64, len(rows))
@@ -238,7 +238,7 @@ func KeyTimeCorrelation[R any](rows []SampledRow[R]) *float64 {
 	return &c
 }
 
-// localSequence says whether the table's key is a local sequence, and
+// LocalSequence says whether the table's key is a local sequence, and
 // from what evidence, by one rule on every engine: an integer key that
 // the server numbers itself (an identity or serial column,
 // AUTO_INCREMENT), or whose values are dense (DenseSpan) and, where the

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// sortedKeys returns l's keys in key order.
+// SortedKeys returns l's keys in key order.
 func SortedKeys(l Load) [][]byte {
 	sorted := make([][]byte, l.Keys.N())
 	for i := range sorted {
@@ -15,9 +15,9 @@ func SortedKeys(l Load) [][]byte {
 	return sorted
 }
 
-// expireShare is the share of a table's oldest rows the expiry deletes.
+// ExpireShare is the share of a table's oldest rows the expiry deletes.
 const ExpireShare = 10
 
-// reclaimedShare is how much of the expired rows' share of the tables
+// ReclaimedShare is how much of the expired rows' share of the tables
 // must be gone before the expiry counts as reclaimed.
 const ReclaimedShare = 0.9

@@ -6,16 +6,16 @@ import (
 	"math/rand/v2"
 )
 
-// lookupSample is how many keys the point lookups of a load read, at most:
+// LookupSample is how many keys the point lookups of a load read, at most:
 // spread over the whole table, and taken from its newest 1%.
 const LookupSample = 1_000
 
-// newestShare is the newest part of a table whose reads the reports
+// NewestShare is the newest part of a table whose reads the reports
 // follow: the rows an application reads most, and the index pages that
 // must stay in cache for them.
 const NewestShare = 100
 
-// lookupKeys returns the indices, in generation order, of the keys the
+// LookupKeys returns the indices, in generation order, of the keys the
 // point lookups of an n-key load read: at most lookupSample keys spread
 // evenly over the load (one at a random place in each of as many equal
 // strides), and as many spread over its newest 1%. The generator has a
@@ -34,12 +34,12 @@ func LookupKeys(n int) (spread, newest []int) {
 	return pick(0, n), pick(NewestStart(n), n)
 }
 
-// newestStart is the index of the first key of an n-key load's newest 1%.
+// NewestStart is the index of the first key of an n-key load's newest 1%.
 func NewestStart(n int) int { return n - max(1, n/NewestShare) }
 
 func FmtTwo(v float64) string { return fmt.Sprintf("%.2f", v) }
 
-// lowestNewest returns the index of the least key among the newest 1% of
+// LowestNewest returns the index of the least key among the newest 1% of
 // l's keys: a range scan through the key that reads the newest rows
 // starts there.
 func LowestNewest(l Load) int {

@@ -7,13 +7,13 @@ import "errors"
 // with the statement that grants it.
 var ErrRights = errors.New("compare: missing rights")
 
-// missingRight is one right a run lacks: on which server and side, what,
+// MissingRight is one right a run lacks: on which server and side, what,
 // and the statement that grants it.
 type MissingRight struct {
 	Where, What, Grant string
 }
 
-// rightsError is the preflight's message, of kind ErrRights.
+// RightsError is the preflight's message, of kind ErrRights.
 type RightsError struct{ Msg string }
 
 func (e *RightsError) Error() string { return e.Msg }

@@ -23,7 +23,7 @@ const AppName = "idkit"
 // sets one keeps its own.
 const LockTimeout = 5 * time.Second
 
-// lockWaitNote says, of an error that ended a wait for a lock, that
+// LockWaitNote says, of an error that ended a wait for a lock, that
 // another session holds the lock and how long the run waited, or returns
 // "" for any other error.
 func LockWaitNote(err error) string {

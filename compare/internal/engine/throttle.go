@@ -13,7 +13,7 @@ import (
 // ThrottlePoll is how often a paused load reads the server's load again.
 const ThrottlePoll = time.Second
 
-// busy is what a throttle reads of a server between two batches: the
+// Busy is what a throttle reads of a server between two batches: the
 // sessions running a statement besides the run's, and the replay lag of
 // its furthest standby (PostgreSQL).
 type Busy struct {
@@ -21,7 +21,7 @@ type Busy struct {
 	Lag     time.Duration
 }
 
-// throttle holds a server's loads between two batches while the server
+// Throttle holds a server's loads between two batches while the server
 // is busier than Options.MaxLoad or Options.MaxLag allow, as
 // pt-online-schema-change's --max-load and --max-lag do, and counts the
 // pauses for the report.
@@ -70,7 +70,7 @@ func (t *Throttle) over(b Busy) string {
 	return strings.Join(why, "; ")
 }
 
-// wait returns once the server is within the limits, reading it every
+// Wait returns once the server is within the limits, reading it every
 // poll while it is not; it says when it pauses and when it goes on.
 func (t *Throttle) Wait(ctx context.Context) error {
 	if t == nil {
@@ -108,7 +108,7 @@ func (t *Throttle) say(format string, args ...any) {
 	}
 }
 
-// note says how often the loads paused, for the report; "" without a
+// Note says how often the loads paused, for the report; "" without a
 // throttle.
 func (t *Throttle) Note() string {
 	if t == nil {

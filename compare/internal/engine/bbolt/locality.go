@@ -54,7 +54,7 @@ type Load struct {
 
 var bucketName = []byte("ids")
 
-// loadConfig says how to load keys into bbolt.
+// Config says how to load keys into bbolt.
 type Config struct {
 	Dir       string
 	Fill      float64

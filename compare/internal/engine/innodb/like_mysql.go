@@ -20,7 +20,7 @@ import (
 // Ident quotes an identifier for MariaDB/MySQL.
 func Ident(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
-// mysqlIndex is one index of a table as information_schema describes it.
+// Index is one index of a table as information_schema describes it.
 type Index struct {
 	Name    string
 	unique  bool
@@ -28,7 +28,7 @@ type Index struct {
 	columns []string
 }
 
-// displayName says what the index is on, as pgIndexName does.
+// DisplayName says what the index is on, as pgIndexName does.
 func (ix Index) DisplayName() string {
 	on := "(" + strings.Join(ix.columns, ", ") + ")"
 	switch {
@@ -74,7 +74,7 @@ func (e *Engine) prepareLike(ctx context.Context, name engine.LikeName, sample, 
 	return src.Table, err
 }
 
-// writeLike writes the sample into the run's database and makes every
+// WriteLike writes the sample into the run's database and makes every
 // later Load of n keys a load into a copy of the table (writeMySQLLike).
 func (e *Engine) WriteLike(ctx context.Context, ls *engine.Source, n int) error {
 	shape, err := WriteLike(ctx, e.conn, e.database, ls, n, func(table, keyType string) (string, error) {
@@ -95,7 +95,7 @@ func (e *Engine) WriteLike(ctx context.Context, ls *engine.Source, n int) error 
 	return nil
 }
 
-// writeMySQLLike writes the sample, in the order of the table's inserts,
+// WriteLike writes the sample, in the order of the table's inserts,
 // into the InnoDB table like_sample of database on conn, and returns the
 // shape of the loads into copies of the table, after a trial copy (made
 // by copyStatement) for each key type with one row numbered as the
@@ -170,7 +170,7 @@ func (c myColumn) definition(name string) string {
 	return def + " NULL"
 }
 
-// readMySQLLike reads the table's definition, its figures today and a
+// ReadLike reads the table's definition, its figures today and a
 // uniform sample of its rows from the source server, on one connection in
 // one consistent, read-only snapshot: a nonlocking read, which takes no
 // row lock and waits for none, whatever locks the application holds, and
@@ -385,7 +385,7 @@ func myReadRocksFigures(ctx context.Context, conn *sql.Conn, ls *engine.Source) 
 	return nil
 }
 
-// rocksIndexBytes returns the bytes of the keys and values of each index
+// RocksIndexBytes returns the bytes of the keys and values of each index
 // of a MyRocks table in its column family's tables, by index name; none
 // when the user may not read them.
 func RocksIndexBytes(ctx context.Context, conn *sql.Conn, schema, table string) (map[string]int64, error) {
@@ -616,7 +616,7 @@ func mysqlUniqueValue(col, typ, dataType string, maxLen int64) (string, error) {
 	return "", fmt.Errorf("column %s of type %s is in a unique index: --like can make text, numbers, binary strings, dates and times unique, not %s", col, typ, typ)
 }
 
-// mysqlIndexes returns the indexes of a table, the primary key first.
+// Indexes returns the indexes of a table, the primary key first.
 func Indexes(ctx context.Context, conn *sql.Conn, schema, table string) ([]Index, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, INDEX_TYPE, coalesce(COLUMN_NAME, '')
 		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
@@ -645,7 +645,7 @@ func Indexes(ctx context.Context, conn *sql.Conn, schema, table string) ([]Index
 // starts without.
 var autoIncrement = regexp.MustCompile(` AUTO_INCREMENT=\d+`)
 
-// copyStatement returns the statement that creates a copy of the user's
+// CopyStatement returns the statement that creates a copy of the user's
 // table, table (qualified), with a key column of type keyType: the table's
 // definition as SHOW CREATE TABLE gives it, generated columns and every
 // index included, but without its foreign keys and check constraints.
@@ -733,8 +733,8 @@ func LikeInsert(shape *engine.Shape[*Like], database, table string, bigint bool)
 		table, strings.Join(cols, ", "), strings.Join(vals, ", "), database, shape.Sample, shape.N)
 }
 
-// likeBatches returns the function that inserts the batch [lo, hi) of l's
-// keys into a copy, by stmt (likeShape.mysqlInsert).
+// LikeBatches returns the function that inserts the batch [lo, hi) of l's
+// keys into a copy, by stmt (LikeInsert).
 func LikeBatches(ctx context.Context, conn *sql.Conn, stmt string, l engine.Load) func(lo, hi int) error {
 	return func(lo, hi int) error {
 		batch := make([][2]any, 0, hi-lo)

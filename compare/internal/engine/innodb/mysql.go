@@ -19,7 +19,7 @@ import (
 // clusters rows by primary key, so the key decides where every row goes.
 //
 // InnoDB writes a dirty page only when it flushes it, so the load flushes
-// the table (FLUSH TABLES ... FOR EXPORT) every dbLoad.checkpointEvery
+// the table (FLUSH TABLES ... FOR EXPORT) every Load.CheckpointEvery
 // inserts and at the end, as a database under a steady checkpoint age
 // would: pages written are then the distinct pages each interval dirtied.
 // Pages written, redo bytes (the log sequence number) and the page-split
@@ -50,7 +50,7 @@ type Engine struct {
 
 func (e *Engine) Throttle() *engine.Throttle { return e.throttle }
 
-// openMySQL connects to dsn and creates the run's database there. In a
+// Open connects to dsn and creates the run's database there. In a
 // --like run sourceDSN names the server with the user's table, the same
 // as dsn when polite.
 func Open(ctx context.Context, dsn, sourceDSN string, polite bool, lim engine.Limits) (*Engine, error) {
@@ -126,7 +126,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	return DropDatabase(ctx, e.db, e.conn, e.connID, e.database, "compare: mysql: "+e.Created())
 }
 
-// dropMySQLDatabase drops a run's database on another connection of db
+// DropDatabase drops a run's database on another connection of db
 // than conn, the run's, whose statement (connID's) it ends first, and then
 // closes db. created names the database in the error when it is left
 // behind.
@@ -159,7 +159,7 @@ func DropDatabase(ctx context.Context, db *sql.DB, run *sql.Conn, connID int64, 
 	return nil
 }
 
-// serverLoad says how much redo the server wrote since the engine opened:
+// ServerLoad says how much redo the server wrote since the engine opened:
 // the load a run without a scratch server put on the source, with any
 // other session's.
 func (e *Engine) ServerLoad(ctx context.Context) (string, int64, error) {
@@ -181,7 +181,7 @@ func (e *Engine) globalStatus(ctx context.Context, name string) (int64, error) {
 	return v, err
 }
 
-// mysqlColumn is the key column a user would choose: BIGINT for 64-bit
+// Column is the key column a user would choose: BIGINT for 64-bit
 // integers, BINARY(n) for the rest.
 func Column(l engine.Load) string {
 	if l.Bigint() {
@@ -570,7 +570,7 @@ func InsertBatches(ctx context.Context, conn *sql.Conn, table string, l engine.L
 // Arg is key i of l as a statement argument.
 func Arg(l engine.Load, i int) any { return KeyArg(l, l.Keys.At(i)) }
 
-// cutArg is a key of l, given as bytes, as a statement argument.
+// KeyArg is a key of l, given as bytes, as a statement argument.
 func KeyArg(l engine.Load, key []byte) any {
 	if l.Bigint() {
 		return int64(binary.BigEndian.Uint64(key))

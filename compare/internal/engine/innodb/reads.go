@@ -52,7 +52,7 @@ func (e *Engine) myReads(ctx context.Context, l engine.Load, table, key, column 
 	return nil
 }
 
-// mysqlInList is the most keys a lookup statement names: below MariaDB's
+// InList is the most keys a lookup statement names: below MariaDB's
 // in_predicate_conversion_threshold (1,000), past which an IN list becomes
 // a join with a table of its values, which may scan the table instead.
 const InList = 500
@@ -72,7 +72,7 @@ func (e *Engine) analyzeLookups(ctx context.Context, l engine.Load, table, key, 
 	return rows, pages, nil
 }
 
-// mysqlKeyLiteral writes key i of l as an SQL literal. The keys are the
+// KeyLiteral writes key i of l as an SQL literal. The keys are the
 // run's own, and ANALYZE takes no placeholders.
 func KeyLiteral(l engine.Load, i int) string {
 	if l.Bigint() {

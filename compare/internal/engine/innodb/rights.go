@@ -15,7 +15,7 @@ import (
 // idkit_compare_<random>.
 const mysqlDatabaseRights = "CREATE, DROP, ALTER, INDEX, INSERT, SELECT, LOCK TABLES"
 
-// mysqlPreflight checks the rights of a MariaDB/MySQL plan on the server
+// Preflight checks the rights of a MariaDB/MySQL plan on the server
 // the loads go to: the rights on the run's own databases, tried on a
 // database of the check's own, which it drops; the global ones are read
 // from USER_PRIVILEGES. Stopped (ctx done), it ends the statement it is
@@ -124,7 +124,7 @@ func Preflight(ctx context.Context, p engine.Target) ([]engine.MissingRight, err
 	return out, nil
 }
 
-// mysqlSourceRights checks the right to read the --like table on its
+// SourceRights checks the right to read the --like table on its
 // source server, and refuses a table that is not there. Stopped, it ends
 // its statement as mysqlPreflight does.
 func SourceRights(ctx context.Context, p engine.Target, like string) ([]engine.MissingRight, error) {
@@ -167,14 +167,14 @@ func SourceRights(ctx context.Context, p engine.Target, like string) ([]engine.M
 	return nil, fmt.Errorf("%w %s: mysql: read the table on the source: %w%s", engine.ErrLike, name, err, note)
 }
 
-// mysqlAccount returns the session's account as GRANT names it.
+// Account returns the session's account as GRANT names it.
 func Account(ctx context.Context, conn *sql.Conn) (string, error) {
 	var account string
 	err := conn.QueryRowContext(ctx, "SELECT CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''')").Scan(&account)
 	return account, err
 }
 
-// killOnStop ends the statement conn is running (KILL QUERY, on another
+// KillOnStop ends the statement conn is running (KILL QUERY, on another
 // connection of db) when ctx is done, within engine.CleanupTime: the server
 // goes on with a statement whose client went away, and one that waits for
 // a lock would stay queued. The returned function stops the watch and
@@ -201,7 +201,7 @@ func KillOnStop(ctx context.Context, db *sql.DB, conn *sql.Conn) func() {
 	}
 }
 
-// mysqlDropAfterStop drops the check's own database after the check was
+// DropAfterStop drops the check's own database after the check was
 // stopped, on another connection, within engine.CleanupTime, and returns the
 // error of the stopped check: with what is left when it cannot drop it.
 func DropAfterStop(ctx context.Context, db *sql.DB, probe string) error {
@@ -218,7 +218,7 @@ func DropAfterStop(ctx context.Context, db *sql.DB, probe string) error {
 	return fmt.Errorf("compare: mysql: check the rights: %w", ctx.Err())
 }
 
-// isMySQLDenied says whether err is the server's refusal of a right.
+// IsDenied says whether err is the server's refusal of a right.
 func IsDenied(err error) bool {
 	var my *mysql.MySQLError
 	if !errors.As(err, &my) {
@@ -231,7 +231,7 @@ func IsDenied(err error) bool {
 	return false
 }
 
-// mysqlBusy reads MariaDB/MySQL's Threads_running on conn, less conn's own.
+// Busy reads MariaDB/MySQL's Threads_running on conn, less conn's own.
 func Busy(conn *sql.Conn) func(context.Context) (engine.Busy, error) {
 	return func(ctx context.Context) (engine.Busy, error) {
 		var b engine.Busy

@@ -11,7 +11,7 @@ import (
 	"github.com/idkit/idkit/compare/internal/engine"
 )
 
-// mysqlConnect opens a pool on dsn, every session of it named AppName and
+// Connect opens a pool on dsn, every session of it named AppName and
 // its lock waits bounded by LockTimeout, and one connection of it.
 func Connect(ctx context.Context, dsn string) (*sql.DB, *sql.Conn, error) {
 	cfg, err := mysql.ParseDSN(dsn)

@@ -79,7 +79,7 @@ var myrocksCFOptions = fmt.Sprintf("write_buffer_size=%d;target_file_size_base=%
 // lacks it.
 const myrocksMissing = "the server has no ROCKSDB engine: install Debian's mariadb-plugin-rocksdb (the server's version) and restart the server, which loads it from the package's rocksdb.cnf (INSTALL SONAME 'ha_rocksdb' into a running MariaDB 10.11 crashed it here)"
 
-// openMyRocks connects to dsn and, when the server has the ROCKSDB
+// Open connects to dsn and, when the server has the ROCKSDB
 // engine, creates the run's database there; without the engine it
 // returns the reason to skip it.
 func Open(ctx context.Context, dsn string) (*Engine, string, error) {
@@ -442,7 +442,7 @@ func (e *Engine) Load(ctx context.Context, l engine.Load) (out engine.Figures, e
 	return out, nil
 }
 
-// writeLike writes the sample into the run's database (writeMySQLLike)
+// WriteLike writes the sample into the run's database (writeMySQLLike)
 // and makes every later Load of n keys a load into a MyRocks copy of the
 // table, every index of it in the load's column family.
 func (e *Engine) WriteLike(ctx context.Context, ls *engine.Source, n int) error {

@@ -43,7 +43,9 @@ type Engine struct {
 	sync bool
 }
 
-func Open(dir string, sync bool) *Engine { return &Engine{dir: dir, sync: sync} }
+// Open returns the Pebble engine of a run, whose trees go in dir (in
+// memory unless sync is set); it never fails.
+func Open(dir string, sync bool) (engine.Engine, error) { return &Engine{dir: dir, sync: sync}, nil }
 
 // The bloom filter of every level, and how long and how often settle
 // waits for the background work to end.

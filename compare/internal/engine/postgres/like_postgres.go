@@ -58,7 +58,7 @@ func (e *Engine) prepareLike(ctx context.Context, name engine.LikeName, sample, 
 	return src.Table, err
 }
 
-// writeLike writes the sample, in the order of the table's inserts, into
+// WriteLike writes the sample, in the order of the table's inserts, into
 // the run's schema, and makes every later Load of n keys a load into a
 // copy of the table. It first makes a trial copy for every key type a
 // scheme can need, with one row numbered as the loads' last, so that a
@@ -142,7 +142,7 @@ func (e *Engine) WriteLike(ctx context.Context, ls *engine.Source, n int) error 
 	return nil
 }
 
-// readPostgresLike reads the table's definition, its figures today and a
+// ReadLike reads the table's definition, its figures today and a
 // uniform sample of its rows from the source server, in one transaction
 // that is REPEATABLE READ and READ ONLY: one snapshot, no write, and no
 // lock but the ACCESS SHARE lock of any read, waited for at most

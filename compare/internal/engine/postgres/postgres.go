@@ -24,7 +24,7 @@ import (
 // A long-lived database checkpoints every few minutes, and the first
 // change to a page after a checkpoint logs the whole page (a full-page
 // image) and dirties it again. The load models that by running CHECKPOINT
-// every dbLoad.checkpointEvery inserts (and once before the load), so
+// every Load.CheckpointEvery inserts (and once before the load), so
 // pages dirtied and WAL bytes are those of a database that checkpoints at
 // that interval of inserts.
 //
@@ -52,7 +52,7 @@ type Engine struct {
 
 func (e *Engine) Throttle() *engine.Throttle { return e.throttle }
 
-// openPostgres connects to dsn and creates the run's schema there. In a
+// Open connects to dsn and creates the run's schema there. In a
 // --like run sourceDSN names the server with the user's table, the same
 // as dsn when polite.
 func Open(ctx context.Context, dsn, sourceDSN string, polite bool, lim engine.Limits) (*Engine, error) {
@@ -150,7 +150,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	return nil
 }
 
-// serverLoad says how much WAL the server wrote and how often it
+// ServerLoad says how much WAL the server wrote and how often it
 // checkpointed since the engine opened: the load a run without a scratch
 // server put on the source, with any other session's.
 func (e *Engine) ServerLoad(ctx context.Context) (string, int64, error) {

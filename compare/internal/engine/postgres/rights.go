@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// pgPreflight checks the rights of a PostgreSQL plan on the server the
+// Preflight checks the rights of a PostgreSQL plan on the server the
 // loads go to.
 func Preflight(ctx context.Context, p engine.Target) ([]engine.MissingRight, error) {
 	conn, err := Connect(ctx, p.DSN)
@@ -79,7 +79,7 @@ func Preflight(ctx context.Context, p engine.Target) ([]engine.MissingRight, err
 	return out, nil
 }
 
-// pgSourceRights checks the rights to read the --like table on its
+// SourceRights checks the rights to read the --like table on its
 // source server: USAGE on its schema and SELECT on it.
 func SourceRights(ctx context.Context, p engine.Target, like string) ([]engine.MissingRight, error) {
 	name, err := engine.ParseLike(like)
@@ -123,7 +123,7 @@ func SourceRights(ctx context.Context, p engine.Target, like string) ([]engine.M
 	return out, nil
 }
 
-// pgBusy reads, on conn, PostgreSQL's client sessions running a statement
+// Busy reads, on conn, PostgreSQL's client sessions running a statement
 // other than conn's own, and the largest replay lag of its standbys
 // (pg_stat_replication; 0 without any). Both need pg_read_all_stats (or a
 // superuser) to see other roles' sessions, which the preflight asks for.

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// pgConnect connects to a PostgreSQL DSN as every session of a run does:
+// Connect connects to a PostgreSQL DSN as every session of a run does:
 // named AppName, its lock waits bounded by LockTimeout.
 func Connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
 	cfg, err := pgConfig(dsn)

@@ -16,7 +16,7 @@ import (
 // every commit appends one frame per page it changed, so WAL frames per
 // 1,000 inserts are the direct analogue of bbolt's pages written.
 // Automatic checkpoints are off; the load checkpoints (TRUNCATE) every
-// dbLoad.checkpointEvery inserts and at the end, and counts the frames
+// Load.CheckpointEvery inserts and at the end, and counts the frames
 // each checkpoint found in the log.
 type Engine struct {
 	dir     string
@@ -24,7 +24,10 @@ type Engine struct {
 	version string
 }
 
-func Open(dir string, sync bool) (*Engine, error) {
+// Open returns the SQLite engine of a run, whose databases go in dir and
+// are synced to disk at each commit when sync is set; it reads SQLite's
+// version from an in-memory database.
+func Open(dir string, sync bool) (engine.Engine, error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		return nil, fmt.Errorf("compare: sqlite: %w", err)

@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"context"
@@ -61,7 +61,7 @@ const EnvEtcdEndpoints = "IDKIT_ETCD_ENDPOINTS"
 // suffix, which CloseGenerators removes. A Redis key also expires after scratchAge, in
 // case the process dies before it is removed.
 func init() {
-	register(scratch{getenv: os.Getenv}.schemes()...)
+	register(SegmentSchemes(os.Getenv, "")...)
 }
 
 // scratch says where the segment rows find their servers and keep their
@@ -124,7 +124,7 @@ func (sc scratch) schemes() []Scheme {
 
 func segmentDesign(note string) func() Design {
 	return func() Design {
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:     64,
 			MaxBits:  63,
 			Ordered:  true,
@@ -202,8 +202,8 @@ func fetchScheme(name, store, module string, open func() (scratchStore, error)) 
 			if err != nil {
 				return nil, fmt.Errorf("compare: %s: %w", name, err)
 			}
-			gens, err := each(writers, func(int) (Generator, error) {
-				return genFunc(func(dst []byte) ([]byte, error) {
+			gens, err := Each(writers, func(int) (Generator, error) {
+				return GenFunc(func(dst []byte) ([]byte, error) {
 					b, err := sc.store.ReserveBlock(context.Background(), sc.tag, 1)
 					return appendUint64(dst, uint64(b.First)), err
 				}), nil
@@ -225,7 +225,7 @@ func allocators(name string, open func() (scratchStore, error), o segment.Option
 			return nil, fmt.Errorf("compare: %s: %w", name, err)
 		}
 		var all []*segment.Allocator
-		gens, err := each(writers, func(k int) (Generator, error) {
+		gens, err := Each(writers, func(k int) (Generator, error) {
 			o := o
 			o.Store, o.Tag = sc.store, sc.tag
 			a, err := segment.New(context.Background(), o)
@@ -301,8 +301,8 @@ func redisIncrScheme(addr string) Scheme {
 			if err != nil {
 				return nil, errors.Join(fmt.Errorf("compare: redis-incr: %w", err), release())
 			}
-			gens, err := each(writers, func(int) (Generator, error) {
-				return genFunc(func(dst []byte) ([]byte, error) {
+			gens, err := Each(writers, func(int) (Generator, error) {
+				return GenFunc(func(dst []byte) ([]byte, error) {
 					id, err := c.Next(context.Background())
 					return appendUint64(dst, uint64(id)), err
 				}), nil
@@ -443,4 +443,12 @@ func openEtcdScratch(endpoints []string) (scratchStore, error) {
 		return errors.Join(err, cli.Close())
 	}
 	return scratchStore{l, scratchTag(), prefix, drop}, nil
+}
+
+// SegmentSchemes returns the segment rows of the environment that getenv
+// reads (the servers it names; bbolt's rows always), with their bbolt
+// files under dir ("": the system's temporary directory): the rows the
+// registry holds, for getenv os.Getenv.
+func SegmentSchemes(getenv func(string) string, dir string) []Scheme {
+	return scratch{getenv: getenv, dir: dir}.schemes()
 }

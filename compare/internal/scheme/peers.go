@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	crand "crypto/rand"
@@ -26,13 +26,13 @@ func init() {
 		bwSnowflakeScheme, sonyflakeScheme, ksuidScheme)
 }
 
-// genFunc adapts a function to a Generator.
-type genFunc func(dst []byte) ([]byte, error)
+// GenFunc adapts a function to a Generator.
+type GenFunc func(dst []byte) ([]byte, error)
 
-func (f genFunc) Next(dst []byte) ([]byte, error) { return f(dst) }
+func (f GenFunc) Next(dst []byte) ([]byte, error) { return f(dst) }
 
-// each returns writers generators made by mk for writer k.
-func each(writers int, mk func(k int) (Generator, error)) ([]Generator, error) {
+// Each returns writers generators made by mk for writer k.
+func Each(writers int, mk func(k int) (Generator, error)) ([]Generator, error) {
 	gens := make([]Generator, writers)
 	for k := range gens {
 		g, err := mk(k)
@@ -55,11 +55,11 @@ var counterScheme = Scheme{
 	KeyLen:  8,
 	New: func(writers int) ([]Generator, error) {
 		seq := new(atomic.Int64)
-		g := genFunc(func(dst []byte) ([]byte, error) { return appendUint64(dst, uint64(seq.Add(1))), nil })
-		return each(writers, func(int) (Generator, error) { return g, nil })
+		g := GenFunc(func(dst []byte) ([]byte, error) { return appendUint64(dst, uint64(seq.Add(1))), nil })
+		return Each(writers, func(int) (Generator, error) { return g, nil })
 	},
 	Design: func() Design {
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:     64,
 			MaxBits:  63,
 			Ordered:  true,
@@ -89,15 +89,15 @@ var uuidV4Scheme = Scheme{
 	Summary: "random UUID, version 4 (uuid.NewRandom)",
 	KeyLen:  len(uuid.UUID{}),
 	New: func(writers int) ([]Generator, error) {
-		g := genFunc(func(dst []byte) ([]byte, error) {
+		g := GenFunc(func(dst []byte) ([]byte, error) {
 			u, err := uuid.NewRandom()
 			return append(dst, u[:]...), err
 		})
-		return each(writers, func(int) (Generator, error) { return g, nil })
+		return Each(writers, func(int) (Generator, error) { return g, nil })
 	},
 	Design: func() Design {
 		n := len(uuid.UUID{}) * 8
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:       n,
 			MaxBits:    n,
 			RandomBits: n - uuidVersionBits - uuidVariantBits,
@@ -113,15 +113,15 @@ var uuidV7Scheme = Scheme{
 	Summary: "time-ordered UUID, version 7 (uuid.NewV7)",
 	KeyLen:  len(uuid.UUID{}),
 	New: func(writers int) ([]Generator, error) {
-		g := genFunc(func(dst []byte) ([]byte, error) {
+		g := GenFunc(func(dst []byte) ([]byte, error) {
 			u, err := uuid.NewV7()
 			return append(dst, u[:]...), err
 		})
-		return each(writers, func(int) (Generator, error) { return g, nil })
+		return Each(writers, func(int) (Generator, error) { return g, nil })
 	},
 	Design: func() Design {
 		n := len(uuid.UUID{}) * 8
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:       n,
 			MaxBits:    n,
 			Ordered:    true,
@@ -153,12 +153,12 @@ var ulidScheme = Scheme{
 	Summary: "ULID with monotonic entropy, one entropy source per writer",
 	KeyLen:  len(ulid.ULID{}),
 	New: func(writers int) ([]Generator, error) {
-		return each(writers, func(int) (Generator, error) {
+		return Each(writers, func(int) (Generator, error) {
 			entropy, err := newULIDEntropy()
 			if err != nil {
 				return nil, err
 			}
-			return genFunc(func(dst []byte) ([]byte, error) {
+			return GenFunc(func(dst []byte) ([]byte, error) {
 				id, err := ulid.New(ulid.Now(), entropy)
 				return append(dst, id[:]...), err
 			}), nil
@@ -166,7 +166,7 @@ var ulidScheme = Scheme{
 	},
 	Design: func() Design {
 		n := len(ulid.ULID{}) * 8
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:       n,
 			MaxBits:    n,
 			Ordered:    true,
@@ -194,15 +194,15 @@ var xidScheme = Scheme{
 	Summary: "xid: seconds | machine | pid | counter, 12 bytes",
 	KeyLen:  len(xid.ID{}),
 	New: func(writers int) ([]Generator, error) {
-		return each(writers, func(k int) (Generator, error) {
+		return Each(writers, func(k int) (Generator, error) {
 			if k == 0 {
-				return genFunc(func(dst []byte) ([]byte, error) {
+				return GenFunc(func(dst []byte) ([]byte, error) {
 					id := xid.New()
 					return append(dst, id[:]...), nil
 				}), nil
 			}
 			m := xidWriterMachine(k)
-			return genFunc(func(dst []byte) ([]byte, error) {
+			return GenFunc(func(dst []byte) ([]byte, error) {
 				id := xid.New()
 				copy(id[4:7], m[:])
 				return append(dst, id[:]...), nil
@@ -211,7 +211,7 @@ var xidScheme = Scheme{
 	},
 	Design: func() Design {
 		n := len(xid.ID{}) * 8
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:      n,
 			MaxBits:   n,
 			TimeUnit:  time.Second,
@@ -232,12 +232,12 @@ var bwSnowflakeScheme = Scheme{
 	Summary: "Twitter Snowflake: ms | node | step, one node per writer",
 	KeyLen:  8,
 	New: func(writers int) ([]Generator, error) {
-		return each(writers, func(k int) (Generator, error) {
+		return Each(writers, func(k int) (Generator, error) {
 			node, err := bwsnowflake.NewNode(int64(k))
 			if err != nil {
 				return nil, fmt.Errorf("compare: bwmarrin/snowflake writer %d: %w", k, err)
 			}
-			return genFunc(func(dst []byte) ([]byte, error) {
+			return GenFunc(func(dst []byte) ([]byte, error) {
 				b := node.Generate().IntBytes()
 				return append(dst, b[:]...), nil
 			}), nil
@@ -246,7 +246,7 @@ var bwSnowflakeScheme = Scheme{
 	Design: func() Design {
 		shift := bwsnowflake.NodeBits + bwsnowflake.StepBits
 		unit := time.Duration(bwsnowflake.ID(1<<shift).Time()-bwsnowflake.Epoch) * time.Millisecond
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:      64,
 			MaxBits:   63,
 			Ordered:   true,
@@ -278,14 +278,14 @@ var sonyflakeScheme = Scheme{
 	Summary: "Sonyflake: 10 ms | sequence | machine, one machine id per writer",
 	KeyLen:  8,
 	New: func(writers int) ([]Generator, error) {
-		return each(writers, func(k int) (Generator, error) {
+		return Each(writers, func(k int) (Generator, error) {
 			sf, err := sonyflake.New(sonyflake.Settings{
 				MachineID: func() (uint16, error) { return uint16(k), nil },
 			})
 			if err != nil {
 				return nil, fmt.Errorf("compare: sonyflake writer %d: %w", k, err)
 			}
-			return genFunc(func(dst []byte) ([]byte, error) {
+			return GenFunc(func(dst []byte) ([]byte, error) {
 				id, err := sf.NextID()
 				return appendUint64(dst, id), err
 			}), nil
@@ -295,7 +295,7 @@ var sonyflakeScheme = Scheme{
 	KeysNote: "locality keys composed over a simulated clock at the full design rate (2^8 IDs per 10 ms tick per writer), each checked with the library's own decoders; the real library would take N/25,600 s per writer to issue them",
 	Design: func() Design {
 		unit := sonyflakeUnit()
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:      64,
 			MaxBits:   63,
 			Ordered:   true,
@@ -318,7 +318,7 @@ var sonyflakeScheme = Scheme{
 func sonyflakeKeys(writers int) ([]Generator, error) {
 	unit := sonyflakeUnit()
 	base := int64(time.Since(sonyflakeEpoch) / unit)
-	return each(writers, func(k int) (Generator, error) {
+	return Each(writers, func(k int) (Generator, error) {
 		return &sonyflakeSim{base: base, unit: unit, machine: uint64(k)}, nil
 	})
 }
@@ -358,15 +358,15 @@ var ksuidScheme = Scheme{
 	Summary: "KSUID: seconds | 128 random bits, 20 bytes",
 	KeyLen:  len(ksuid.KSUID{}),
 	New: func(writers int) ([]Generator, error) {
-		g := genFunc(func(dst []byte) ([]byte, error) {
+		g := GenFunc(func(dst []byte) ([]byte, error) {
 			id, err := ksuid.NewRandom()
 			return append(dst, id[:]...), err
 		})
-		return each(writers, func(int) (Generator, error) { return g, nil })
+		return Each(writers, func(int) (Generator, error) { return g, nil })
 	},
 	Design: func() Design {
 		n := len(ksuid.KSUID{}) * 8
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:       n,
 			MaxBits:    n,
 			TimeUnit:   time.Second,

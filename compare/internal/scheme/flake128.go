@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"context"
@@ -20,7 +20,7 @@ var flake128Scheme = Scheme{
 	Summary: "Boundary's 128-bit Flake: ms (64) | worker (48) | sequence (16), one worker per writer",
 	KeyLen:  len(flake128.ID{}),
 	New: func(writers int) ([]Generator, error) {
-		return each(writers, func(k int) (Generator, error) {
+		return Each(writers, func(k int) (Generator, error) {
 			g, err := flake128.New(context.Background(), flake128.Options{Worker: uint64(k) + 1})
 			if err != nil {
 				return nil, fmt.Errorf("compare: flake128 writer %d: %w", k, err)
@@ -30,7 +30,7 @@ var flake128Scheme = Scheme{
 	},
 	Design: func() Design {
 		n := len(flake128.ID{}) * 8
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:      n,
 			MaxBits:   n,
 			Ordered:   true,

@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"math"
@@ -13,8 +13,8 @@ import (
 // p-values many orders of magnitude below it.
 const RandomnessAlpha = 1e-6
 
-// randomnessMaxIDs bounds the keys the tests read, the first of a run.
-const randomnessMaxIDs = 100_000
+// RandomnessMaxIDs bounds the keys the tests read, the first of a run.
+const RandomnessMaxIDs = 100_000
 
 // Randomness is how far the bits of a key set are from fair coin flips,
 // by three tests of NIST SP 800-22 and the chi-square test, as a user who
@@ -53,9 +53,9 @@ type Randomness struct {
 	Tested bool `json:"tested"`
 }
 
-// measureRandomness tests the bits of the first keys of k.
-func measureRandomness(k engine.KeySet) Randomness {
-	n := min(k.N(), randomnessMaxIDs)
+// MeasureRandomness tests the bits of the first keys of k.
+func MeasureRandomness(k engine.KeySet) Randomness {
+	n := min(k.N(), RandomnessMaxIDs)
 	r := Randomness{IDs: n}
 	if n < 2 {
 		return r

@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"fmt"
@@ -122,13 +122,13 @@ type Design struct {
 	Note string `json:"note,omitempty"`
 }
 
-// sortsByAge says whether a scheme's keys sort its rows by age, so that
+// SortsByAge says whether a scheme's keys sort its rows by age, so that
 // the rows older than a time are the keys below a bound an application
 // can compute: keys that lead with time (the bound from the time alone)
 // and one dense sequence across all writers (the first ID issued after
 // the time, kept as a mark). A generator's own counter (DecimalId) does
 // not: a generator that starts again counts from one.
-func sortsByAge(d Design) bool { return d.TimeUnit != 0 || d.Dense }
+func SortsByAge(d Design) bool { return d.TimeUnit != 0 || d.Dense }
 
 // span returns how long the time field lasts before it runs out or wraps.
 func (d Design) span() time.Duration {
@@ -170,7 +170,7 @@ func (d Design) Lifetime() string {
 		}
 		return "beyond year 292277026596"
 	case d.Capacity != 0:
-		return fmt.Sprintf("%s IDs/generator", count(d.Capacity))
+		return fmt.Sprintf("%s IDs/generator", Count(d.Capacity))
 	default:
 		return "no time field"
 	}
@@ -195,7 +195,7 @@ func (d Design) Rate() string {
 	if d.PerSecond == 0 {
 		return "no limit"
 	}
-	return count(d.PerSecond)
+	return Count(d.PerSecond)
 }
 
 func days(d time.Duration) string {
@@ -213,9 +213,9 @@ func unit(d time.Duration) string {
 	}
 }
 
-// count formats a count with thousands separators, or as a power of two
+// Count formats a count with thousands separators, or as a power of two
 // (minus one) when it is at least 2^32 and that is exact.
-func count(n int64) string {
+func Count(n int64) string {
 	if n >= 1<<32 {
 		if u := uint64(n) + 1; u&(u-1) == 0 {
 			return fmt.Sprintf("2^%d-1", bits.Len64(u)-1)
@@ -227,8 +227,8 @@ func count(n int64) string {
 	return engine.Thousands(n)
 }
 
-// fromMaxBits fills Int63 and JSSafe from MaxBits.
-func fromMaxBits(d Design) Design {
+// FromMaxBits fills Int63 and JSSafe from MaxBits.
+func FromMaxBits(d Design) Design {
 	d.Int63 = d.MaxBits <= 63
 	d.JSSafe = d.MaxBits <= 53
 	return d

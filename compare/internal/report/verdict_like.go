@@ -1,9 +1,11 @@
-package compare
+package report
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
 
 	"github.com/idkit/idkit/compare/internal/engine"
 )
@@ -142,16 +144,16 @@ func likeFigures(t *engine.LikeTable, candidates []*Result, value func(*Result, 
 	return figs, notes
 }
 
-// perIDSequence returns what s calls for each ID when every ID is the
+// PerIDSequence returns what s calls for each ID when every ID is the
 // next value of one sequence shared by all its writers, or "" when each
 // machine makes its IDs itself. Design.Dense marks the schemes whose IDs
 // come from one sequence, but the segment allocators among them reserve
 // a block of IDs per call and hand them out locally; the schemes that
 // call per ID are the baseline, Redis INCR, the "-fetch" rows (one block
 // reservation per ID) and the public numbers of a shared counter.
-func perIDSequence(s *Result) string {
+func PerIDSequence(s *Result) string {
 	switch {
-	case s.Kind == Baseline && s.Design.Dense:
+	case s.Kind == scheme.Baseline && s.Design.Dense:
 		return "one central sequence, a round trip per ID"
 	case s.Name == "redis-incr":
 		return "one Redis counter, a round trip per ID"
@@ -163,12 +165,12 @@ func perIDSequence(s *Result) string {
 	return ""
 }
 
-// fleetMiss returns why s fails need.Fleet, or "".
-func fleetMiss(s *Result, need Need) string {
+// FleetMiss returns why s fails need.Fleet, or "".
+func FleetMiss(s *Result, need Need) string {
 	if !need.Fleet {
 		return ""
 	}
-	if what := perIDSequence(s); what != "" {
+	if what := PerIDSequence(s); what != "" {
 		return "needs " + what + ", need fleet (IDs made on many machines with no central sequence)"
 	}
 	return ""
@@ -197,11 +199,11 @@ func baselineLine(t *engine.LikeTable) string {
 	return s + ", which your key " + t.Key + " is not"
 }
 
-// tableKey judges the table's key under need: a local sequence (by the
+// JudgeTableKey judges the table's key under need: a local sequence (by the
 // one rule of localSequence) is kept unless a need rules it out; any
 // other key is described, and the schemes rank to replace it, unless the
 // verdict cannot judge them (cannot says why).
-func tableKey(t *engine.LikeTable, need Need, cannot string) *TableKey {
+func JudgeTableKey(t *engine.LikeTable, need Need, cannot string) *TableKey {
 	k := judgeKey(t, need)
 	if cannot != "" && !k.Keep {
 		k.Line = strings.TrimSuffix(k.Line, rankToReplace) + "; no scheme is ranked to replace it: " + cannot
@@ -236,11 +238,11 @@ func judgeKey(t *engine.LikeTable, need Need) *TableKey {
 	k.Sequence = how
 	what := fmt.Sprintf("%s (%s, %s)", t.Key, t.KeyType, how)
 	bits, unsigned := engine.IntBits(t.KeyType)
-	d := Design{Bits: bits, Ordered: true, Dense: true, MaxBits: bits - 1}
+	d := scheme.Design{Bits: bits, Ordered: true, Dense: true, MaxBits: bits - 1}
 	if unsigned {
 		d.MaxBits = bits
 	}
-	d = fromMaxBits(d)
+	d = scheme.FromMaxBits(d)
 	if need.Bits64 && !d.Int63 {
 		k.RuledOut = append(k.RuledOut, fmt.Sprintf("values up to %d bits, need 64bit (a BIGINT column)", d.MaxBits))
 	}
@@ -274,8 +276,8 @@ func (r *Report) besideBaseline(s *Result, ri int, eng string) (load, base engin
 	if b == nil || ri >= len(s.Runs) || ri >= len(b.Runs) {
 		return load, base, false
 	}
-	load, ok = s.Runs[ri].engineLoad(eng)
-	base, bok := b.Runs[ri].engineLoad(eng)
+	load, ok = s.Runs[ri].EngineLoad(eng)
+	base, bok := b.Runs[ri].EngineLoad(eng)
 	return load, base, ok && bok
 }
 
@@ -360,7 +362,7 @@ func (r *Report) keyChange(t *engine.LikeTable, scheme string, ri int) *KeyChang
 	c := &KeyChange{Scheme: scheme, Column: t.Key, FromType: t.KeyType, ReferencedBy: t.ReferencedBy}
 	for _, s := range r.Schemes {
 		if s.Name == scheme && ri < len(s.Runs) {
-			if l, ok := s.Runs[ri].engineLoad(t.Engine); ok {
+			if l, ok := s.Runs[ri].EngineLoad(t.Engine); ok {
 				c.ToType = l.ColumnType
 			}
 		}

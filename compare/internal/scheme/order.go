@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ func keyLenError(got, want int) error {
 	return fmt.Errorf("%w: generator returned a %d-byte key, want %d", ErrKey, got, want)
 }
 
-// generate draws n keys from gens in round robin: key i comes from writer
+// Generate draws n keys from gens in round robin: key i comes from writer
 // i mod len(gens), as K app instances inserting into one table at the same
 // pace. step, if not nil, is called every so often with the keys so far.
-func generate(gens []Generator, keyLen, n int, step func(done int)) (engine.KeySet, error) {
+func Generate(gens []Generator, keyLen, n int, step func(done int)) (engine.KeySet, error) {
 	k := engine.KeySet{Len: keyLen, Data: make([]byte, 0, n*keyLen)}
 	for i := range n {
 		before := len(k.Data)
@@ -63,8 +63,8 @@ type Size struct {
 	MaxBits int `json:"max_bits"`
 }
 
-// analyze measures order and size of keys.
-func analyze(k engine.KeySet) (Order, Size) {
+// Analyze measures order and size of keys.
+func Analyze(k engine.KeySet) (Order, Size) {
 	n := k.N()
 	var o Order
 	sorted, inv := sortCount(k)

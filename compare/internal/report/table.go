@@ -1,4 +1,4 @@
-package compare
+package report
 
 import (
 	"encoding/json"
@@ -25,9 +25,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // generation, order and size, then insert locality in every engine that
 // ran (all measured), and last the verdict.
 func (r *Report) WriteTable(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &ErrWriter{W: w}
 	r.writeHeader(ew)
-	for _, t := range r.tables() {
+	for _, t := range r.Tables() {
 		fmt.Fprintf(ew, "\n%s\n", t.Title)
 		flags := tabwriter.AlignRight
 		if t.ID == "design" {
@@ -51,7 +51,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, v := range r.verdicts() {
-		fmt.Fprintf(ew, "\n%s\n", v.title())
+		fmt.Fprintf(ew, "\n%s\n", v.Title())
 		if k := v.TableKey; k != nil {
 			fmt.Fprintf(ew, "  %s\n", k.Line)
 		}
@@ -75,17 +75,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	if f := r.Families; f != nil && len(f.Changes) > 0 {
-		fmt.Fprintf(ew, "\n%s\n", familiesTitle)
+		fmt.Fprintf(ew, "\n%s\n", FamiliesTitle)
 		for _, c := range f.Changes {
 			fmt.Fprintf(ew, "  - %s\n", c)
 		}
 	}
 	fmt.Fprintf(ew, "\ncompleted in %.1fs\n", r.Seconds)
-	return ew.err
+	return ew.Err
 }
 
-// title heads the verdict in the reports.
-func (v *Verdict) title() string {
+// Title heads the verdict in the reports.
+func (v *Verdict) Title() string {
 	return fmt.Sprintf("VERDICT — need %s, engine %s, %d writer(s), %s %s: ranked from the figures measured in this run", v.Need, v.Engine, v.Writers, article(v.Family), v.Family)
 }
 
@@ -97,8 +97,8 @@ func article(family string) string {
 	return "a"
 }
 
-// familiesTitle heads what changes between the engine families.
-const familiesTitle = "B-TREE AGAINST LSM TREE — what changes between the engine families, from the figures of this run"
+// FamiliesTitle heads what changes between the engine families.
+const FamiliesTitle = "B-TREE AGAINST LSM TREE — what changes between the engine families, from the figures of this run"
 
 // verdicts returns the report's verdict and then the verdict on each
 // other engine family.
@@ -126,7 +126,7 @@ func (r *Report) writeHeader(w io.Writer) {
 	fmt.Fprintf(w, "%s — %s UTC\n", r.Tool, r.Started.Format("2006-01-02 15:04:05"))
 	fmt.Fprintf(w, "machine: %s/%s, %s, %d CPUs (GOMAXPROCS %d), %s\n", m.OS, m.Arch, cpu, m.CPUs, m.GOMAXPROCS, m.GoVersion)
 	fmt.Fprintf(w, "run: N = %s keys per load, 1 and %d interleaved writers, fill %s\n",
-		engine.Thousands(int64(r.Config.N)), r.Config.Writers, joinFloats(r.Config.Fills))
+		engine.Thousands(int64(r.Config.N)), r.Config.Writers, JoinFloats(r.Config.Fills))
 	var engines []string
 	for _, e := range r.Engines {
 		if e.Skipped == "" {
@@ -139,7 +139,7 @@ func (r *Report) writeHeader(w io.Writer) {
 	}
 }
 
-func (r *Report) writerCounts() []int {
+func (r *Report) WriterCounts() []int {
 	counts := []int{1}
 	if r.Config.Writers > 1 {
 		counts = append(counts, r.Config.Writers)
@@ -147,7 +147,7 @@ func (r *Report) writerCounts() []int {
 	return counts
 }
 
-func (r *Report) goroutines() int {
+func (r *Report) Goroutines() int {
 	for _, s := range r.Schemes {
 		return s.Speed.Goroutines
 	}
@@ -161,7 +161,7 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func onOff(b bool) string {
+func OnOff(b bool) string {
 	if b {
 		return "on"
 	}
@@ -180,7 +180,7 @@ func num(f float64) string {
 	}
 }
 
-func joinFloats(fs []float64) string {
+func JoinFloats(fs []float64) string {
 	var s []string
 	for _, f := range fs {
 		s = append(s, fmt.Sprint(f))
@@ -188,18 +188,18 @@ func joinFloats(fs []float64) string {
 	return strings.Join(s, " and ")
 }
 
-// errWriter remembers the first write error so that the table code can
+// ErrWriter remembers the first write error so that the table code can
 // write freely and check once.
-type errWriter struct {
-	w   io.Writer
-	err error
+type ErrWriter struct {
+	W   io.Writer
+	Err error
 }
 
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
+func (e *ErrWriter) Write(p []byte) (int, error) {
+	if e.Err != nil {
+		return 0, e.Err
 	}
-	n, err := e.w.Write(p)
-	e.err = err
+	n, err := e.W.Write(p)
+	e.Err = err
 	return n, err
 }

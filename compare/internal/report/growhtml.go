@@ -1,4 +1,4 @@
-package compare
+package report
 
 import (
 	"fmt"
@@ -11,13 +11,13 @@ import (
 	"github.com/idkit/idkit/compare/internal/engine"
 )
 
-// chartPalette colours the schemes of a line chart, in report order; past
+// ChartPalette colours the schemes of a line chart, in report order; past
 // its end the colours repeat with dashed lines.
-var chartPalette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
+var ChartPalette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
 
-// lineSeries is one scheme's line: its value at each x, NaN where it has
+// LineSeries is one scheme's line: its value at each x, NaN where it has
 // none.
-type lineSeries struct {
+type LineSeries struct {
 	name   string
 	values []float64
 }
@@ -33,12 +33,12 @@ const (
 	legendCols   = 4
 )
 
-// lineChart draws series against xs as an SVG line chart: xs on a log
+// LineChart draws series against xs as an SVG line chart: xs on a log
 // scale with a tick and label at each, values on a linear scale from 0
 // with five labelled ticks, a polyline and a dot per point of each
 // series, and a legend below the axes. The SVG stands alone: no script,
 // no style sheet, no font from the network.
-func lineChart(id, yTitle string, xs []int, series []lineSeries, format func(float64) string) template.HTML {
+func LineChart(id, yTitle string, xs []int, series []LineSeries, format func(float64) string) template.HTML {
 	plotW := float64(chartWidth - chartLeft - chartRight)
 	axisY := float64(chartPlotTop + chartPlotH)
 	rows := (len(series) + legendCols - 1) / legendCols
@@ -51,7 +51,7 @@ func lineChart(id, yTitle string, xs []int, series []lineSeries, format func(flo
 			}
 		}
 	}
-	top = niceCeil(top)
+	top = NiceCeil(top)
 	lo, hi := math.Log10(float64(xs[0])), math.Log10(float64(xs[len(xs)-1]))
 	x := func(i int) float64 {
 		if hi == lo {
@@ -82,8 +82,8 @@ func lineChart(id, yTitle string, xs []int, series []lineSeries, format func(flo
 	fmt.Fprintf(&b, `<text class="ytitle" x="%d" y="%d" font-size="11" font-family="sans-serif">%s</text>`, chartLeft+4, chartPlotTop-4, html.EscapeString(yTitle))
 	// The series, then the legend.
 	for si, s := range series {
-		color, dash := chartPalette[si%len(chartPalette)], ""
-		if si >= len(chartPalette) {
+		color, dash := ChartPalette[si%len(ChartPalette)], ""
+		if si >= len(ChartPalette) {
 			dash = ` stroke-dasharray="6 3"`
 		}
 		var pts []string
@@ -109,10 +109,10 @@ func lineChart(id, yTitle string, xs []int, series []lineSeries, format func(flo
 	return template.HTML(b.String()) // every text in it is escaped above
 }
 
-// niceCeil returns the smallest of 1, 2, 2.5, 3, 4, 5, 6 and 8 times a
+// NiceCeil returns the smallest of 1, 2, 2.5, 3, 4, 5, 6 and 8 times a
 // power of ten at or above v, so that a quarter of it is a round tick; 1
 // for v <= 0.
-func niceCeil(v float64) float64 {
+func NiceCeil(v float64) float64 {
 	if !(v > 0) {
 		return 1
 	}
@@ -179,13 +179,13 @@ func (g *Growth) WriteHTML(w io.Writer) error {
 		Verdict  []string
 	}{Header: fmt.Sprintf("Measured %s UTC on %s/%s, %d CPUs, at N = %s keys, each N a run of its own from empty tables, %d writer(s).",
 		g.Reports[0].Started.Format("2006-01-02 15:04"), last.Machine.OS, last.Machine.Arch, last.Machine.CPUs, strings.Join(sizes, ", "), last.Config.Writers)}
-	for _, eng := range last.measured() {
+	for _, eng := range last.Measured() {
 		sec := growSection{Engine: eng}
-		for _, f := range growFigures(eng) {
+		for _, f := range GrowFigures(eng) {
 			lines, rows := g.figure(eng, f)
 			sec.Charts = append(sec.Charts, growChart{
 				Title: f.name, Head: append([]string{"scheme"}, sizes...), Rows: rows,
-				SVG: lineChart(eng+"-"+f.key, f.name, g.Sizes, lines, f.format),
+				SVG: LineChart(eng+"-"+f.key, f.name, g.Sizes, lines, f.format),
 			})
 		}
 		view.Sections = append(view.Sections, sec)

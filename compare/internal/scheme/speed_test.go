@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ var allocSink atomic.Pointer[[8]byte]
 func TestMeasureSpeed(t *testing.T) {
 	counter, err := counterScheme.New(1)
 	require.NoError(t, err)
-	allocating := genFunc(func(dst []byte) ([]byte, error) {
+	allocating := GenFunc(func(dst []byte) ([]byte, error) {
 		p := new([8]byte)
 		allocSink.Store(p)
 		return append(dst, p[:]...), nil
@@ -38,7 +38,7 @@ func TestMeasureSpeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := measureSpeed(tt.g, 8, 5*time.Millisecond, tt.design)
+			s, err := MeasureSpeed(tt.g, 8, 5*time.Millisecond, tt.design)
 			require.NoError(t, err)
 			assert.Positive(t, s.NsPerID)
 			assert.Positive(t, s.ParallelNsPerID)
@@ -56,17 +56,17 @@ func TestMeasureSpeedErrors(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
 	calls := 0
-	failLater := genFunc(func(dst []byte) ([]byte, error) {
+	failLater := GenFunc(func(dst []byte) ([]byte, error) {
 		if calls++; calls > 5 {
 			return dst, boom
 		}
 		return append(dst, make([]byte, 8)...), nil
 	})
-	_, err := measureSpeed(failLater, 8, time.Second, Design{})
+	_, err := MeasureSpeed(failLater, 8, time.Second, Design{})
 	assert.ErrorIs(t, err, boom)
 
-	short := genFunc(func(dst []byte) ([]byte, error) { return append(dst, 1), nil })
-	_, err = measureSpeed(short, 8, time.Second, Design{})
+	short := GenFunc(func(dst []byte) ([]byte, error) { return append(dst, 1), nil })
+	_, err = MeasureSpeed(short, 8, time.Second, Design{})
 	assert.ErrorIs(t, err, ErrKey)
 	_, _, err = runParallel(short, 8, 10, 2)
 	assert.ErrorIs(t, err, ErrKey)

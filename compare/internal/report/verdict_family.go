@@ -1,10 +1,12 @@
-package compare
+package report
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
 
 	"github.com/idkit/idkit/compare/internal/engine"
 )
@@ -28,9 +30,9 @@ var engineFamily = map[string]string{
 	engine.Pebble: FamilyLSM, engine.MyRocks: FamilyLSM,
 }
 
-// familyEngines are each family's engines, the most server-like first:
+// FamilyEngines are each family's engines, the most server-like first:
 // a family's verdict reads the first one the run measured.
-var familyEngines = map[string][]string{
+var FamilyEngines = map[string][]string{
 	FamilyBTree: {engine.Postgres, engine.MySQL, engine.SQLite, engine.Bbolt},
 	FamilyLSM:   {engine.MyRocks, engine.Pebble},
 }
@@ -46,11 +48,11 @@ type Families struct {
 	Changes []string `json:"changes"`
 }
 
-// decideFamilies returns the verdict on each family measured under need
+// DecideFamilies returns the verdict on each family measured under need
 // (primary, when it is on an engine of a family, stands for that family),
 // or nil when the run measured one family only.
-func (r *Report) decideFamilies(need Need, primary *Verdict) (*Families, error) {
-	measured := r.measured()
+func (r *Report) DecideFamilies(need Need, primary *Verdict) (*Families, error) {
+	measured := r.Measured()
 	f := &Families{}
 	for _, family := range FamilyNames {
 		eng := ""
@@ -58,7 +60,7 @@ func (r *Report) decideFamilies(need Need, primary *Verdict) (*Families, error) 
 			f.Verdicts = append(f.Verdicts, primary)
 			continue
 		}
-		for _, e := range familyEngines[family] {
+		for _, e := range FamilyEngines[family] {
 			if slices.Contains(measured, e) {
 				eng = e
 				break
@@ -132,14 +134,14 @@ func (r *Report) randomKeysLine(bt, lsm *Verdict) string {
 	if base == nil || len(bt.Figures) == 0 {
 		return ""
 	}
-	ri := slices.Index(r.writerCounts(), bt.Writers)
+	ri := slices.Index(r.WriterCounts(), bt.Writers)
 	bKey := bt.Figures[0]
 	lKey := "write_amp"
 	worst, worstRatio := "", 0.0
 	var lsmRatio float64
 	for si := range r.Schemes {
 		s := &r.Schemes[si]
-		if s.Kind == Baseline {
+		if s.Kind == scheme.Baseline {
 			continue
 		}
 		b, ok1 := ratioOver(s, base, bt.Engine, ri, bKey.Key)
@@ -161,8 +163,8 @@ func (r *Report) randomKeysLine(bt, lsm *Verdict) string {
 
 // ratioOver returns s's figure key on engine in run ri over base's.
 func ratioOver(s, base *Result, eng string, ri int, key string) (float64, bool) {
-	x, ok1 := figure(s, eng, ri, key)
-	b, ok2 := figure(base, eng, ri, key)
+	x, ok1 := Figure(s, eng, ri, key)
+	b, ok2 := Figure(base, eng, ri, key)
 	if !ok1 || !ok2 || b <= 0 {
 		return 0, false
 	}
@@ -173,7 +175,7 @@ func ratioOver(s, base *Result, eng string, ri int, key string) (float64, bool) 
 // row on the LSM tree by a range deletion and row by row, and whether
 // only the keys that sort rows by age expire cheaply.
 func (r *Report) expiryLine(lsm *Verdict) string {
-	ri := slices.Index(r.writerCounts(), lsm.Writers)
+	ri := slices.Index(r.WriterCounts(), lsm.Writers)
 	type cost struct {
 		scheme string
 		bytes  float64
@@ -181,8 +183,8 @@ func (r *Report) expiryLine(lsm *Verdict) string {
 	var ranged, rows []cost
 	for si := range r.Schemes {
 		s := &r.Schemes[si]
-		how, ok1 := figure(s, lsm.Engine, ri, "expiry_range")
-		b, ok2 := figure(s, lsm.Engine, ri, "expiry_bytes_per_row")
+		how, ok1 := Figure(s, lsm.Engine, ri, "expiry_range")
+		b, ok2 := Figure(s, lsm.Engine, ri, "expiry_bytes_per_row")
 		if !ok1 || !ok2 {
 			continue
 		}
@@ -200,8 +202,8 @@ func (r *Report) expiryLine(lsm *Verdict) string {
 	slices.SortFunc(rows, byBytes)
 	hiRange, loRows, hiRows := ranged[len(ranged)-1], rows[0], rows[len(rows)-1]
 	line := fmt.Sprintf("expiring the oldest tenth on %s: by a range deletion (%d schemes whose keys sort rows by age) %s to %s bytes written per row (%s to %s), row by row (%d schemes) %s to %s (%s to %s)",
-		lsm.Engine, len(ranged), fmtOne(ranged[0].bytes), fmtOne(hiRange.bytes), ranged[0].scheme, hiRange.scheme,
-		len(rows), fmtOne(loRows.bytes), fmtOne(hiRows.bytes), loRows.scheme, hiRows.scheme)
+		lsm.Engine, len(ranged), FmtOne(ranged[0].bytes), FmtOne(hiRange.bytes), ranged[0].scheme, hiRange.scheme,
+		len(rows), FmtOne(loRows.bytes), FmtOne(hiRows.bytes), loRows.scheme, hiRows.scheme)
 	if hiRange.bytes < loRows.bytes {
 		return line + ": only keys that sort rows by age expire cheaply"
 	}

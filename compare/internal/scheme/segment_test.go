@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/internal/testkit/testenv"
@@ -46,29 +45,6 @@ func TestSegmentRowsNeedServers(t *testing.T) {
 	assert.NoError(t, err)
 	_, err = Lookup("redis-incr")
 	assert.Equal(t, os.Getenv(EnvRedisAddr) == "", err != nil, "redis-incr registered exactly when %s is set", EnvRedisAddr)
-}
-
-// segmentScratch returns the rows of the servers of the environment, with
-// their bbolt files in the test's directory; the etcd rows run on a
-// member that fleettest starts unless $IDKIT_ETCD_ENDPOINTS names a
-// cluster.
-func segmentScratch(t *testing.T) []Scheme {
-	t.Helper()
-	etcd := os.Getenv(EnvEtcdEndpoints)
-	if etcd == "" {
-		etcd = fleettest.Start(t, 1).Endpoint(0)
-	}
-	getenv := func(k string) string {
-		if k == EnvEtcdEndpoints {
-			return etcd
-		}
-		return os.Getenv(k)
-	}
-	sc := scratch{getenv: getenv, dir: t.TempDir()}
-	if len(sc.schemes()) == 3 {
-		t.Logf("only the bbolt row: set %s, %s and %s to measure the servers' rows", engine.EnvPostgresDSN, engine.EnvMySQLDSN, EnvRedisAddr)
-	}
-	return sc.schemes()
 }
 
 // TestSegmentScratchRemoved: closing a row's store removes the file,
@@ -129,48 +105,6 @@ func TestSegmentScratchRemoved(t *testing.T) {
 	})
 }
 
-// TestSegmentRows runs every segment row of the environment through
-// compare: each issues unique keys, a single writer's keys all append,
-// K writers' interleave by block, and the figures are filled in.
-func TestSegmentRows(t *testing.T) {
-	t.Parallel()
-	schemes := segmentScratch(t)
-	const n, writers = 4000, 3
-	r, err := Run(Options{
-		N: n, Writers: writers, Schemes: schemes, BatchSize: 500, Fills: []float64{0.9},
-		SpeedTime: time.Millisecond, Dir: t.TempDir(), NoSQLite: true,
-	})
-	require.NoError(t, err)
-	require.Len(t, r.Schemes, len(schemes))
-	for _, s := range r.Schemes {
-		t.Run(s.Name, func(t *testing.T) {
-			assert.Equal(t, Ours, s.Kind)
-			assert.Positive(t, s.Speed.NsPerID)
-			assert.Positive(t, s.Speed.ParallelNsPerID)
-			require.Len(t, s.Runs, 2)
-			one, k := s.Runs[0], s.Runs[1]
-			assert.Zero(t, one.Order.Duplicates)
-			assert.Zero(t, k.Order.Duplicates)
-			assert.Equal(t, 1.0, one.Order.Appends, "one allocator's IDs increase")
-			assert.Zero(t, one.Order.Inversions)
-			if s.Name == "redis-incr" {
-				assert.Equal(t, 1.0, k.Order.Appends, "one counter shared by every writer")
-			} else {
-				assert.Less(t, k.Order.Appends, 1.0, "%d allocators interleave by block", writers)
-			}
-			assert.Equal(t, 8, one.Size.KeyBytes)
-			// Dense IDs: n IDs from blocks of segmentStep stay below a
-			// few blocks past n.
-			assert.LessOrEqual(t, one.Size.MaxBits, 14, "one writer's IDs are dense")
-			assert.True(t, s.Design.Ordered && s.Design.Int63)
-			if strings.HasPrefix(s.Name, "segment-") && !strings.HasSuffix(s.Name, "-fixed") && !strings.HasSuffix(s.Name, "-fetch") {
-				assert.Regexp(t, `1 writer\(s\): the adaptive step reached its largest, [\d,]+, at block \d+ of \d+`, s.KeysNote)
-			}
-			t.Logf("%s: %.0f ns/ID, %.0f ns/ID on %d goroutines", s.Name, s.Speed.NsPerID, s.Speed.ParallelNsPerID, s.Speed.Goroutines)
-		})
-	}
-}
-
 // TestSegmentFetchRow: the fetch rows' speed generators, one block
 // reservation per ID, give unique keys across writers.
 func TestSegmentFetchRow(t *testing.T) {
@@ -216,4 +150,27 @@ func TestSegmentStoreDown(t *testing.T) {
 			assert.ErrorContains(t, err, "etcd at http://127.0.0.1:1: ", s.Name)
 		}
 	}
+}
+
+// segmentScratch returns the rows of the servers of the environment, with
+// their bbolt files in the test's directory; the etcd rows run on a
+// member that fleettest starts unless $IDKIT_ETCD_ENDPOINTS names a
+// cluster.
+func segmentScratch(t *testing.T) []Scheme {
+	t.Helper()
+	etcd := os.Getenv(EnvEtcdEndpoints)
+	if etcd == "" {
+		etcd = fleettest.Start(t, 1).Endpoint(0)
+	}
+	getenv := func(k string) string {
+		if k == EnvEtcdEndpoints {
+			return etcd
+		}
+		return os.Getenv(k)
+	}
+	schemes := SegmentSchemes(getenv, t.TempDir())
+	if len(schemes) == 3 {
+		t.Logf("only the bbolt row: set %s, %s and %s to measure the servers' rows", engine.EnvPostgresDSN, engine.EnvMySQLDSN, EnvRedisAddr)
+	}
+	return schemes
 }

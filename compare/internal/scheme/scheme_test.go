@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"bytes"
@@ -93,7 +93,7 @@ func TestGenerators(t *testing.T) {
 					require.NoError(t, err)
 					t.Cleanup(func() { assert.NoError(t, CloseGenerators(gens)) })
 					require.Len(t, gens, writers)
-					keys, err := generate(gens, s.KeyLen, n, nil)
+					keys, err := Generate(gens, s.KeyLen, n, nil)
 					require.NoError(t, err)
 					require.Equal(t, n, keys.N())
 					seen := make(map[string]int, n)
@@ -284,7 +284,7 @@ func TestDesignWords(t *testing.T) {
 			t.Parallel()
 			d := tt.d
 			if tt.maxBits != 0 {
-				d = fromMaxBits(d)
+				d = FromMaxBits(d)
 			}
 			assert.Equal(t, tt.lifetime, d.Lifetime())
 			assert.Equal(t, tt.order, d.TimeOrder())
@@ -297,15 +297,15 @@ func TestDesignWords(t *testing.T) {
 
 func TestGenerateKeyLength(t *testing.T) {
 	t.Parallel()
-	short := genFunc(func(dst []byte) ([]byte, error) { return append(dst, 1, 2, 3), nil })
-	_, err := generate([]Generator{short}, 8, 10, nil)
+	short := GenFunc(func(dst []byte) ([]byte, error) { return append(dst, 1, 2, 3), nil })
+	_, err := Generate([]Generator{short}, 8, 10, nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrKey)
 	assert.Contains(t, err.Error(), "3-byte key, want 8")
 
 	boom := errors.New("boom")
-	failing := genFunc(func(dst []byte) ([]byte, error) { return dst, boom })
-	_, err = generate([]Generator{short, failing}, 3, 10, nil)
+	failing := GenFunc(func(dst []byte) ([]byte, error) { return dst, boom })
+	_, err = Generate([]Generator{short, failing}, 3, 10, nil)
 	assert.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), "writer 1, key 1")
 }

@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"runtime"
@@ -27,7 +27,7 @@ type Speed struct {
 	AtCap bool `json:"at_cap"`
 }
 
-// measureSpeed times g for about d on one goroutine and about d on
+// MeasureSpeed times g for about d on one goroutine and about d on
 // GOMAXPROCS goroutines. Like testing.B it grows the round until a round
 // lasts d; it then runs that round twice more and reports the fastest of
 // the three, which keeps a busy neighbour on a shared machine out of the
@@ -36,7 +36,7 @@ type Speed struct {
 // stay inside one second's and the figure is the cost of an ID rather than
 // the wait for the next second; a cap per millisecond is reached
 // regardless, and then the figure is the cap.
-func measureSpeed(g Generator, keyLen int, d time.Duration, design Design) (Speed, error) {
+func MeasureSpeed(g Generator, keyLen int, d time.Duration, design Design) (Speed, error) {
 	var s Speed
 	perSecond := design.PerSecond
 	maxN := 1 << 30

@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"context"
@@ -46,7 +46,7 @@ var traceidScheme = Scheme{
 	Summary: "TraceId: wrapping second | node | counter, one node per writer",
 	KeyLen:  8,
 	New: func(writers int) ([]Generator, error) {
-		return each(writers, func(k int) (Generator, error) {
+		return Each(writers, func(k int) (Generator, error) {
 			g, err := traceid.New(context.Background(), traceid.Options{Node: k})
 			if err != nil {
 				return nil, fmt.Errorf("compare: traceid writer %d: %w", k, err)
@@ -55,7 +55,7 @@ var traceidScheme = Scheme{
 		})
 	},
 	Design: func() Design {
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:      64,
 			MaxBits:   63,
 			Ordered:   true,
@@ -80,7 +80,7 @@ var decimalidScheme = Scheme{
 	Summary: "DecimalId: counter | generator | launch in decimal digits, one generator id per writer",
 	KeyLen:  8,
 	New: func(writers int) ([]Generator, error) {
-		return each(writers, func(k int) (Generator, error) {
+		return Each(writers, func(k int) (Generator, error) {
 			g, err := decimalid.New(context.Background(), decimalid.Options{Launch: 1, Source: fixedGenerator(k)})
 			if err != nil {
 				return nil, fmt.Errorf("compare: decimalid writer %d: %w", k, err)
@@ -89,7 +89,7 @@ var decimalidScheme = Scheme{
 		})
 	},
 	Design: func() Design {
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:    64,
 			MaxBits: bits.Len64(uint64(decimalid.Max)),
 			Ordered: true,
@@ -123,7 +123,7 @@ func snowflakeScheme(name string, layout func() snowflake.Layout, summary string
 		KeyLen:  8,
 		New: func(writers int) ([]Generator, error) {
 			l := layout()
-			return each(writers, func(k int) (Generator, error) {
+			return Each(writers, func(k int) (Generator, error) {
 				g, err := snowflake.New(context.Background(), snowflake.Options{Layout: l, Node: nodeFields(l, k)})
 				if err != nil {
 					return nil, fmt.Errorf("compare: %s writer %d: %w", name, k, err)
@@ -133,7 +133,7 @@ func snowflakeScheme(name string, layout func() snowflake.Layout, summary string
 		},
 		Design: func() Design {
 			l := layout()
-			return fromMaxBits(Design{
+			return FromMaxBits(Design{
 				Bits:      64,
 				MaxBits:   l.Bits(),
 				Ordered:   true,
@@ -158,14 +158,14 @@ var objectidScheme = Scheme{
 	Summary: "MongoDB ObjectID: seconds | process random | counter, 12 bytes",
 	KeyLen:  len(objectid.ID{}),
 	New: func(writers int) ([]Generator, error) {
-		return each(writers, func(int) (Generator, error) {
+		return Each(writers, func(int) (Generator, error) {
 			g, _ := objectid.New(objectid.Options{}) // never fails
 			return ours[objectid.ID]{g, func(dst []byte, id objectid.ID) []byte { return append(dst, id[:]...) }}, nil
 		})
 	},
 	Design: func() Design {
 		n := len(objectid.ID{}) * 8
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:      n,
 			MaxBits:   n,
 			TimeUnit:  time.Second,

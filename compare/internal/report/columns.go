@@ -1,9 +1,11 @@
-package compare
+package report
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
 
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/compare/internal/engine/bbolt"
@@ -52,7 +54,7 @@ func metricColumn(eng, key, head, doc string, format func(float64) string) Colum
 	return Column{
 		Section: eng, Key: key, Head: head, Doc: doc, Source: SourceMeasured,
 		cell: func(s *Result, run int) string {
-			l, ok := s.Runs[run].engineLoad(eng)
+			l, ok := s.Runs[run].EngineLoad(eng)
 			if !ok {
 				return "-"
 			}
@@ -65,8 +67,8 @@ func metricColumn(eng, key, head, doc string, format func(float64) string) Colum
 	}
 }
 
-func fmtInt(v float64) string   { return engine.Thousands(int64(v + 0.5)) }
-func fmtOne(v float64) string   { return fmt.Sprintf("%.1f", v) }
+func FmtInt(v float64) string   { return engine.Thousands(int64(v + 0.5)) }
+func FmtOne(v float64) string   { return fmt.Sprintf("%.1f", v) }
 func fmtPct(v float64) string   { return engine.Pct(v) }
 func fmtBytes(v float64) string { return engine.MiB(v) }
 
@@ -75,21 +77,21 @@ func engineColumns() []Column {
 	h := func(c Column) Column { c.Headline = true; return c }
 	return []Column{
 		h(metricColumn(engine.SQLite, "wal_frames_per_1000", "WAL frames/1k",
-			"WAL frames written per 1,000 inserts: one frame per page a commit changed (PRAGMA wal_checkpoint's log count, summed)", fmtInt)),
-		metricColumn(engine.SQLite, "page_count", "pages", "pages of the database file after the load (PRAGMA page_count)", fmtInt),
+			"WAL frames written per 1,000 inserts: one frame per page a commit changed (PRAGMA wal_checkpoint's log count, summed)", FmtInt)),
+		metricColumn(engine.SQLite, "page_count", "pages", "pages of the database file after the load (PRAGMA page_count)", FmtInt),
 		metricColumn(engine.SQLite, "leaf_density", "leaf density", "used bytes of the key's B-tree leaf pages over their size (dbstat)", fmtPct),
-		metricColumn(engine.SQLite, "bytes_per_key", "B/key", "database bytes (page_count x page_size) per key", fmtInt),
+		metricColumn(engine.SQLite, "bytes_per_key", "B/key", "database bytes (page_count x page_size) per key", FmtInt),
 		metricColumn(engine.SQLite, "file_bytes", "file", "size of the database file after the last checkpoint", fmtBytes),
-		metricColumn(engine.SQLite, "inserts_per_second", "inserts/s", "keys over the time spent in insert transactions (checkpoints excluded)", fmtInt),
+		metricColumn(engine.SQLite, "inserts_per_second", "inserts/s", "keys over the time spent in insert transactions (checkpoints excluded)", FmtInt),
 
 		h(metricColumn(engine.Pebble, "write_amp", "write amp",
 			"bytes written to tables by flushes and compactions per byte written to the log (Metrics: Total().WriteAmp() - 1, the log's own bytes left out)", engine.FmtTwo)),
 		metricColumn(engine.Pebble, "moved_per_byte_in", "moved/byte",
 			"bytes of tables moved down a level without a rewrite (move compactions, TableBytesMoved) per byte written to the log", engine.FmtTwo),
 		metricColumn(engine.Pebble, "space_amp", "space amp", "bytes of the tables over the rows' key and value bytes, once compactions have settled", engine.FmtTwo),
-		metricColumn(engine.Pebble, "bytes_per_key", "B/key", "bytes of the tables per key", fmtInt),
-		metricColumn(engine.Pebble, "read_amp", "read amp", "level-0 sublevels and other levels with tables: the most tables a lookup may consult (Metrics().ReadAmp())", fmtInt),
-		metricColumn(engine.Pebble, "inserts_per_second", "inserts/s", "keys over the wall time of the load, its flushes and compactions included", fmtInt),
+		metricColumn(engine.Pebble, "bytes_per_key", "B/key", "bytes of the tables per key", FmtInt),
+		metricColumn(engine.Pebble, "read_amp", "read amp", "level-0 sublevels and other levels with tables: the most tables a lookup may consult (Metrics().ReadAmp())", FmtInt),
+		metricColumn(engine.Pebble, "inserts_per_second", "inserts/s", "keys over the wall time of the load, its flushes and compactions included", FmtInt),
 		metricColumn(engine.Pebble, "lookup_blocks", "blocks/lookup",
 			"blocks (index, filter, data) a point lookup (Get) touches, block cache hits and misses, over 1,000 keys spread over the table", engine.FmtTwo),
 		metricColumn(engine.Pebble, "lookup_filter_hits", "filter hits/lookup",
@@ -97,19 +99,19 @@ func engineColumns() []Column {
 		metricColumn(engine.Pebble, "lookup_newest_blocks", "blocks/lookup new", "blocks a point lookup touches, over up to 1,000 keys of the newest 1% of rows", engine.FmtTwo),
 		metricColumn(engine.Pebble, "lookup_newest_filter_hits", "filter hits new", "bloom filter hits per lookup of the newest 1% of rows", engine.FmtTwo),
 		metricColumn(engine.Pebble, "newest_scan_blocks", "newest 1% scan blocks",
-			"blocks a range scan through the key touches to read the newest 1% of rows: from the least key among them up", fmtInt),
+			"blocks a range scan through the key touches to read the newest 1% of rows: from the least key among them up", FmtInt),
 		metricColumn(engine.Pebble, "newest_scan_rows", "scan rows/newest",
 			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
 		metricColumn(engine.Pebble, "expiry_range", "expiry", "how the oldest tenth of the rows was deleted: by one range deletion (keys that sort rows by age), or row by row", expiryHow),
 		metricColumn(engine.Pebble, "expiry_bytes_per_row", "expiry B/row",
-			"bytes written (log, flushes, compactions) from deleting the oldest tenth until their space was reclaimed, per expired row", fmtOne),
+			"bytes written (log, flushes, compactions) from deleting the oldest tenth until their space was reclaimed, per expired row", FmtOne),
 		metricColumn(engine.Pebble, "expiry_reclaimed_auto", "reclaimed by Pebble",
 			"share of the expired rows' bytes Pebble's own compactions reclaimed (delete-only compactions drop whole tables under a range deletion); below 0 where the deletion markers, flushed into tables of their own, took more space than the compactions had freed by then", fmtPct),
 		metricColumn(engine.Pebble, "expiry_manual", "manual compaction",
 			"yes: Pebble's compactions left more than a tenth of the space, and a manual compaction of the expired keys' range reclaimed it", yesNoFigure),
-		metricColumn(engine.Pebble, "expiry_seconds", "expiry ms", "wall time from the deletion to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
+		metricColumn(engine.Pebble, "expiry_seconds", "expiry ms", "wall time from the deletion to the space reclaimed", func(v float64) string { return FmtInt(v * 1000) }),
 		metricColumn(engine.Pebble, "expiry_scan_skipped", "expired scan skips",
-			"deleted entries (tombstones and the rows under them) a scan over the expired keys' range steps over once Pebble's compactions have settled, before any manual one", fmtInt),
+			"deleted entries (tombstones and the rows under them) a scan over the expired keys' range steps over once Pebble's compactions have settled, before any manual one", FmtInt),
 		metricColumn(engine.Pebble, "lifetime_write_amp", "life write amp",
 			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life, from insert to expiry", engine.FmtTwo),
 
@@ -117,67 +119,67 @@ func engineColumns() []Column {
 			"bytes the load's column family wrote to tables, flushes and compactions (ROCKSDB_COMPACTION_STATS Write(GB)), per byte written to the log (Rocksdb_wal_bytes)", engine.FmtTwo)),
 		metricColumn(engine.MyRocks, "moved_per_byte_in", "moved/byte", "bytes of tables moved down a level without a rewrite (trivial moves, Moved(GB)) per byte written to the log", engine.FmtTwo),
 		metricColumn(engine.MyRocks, "space_amp", "space amp", "bytes of the column family's tables (SizeBytes) over the rows' key and value bytes, once compactions have settled", engine.FmtTwo),
-		metricColumn(engine.MyRocks, "bytes_per_key", "B/key", "bytes of the column family's tables per key", fmtInt),
-		metricColumn(engine.MyRocks, "inserts_per_second", "inserts/s", "keys over the wall time of the load and of the flushes and compactions it left", fmtInt),
+		metricColumn(engine.MyRocks, "bytes_per_key", "B/key", "bytes of the column family's tables per key", FmtInt),
+		metricColumn(engine.MyRocks, "inserts_per_second", "inserts/s", "keys over the wall time of the load and of the flushes and compactions it left", FmtInt),
 		metricColumn(engine.MyRocks, "lookup_blocks", "blocks/lookup",
 			"blocks a point lookup by key touches, read or found in the block cache (ROCKSDB_PERF_CONTEXT), over 1,000 keys spread over the table", engine.FmtTwo),
 		metricColumn(engine.MyRocks, "lookup_filter_hits", "filter hits/lookup", "tables whose bloom filter ruled a lookup's key out (BLOOM_SST_MISS_COUNT), per lookup: 0 without a filter", engine.FmtTwo),
 		metricColumn(engine.MyRocks, "lookup_newest_blocks", "blocks/lookup new", "blocks a point lookup touches, over up to 1,000 keys of the newest 1% of rows", engine.FmtTwo),
 		metricColumn(engine.MyRocks, "newest_scan_blocks", "newest 1% scan blocks",
-			"blocks a range scan through the key touches to read the newest 1% of rows: from the least key among them up", fmtInt),
+			"blocks a range scan through the key touches to read the newest 1% of rows: from the least key among them up", FmtInt),
 		metricColumn(engine.MyRocks, "newest_scan_rows", "scan rows/newest",
 			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
 		metricColumn(engine.MyRocks, "expiry_range", "expiry", "partition: the oldest tenth dropped with its partition (keys that sort rows by age), which MyRocks deletes by key range; rows: DELETE row by row", expiryHowMyRocks),
 		metricColumn(engine.MyRocks, "expiry_bytes_per_row", "expiry B/row",
-			"bytes written (log and the column family's flushes and compactions) from the expiry until its space was reclaimed, per expired row", fmtOne),
+			"bytes written (log and the column family's flushes and compactions) from the expiry until its space was reclaimed, per expired row", FmtOne),
 		metricColumn(engine.MyRocks, "expiry_reclaimed_auto", "reclaimed by MyRocks", "share of the expired rows' bytes the server's own work reclaimed; below 0 where the deletion markers, flushed into tables of their own, took more space than its compactions had freed by then", fmtPct),
 		metricColumn(engine.MyRocks, "expiry_manual", "manual compaction", "yes: the server left more than a tenth of the space, and a compaction of the column family (rocksdb_compact_cf) reclaimed it", yesNoFigure),
-		metricColumn(engine.MyRocks, "expiry_seconds", "expiry ms", "wall time from the expiry's statement to the space reclaimed", func(v float64) string { return fmtInt(v * 1000) }),
+		metricColumn(engine.MyRocks, "expiry_seconds", "expiry ms", "wall time from the expiry's statement to the space reclaimed", func(v float64) string { return FmtInt(v * 1000) }),
 		metricColumn(engine.MyRocks, "expiry_scan_skipped", "expired scan tombstones",
-			"deletion markers a scan over the expired keys' range steps over once the server's own work has settled, before any manual compaction (INTERNAL_DELETE_SKIPPED_COUNT): 0 where a dropped partition took the range", fmtInt),
+			"deletion markers a scan over the expired keys' range steps over once the server's own work has settled, before any manual compaction (INTERNAL_DELETE_SKIPPED_COUNT): 0 where a dropped partition took the range", FmtInt),
 		metricColumn(engine.MyRocks, "lifetime_write_amp", "life write amp",
 			"write amp plus the expiry's bytes over the expired rows' share of the log: the bytes written per byte logged over a row's life", engine.FmtTwo),
 
 		h(metricColumn(engine.Postgres, "pages_dirtied_per_1000", "dirtied/1k",
-			"shared buffers dirtied per 1,000 inserts (EXPLAIN (ANALYZE, BUFFERS) of each batch): pages a checkpoint must write", fmtInt)),
-		metricColumn(engine.Postgres, "wal_bytes_per_insert", "WAL B/insert", "WAL bytes per insert (EXPLAIN (ANALYZE, WAL) of each batch), full-page images included", fmtInt),
+			"shared buffers dirtied per 1,000 inserts (EXPLAIN (ANALYZE, BUFFERS) of each batch): pages a checkpoint must write", FmtInt)),
+		metricColumn(engine.Postgres, "wal_bytes_per_insert", "WAL B/insert", "WAL bytes per insert (EXPLAIN (ANALYZE, WAL) of each batch), full-page images included", FmtInt),
 		metricColumn(engine.Postgres, "wal_bytes_lsn_per_insert", "LSN B/insert",
-			"server-wide WAL position (LSN) difference over the load per insert: the statements' WAL plus commit and checkpoint records, and other sessions' writes", fmtInt),
-		metricColumn(engine.Postgres, "wal_fpi_per_1000", "FPI/1k", "full-page images per 1,000 inserts: pages first changed after a checkpoint", fmtInt),
+			"server-wide WAL position (LSN) difference over the load per insert: the statements' WAL plus commit and checkpoint records, and other sessions' writes", FmtInt),
+		metricColumn(engine.Postgres, "wal_fpi_per_1000", "FPI/1k", "full-page images per 1,000 inserts: pages first changed after a checkpoint", FmtInt),
 		metricColumn(engine.Postgres, "index_bytes", "pkey index", "primary-key index size (pg_relation_size)", fmtBytes),
-		metricColumn(engine.Postgres, "index_bytes_per_key", "index B/key", "primary-key index bytes per key", fmtOne),
+		metricColumn(engine.Postgres, "index_bytes_per_key", "index B/key", "primary-key index bytes per key", FmtOne),
 		metricColumn(engine.Postgres, "heap_bytes", "heap", "table (heap) size (pg_relation_size)", fmtBytes),
 		metricColumn(engine.Postgres, "leaf_density", "leaf density", "average leaf density of the primary-key index (pgstattuple's pgstatindex)", fmtPct),
 		metricColumn(engine.Postgres, "leaf_fragmentation", "leaf frag", "leaf pages out of physical order (pgstatindex's leaf_fragmentation)", fmtPct),
-		metricColumn(engine.Postgres, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' statements (checkpoints excluded)", fmtInt),
+		metricColumn(engine.Postgres, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' statements (checkpoints excluded)", FmtInt),
 		metricColumn(engine.Postgres, "lookup_pages", "pages/lookup",
 			"buffer pages a point lookup by key touches, over 1,000 keys spread over the table (EXPLAIN (ANALYZE, BUFFERS), index scans forced): the index's levels and the heap page", engine.FmtTwo),
 		metricColumn(engine.Postgres, "lookup_pages_newest", "pages/lookup new",
 			"buffer pages a point lookup touches, over up to 1,000 keys of the newest 1% of rows", engine.FmtTwo),
 		metricColumn(engine.Postgres, "newest_scan_pages", "newest 1% scan pages",
-			"buffer pages a range scan through the key touches to read the newest 1% of rows: from the least key among them up (EXPLAIN (ANALYZE, BUFFERS))", fmtInt),
+			"buffer pages a range scan through the key touches to read the newest 1% of rows: from the least key among them up (EXPLAIN (ANALYZE, BUFFERS))", FmtInt),
 		metricColumn(engine.Postgres, "newest_scan_rows", "scan rows/newest",
 			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
 		metricColumn(engine.Postgres, "newest_leaf_pages", "newest 1% leaves",
-			"leaf pages of the primary-key index that hold a key of the newest 1% of rows (pageinspect's bt_page_items): the working set that must stay in cache", fmtInt),
+			"leaf pages of the primary-key index that hold a key of the newest 1% of rows (pageinspect's bt_page_items): the working set that must stay in cache", FmtInt),
 		metricColumn(engine.Postgres, "newest_leaf_share", "newest 1% share",
 			"newest 1% leaves over all leaf pages of the primary-key index", fmtPct),
 
 		h(metricColumn(engine.MySQL, "pages_written_per_1000", "written/1k",
-			"InnoDB pages written per 1,000 inserts (Innodb_pages_written), the table flushed at each interval", fmtInt)),
-		metricColumn(engine.MySQL, "redo_bytes_per_insert", "redo B/insert", "redo log bytes per insert (Innodb_lsn_current)", fmtInt),
-		metricColumn(engine.MySQL, "page_splits_per_1000", "splits/1k", "index page splits per 1,000 inserts (INNODB_METRICS index_page_splits)", fmtOne),
+			"InnoDB pages written per 1,000 inserts (Innodb_pages_written), the table flushed at each interval", FmtInt)),
+		metricColumn(engine.MySQL, "redo_bytes_per_insert", "redo B/insert", "redo log bytes per insert (Innodb_lsn_current)", FmtInt),
+		metricColumn(engine.MySQL, "page_splits_per_1000", "splits/1k", "index page splits per 1,000 inserts (INNODB_METRICS index_page_splits)", FmtOne),
 		metricColumn(engine.MySQL, "index_bytes", "clustered index", "clustered (primary-key) index size: its pages in mysql.innodb_index_stats after ANALYZE TABLE", fmtBytes),
-		metricColumn(engine.MySQL, "index_bytes_per_key", "index B/key", "clustered index bytes per key (the row lives in it)", fmtOne),
-		metricColumn(engine.MySQL, "leaf_pages", "leaf pages", "leaf pages of the clustered index (innodb_index_stats n_leaf_pages)", fmtInt),
+		metricColumn(engine.MySQL, "index_bytes_per_key", "index B/key", "clustered index bytes per key (the row lives in it)", FmtOne),
+		metricColumn(engine.MySQL, "leaf_pages", "leaf pages", "leaf pages of the clustered index (innodb_index_stats n_leaf_pages)", FmtInt),
 		metricColumn(engine.MySQL, "leaf_density", "leaf density", "used bytes of the index's pages in the buffer pool over their size (INNODB_BUFFER_PAGE data_size)", fmtPct),
-		metricColumn(engine.MySQL, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' INSERTs (flushes excluded)", fmtInt),
+		metricColumn(engine.MySQL, "inserts_per_second", "inserts/s", "keys over the time spent in the batches' INSERTs (flushes excluded)", FmtInt),
 		metricColumn(engine.MySQL, "lookup_pages", "pages/lookup",
 			"InnoDB pages a point lookup by key accesses, over 1,000 keys spread over the table (ANALYZE FORMAT=JSON's r_engine_stats.pages_accessed)", engine.FmtTwo),
 		metricColumn(engine.MySQL, "lookup_pages_newest", "pages/lookup new",
 			"InnoDB pages a point lookup accesses, over up to 1,000 keys of the newest 1% of rows", engine.FmtTwo),
 		metricColumn(engine.MySQL, "newest_scan_pages", "newest 1% scan pages",
-			"InnoDB pages a range scan through the key accesses to read the newest 1% of rows: from the least key among them up", fmtInt),
+			"InnoDB pages a range scan through the key accesses to read the newest 1% of rows: from the least key among them up", FmtInt),
 		metricColumn(engine.MySQL, "newest_scan_rows", "scan rows/newest",
 			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
 	}
@@ -210,19 +212,19 @@ func likeEngineColumns() []Column {
 	h := func(c Column) Column { c.Headline = true; return c }
 	return []Column{
 		h(metricColumn(engine.Postgres, "pages_changed_per_1000", "changed/1k",
-			"pages of the copy whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header, no checkpoint forced): the pages a checkpoint at each interval would write", fmtInt)),
+			"pages of the copy whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header, no checkpoint forced): the pages a checkpoint at each interval would write", FmtInt)),
 		metricColumn(engine.Postgres, "key_pages_changed_per_1000", "key changed/1k",
-			"pages of the primary-key index whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header): the pages the key's order changes", fmtInt),
+			"pages of the primary-key index whose LSN moved in each interval, per 1,000 inserts (pageinspect's page_header): the pages the key's order changes", FmtInt),
 		metricColumn(engine.Postgres, "wal_bytes_no_fpi_per_insert", "WAL B/insert, no FPI",
-			"WAL bytes per insert of the batches' statements with no checkpoint forced (EXPLAIN (ANALYZE, WAL)): the records without full-page images, kept when no checkpoint of the server's fell in the load", fmtInt),
-		metricColumn(engine.Postgres, "tries", "tries", "loads run to measure the load without a checkpoint of the server's in it (at most 2)", fmtInt),
+			"WAL bytes per insert of the batches' statements with no checkpoint forced (EXPLAIN (ANALYZE, WAL)): the records without full-page images, kept when no checkpoint of the server's fell in the load", FmtInt),
+		metricColumn(engine.Postgres, "tries", "tries", "loads run to measure the load without a checkpoint of the server's in it (at most 2)", FmtInt),
 		h(metricColumn(engine.MySQL, "pages_changed_per_1000", "changed/1k",
-			"pages of the copy whose newest change is past the log sequence number at the start of each flush interval, per 1,000 inserts (INNODB_BUFFER_PAGE's newest_modification): the copy's own pages each flush writes", fmtInt)),
-		metricColumn(engine.MySQL, "tries", "tries", "loads run to measure the server's counters without another session's writes in them (at most 2)", fmtInt),
+			"pages of the copy whose newest change is past the log sequence number at the start of each flush interval, per 1,000 inserts (INNODB_BUFFER_PAGE's newest_modification): the copy's own pages each flush writes", FmtInt)),
+		metricColumn(engine.MySQL, "tries", "tries", "loads run to measure the server's counters without another session's writes in them (at most 2)", FmtInt),
 		h(metricColumn(engine.MyRocks, "bytes_written_per_insert", "written B/insert",
-			"bytes the copy's column family wrote to tables, flushes and compactions, per insert: the copy's own writes, which no other session's move", fmtInt)),
-		metricColumn(engine.MyRocks, "wal_bytes_per_insert", "log B/insert", "bytes written to the log per insert (Rocksdb_wal_bytes), kept when no other session changed MyRocks rows during the load", fmtInt),
-		metricColumn(engine.MyRocks, "all_index_bytes_per_key", "all indexes B/key", "bytes of every index of the copy in its column family's tables, per key", fmtInt),
+			"bytes the copy's column family wrote to tables, flushes and compactions, per insert: the copy's own writes, which no other session's move", FmtInt)),
+		metricColumn(engine.MyRocks, "wal_bytes_per_insert", "log B/insert", "bytes written to the log per insert (Rocksdb_wal_bytes), kept when no other session changed MyRocks rows during the load", FmtInt),
+		metricColumn(engine.MyRocks, "all_index_bytes_per_key", "all indexes B/key", "bytes of every index of the copy in its column family's tables, per key", FmtInt),
 	}
 }
 
@@ -243,7 +245,7 @@ func bboltColumn(fill float64, li int, key, head, doc string, headline bool, v f
 // columns describes every figure of the report, in table order: the
 // design, generation and bbolt figures, and those of each database engine
 // that ran.
-func (r *Report) columns() []Column {
+func (r *Report) FigureColumns() []Column {
 	c := func(section, key, head, source, doc string, cell func(s *Result, run int) string) Column {
 		return Column{Section: section, Key: key, Head: head, Source: source, Doc: doc, cell: cell}
 	}
@@ -257,7 +259,7 @@ func (r *Report) columns() []Column {
 		c("design", "ids_per_second_per_node", "IDs/s/node", SourceComputed, "IDs one node issues per second by design", func(s *Result, _ int) string { return s.DesignText.Rate }),
 
 		c("generation", "ns_per_id", "ns/ID", SourceMeasured, "nanoseconds per ID on one goroutine, key encoding included (*: at the layout's rate limit)", func(s *Result, _ int) string { return num(s.Speed.NsPerID) + capMark(s) }),
-		c("generation", "parallel_ns_per_id", fmt.Sprintf("ns/ID x%d", r.goroutines()), SourceMeasured, "nanoseconds per ID with GOMAXPROCS goroutines sharing one generator", func(s *Result, _ int) string { return num(s.Speed.ParallelNsPerID) + capMark(s) }),
+		c("generation", "parallel_ns_per_id", fmt.Sprintf("ns/ID x%d", r.Goroutines()), SourceMeasured, "nanoseconds per ID with GOMAXPROCS goroutines sharing one generator", func(s *Result, _ int) string { return num(s.Speed.ParallelNsPerID) + capMark(s) }),
 		c("generation", "allocs_per_id", "allocs/ID", SourceMeasured, "heap allocations per ID", func(s *Result, _ int) string { return fmt.Sprintf("%.2g", s.Speed.AllocsPerID) }),
 		c("generation", "append_fraction", "append", SourceMeasured, "inserts greater than every earlier key", func(s *Result, run int) string { return engine.Pct(s.Runs[run].Order.Appends) }),
 		c("generation", "inversion_fraction", "inversions", SourceMeasured, "fraction of out-of-order pairs (0 sorted, 0.5 random)", func(s *Result, run int) string {
@@ -282,7 +284,7 @@ func (r *Report) columns() []Column {
 			func(s *Result, run int) string {
 				return pValue(s.Runs[run].Randomness, s.Runs[run].Randomness.ChiSquareP)
 			}),
-		c("randomness", "random", "guessable", SourceMeasured, fmt.Sprintf("no: every test passed at p >= %g; yes: a test found structure that helps guess or count IDs", RandomnessAlpha),
+		c("randomness", "random", "guessable", SourceMeasured, fmt.Sprintf("no: every test passed at p >= %g; yes: a test found structure that helps guess or count IDs", scheme.RandomnessAlpha),
 			func(s *Result, run int) string {
 				r := s.Runs[run].Randomness
 				switch {
@@ -312,7 +314,7 @@ func (r *Report) columns() []Column {
 			cols = append(cols, bboltColumn(f, li, group.key, group.head, group.doc, false, group.v))
 		}
 	}
-	measured := r.measured()
+	measured := r.Measured()
 	engineCols := engineColumns()
 	if r.Config.Like != "" {
 		engineCols = append(engineCols, likeEngineColumns()...)
@@ -342,7 +344,7 @@ func concurrentColumns(eng string) []Column {
 		return Column{
 			Section: SectionConcurrent, Key: eng + "_concurrent_" + key, Head: head, Doc: doc, Source: SourceMeasured,
 			cell: func(s *Result, run int) string {
-				l, ok := s.Runs[run].engineLoad(eng)
+				l, ok := s.Runs[run].EngineLoad(eng)
 				if !ok || l.Concurrent == nil {
 					return "-"
 				}
@@ -351,8 +353,8 @@ func concurrentColumns(eng string) []Column {
 		}
 	}
 	cols := []Column{
-		c("inserts_per_second", name+" inserts/s", name+": all keys over the wall time of the K connections' inserts", func(c *engine.ConcurrentLoad) string { return fmtInt(c.InsertsPerSecond) }),
-		c("batch_p99_ms", name+" p99 ms", name+": 99th percentile of one batch's insert and commit, over every connection's batches", func(c *engine.ConcurrentLoad) string { return fmtOne(c.BatchP99Ms) }),
+		c("inserts_per_second", name+" inserts/s", name+": all keys over the wall time of the K connections' inserts", func(c *engine.ConcurrentLoad) string { return FmtInt(c.InsertsPerSecond) }),
+		c("batch_p99_ms", name+" p99 ms", name+": 99th percentile of one batch's insert and commit, over every connection's batches", func(c *engine.ConcurrentLoad) string { return FmtOne(c.BatchP99Ms) }),
 	}
 	if eng == engine.Postgres {
 		return append(cols, c("waits", "PostgreSQL waits", "what the sessions running a statement waited on, sampled every 5 ms in pg_stat_activity (CPU: no wait event), as shares of the samples",
@@ -362,14 +364,14 @@ func concurrentColumns(eng string) []Column {
 		c("states", "InnoDB states", "the thread states of the sessions running a statement, sampled every 5 ms in PROCESSLIST, as shares of the samples",
 			func(c *engine.ConcurrentLoad) string { return engine.TopWaits(c) }),
 		c("row_lock_waits", "row lock waits", "Innodb_row_lock_waits over the load: server-wide, other sessions add to it",
-			func(c *engine.ConcurrentLoad) string { return fmtInt(c.Server["innodb_row_lock_waits"]) }),
+			func(c *engine.ConcurrentLoad) string { return FmtInt(c.Server["innodb_row_lock_waits"]) }),
 		c("log_waits", "log waits", "Innodb_log_waits over the load, waits for room in the redo log buffer: server-wide",
-			func(c *engine.ConcurrentLoad) string { return fmtInt(c.Server["innodb_log_waits"]) }))
+			func(c *engine.ConcurrentLoad) string { return FmtInt(c.Server["innodb_log_waits"]) }))
 }
 
 // pValue formats a p-value of r: three decimals, or an exponent below
 // 0.001; "-" when too few bits were tested.
-func pValue(r Randomness, p float64) string {
+func pValue(r scheme.Randomness, p float64) string {
 	switch {
 	case !r.Tested:
 		return "-"
@@ -397,9 +399,9 @@ type Table struct {
 	Rows [][]string
 }
 
-// sections returns the report's tables in order; each engine that did not
+// Sections returns the report's tables in order; each engine that did not
 // run is left out.
-func (r *Report) sections() []Section {
+func (r *Report) Sections() []Section {
 	n := engine.Thousands(int64(r.Config.N))
 	c := r.Config
 	secs := []Section{
@@ -408,13 +410,13 @@ func (r *Report) sections() []Section {
 			Note: []string{"*: at the layout's IDs/s/node limit: the figure is the limit, not the cost of an ID",
 				"append: inserts greater than every earlier key; inversions: fraction of out-of-order pairs (0 sorted, 0.5 random)",
 				"B/ID packed: sorted, delta, varint; max bits: of the largest ID issued (<= 53 fits a JavaScript number)"}},
-		{ID: "randomness", Title: fmt.Sprintf("RANDOMNESS OF THE ID BITS — measured in this run (the first %s keys, the bits that vary)", engine.Thousands(int64(min(c.N, randomnessMaxIDs)))),
+		{ID: "randomness", Title: fmt.Sprintf("RANDOMNESS OF THE ID BITS — measured in this run (the first %s keys, the bits that vary)", engine.Thousands(int64(min(c.N, scheme.RandomnessMaxIDs)))),
 			Source: SourceMeasured, Note: []string{
 				"tested: each bit position that varies, across the keys in generation order, one position after another: coin flips in random keys",
-				fmt.Sprintf("guessable: a test's p-value is below %g; random keys fail by chance about 3 times in a million runs", RandomnessAlpha),
+				fmt.Sprintf("guessable: a test's p-value is below %g; random keys fail by chance about 3 times in a million runs", scheme.RandomnessAlpha),
 				"counters and time-based IDs fail: their bits change too regularly (runs) or unevenly (monobit, chi²); a public ID hides an ordered one"}},
 		{ID: engine.Bbolt, Title: fmt.Sprintf("INSERT LOCALITY IN BBOLT — measured in this run (%s keys in generation order, %d-byte values, %s per tx, %d-byte pages, fsync %s)",
-			n, c.ValueSize, engine.Thousands(int64(c.BatchSize)), c.PageSize, onOff(c.Sync)), Source: SourceMeasured,
+			n, c.ValueSize, engine.Thousands(int64(c.BatchSize)), c.PageSize, OnOff(c.Sync)), Source: SourceMeasured,
 			Note: []string{"headline: pages written per 1,000 inserts (x: times the counter's)",
 				"pages written: pages the commits allocated and wrote (bbolt TxStats.PageCount) plus one meta page per commit;",
 				"splits alone mislead: an append-only load splits its last page every time it fills, yet writes few pages;",
@@ -422,7 +424,7 @@ func (r *Report) sections() []Section {
 	}
 	every := engine.Thousands(int64(c.CheckpointEvery))
 	dbTitle := func(name, eng string) string {
-		if t := r.likeTable(eng); t != nil {
+		if t := r.LikeTable(eng); t != nil {
 			interval := "checkpoint every " + every + " inserts"
 			switch {
 			case t.OnSource && eng == engine.Postgres:
@@ -436,8 +438,8 @@ func (r *Report) sections() []Section {
 		return fmt.Sprintf("INSERT LOCALITY IN %s — measured in this run (%s keys in generation order, %d-byte payload, %s per transaction, checkpoint every %s inserts)",
 			name, n, c.ValueSize, engine.Thousands(int64(c.BatchSize)), every)
 	}
-	for _, e := range r.measured() {
-		info := r.engine(e)
+	for _, e := range r.Measured() {
+		info := r.Engine(e)
 		switch e {
 		case engine.SQLite:
 			secs = append(secs, Section{ID: e, Title: dbTitle("SQLITE", e), Source: SourceMeasured, Note: []string{
@@ -465,7 +467,7 @@ func (r *Report) sections() []Section {
 			note := []string{
 				"headline: shared buffers dirtied per 1,000 inserts (x: times the counter's); CHECKPOINT every " + every + " inserts models a long-lived database:",
 				"a page's first change after a checkpoint dirties it again and logs a full-page image (FPI)"}
-			if t := r.likeTable(e); t != nil && t.OnSource {
+			if t := r.LikeTable(e); t != nil && t.OnSource {
 				note = []string{
 					"headline: pages of the copy changed in each interval of " + every + " inserts, counted from their LSNs (changed/1k; x: times the counter's): the pages a checkpoint there would write;",
 					"the copies are on the source, where no checkpoint is forced: dirtied/1k and FPI/1k are left out, and the statements' WAL is their records alone"}
@@ -475,7 +477,7 @@ func (r *Report) sections() []Section {
 			note := []string{
 				"headline: pages written per 1,000 inserts, the table flushed every " + every + " inserts (x: times the counter's);",
 				"pages written, redo bytes and splits are server-wide counters read before and after each load"}
-			if t := r.likeTable(e); t != nil {
+			if t := r.LikeTable(e); t != nil {
 				note = append(note, "changed/1k: the copy's own pages changed in each flush interval (INNODB_BUFFER_PAGE), whatever other sessions do;",
 					"the server-wide counters are left out of a load another session wrote during (tries: the loads run to measure one without)")
 				if t.OnSource {
@@ -485,7 +487,7 @@ func (r *Report) sections() []Section {
 			secs = append(secs, Section{ID: e, Title: dbTitle("INNODB", e), Source: SourceMeasured, Note: append(note, info.Version+"; "+info.Settings)})
 		}
 	}
-	if r.Config.Concurrent && (slices.Contains(r.measured(), engine.Postgres) || slices.Contains(r.measured(), engine.MySQL)) {
+	if r.Config.Concurrent && (slices.Contains(r.Measured(), engine.Postgres) || slices.Contains(r.Measured(), engine.MySQL)) {
 		secs = append(secs, Section{ID: SectionConcurrent, Source: SourceMeasured,
 			Title: fmt.Sprintf("CONCURRENT WRITERS — measured in this run (the %d-writer keys, %d connections inserting at once, each its own writer's keys, %s per transaction, no checkpoints)",
 				c.Writers, c.Writers, engine.Thousands(int64(c.BatchSize))),
@@ -503,7 +505,7 @@ func (r *Report) disturbedLoads(eng string) []string {
 	var out []string
 	for _, s := range r.Schemes {
 		for _, run := range s.Runs {
-			if l, ok := run.engineLoad(eng); ok && l.Metrics["disturbed"] == 1 {
+			if l, ok := run.EngineLoad(eng); ok && l.Metrics["disturbed"] == 1 {
 				out = append(out, fmt.Sprintf("%s with %d writer(s)", s.Name, run.Writers))
 			}
 		}
@@ -511,7 +513,7 @@ func (r *Report) disturbedLoads(eng string) []string {
 	return out
 }
 
-func (r *Report) engine(name string) engine.Info {
+func (r *Report) Engine(name string) engine.Info {
 	i := slices.IndexFunc(r.Engines, func(e engine.Info) bool { return e.Name == name })
 	if i < 0 {
 		return engine.Info{Name: name}
@@ -519,12 +521,12 @@ func (r *Report) engine(name string) engine.Info {
 	return r.Engines[i]
 }
 
-// tables renders the report's sections from its columns.
-func (r *Report) tables() []Table {
-	cols := r.columns()
+// Tables renders the report's sections from its columns.
+func (r *Report) Tables() []Table {
+	cols := r.FigureColumns()
 	base := r.baselineResult()
 	var out []Table
-	for _, sec := range r.sections() {
+	for _, sec := range r.Sections() {
 		t := Table{Section: sec, Head: []string{"scheme"}, Docs: []string{"the scheme's short name"}}
 		var sc []Column
 		for _, c := range cols {
@@ -607,7 +609,7 @@ func headlineValue(c Column, s *Result, run int) (float64, bool) {
 		}
 		return 0, false
 	}
-	l, ok := s.Runs[run].engineLoad(c.Section)
+	l, ok := s.Runs[run].EngineLoad(c.Section)
 	if !ok {
 		return 0, false
 	}
@@ -617,7 +619,7 @@ func headlineValue(c Column, s *Result, run int) (float64, bool) {
 // baselineResult returns the baseline scheme's result, or nil.
 func (r *Report) baselineResult() *Result {
 	for i := range r.Schemes {
-		if r.Schemes[i].Kind == Baseline {
+		if r.Schemes[i].Kind == scheme.Baseline {
 			return &r.Schemes[i]
 		}
 	}

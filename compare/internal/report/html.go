@@ -1,4 +1,4 @@
-package compare
+package report
 
 import (
 	_ "embed"
@@ -29,7 +29,7 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 		}
 		return fmt.Sprint(v)
 	},
-	"fills": joinFloats,
+	"fills": JoinFloats,
 	"yesno": yesNo,
 	"pct":   engine.Pct,
 	"ns":    num,
@@ -87,7 +87,7 @@ func (r *Report) verdictChart(v *Verdict, id string) *figureChart {
 	if v == nil || base == nil {
 		return nil
 	}
-	run := slices.Index(r.writerCounts(), v.Writers)
+	run := slices.Index(r.WriterCounts(), v.Writers)
 	if run < 0 || len(v.Figures) == 0 {
 		return nil
 	}
@@ -107,7 +107,7 @@ func (r *Report) verdictChart(v *Verdict, id string) *figureChart {
 func (r *Report) readCharts() []figureChart {
 	titles := map[string]string{engine.Postgres: "PostgreSQL", engine.MySQL: "InnoDB"}
 	var out []figureChart
-	for _, e := range r.measured() {
+	for _, e := range r.Measured() {
 		if engineFamily[e] == FamilyLSM {
 			out = append(out, r.lsmCharts(e)...)
 			continue
@@ -118,7 +118,7 @@ func (r *Report) readCharts() []figureChart {
 		out = append(out, figureChart{
 			ID: "reads-" + e, Title: "Reads in " + titles[e] + ": pages per point lookup",
 			Doc:    "Pages a lookup by key touches, over 1,000 keys spread over the table and over up to 1,000 of its newest 1% of rows; counts, the same from run to run.",
-			Engine: e, Keys: "lookup_pages,lookup_pages_newest", Labels: "spread over the table|newest 1%", Run: len(r.writerCounts()) - 1,
+			Engine: e, Keys: "lookup_pages,lookup_pages_newest", Labels: "spread over the table|newest 1%", Run: len(r.WriterCounts()) - 1,
 		})
 	}
 	return out
@@ -127,7 +127,7 @@ func (r *Report) readCharts() []figureChart {
 // lsmCharts draws the reads and the expiry of an LSM engine, in the run
 // with the most writers.
 func (r *Report) lsmCharts(e string) []figureChart {
-	run := len(r.writerCounts()) - 1
+	run := len(r.WriterCounts()) - 1
 	return []figureChart{{
 		ID: "reads-" + e, Title: "Reads in " + chartTitles[e] + ": blocks per point lookup",
 		Doc:    "Blocks (index, filter, data) a lookup by key touches, over 1,000 keys spread over the table and over up to 1,000 of its newest 1% of rows; counts, the same from run to run.",
@@ -151,7 +151,7 @@ type engineChart struct {
 func (r *Report) engineCharts() []engineChart {
 	titles := chartTitles
 	var out []engineChart
-	for _, e := range r.measured() {
+	for _, e := range r.Measured() {
 		if e == engine.Bbolt {
 			continue
 		}
@@ -172,7 +172,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		return fmt.Errorf("compare: write HTML: %w", ErrEmptyReport)
 	}
 	var b strings.Builder
-	if err := reportTemplate.Execute(&b, htmlView{Report: r, WriterCounts: r.writerCounts(), Tables: r.tables(), EngineCharts: r.engineCharts(),
+	if err := reportTemplate.Execute(&b, htmlView{Report: r, WriterCounts: r.WriterCounts(), Tables: r.Tables(), EngineCharts: r.engineCharts(),
 		Verdicts: r.verdictViews(), ReadCharts: r.readCharts(), Data: r, Script: template.JS(reportJS)}); err != nil {
 		return fmt.Errorf("compare: write HTML: %w", err)
 	}

@@ -1,4 +1,4 @@
-package compare
+package report
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/idkit/idkit/compare/internal/scheme"
 
 	"github.com/idkit/idkit/compare/internal/engine"
 )
@@ -212,10 +214,10 @@ func noCompaction(candidates []*Result, eng string, ri int) bool {
 		return false
 	}
 	for _, s := range candidates {
-		if moved, ok := figure(s, eng, ri, "bytes_moved"); !ok || moved > 0 {
+		if moved, ok := Figure(s, eng, ri, "bytes_moved"); !ok || moved > 0 {
 			return false
 		}
-		if compacted, ok := figure(s, eng, ri, "bytes_compacted"); ok && compacted > 0 {
+		if compacted, ok := Figure(s, eng, ri, "bytes_compacted"); ok && compacted > 0 {
 			return false
 		}
 	}
@@ -251,9 +253,9 @@ type VerdictFigure struct {
 	Name string `json:"name"`
 }
 
-// verdictFigures are, per engine, the figures the verdict compares with
+// VerdictFigures are, per engine, the figures the verdict compares with
 // the baseline's: locality (pages), log volume, and size.
-var verdictFigures = map[string][]verdictFigure{
+var VerdictFigures = map[string][]verdictFigure{
 	engine.Bbolt:    {{"pages_written_per_1000", "pages written"}, {"bytes_per_key", "file bytes/key"}},
 	engine.SQLite:   {{"wal_frames_per_1000", "WAL frames"}, {"bytes_per_key", "database bytes/key"}},
 	engine.Pebble:   {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
@@ -274,7 +276,7 @@ var serverWide = map[string]bool{"pages_written_per_1000": true, "redo_bytes_per
 func undisturbedFigures(eng string, figs []verdictFigure, candidates []*Result, ri int) ([]verdictFigure, []string) {
 	var disturbed []string
 	for _, s := range candidates {
-		if d, ok := figure(s, eng, ri, "disturbed"); ok && d == 1 {
+		if d, ok := Figure(s, eng, ri, "disturbed"); ok && d == 1 {
 			disturbed = append(disturbed, s.Name)
 		}
 	}
@@ -293,8 +295,8 @@ func undisturbedFigures(eng string, figs []verdictFigure, candidates []*Result, 
 	return kept, notes
 }
 
-// figure returns a scheme's verdict figure for engine in run ri.
-func figure(s *Result, eng string, ri int, key string) (float64, bool) {
+// Figure returns a scheme's verdict figure for engine in run ri.
+func Figure(s *Result, eng string, ri int, key string) (float64, bool) {
 	if ri >= len(s.Runs) {
 		return 0, false
 	}
@@ -312,7 +314,7 @@ func figure(s *Result, eng string, ri int, key string) (float64, bool) {
 		}
 		return 0, false
 	}
-	l, ok := run.engineLoad(eng)
+	l, ok := run.EngineLoad(eng)
 	if !ok {
 		return 0, false
 	}
@@ -328,7 +330,7 @@ func figure(s *Result, eng string, ri int, key string) (float64, bool) {
 // figures of the copies of the user's table (likeFigures), and weighs the
 // table's own key first.
 func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
-	measured := r.measured()
+	measured := r.Measured()
 	if eng == "" && len(r.Like) > 0 && slices.Contains(measured, r.Like[0].Engine) {
 		eng = r.Like[0].Engine // the engine of the user's table
 	}
@@ -343,7 +345,7 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 	if !slices.Contains(measured, eng) {
 		return nil, fmt.Errorf("%w: engine %q was not measured in this run (measured: %s)", ErrOptions, eng, strings.Join(measured, ", "))
 	}
-	counts := r.writerCounts()
+	counts := r.WriterCounts()
 	ri := len(counts) - 1
 	if need.Writers > 0 {
 		ri = slices.Index(counts, need.Writers)
@@ -363,8 +365,8 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 			candidates = append(candidates, s)
 		}
 	}
-	figs := verdictFigures[eng]
-	like := r.likeTable(eng)
+	figs := VerdictFigures[eng]
+	like := r.LikeTable(eng)
 	var leftOut []string
 	value := func(s *Result, key string) (float64, bool) {
 		switch key {
@@ -373,7 +375,7 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 		case keyPagesFigure.key:
 			return r.widthAdjustedKeyPages(s, ri)
 		}
-		return figure(s, eng, ri, key)
+		return Figure(s, eng, ri, key)
 	}
 	if like != nil {
 		figs, leftOut = likeFigures(like, candidates, value)
@@ -443,7 +445,7 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 		s := &r.Schemes[si]
 		if misses[si] != "" {
 			why := misses[si]
-			if like != nil && s.Kind == Baseline {
+			if like != nil && s.Kind == scheme.Baseline {
 				why = baselineLine(like)
 			}
 			v.Rejected = append(v.Rejected, Rejection{s.Name, why})
@@ -494,7 +496,7 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 		v.Unjudged, v.Ranked = v.Ranked, nil
 	}
 	if like != nil {
-		v.TableKey = tableKey(like, need, cannot)
+		v.TableKey = JudgeTableKey(like, need, cannot)
 		if !v.TableKey.Keep && len(v.Ranked) > 0 {
 			v.KeyChange = r.keyChange(like, v.Ranked[0].Scheme, ri)
 		}
@@ -505,7 +507,7 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 // needMiss returns why s fails need in run ri of writers writers, or the
 // caveat its ranking line carries.
 func needMiss(s *Result, need Need, ri, writers int) (caveat, why string) {
-	if s.Kind == Baseline {
+	if s.Kind == scheme.Baseline {
 		return "", "the baseline the figures are measured against: " + s.Design.Note
 	}
 	if why := layoutMiss(s, need); why != "" {
@@ -515,7 +517,7 @@ func needMiss(s *Result, need Need, ri, writers int) (caveat, why string) {
 	if why != "" {
 		return "", why
 	}
-	if why := fleetMiss(s, need); why != "" {
+	if why := FleetMiss(s, need); why != "" {
 		return "", why
 	}
 	if why := guessable(s, need, ri); why != "" {
@@ -544,7 +546,7 @@ func guessable(s *Result, need Need, ri int) string {
 		name string
 		p    float64
 	}{{"monobit", r.MonobitP}, {"runs", r.RunsP}, {"chi²", r.ChiSquareP}} {
-		if t.p < RandomnessAlpha {
+		if t.p < scheme.RandomnessAlpha {
 			failed = append(failed, fmt.Sprintf("%s p=%s", t.name, pValue(r, t.p)))
 		}
 	}
@@ -562,7 +564,7 @@ func layoutMiss(s *Result, need Need) string {
 	case need.Sortable && d.TimeUnit == 0:
 		return "keys do not lead with time, need sortable"
 	case need.Rate > 0 && d.PerSecond > 0 && d.PerSecond < need.Rate:
-		return fmt.Sprintf("%s IDs/s per node by design, need %s", count(d.PerSecond), count(need.Rate))
+		return fmt.Sprintf("%s IDs/s per node by design, need %s", scheme.Count(d.PerSecond), scheme.Count(need.Rate))
 	}
 	return ""
 }
@@ -591,9 +593,9 @@ func denseJSSafe(s *Result, need Need) (caveat, why string) {
 	}
 	years := math.Ldexp(1, 53) / float64(rate) / (365.25 * 24 * 3600)
 	if years < MinJSSafeYears {
-		return "", fmt.Sprintf("a dense counter passes 2^53 after %.0f years at %s IDs/s, need js-safe for %d", years, count(rate), MinJSSafeYears)
+		return "", fmt.Sprintf("a dense counter passes 2^53 after %.0f years at %s IDs/s, need js-safe for %d", years, scheme.Count(rate), MinJSSafeYears)
 	}
-	return fmt.Sprintf("; js-safe as a dense counter: under 2^53 for %s years at %s IDs/s (rate=N states yours)", count(int64(years)), count(rate)), ""
+	return fmt.Sprintf("; js-safe as a dense counter: under 2^53 for %s years at %s IDs/s (rate=N states yours)", scheme.Count(int64(years)), scheme.Count(rate)), ""
 }
 
 func joinInts(xs []int) string {

@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"context"
@@ -36,12 +36,12 @@ var publicID63Scheme = Scheme{
 		if err != nil {
 			return nil, fmt.Errorf("compare: publicid-63: %w", err)
 		}
-		return each(writers, func(k int) (Generator, error) {
+		return Each(writers, func(k int) (Generator, error) {
 			g, err := traceid.New(context.Background(), traceid.Options{Node: k})
 			if err != nil {
 				return nil, fmt.Errorf("compare: publicid-63 writer %d: %w", k, err)
 			}
-			return genFunc(func(dst []byte) ([]byte, error) {
+			return GenFunc(func(dst []byte) ([]byte, error) {
 				id, err := g.Next()
 				if err != nil {
 					return dst, err
@@ -52,7 +52,7 @@ var publicID63Scheme = Scheme{
 		})
 	},
 	Design: func() Design {
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:      64,
 			MaxBits:   63,
 			PerSecond: 1<<traceid.LowBits - 1,
@@ -76,14 +76,14 @@ var publicID53Scheme = Scheme{
 			return nil, fmt.Errorf("compare: publicid-53: %w", err)
 		}
 		seq := new(atomic.Int64)
-		g := genFunc(func(dst []byte) ([]byte, error) {
+		g := GenFunc(func(dst []byte) ([]byte, error) {
 			v, err := codec.Permute(seq.Add(1))
 			return appendUint64(dst, uint64(v)), err
 		})
-		return each(writers, func(int) (Generator, error) { return g, nil })
+		return Each(writers, func(int) (Generator, error) { return g, nil })
 	},
 	Design: func() Design {
-		return fromMaxBits(Design{
+		return FromMaxBits(Design{
 			Bits:     64,
 			MaxBits:  53,
 			Capacity: publicid.Domain53.Max(),

@@ -1,4 +1,4 @@
-package compare
+package scheme
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func TestAnalyze(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			o, s := analyze(tt.keys)
+			o, s := Analyze(tt.keys)
 			assert.InDelta(t, tt.appends, o.Appends, 1e-9, "appends")
 			assert.Equal(t, tt.inv, o.Inversions, "inversions")
 			assert.InDelta(t, tt.invFrac, o.InversionFraction, 1e-9, "inversion fraction")
@@ -103,7 +103,7 @@ func TestRandomKeysLookRandom(t *testing.T) {
 	for i := range vs {
 		vs[i] = r.Uint64()
 	}
-	o, s := analyze(uints(vs...))
+	o, s := Analyze(uints(vs...))
 	assert.InDelta(t, 0.5, o.InversionFraction, 0.02)
 	assert.Less(t, o.Appends, 0.01)
 	// 20,000 random 64-bit values are about 2^49.7 apart: deltas of 49 or

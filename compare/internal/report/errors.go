@@ -1,0 +1,14 @@
+package report
+
+import "errors"
+
+var (
+	// ErrOptions reports an option outside its allowed range.
+	ErrOptions = errors.New("compare: invalid options")
+	// ErrEmptyReport reports a report with no schemes to show.
+	ErrEmptyReport = errors.New("compare: report has no schemes")
+)
+
+// MaxWriters is the most writers a run loads, and the largest K of a
+// need "writers=K": 1,024, the smallest node field measured (10 bits).
+const MaxWriters = 1024
