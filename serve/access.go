@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/idkit/idkit/serve/internal/reload"
+
 	"github.com/idkit/idkit/clock"
 	"github.com/idkit/idkit/internal/safefile"
 )
@@ -46,7 +48,7 @@ type TLSFiles struct {
 // pair that does not load leaves the last one in use.
 type certificate struct {
 	files TLSFiles
-	w     *watched
+	w     *reload.Watched
 	mu    sync.Mutex
 	cert  *tls.Certificate // the last pair that loaded
 }
@@ -54,7 +56,7 @@ type certificate struct {
 func (c *certificate) load() ([]string, error) {
 	cert, err := tls.LoadX509KeyPair(c.files.CertFile, c.files.KeyFile)
 	if err != nil {
-		return nil, keptError{err}
+		return nil, reload.KeptError{Err: err}
 	}
 	c.mu.Lock()
 	c.cert = &cert
@@ -64,7 +66,7 @@ func (c *certificate) load() ([]string, error) {
 
 // get returns the certificate in use.
 func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	c.w.refresh()
+	c.w.Refresh()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cert, nil
@@ -76,7 +78,7 @@ func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 type clientCAs struct {
 	path   string
 	base   *tls.Config
-	w      *watched
+	w      *reload.Watched
 	config atomic.Pointer[tls.Config]
 }
 
@@ -111,7 +113,7 @@ func (c *clientCAs) load() (skipped []string, err error) {
 			n++
 		}
 		if n == 0 {
-			err = fmt.Errorf("%s holds no PEM certificate: %w", c.path, errNothingValid)
+			err = fmt.Errorf("%s holds no PEM certificate: %w", c.path, reload.ErrNothingValid)
 		}
 	}
 	cfg := c.base.Clone()
@@ -126,7 +128,7 @@ func (c *clientCAs) load() (skipped []string, err error) {
 // forClient is the server's GetConfigForClient: the configuration with
 // the CAs of the bundle's last load.
 func (c *clientCAs) forClient(*tls.ClientHelloInfo) (*tls.Config, error) {
-	c.w.refresh()
+	c.w.Refresh()
 	return c.config.Load(), nil
 }
 
@@ -147,7 +149,7 @@ var aeadSuites = []uint16{
 // /readyz can say why the main port refuses a client.
 type serverTLS struct {
 	main, probes *tls.Config
-	watched      []*watched
+	watched      []*reload.Watched
 }
 
 // tlsConfig returns the server's TLS configuration for files: TLS 1.2 at
@@ -158,12 +160,12 @@ func tlsConfig(files TLSFiles, clk clock.Clock, logger *slog.Logger) (*serverTLS
 		return nil, fmt.Errorf("%w: Options.TLS needs CertFile and KeyFile", ErrInvalid)
 	}
 	c := &certificate{files: files}
-	w, err := newWatched("certificate", []string{files.CertFile, files.KeyFile}, clk, logger, c.load)
+	w, err := reload.NewWatched("certificate", []string{files.CertFile, files.KeyFile}, clk, logger, c.load)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Options.TLS: %w", ErrInvalid, err)
 	}
 	c.w = w
-	st := &serverTLS{watched: []*watched{w}}
+	st := &serverTLS{watched: []*reload.Watched{w}}
 	st.main = &tls.Config{
 		MinVersion:     tls.VersionTLS12,
 		CipherSuites:   aeadSuites,
@@ -173,7 +175,7 @@ func tlsConfig(files TLSFiles, clk clock.Clock, logger *slog.Logger) (*serverTLS
 	st.probes = st.main.Clone()
 	if files.ClientCAFile != "" {
 		ca := &clientCAs{path: files.ClientCAFile, base: st.main.Clone()}
-		w, err := newWatched("client_ca", []string{files.ClientCAFile}, clk, logger, ca.load)
+		w, err := reload.NewWatched("client_ca", []string{files.ClientCAFile}, clk, logger, ca.load)
 		if err != nil {
 			return nil, fmt.Errorf("%w: Options.TLS.ClientCAFile: %w", ErrInvalid, err)
 		}
@@ -197,7 +199,7 @@ func tlsConfig(files TLSFiles, clk clock.Clock, logger *slog.Logger) (*serverTLS
 // unreadable leaves no token valid.
 type tokens struct {
 	path string
-	w    *watched
+	w    *reload.Watched
 	// set is the file's tokens as last loaded, replaced whole on a reload
 	// so that a request reads it without a lock.
 	set atomic.Pointer[tokenSet]
@@ -213,7 +215,7 @@ type tokenSet struct {
 // newTokens reads the token file at path.
 func newTokens(path string, clk clock.Clock, logger *slog.Logger) (*tokens, error) {
 	t := &tokens{path: path}
-	w, err := newWatched("tokens", []string{path}, clk, logger, t.load)
+	w, err := reload.NewWatched("tokens", []string{path}, clk, logger, t.load)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Options.TokenFile: %w", ErrInvalid, err)
 	}
@@ -252,7 +254,7 @@ func (t *tokens) load() (skipped []string, err error) {
 		return skipped, fmt.Errorf("%s: %w", t.path, err)
 	}
 	if len(sums) == 0 {
-		return skipped, fmt.Errorf("%s holds no token: %w", t.path, errNothingValid)
+		return skipped, fmt.Errorf("%s holds no token: %w", t.path, reload.ErrNothingValid)
 	}
 	return skipped, nil
 }
@@ -260,7 +262,7 @@ func (t *tokens) load() (skipped []string, err error) {
 // client returns the client whose token r presents ("token NAME"), or ""
 // if it presents none that is valid.
 func (t *tokens) client(r *http.Request) string {
-	t.w.refresh()
+	t.w.Refresh()
 	auth := r.Header.Get("Authorization")
 	const scheme = "bearer " // compared without case, as RFC 7235 has it
 	if len(auth) <= len(scheme) || !strings.EqualFold(auth[:len(scheme)], scheme) {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/serve/internal/reload"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -97,7 +99,7 @@ func TestTLSAndTokens(t *testing.T) {
 	// reload interval has passed.
 	testcert.WriteFile(t, tokenFile, []byte("bob "+bob+"\n"))
 	ca.Issue(t, dir, "server", 11, true)
-	clk.Advance(2 * reloadInterval)
+	clk.Advance(2 * reload.Interval)
 	fresh := client(ca, nil, false)
 	resp = call(t, fresh, url+"/v1/objectid", bob)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -108,7 +110,7 @@ func TestTLSAndTokens(t *testing.T) {
 
 	// A token file with no valid token left leaves no token valid.
 	testcert.WriteFile(t, tokenFile, []byte("short\n"))
-	clk.Advance(2 * reloadInterval)
+	clk.Advance(2 * reload.Interval)
 	assert.Equal(t, http.StatusUnauthorized, call(t, fresh, url+"/v1/objectid", bob).StatusCode)
 }
 
@@ -230,7 +232,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	for i := range 5 {
 		ca.Issue(t, dir, "server", int64(20+i), true)
 		testcert.WriteFile(t, tokenFile, []byte("steady "+token+"\nother"+strconv.Itoa(i)+" other-0123456789abcdef"+strconv.Itoa(i)+"\n"))
-		clk.Advance(2 * reloadInterval)
+		clk.Advance(2 * reload.Interval)
 		resp := call(t, client(ca, nil, false), url+"/v1/objectid", token)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Equal(t, big.NewInt(int64(20+i)), resp.TLS.PeerCertificates[0].SerialNumber, "renewal %d in use", i)

@@ -83,7 +83,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, sc *scheme, clien
 		w.WriteHeader(http.StatusOK)
 		return http.StatusOK
 	}
-	if ok, why := s.limits.allow(client, sc.name, n, s.clk.Now()); !ok {
+	if ok, why := s.limits.Allow(client, sc.name, n, s.clk.Now()); !ok {
 		return writeTooMany(w, sc.name, why)
 	}
 	bp := getBuffer()

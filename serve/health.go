@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idkit/idkit/serve/internal/reload"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/idkit/idkit"
@@ -324,8 +326,8 @@ func (h *health) check(ctx context.Context) healthReport {
 		note("launch log", err, "lost: the launch log file was removed or replaced; restart the server")
 	}
 	for _, w := range h.s.watched {
-		err := w.state()
-		note(w.name, err, reloadReason(err))
+		err := w.State()
+		note(w.Name, err, reload.Reason(err))
 	}
 	if h.s.store != nil {
 		err := h.probe(ctx)

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"net"
@@ -359,29 +358,4 @@ func TestMaxConnsPerClientOptions(t *testing.T) {
 	_, err := New(context.Background(), Options{ObjectID: &objectid.Options{}, Limits: Limits{MaxConns: 10, MaxConnsPerClient: 11}})
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.ErrorContains(t, err, "Options.Limits.MaxConnsPerClient 11 out of range, want 1 to MaxConns (10)")
-}
-
-// TestLimiterDropsOnlyFullBuckets: past maxClients, a new client drops
-// the clients whose buckets are full again, which carry no state, and
-// keeps one that has spent its tokens, so that its limit still holds.
-func TestLimiterDropsOnlyFullBuckets(t *testing.T) {
-	t.Parallel()
-	now := start
-	l := newLimiter(Limits{IDsPerSecond: 10, RequestsPerSecond: 1}, 10)
-	ok, _ := l.allow("spender", "traceid", 10, now)
-	require.True(t, ok, "the first request of a client")
-	for i := range maxClients - 1 {
-		l.bucket(fmt.Sprintf("quiet %d", i), now)
-	}
-	require.Equal(t, maxClients, l.count)
-
-	l.bucket("newcomer", now)
-	assert.Equal(t, 2, l.count, "the spender and the newcomer")
-	_, kept := l.clients.Load("spender")
-	assert.True(t, kept, "a client with tokens spent is kept")
-	ok, why := l.allow("spender", "traceid", 1, now)
-	assert.False(t, ok, "the spender's limit holds after the others are dropped")
-	assert.False(t, why.node)
-	_, quiet := l.clients.Load("quiet 0")
-	assert.False(t, quiet, "a full bucket is dropped")
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idkit/idkit/serve/internal/connlimit"
+
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/errkind"
 )
@@ -104,9 +106,9 @@ func (s *Server) ServeProbes(l net.Listener) error {
 	if s.tls != nil {
 		hs.TLSConfig = s.tls.probes
 	}
-	return s.serve(hs, l, "probes", connLimits{
-		max: s.cfg.ProbeMaxConns, perClient: s.cfg.ProbeMaxConnsPerClient, busy: s.cfg.ProbeMaxConnsPerClient,
-		opening: probeReadTimeout, evictOpening: openingEviction, proxies: s.cfg.ProxyProtocol,
+	return s.serve(hs, l, "probes", connlimit.Limits{
+		Max: s.cfg.ProbeMaxConns, PerClient: s.cfg.ProbeMaxConnsPerClient, Busy: s.cfg.ProbeMaxConnsPerClient,
+		Opening: probeReadTimeout, EvictOpening: openingEviction, Proxies: s.cfg.ProxyProtocol,
 	})
 }
 
@@ -126,12 +128,12 @@ func (s *Server) ServeMetrics(l net.Listener) error {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          s.errorLog,
 	}
-	return s.serve(hs, l, "metrics", connLimits{max: s.cfg.MetricsMaxConns, opening: metricsReadTimeout, evictOpening: openingEviction})
+	return s.serve(hs, l, "metrics", connlimit.Limits{Max: s.cfg.MetricsMaxConns, Opening: metricsReadTimeout, EvictOpening: openingEviction})
 }
 
 // serve runs hs on l, its connections limited by lim, until Shutdown or
 // Close.
-func (s *Server) serve(hs *http.Server, l net.Listener, name string, lim connLimits) error {
+func (s *Server) serve(hs *http.Server, l net.Listener, name string, lim connlimit.Limits) error {
 	s.mu.Lock()
 	if s.draining.Load() {
 		s.mu.Unlock()
@@ -140,12 +142,12 @@ func (s *Server) serve(hs *http.Server, l net.Listener, name string, lim connLim
 	}
 	s.servers = append(s.servers, hs)
 	s.mu.Unlock()
-	cl := newConnLimit(lim, s.m.evicted.WithLabelValues(name), s.m.refused.WithLabelValues(name), s.m.timedOut.WithLabelValues(name),
+	cl := connlimit.New(lim, s.m.evicted.WithLabelValues(name), s.m.refused.WithLabelValues(name), s.m.timedOut.WithLabelValues(name),
 		s.m.conns.WithLabelValues(name), s.m.idle.WithLabelValues(name))
-	hs.ConnState = cl.connState
-	hs.ConnContext = withConn
-	hs.Handler = endsOpening(hs.Handler)
-	l = cl.listener(l)
+	hs.ConnState = cl.ConnState
+	hs.ConnContext = connlimit.WithConn
+	hs.Handler = connlimit.EndsOpening(hs.Handler)
+	l = cl.Listener(l)
 	if hs.TLSConfig != nil {
 		return hs.ServeTLS(l, "", "") // the certificate comes from TLSConfig
 	}

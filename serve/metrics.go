@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/serve/internal/reload"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -128,7 +130,7 @@ func (m *metrics) done(_ *http.Request, route, scheme string, status int, start 
 func (m *metrics) register(s *Server) {
 	s.reg.MustRegister(&statsCollector{s})
 	if len(s.watched) > 0 {
-		s.reg.MustRegister(reloadCollector{s.watched})
+		s.reg.MustRegister(reload.Collector{Files: s.watched})
 	}
 	for _, name := range s.names {
 		sc := s.schemes[name]

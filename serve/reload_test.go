@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/idkit/idkit/serve/internal/reload"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -60,7 +62,7 @@ func TestTokenRevocation(t *testing.T) {
 			assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_config_reload_successful{files="tokens"} 1`)
 
 			tt.change(t, tokenFile)
-			clk.Advance(reloadInterval)
+			clk.Advance(reload.Interval)
 			for _, token := range []string{alice, bob, carol} {
 				want := http.StatusUnauthorized
 				if token == tt.kept {
@@ -85,7 +87,7 @@ func TestTokenRevocation(t *testing.T) {
 
 			// Written again, the file applies again.
 			testcert.WriteFile(t, tokenFile, []byte("alice "+alice+"\n"))
-			clk.Advance(reloadInterval)
+			clk.Advance(reload.Interval)
 			assert.Equal(t, http.StatusOK, get(t, s, "/v1/objectid", "Authorization", "Bearer "+alice).StatusCode)
 			code, _ = getHealth(t, s)
 			assert.Equal(t, http.StatusOK, code)
@@ -130,7 +132,7 @@ func TestTokenRotationSameLengthAndTime(t *testing.T) {
 			require.Equal(t, fi.Size(), now.Size())
 			require.Equal(t, fi.ModTime(), now.ModTime(), "the rotation keeps the modification time")
 
-			clk.Advance(reloadInterval)
+			clk.Advance(reload.Interval)
 			assert.Equal(t, http.StatusUnauthorized, get(t, s, "/v1/objectid", "Authorization", "Bearer "+old).StatusCode, "the rotated-out token")
 			assert.Equal(t, http.StatusOK, get(t, s, "/v1/objectid", "Authorization", "Bearer "+rotated).StatusCode, "the new token")
 		})
@@ -157,7 +159,7 @@ func TestCertificateReloadKeepsTheLastPair(t *testing.T) {
 	require.Equal(t, big.NewInt(10), serial())
 
 	require.NoError(t, os.Remove(certFile))
-	clk.Advance(reloadInterval)
+	clk.Advance(reload.Interval)
 	assert.Equal(t, big.NewInt(10), serial(), "the last pair, with the certificate deleted")
 	code, rep := getHealth(t, s)
 	assert.Equal(t, http.StatusOK, code)
@@ -169,7 +171,7 @@ func TestCertificateReloadKeepsTheLastPair(t *testing.T) {
 	b, err := os.ReadFile(newCert)
 	require.NoError(t, err)
 	testcert.WriteFile(t, certFile, b)
-	clk.Advance(reloadInterval)
+	clk.Advance(reload.Interval)
 	assert.Equal(t, big.NewInt(10), serial(), "the last pair, with a certificate that does not match its key")
 	m := body(t, get(t, s.metricsOnly(), "/metrics"))
 	assertMetric(t, m, `idkit_config_reloads_total{files="certificate",result="failed"} 2`)
@@ -178,7 +180,7 @@ func TestCertificateReloadKeepsTheLastPair(t *testing.T) {
 	b, err = os.ReadFile(newKey)
 	require.NoError(t, err)
 	testcert.WriteFile(t, keyFile, b)
-	clk.Advance(reloadInterval)
+	clk.Advance(reload.Interval)
 	assert.Equal(t, big.NewInt(12), serial(), "the new pair, once its key is copied")
 	m = body(t, get(t, s.metricsOnly(), "/metrics"))
 	assertMetric(t, m, `idkit_config_reload_successful{files="certificate"} 1`)
@@ -213,14 +215,14 @@ func TestClientCAReloadFailsClosed(t *testing.T) {
 	// other's CA goes; a block that does not parse is skipped.
 	bad := []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
 	testcert.WriteFile(t, caFile, append(append([]byte{}, ca.PEM...), bad...))
-	clk.Advance(reloadInterval)
+	clk.Advance(reload.Interval)
 	assert.Equal(t, http.StatusOK, call(t, client(ca, app, false), url+"/v1/objectid", "").StatusCode)
 	_, err := client(ca, stranger, false).Get(url + "/v1/objectid")
 	assert.Error(t, err, "a certificate of the CA taken out")
 	assertMetric(t, body(t, get(t, s, "/metrics")), `idkit_config_reload_skipped_parts{files="client_ca"} 1`)
 
 	testcert.WriteFile(t, caFile, []byte("# none\n"))
-	clk.Advance(reloadInterval)
+	clk.Advance(reload.Interval)
 	_, err = client(ca, app, false).Get(url + "/v1/objectid")
 	assert.Error(t, err, "an emptied bundle trusts no client")
 	code, rep := getHealth(t, s)

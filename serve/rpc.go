@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idkit/idkit/serve/internal/idtext"
+
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
@@ -135,9 +137,9 @@ func (r *rpcService) Next(ctx context.Context, req *connect.Request[idkitv1.Next
 	if _, ok := idkitv1.Format_name[int32(format)]; !ok {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("format %d unknown, want FORMAT_UNSPECIFIED (0, the binary form), FORMAT_TEXT (1), FORMAT_BINARY (2) or FORMAT_TEXT_AND_BINARY (3)", format))
 	}
-	if ok, why := s.limits.allow(client, sc.name, int(n), s.clk.Now()); !ok {
-		secs := retrySeconds(why.retry)
-		return nil, retryError(connect.CodeResourceExhausted, tooMany(sc.name, why.node, secs), secs)
+	if ok, why := s.limits.Allow(client, sc.name, int(n), s.clk.Now()); !ok {
+		secs := retrySeconds(why.Retry)
+		return nil, retryError(connect.CodeResourceExhausted, tooMany(sc.name, why.Node, secs), secs)
 	}
 	resp := &idkitv1.NextResponse{}
 	if err := rpcIssue(ctx, sc, int(n), format, resp); err != nil {
@@ -273,10 +275,10 @@ func rpcIssue(ctx context.Context, sc *scheme, n int, f idkitv1.Format, resp *id
 			bp := getBuffer()
 			defer putBuffer(bp)
 			b := slices.Grow((*bp)[:0], 24*n)
-			var h oidHex
+			var h idtext.OIDHex
 			for i := range n {
-				h.next((*[12]byte)(raw[12*i:]))
-				b = append(b, h.text[:]...)
+				h.Next((*[12]byte)(raw[12*i:]))
+				b = append(b, h.Text[:]...)
 			}
 			*bp = b
 			all := string(b)
@@ -306,10 +308,10 @@ func decimalStrings(values []uint64) []string {
 	bp := getBuffer()
 	defer putBuffer(bp)
 	b := slices.Grow((*bp)[:0], len(values)*8)
-	var w digits
+	var w idtext.Digits
 	for _, v := range values {
-		w.next(int64(v))
-		b = append(append(b, w.text[:w.n]...), '\n')
+		w.Next(int64(v))
+		b = append(append(b, w.Text[:w.N]...), '\n')
 	}
 	*bp = b
 	all := string(b)

@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/idkit/idkit/serve/internal/idtext"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -104,7 +107,7 @@ func issueDecimal[T ~int64](g idkit.Generator[T]) func(ctx context.Context, dst 
 	return func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
 		buf := pool.Get().(*[run]T)
 		defer pool.Put(buf)
-		var w digits
+		var w idtext.Digits
 		for n > 0 {
 			if err := ctx.Err(); err != nil {
 				return dst, err
@@ -113,10 +116,10 @@ func issueDecimal[T ~int64](g idkit.Generator[T]) func(ctx context.Context, dst 
 			if _, err := g.FillContext(ctx, buf[:k]); err != nil {
 				return dst, err
 			}
-			dst = grow(dst, k*(maxDecimal+3)+len(w.text))
+			dst = slices.Grow(dst, k*(maxDecimal+3)+len(w.Text))
 			for _, id := range buf[:k] {
-				w.next(int64(id))
-				dst = appendDigits(dst, &w, asText)
+				w.Next(int64(id))
+				dst = idtext.AppendDigits(dst, &w, asText)
 			}
 			n -= k
 		}
@@ -314,16 +317,16 @@ func (s *Server) objectIDScheme(ctx context.Context, o objectid.Options) (*schem
 	sc := &scheme{name: "objectid", stats: g.Stats, raw: fillRaw(g)}
 	sc.issue = func(ctx context.Context, dst []byte, n int, asText bool) ([]byte, error) {
 		var buf [run / 2]objectid.ID
-		var h oidHex
+		var h idtext.OIDHex
 		for n > 0 {
 			k := min(n, len(buf))
 			if _, err := g.FillContext(ctx, buf[:k]); err != nil { // the wait for the next second ends with ctx
 				return dst, err
 			}
-			dst = grow(dst, k*(24+3))
+			dst = slices.Grow(dst, k*(24+3))
 			for i := range buf[:k] {
-				h.next((*[12]byte)(&buf[i]))
-				dst = appendHex(dst, &h, asText)
+				h.Next((*[12]byte)(&buf[i]))
+				dst = idtext.AppendHex(dst, &h, asText)
 			}
 			n -= k
 		}

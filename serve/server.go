@@ -15,6 +15,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idkit/idkit/serve/internal/tlslog"
+
+	"github.com/idkit/idkit/serve/internal/connlimit"
+	"github.com/idkit/idkit/serve/internal/ratelimit"
+	"github.com/idkit/idkit/serve/internal/reload"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/idkit/idkit/clock"
@@ -189,11 +195,11 @@ type Server struct {
 	draining atomic.Bool
 	drained  chan struct{} // closed once draining is set; see drain
 	drainOne sync.Once
-	tls      *serverTLS // nil for plain HTTP
-	tokens   *tokens    // nil without Options.TokenFile
-	watched  []*watched // the files reloaded as they change: certificate, client CAs, tokens
-	limits   *limiter
-	streams  *streamShares
+	tls      *serverTLS        // nil for plain HTTP
+	tokens   *tokens           // nil without Options.TokenFile
+	watched  []*reload.Watched // the files reloaded as they change: certificate, client CAs, tokens
+	limits   *ratelimit.Limiter
+	streams  *connlimit.StreamShares
 
 	closers   []func() error // of the generators and allocators, run once by Shutdown or Close
 	closeOnce sync.Once
@@ -292,10 +298,10 @@ func New(ctx context.Context, c Options) (*Server, error) {
 		s.tokens = t
 		s.watched = append(s.watched, t.w)
 	}
-	s.limits = newLimiter(c.Limits, c.MaxN)
-	s.streams = newStreamShares(c.Limits.MaxStreamsPerClient)
+	s.limits = ratelimit.NewLimiter(c.Limits.IDsPerSecond, c.Limits.RequestsPerSecond, c.Limits.NodeIDsPerSecond, c.MaxN)
+	s.streams = connlimit.NewStreamShares(c.Limits.MaxStreamsPerClient)
 	s.m = newMetrics(s.reg)
-	s.errorLog = newErrorLog(c.Logger, c.Clock, s.m.handshakes)
+	s.errorLog = tlslog.NewErrorLog(c.Logger, c.Clock, s.m.handshakes)
 	if c.Store != nil {
 		s.store = &countingStore{Store: c.Store, errors: s.m.storeErrors}
 	}
@@ -369,7 +375,7 @@ func optional[O any](o *O, build func(context.Context, O) (*scheme, error)) func
 // add registers sc.
 func (s *Server) add(sc *scheme) {
 	sc.bind(s.m)
-	s.limits.addScheme(sc.name)
+	s.limits.AddScheme(sc.name)
 	s.schemes[sc.name] = sc
 	s.names = append(s.names, sc.name)
 }
@@ -387,13 +393,13 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	client, ok := s.streams.take(r)
+	client, ok := s.streams.Take(r)
 	if !ok {
 		s.m.streamsRefused.Inc()
-		s.streams.tooManyStreams(w)
+		s.streams.TooManyStreams(w)
 		return
 	}
-	defer s.streams.give(client)
+	defer s.streams.Give(client)
 	s.serveHTTP(w, r)
 }
 
@@ -464,9 +470,9 @@ func (s *Server) Serve(l net.Listener) error {
 	} else {
 		hs.TLSConfig = s.tls.main
 	}
-	return s.serve(hs, l, "main", connLimits{
-		max: s.cfg.Limits.MaxConns, perClient: max(0, s.cfg.Limits.MaxConnsPerClient), busy: max(0, s.cfg.Limits.MaxBusyConnsPerClient),
-		opening: s.cfg.ReadHeaderTimeout, proxies: s.cfg.ProxyProtocol,
+	return s.serve(hs, l, "main", connlimit.Limits{
+		Max: s.cfg.Limits.MaxConns, PerClient: max(0, s.cfg.Limits.MaxConnsPerClient), Busy: max(0, s.cfg.Limits.MaxBusyConnsPerClient),
+		Opening: s.cfg.ReadHeaderTimeout, Proxies: s.cfg.ProxyProtocol,
 	})
 }
 

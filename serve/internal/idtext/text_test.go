@@ -1,4 +1,4 @@
-package serve
+package idtext
 
 import (
 	"encoding/hex"
@@ -22,12 +22,12 @@ func TestDigits(t *testing.T) {
 		starts = append(starts, rng.Int64N(math.MaxInt64/2))
 	}
 	for _, v := range starts {
-		var w digits
+		var w Digits
 		for range 1000 {
-			w.next(v)
+			w.Next(v)
 			for _, asText := range []bool{false, true} {
 				dst := make([]byte, 0, 32)
-				got := string(appendDigits(dst, &w, asText))
+				got := string(AppendDigits(dst, &w, asText))
 				want := `"` + strconv.FormatInt(v, 10) + `",`
 				if asText {
 					want = strconv.FormatInt(v, 10) + "\n"
@@ -62,10 +62,10 @@ func TestOIDHex(t *testing.T) {
 		{1, 2, 3, 5, 5, 6, 7, 8, 9, 0, 0, 0},
 		{0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0, 0, 0xab, 0xcd, 0xef},
 	}
-	var h oidHex
+	var h OIDHex
 	for _, id := range ids {
-		h.next(&id)
-		require.Equal(t, hex.EncodeToString(id[:])+"\n", string(appendHex(make([]byte, 0, 32), &h, true)))
-		require.Equal(t, `"`+hex.EncodeToString(id[:])+`",`, string(appendHex(make([]byte, 0, 32), &h, false)))
+		h.Next(&id)
+		require.Equal(t, hex.EncodeToString(id[:])+"\n", string(AppendHex(make([]byte, 0, 32), &h, true)))
+		require.Equal(t, `"`+hex.EncodeToString(id[:])+`",`, string(AppendHex(make([]byte, 0, 32), &h, false)))
 	}
 }

@@ -1,4 +1,4 @@
-package serve
+package connlimit
 
 import (
 	"context"
@@ -38,8 +38,8 @@ import (
 // slow sender cannot stretch the time it holds its room. So idle
 // connections never keep a client out, and a listener holds at most its
 // cap and one waiting connection of descriptors.
-type connLimit struct {
-	connLimits
+type Limit struct {
+	Limits
 	evicted  prometheus.Counter
 	refused  prometheus.Counter
 	timedOut prometheus.Counter
@@ -54,7 +54,7 @@ type connLimit struct {
 
 	mu       sync.Mutex
 	n        int                         // connections open
-	conns    map[*limitedConn]struct{}   // the connections open, to find the idle ones
+	conns    map[*Conn]struct{}          // the connections open, to find the idle ones
 	byClient map[netip.Addr]*clientConns // connections by client address, when shared
 	changed  chan struct{}               // closed and replaced when n changes or a connection goes idle while waiting is set
 }
@@ -65,14 +65,14 @@ type clientConns struct {
 	idle     atomic.Int32 // of them idle now
 }
 
-// connLimits are the limits of one listener.
-type connLimits struct {
-	max       int // connections open; negative for no cap
-	perClient int // of them from one client address; 0 for no share
-	busy      int // of them from one address that are not idle; 0 for no cap
+// ConnLimits are the limits of one listener.
+type Limits struct {
+	Max       int // connections open; negative for no cap
+	PerClient int // of them from one client address; 0 for no share
+	Busy      int // of them from one address that are not idle; 0 for no cap
 	// opening is how long a new connection may take to send its first
 	// request's header; 0 for no bound but the http.Server's own.
-	opening time.Duration
+	Opening time.Duration
 	// evictOpening, if positive, lets a new connection at the cap with
 	// none idle close the connection that has been opening longest (no
 	// whole request yet), once that one has been open that long, rather
@@ -80,26 +80,26 @@ type connLimits struct {
 	// whose clients send their request as soon as they connect, silent
 	// or trickling connections from many addresses cannot keep a probe
 	// out.
-	evictOpening time.Duration
+	EvictOpening time.Duration
 	// proxies are the addresses whose connections may begin with a PROXY
 	// protocol header naming the client.
-	proxies []netip.Prefix
+	Proxies []netip.Prefix
 }
 
 // newConnLimit returns the limits lim with their metrics.
-func newConnLimit(lim connLimits, evicted, refused, timedOut prometheus.Counter, open, idle prometheus.Gauge) *connLimit {
-	if lim.max < 0 {
-		lim.max = math.MaxInt
+func New(lim Limits, evicted, refused, timedOut prometheus.Counter, open, idle prometheus.Gauge) *Limit {
+	if lim.Max < 0 {
+		lim.Max = math.MaxInt
 	}
-	return &connLimit{connLimits: lim, evicted: evicted, refused: refused, timedOut: timedOut, open: open, idleNow: idle,
-		conns: make(map[*limitedConn]struct{}), byClient: make(map[netip.Addr]*clientConns), changed: make(chan struct{})}
+	return &Limit{Limits: lim, evicted: evicted, refused: refused, timedOut: timedOut, open: open, idleNow: idle,
+		conns: make(map[*Conn]struct{}), byClient: make(map[netip.Addr]*clientConns), changed: make(chan struct{})}
 }
 
 // shared reports whether connections are counted by client address.
-func (l *connLimit) shared() bool { return l.perClient > 0 || l.busy > 0 }
+func (l *Limit) shared() bool { return l.PerClient > 0 || l.Busy > 0 }
 
 // signal wakes the waiting accept, if it waits; l.mu is held.
-func (l *connLimit) signal() {
+func (l *Limit) signal() {
 	if l.waiting.Load() {
 		close(l.changed)
 		l.changed = make(chan struct{})
@@ -119,10 +119,10 @@ func addrOf(a net.Addr) netip.Addr {
 // acquire takes room for c under the cap: at the cap it closes the
 // connection idle longest, or waits while none is idle. It returns false
 // once done is closed.
-func (l *connLimit) acquire(c *limitedConn, done <-chan struct{}) bool {
+func (l *Limit) acquire(c *Conn, done <-chan struct{}) bool {
 	for {
 		l.mu.Lock()
-		if l.n < l.max {
+		if l.n < l.Max {
 			l.n++
 			l.conns[c] = struct{}{}
 			l.open.Set(float64(l.n))
@@ -137,7 +137,7 @@ func (l *connLimit) acquire(c *limitedConn, done <-chan struct{}) bool {
 			continue
 		}
 		var due *time.Timer // when the connection opening longest may be closed
-		if l.evictOpening > 0 {
+		if l.EvictOpening > 0 {
 			evicted, after := l.evictLongestOpening() // unlocks if evicted
 			if evicted {
 				continue
@@ -168,8 +168,8 @@ func (l *connLimit) acquire(c *limitedConn, done <-chan struct{}) bool {
 // reports true; l.mu is held, and it unlocks it when it reports true.
 // Otherwise it returns how long until the one opening longest is due, or
 // 0 if none is opening.
-func (l *connLimit) evictLongestOpening() (bool, time.Duration) {
-	var longest *limitedConn
+func (l *Limit) evictLongestOpening() (bool, time.Duration) {
+	var longest *Conn
 	for c := range l.conns {
 		if c.sent.Load() {
 			continue
@@ -181,8 +181,8 @@ func (l *connLimit) evictLongestOpening() (bool, time.Duration) {
 	if longest == nil {
 		return false, 0
 	}
-	due := longest.since + int64(l.evictOpening)
-	if now := sinceEpoch(time.Now()); now < due {
+	due := longest.since + int64(l.EvictOpening)
+	if now := SinceEpoch(time.Now()); now < due {
 		return false, time.Duration(due - now)
 	}
 	// Taking its first request from it, as its deadline would: a request
@@ -206,7 +206,7 @@ func (l *connLimit) evictLongestOpening() (bool, time.Duration) {
 // it closes that client's connection idle longest, or refuses (false)
 // with none idle; with client's busy connections at their cap it
 // refuses. It returns the client's counts, nil when not shared.
-func (l *connLimit) admit(client netip.Addr) (*clientConns, bool) {
+func (l *Limit) admit(client netip.Addr) (*clientConns, bool) {
 	if !l.shared() || !client.IsValid() {
 		return nil, true
 	}
@@ -216,12 +216,12 @@ func (l *connLimit) admit(client netip.Addr) (*clientConns, bool) {
 		if cc == nil {
 			cc = &clientConns{} // kept once admitted
 		}
-		if l.busy > 0 && cc.admitted-int(cc.idle.Load()) >= l.busy {
+		if l.Busy > 0 && cc.admitted-int(cc.idle.Load()) >= l.Busy {
 			l.mu.Unlock()
 			l.refused.Inc()
 			return nil, false
 		}
-		if l.perClient > 0 && cc.admitted >= l.perClient {
+		if l.PerClient > 0 && cc.admitted >= l.PerClient {
 			if l.evictOldest(client) { // unlocks
 				continue
 			}
@@ -244,8 +244,8 @@ func (l *connLimit) admit(client netip.Addr) (*clientConns, bool) {
 // hold many. l.mu is held, and evictOldest unlocks it when it reports
 // true (also when that connection took a request before it could be
 // closed, so that the caller looks again).
-func (l *connLimit) evictOldest(client netip.Addr) bool {
-	var oldest *limitedConn
+func (l *Limit) evictOldest(client netip.Addr) bool {
+	var oldest *Conn
 	var at int64
 	held := -1 // the connections of oldest's client address
 	for c := range l.conns {
@@ -284,7 +284,7 @@ func (l *connLimit) evictOldest(client netip.Addr) bool {
 }
 
 // idled counts c idle (d = 1) or no longer idle (d = -1).
-func (l *connLimit) idled(c *limitedConn, d int32) {
+func (l *Limit) idled(c *Conn, d int32) {
 	l.idleNow.Add(float64(d))
 	if c.counts != nil {
 		c.counts.idle.Add(d)
@@ -292,7 +292,7 @@ func (l *connLimit) idled(c *limitedConn, d int32) {
 }
 
 // unidle takes c out of the idle set, if it is in it.
-func (l *connLimit) unidle(c *limitedConn) {
+func (l *Limit) unidle(c *Conn) {
 	if c.idleSince.Swap(0) != 0 {
 		l.idled(c, -1)
 	}
@@ -300,7 +300,7 @@ func (l *connLimit) unidle(c *limitedConn) {
 
 // release gives back the room of c, and of its client's if admitted,
 // unless an eviction has.
-func (l *connLimit) release(c *limitedConn) {
+func (l *Limit) release(c *Conn) {
 	l.unidle(c)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -311,7 +311,7 @@ func (l *connLimit) release(c *limitedConn) {
 
 // forget gives back the room of c, and of its client's if admitted; l.mu
 // is held.
-func (l *connLimit) forget(c *limitedConn) {
+func (l *Limit) forget(c *Conn) {
 	l.n--
 	delete(l.conns, c)
 	if c.admitted {
@@ -323,7 +323,7 @@ func (l *connLimit) forget(c *limitedConn) {
 
 // unadmit gives back the room of a client's connection that never took
 // room under the cap.
-func (l *connLimit) unadmit(client netip.Addr, cc *clientConns) {
+func (l *Limit) unadmit(client netip.Addr, cc *clientConns) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.unadmitLocked(client, cc)
@@ -331,7 +331,7 @@ func (l *connLimit) unadmit(client netip.Addr, cc *clientConns) {
 
 // unadmitLocked takes a connection from client's count, and forgets
 // client once it has none; l.mu is held.
-func (l *connLimit) unadmitLocked(client netip.Addr, cc *clientConns) {
+func (l *Limit) unadmitLocked(client netip.Addr, cc *clientConns) {
 	if cc == nil {
 		return
 	}
@@ -343,7 +343,7 @@ func (l *connLimit) unadmitLocked(client netip.Addr, cc *clientConns) {
 // connState is the http.Server's ConnState hook: it marks connections
 // idle and busy again. It takes no lock unless the accept waits for
 // room.
-func (l *connLimit) connState(c net.Conn, st http.ConnState) {
+func (l *Limit) ConnState(c net.Conn, st http.ConnState) {
 	lc := limitedOf(c)
 	if lc == nil {
 		return
@@ -354,7 +354,7 @@ func (l *connLimit) connState(c net.Conn, st http.ConnState) {
 	}
 	// The time orders the idle connections; +1 keeps it from 0, which
 	// means busy.
-	if lc.idleSince.Swap(sinceEpoch(time.Now())+1) == 0 {
+	if lc.idleSince.Swap(SinceEpoch(time.Now())+1) == 0 {
 		l.idled(lc, 1)
 	}
 	if l.waiting.Load() {
@@ -369,7 +369,7 @@ type connKey struct{}
 
 // withConn is the http.Server's ConnContext hook: it keeps the limited
 // connection under c in the context of c's requests, for endsOpening.
-func withConn(ctx context.Context, c net.Conn) context.Context {
+func WithConn(ctx context.Context, c net.Conn) context.Context {
 	if lc := limitedOf(c); lc != nil {
 		return context.WithValue(ctx, connKey{}, lc)
 	}
@@ -382,9 +382,9 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 // connection is busy and idle again before its first stream (its preface
 // and settings), a header block sent a frame at a time is bounded by
 // nothing else but the idle timeout.
-func endsOpening(h http.Handler) http.Handler {
+func EndsOpening(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+		if lc, ok := r.Context().Value(connKey{}).(*Conn); ok {
 			lc.opened()
 		}
 		h.ServeHTTP(w, r)
@@ -393,11 +393,11 @@ func endsOpening(h http.Handler) http.Handler {
 
 // limitedOf returns the limited connection under c, the connection that
 // the http.Server's hook sees, or nil.
-func limitedOf(c net.Conn) *limitedConn {
+func limitedOf(c net.Conn) *Conn {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
-	lc, _ := c.(*limitedConn)
+	lc, _ := c.(*Conn)
 	return lc
 }
 
@@ -407,8 +407,8 @@ const proxyHeaderTimeout = 5 * time.Second
 
 // trustsProxy reports whether a connection from addr may begin with a
 // PROXY header.
-func (l *connLimit) trustsProxy(addr netip.Addr) bool {
-	for _, p := range l.proxies {
+func (l *Limit) trustsProxy(addr netip.Addr) bool {
+	for _, p := range l.Proxies {
 		if p.Contains(addr) {
 			return true
 		}
@@ -417,13 +417,13 @@ func (l *connLimit) trustsProxy(addr netip.Addr) bool {
 }
 
 // listener returns ln with its connections limited by l.
-func (l *connLimit) listener(ln net.Listener) net.Listener {
+func (l *Limit) Listener(ln net.Listener) net.Listener {
 	return &limitListener{Listener: ln, lim: l, done: make(chan struct{}), sweep: newSweeper()}
 }
 
 type limitListener struct {
 	net.Listener
-	lim       *connLimit
+	lim       *Limit
 	done      chan struct{}
 	closeOnce sync.Once
 	sweep     *sweeper // enforces the connections' deadlines
@@ -435,13 +435,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		lc := &limitedConn{Conn: c, raw: c, lim: l.lim, sweep: l.sweep, since: sinceEpoch(time.Now())}
-		if from := addrOf(c.RemoteAddr()); len(l.lim.proxies) > 0 && l.lim.trustsProxy(from) {
+		lc := &Conn{Conn: c, raw: c, lim: l.lim, sweep: l.sweep, since: SinceEpoch(time.Now())}
+		if from := addrOf(c.RemoteAddr()); len(l.lim.Proxies) > 0 && l.lim.trustsProxy(from) {
 			// The header is read at the connection's first use, in its
 			// own goroutine, never here: a proxy that sends it slowly
 			// holds up only its own connection. The client's share is
 			// taken then, after the room under the cap.
-			timeout := l.lim.opening
+			timeout := l.lim.Opening
 			if timeout == 0 {
 				timeout = proxyHeaderTimeout
 			}
@@ -465,9 +465,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			c.Close()
 			return nil, net.ErrClosed
 		}
-		if l.lim.opening > 0 {
+		if l.lim.Opening > 0 {
 			lc.accepted = time.Now()
-			lc.timer = time.AfterFunc(l.lim.opening, lc.expire)
+			lc.timer = time.AfterFunc(l.lim.Opening, lc.expire)
 		}
 		l.sweep.add(lc)
 		return lc, nil
@@ -486,12 +486,12 @@ var errRefused = errors.New("serve: connection refused at its client's share")
 // client's share at its first use, closed if it has not sent a request
 // by its opening deadline, its deadlines enforced by its listener's
 // sweeper, and giving its room back when closed, once.
-type limitedConn struct {
+type Conn struct {
 	net.Conn             // raw, or a PROXY protocol reader over it
 	raw         net.Conn // the accepted connection
-	lim         *connLimit
+	lim         *Limit
 	sweep       *sweeper
-	read, write lazyDeadline
+	read, write LazyDeadline
 	timer       *time.Timer // the opening deadline; nil for none
 	accepted    time.Time   // when the opening deadline began
 	since       int64       // when accepted (sinceEpoch), to find the one opening longest
@@ -513,7 +513,7 @@ type limitedConn struct {
 // admit reads the client's address, from a PROXY header if the proxy
 // sent one, and takes its room, or closes the connection; it reports
 // whether the connection may be used.
-func (c *limitedConn) admit() bool {
+func (c *Conn) admit() bool {
 	c.admitOnce.Do(func() {
 		c.client = addrOf(c.Conn.RemoteAddr())
 		if counts, ok := c.lim.admit(c.client); ok {
@@ -526,14 +526,14 @@ func (c *limitedConn) admit() bool {
 	return !c.refused
 }
 
-func (c *limitedConn) Read(b []byte) (int, error) {
+func (c *Conn) Read(b []byte) (int, error) {
 	if !c.admit() {
 		return 0, errRefused
 	}
 	return c.Conn.Read(b)
 }
 
-func (c *limitedConn) Write(b []byte) (int, error) {
+func (c *Conn) Write(b []byte) (int, error) {
 	if !c.admit() {
 		return 0, errRefused
 	}
@@ -542,27 +542,27 @@ func (c *limitedConn) Write(b []byte) (int, error) {
 
 // RemoteAddr is the client's address: the PROXY header's source, if a
 // trusted proxy sent one.
-func (c *limitedConn) RemoteAddr() net.Addr {
+func (c *Conn) RemoteAddr() net.Addr {
 	c.admit()
 	return c.Conn.RemoteAddr()
 }
 
 // opened ends the opening deadline: the connection has sent a request.
-func (c *limitedConn) opened() {
+func (c *Conn) opened() {
 	if !c.sent.Load() && c.sent.CompareAndSwap(false, true) && c.timer != nil {
 		c.timer.Stop()
 	}
 }
 
 // expire closes the connection if it has sent no request yet.
-func (c *limitedConn) expire() {
+func (c *Conn) expire() {
 	if c.sent.CompareAndSwap(false, true) {
 		c.lim.timedOut.Inc()
 		c.raw.Close()
 	}
 }
 
-func (c *limitedConn) Close() error {
+func (c *Conn) Close() error {
 	first := false
 	var err error
 	c.closeOnce.Do(func() {
@@ -571,7 +571,7 @@ func (c *limitedConn) Close() error {
 		// of the http.Server's own read timeouts, which end no sooner.
 		// Counted before the close, so that a client that sees its
 		// connection closed finds it counted, as expire does.
-		if c.sent.CompareAndSwap(false, true) && c.timer != nil && time.Since(c.accepted) >= c.lim.opening {
+		if c.sent.CompareAndSwap(false, true) && c.timer != nil && time.Since(c.accepted) >= c.lim.Opening {
 			c.lim.timedOut.Inc()
 		}
 		if c.timer != nil {

@@ -1,4 +1,4 @@
-package serve
+package connlimit
 
 import (
 	"sync"
@@ -22,7 +22,7 @@ import (
 const sweepEvery = 50 * time.Millisecond
 
 // aLongTimeAgo is the deadline that fails a connection's I/O at once.
-var aLongTimeAgo = time.Unix(1, 0)
+var ALongTimeAgo = time.Unix(1, 0)
 
 // epoch is the origin of the deadlines kept in memory. They are kept as
 // monotonic time since it, as the runtime keeps a socket's, so that a
@@ -32,10 +32,10 @@ var epoch = time.Now()
 // sinceEpoch is t as kept in memory: the monotonic time from epoch to t
 // where t has a monotonic reading (time.Now().Add(d), as net/http sets),
 // else its wall time's distance from epoch.
-func sinceEpoch(t time.Time) int64 { return int64(t.Sub(epoch)) }
+func SinceEpoch(t time.Time) int64 { return int64(t.Sub(epoch)) }
 
 // lazyDeadline is one direction's deadline of a connection.
-type lazyDeadline struct {
+type LazyDeadline struct {
 	mu    sync.Mutex
 	at    int64 // when it falls (sinceEpoch); 0 for none
 	armed bool  // the socket's own deadline is set, in the past
@@ -45,12 +45,12 @@ type lazyDeadline struct {
 // time no later than the present) is set on the socket at once, through
 // apply; any other is kept for the sweeper, and a past deadline the
 // socket had is taken off.
-func (d *lazyDeadline) set(t time.Time, now int64, apply func(time.Time) error) error {
+func (d *LazyDeadline) set(t time.Time, now int64, apply func(time.Time) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if t.IsZero() {
 		d.at = 0
-	} else if at := sinceEpoch(t); at > now {
+	} else if at := SinceEpoch(t); at > now {
 		d.at = at
 	} else {
 		d.at = 0
@@ -66,13 +66,13 @@ func (d *lazyDeadline) set(t time.Time, now int64, apply func(time.Time) error) 
 
 // fire sets the deadline on the socket, through apply, if it has fallen
 // by now.
-func (d *lazyDeadline) fire(now int64, apply func(time.Time) error) {
+func (d *LazyDeadline) fire(now int64, apply func(time.Time) error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.at != 0 && d.at <= now {
 		d.at = 0
 		d.armed = true
-		apply(aLongTimeAgo)
+		apply(ALongTimeAgo)
 	}
 }
 
@@ -83,18 +83,18 @@ func (d *lazyDeadline) fire(now int64, apply func(time.Time) error) {
 type sweeper struct {
 	now     atomic.Int64 // the last sweep's time (sinceEpoch): never later than the present
 	mu      sync.Mutex
-	conns   map[*limitedConn]struct{}
+	conns   map[*Conn]struct{}
 	running bool
 }
 
 func newSweeper() *sweeper {
-	s := &sweeper{conns: make(map[*limitedConn]struct{})}
-	s.now.Store(sinceEpoch(time.Now()))
+	s := &sweeper{conns: make(map[*Conn]struct{})}
+	s.now.Store(SinceEpoch(time.Now()))
 	return s
 }
 
 // add has the sweeper enforce c's deadlines until remove.
-func (s *sweeper) add(c *limitedConn) {
+func (s *sweeper) add(c *Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.conns[c] = struct{}{}
@@ -104,7 +104,7 @@ func (s *sweeper) add(c *limitedConn) {
 	}
 }
 
-func (s *sweeper) remove(c *limitedConn) {
+func (s *sweeper) remove(c *Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -113,9 +113,9 @@ func (s *sweeper) remove(c *limitedConn) {
 func (s *sweeper) run() {
 	tick := time.NewTicker(sweepEvery)
 	defer tick.Stop()
-	var due []*limitedConn
+	var due []*Conn
 	for range tick.C {
-		now := sinceEpoch(time.Now())
+		now := SinceEpoch(time.Now())
 		s.now.Store(now)
 		s.mu.Lock()
 		if len(s.conns) == 0 {
@@ -138,18 +138,18 @@ func (s *sweeper) run() {
 
 // SetReadDeadline sets the connection's read deadline, enforced by its
 // listener's sweeper.
-func (c *limitedConn) SetReadDeadline(t time.Time) error {
+func (c *Conn) SetReadDeadline(t time.Time) error {
 	return c.read.set(t, c.sweep.now.Load(), c.Conn.SetReadDeadline)
 }
 
 // SetWriteDeadline sets the connection's write deadline, enforced by its
 // listener's sweeper.
-func (c *limitedConn) SetWriteDeadline(t time.Time) error {
+func (c *Conn) SetWriteDeadline(t time.Time) error {
 	return c.write.set(t, c.sweep.now.Load(), c.Conn.SetWriteDeadline)
 }
 
 // SetDeadline sets both deadlines.
-func (c *limitedConn) SetDeadline(t time.Time) error {
+func (c *Conn) SetDeadline(t time.Time) error {
 	now := c.sweep.now.Load()
 	errRead := c.read.set(t, now, c.Conn.SetReadDeadline)
 	errWrite := c.write.set(t, now, c.Conn.SetWriteDeadline)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package serve
+package reload
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 )
 
 // fileID returns a file's device, inode and change time.
-func fileID(fi os.FileInfo) (dev, ino uint64, ctime time.Time) {
+func FileID(fi os.FileInfo) (dev, ino uint64, ctime time.Time) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, 0, time.Time{}

@@ -1,4 +1,4 @@
-package serve
+package reload
 
 import (
 	"crypto/sha256"
@@ -18,19 +18,19 @@ import (
 
 // reloadInterval is how often, at most, the server looks at its TLS and
 // token files for changes, on its clock.
-const reloadInterval = time.Second
+const Interval = time.Second
 
 // errNothingValid is the error of a file that was read but holds nothing
 // the server can use: no token, no certificate.
-var errNothingValid = errors.New("nothing valid")
+var ErrNothingValid = errors.New("nothing valid")
 
 // keptError is the error of a load that failed and left what the last
 // load put in use (a certificate): it counts as a failed reload and is
 // logged, but the server stays ready.
-type keptError struct{ err error }
+type KeptError struct{ Err error }
 
-func (e keptError) Error() string { return e.err.Error() }
-func (e keptError) Unwrap() error { return e.err }
+func (e KeptError) Error() string { return e.Err.Error() }
+func (e KeptError) Unwrap() error { return e.Err }
 
 // watched is a set of files (a token file; a certificate and its key; a
 // CA bundle) read again when one of them changes, appears or goes. A
@@ -38,8 +38,8 @@ func (e keptError) Unwrap() error { return e.err }
 // else happened to them, so that a deleted, emptied or unreadable file
 // leaves nothing of it in use, and a part that does not parse (a line, a
 // PEM block) is skipped while the rest applies.
-type watched struct {
-	name   string // names the files in logs, readiness and metrics: "tokens", "certificate", "client_ca"
+type Watched struct {
+	Name   string // names the files in logs, readiness and metrics: "tokens", "certificate", "client_ca"
 	paths  []string
 	clk    clock.Clock
 	logger *slog.Logger
@@ -82,7 +82,7 @@ func stampOf(path string) stamp {
 		return stamp{}
 	}
 	st := stamp{present: true, mod: fi.ModTime(), size: fi.Size()}
-	st.dev, st.ino, st.ctime = fileID(fi)
+	st.dev, st.ino, st.ctime = FileID(fi)
 	if fi.Mode().IsRegular() && fi.Size() <= maxHashed {
 		if b, err := os.ReadFile(path); err == nil {
 			st.sum = sha256.Sum256(b)
@@ -94,8 +94,8 @@ func stampOf(path string) stamp {
 // newWatched loads the files once and returns them watched. A load that
 // skips a part or fails is an error here: a server does not start on
 // files it cannot use whole.
-func newWatched(name string, paths []string, clk clock.Clock, logger *slog.Logger, load func() ([]string, error)) (*watched, error) {
-	w := &watched{name: name, paths: paths, clk: clk, coarse: clock.CoarseOf(clk), logger: logger, load: load, results: make(map[string]int)}
+func NewWatched(name string, paths []string, clk clock.Clock, logger *slog.Logger, load func() ([]string, error)) (*Watched, error) {
+	w := &Watched{Name: name, paths: paths, clk: clk, coarse: clock.CoarseOf(clk), logger: logger, load: load, results: make(map[string]int)}
 	w.stamps = w.stat()
 	skipped, err := load()
 	switch {
@@ -113,7 +113,7 @@ func newWatched(name string, paths []string, clk clock.Clock, logger *slog.Logge
 	return w, nil
 }
 
-func (w *watched) stat() []stamp {
+func (w *Watched) stat() []stamp {
 	s := make([]stamp, len(w.paths))
 	for i, p := range w.paths {
 		s[i] = stampOf(p)
@@ -124,14 +124,14 @@ func (w *watched) stat() []stamp {
 // refresh reloads the files if one of them changed since the last load,
 // looking at most once a reloadInterval. Between looks it costs a read of
 // the coarse clock and no lock, as it runs for every request.
-func (w *watched) refresh() {
-	if d := w.coarse.UnixNano() - w.looked.Load(); d >= 0 && d < int64(reloadInterval) {
+func (w *Watched) Refresh() {
+	if d := w.coarse.UnixNano() - w.looked.Load(); d >= 0 && d < int64(Interval) {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clk.Now()
-	if !w.checked.IsZero() && now.Sub(w.checked) < reloadInterval && !now.Before(w.checked) {
+	if !w.checked.IsZero() && now.Sub(w.checked) < Interval && !now.Before(w.checked) {
 		return
 	}
 	w.checked = now
@@ -154,11 +154,11 @@ func (w *watched) refresh() {
 	for _, s := range skipped {
 		w.warn("serve: reload skipped a part; the others apply", "part", s)
 	}
-	var kept keptError
+	var kept KeptError
 	switch {
 	case errors.As(err, &kept):
 		w.results["failed"]++
-		w.warn("serve: reload failed; what the files held before stays in use", "err", kept.err)
+		w.warn("serve: reload failed; what the files held before stays in use", "err", kept.Err)
 	case err != nil:
 		w.results["failed"]++
 		w.warn("serve: reload found nothing valid; nothing from the file is in use", "err", err)
@@ -167,24 +167,24 @@ func (w *watched) refresh() {
 	default:
 		w.results["ok"]++
 		if w.logger != nil {
-			w.logger.Info("serve: reloaded", "files", w.name)
+			w.logger.Info("serve: reloaded", "files", w.Name)
 		}
 	}
 }
 
-func (w *watched) warn(msg string, args ...any) {
+func (w *Watched) warn(msg string, args ...any) {
 	if w.logger != nil {
-		w.logger.Warn(msg, append([]any{"files", w.name}, args...)...)
+		w.logger.Warn(msg, append([]any{"files", w.Name}, args...)...)
 	}
 }
 
 // state refreshes the files and returns the last load's error, unless
 // what was in use before stays in use.
-func (w *watched) state() error {
-	w.refresh()
+func (w *Watched) State() error {
+	w.Refresh()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var kept keptError
+	var kept KeptError
 	if errors.As(w.err, &kept) {
 		return nil
 	}
@@ -192,11 +192,11 @@ func (w *watched) state() error {
 }
 
 // publicReason says why a load failed in words that name no file.
-func reloadReason(err error) string {
+func Reason(err error) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "file missing, nothing in use"
-	case errors.Is(err, errNothingValid):
+	case errors.Is(err, ErrNothingValid):
 		return "nothing valid in the file, nothing in use"
 	default:
 		return "file unreadable, nothing in use"
@@ -213,26 +213,26 @@ var (
 )
 
 // reloadCollector reports the watched files' loads.
-type reloadCollector struct{ files []*watched }
+type Collector struct{ Files []*Watched }
 
-func (c reloadCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- reloadOKDesc
 	ch <- reloadSkippedDesc
 	ch <- reloadsDesc
 }
 
-func (c reloadCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, w := range c.files {
-		w.refresh()
+func (c Collector) Collect(ch chan<- prometheus.Metric) {
+	for _, w := range c.Files {
+		w.Refresh()
 		w.mu.Lock()
 		ok := 0.0
 		if w.err == nil && w.skipped == 0 {
 			ok = 1
 		}
-		ch <- prometheus.MustNewConstMetric(reloadOKDesc, prometheus.GaugeValue, ok, w.name)
-		ch <- prometheus.MustNewConstMetric(reloadSkippedDesc, prometheus.GaugeValue, float64(w.skipped), w.name)
+		ch <- prometheus.MustNewConstMetric(reloadOKDesc, prometheus.GaugeValue, ok, w.Name)
+		ch <- prometheus.MustNewConstMetric(reloadSkippedDesc, prometheus.GaugeValue, float64(w.skipped), w.Name)
 		for _, r := range []string{"ok", "partial", "failed"} {
-			ch <- prometheus.MustNewConstMetric(reloadsDesc, prometheus.CounterValue, float64(w.results[r]), w.name, r)
+			ch <- prometheus.MustNewConstMetric(reloadsDesc, prometheus.CounterValue, float64(w.results[r]), w.Name, r)
 		}
 		w.mu.Unlock()
 	}

@@ -1,4 +1,4 @@
-package serve
+package connlimit
 
 import (
 	"errors"
@@ -22,24 +22,24 @@ import (
 func TestLazyDeadline(t *testing.T) {
 	var applied []time.Time
 	apply := func(t time.Time) error { applied = append(applied, t); return nil }
-	var d lazyDeadline
+	var d LazyDeadline
 	base := time.Now()
-	now := sinceEpoch(base)
+	now := SinceEpoch(base)
 
 	require.NoError(t, d.set(base.Add(time.Second), now, apply))
 	assert.Empty(t, applied, "a future deadline is kept")
-	d.fire(sinceEpoch(base.Add(999*time.Millisecond)), apply)
+	d.fire(SinceEpoch(base.Add(999*time.Millisecond)), apply)
 	assert.Empty(t, applied, "not before it falls")
-	d.fire(sinceEpoch(base.Add(time.Second)), apply)
-	require.Equal(t, []time.Time{aLongTimeAgo}, applied, "set on the socket once it has fallen")
-	d.fire(sinceEpoch(base.Add(2*time.Second)), apply)
+	d.fire(SinceEpoch(base.Add(time.Second)), apply)
+	require.Equal(t, []time.Time{ALongTimeAgo}, applied, "set on the socket once it has fallen")
+	d.fire(SinceEpoch(base.Add(2*time.Second)), apply)
 	assert.Len(t, applied, 1, "once")
 
 	require.NoError(t, d.set(base.Add(3*time.Second), now, apply))
-	require.Equal(t, []time.Time{aLongTimeAgo, {}}, applied, "a new deadline takes the fallen one off the socket")
+	require.Equal(t, []time.Time{ALongTimeAgo, {}}, applied, "a new deadline takes the fallen one off the socket")
 	require.NoError(t, d.set(time.Time{}, now, apply))
 	assert.Len(t, applied, 2, "no socket call when the socket has no deadline")
-	d.fire(sinceEpoch(base.Add(time.Hour)), apply)
+	d.fire(SinceEpoch(base.Add(time.Hour)), apply)
 	assert.Len(t, applied, 2, "a deadline taken off before it fell never falls")
 
 	past := base.Add(-time.Millisecond)
@@ -57,10 +57,10 @@ func TestLazyDeadline(t *testing.T) {
 // and the connection reads again once its deadline is taken off.
 func TestSweptDeadlines(t *testing.T) {
 	t.Parallel()
-	lim := newConnLimit(connLimits{max: -1}, prometheus.NewCounter(prometheus.CounterOpts{Name: "e"}), prometheus.NewCounter(prometheus.CounterOpts{Name: "r"}),
+	lim := New(Limits{Max: -1}, prometheus.NewCounter(prometheus.CounterOpts{Name: "e"}), prometheus.NewCounter(prometheus.CounterOpts{Name: "r"}),
 		prometheus.NewCounter(prometheus.CounterOpts{Name: "t"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "o"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "i"}))
 	inner, addr := freePort(t)
-	ln := lim.listener(inner)
+	ln := lim.Listener(inner)
 	defer ln.Close()
 	client, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestSweptDeadlines(t *testing.T) {
 
 	require.NoError(t, server.SetReadDeadline(time.Now().Add(time.Hour)))
 	done = read()
-	require.NoError(t, server.SetReadDeadline(aLongTimeAgo))
+	require.NoError(t, server.SetReadDeadline(ALongTimeAgo))
 	err = testwait.Recv(t, done, "a read under a deadline set in the past")
 	assert.True(t, errors.Is(err, os.ErrDeadlineExceeded), "%v", err)
 
@@ -114,11 +114,11 @@ func TestSweptDeadlines(t *testing.T) {
 // write's end, the idle wait and the next header), on a plain TCP
 // connection and on a limited one, whose deadlines the sweeper enforces.
 func BenchmarkDeadlineMoves(b *testing.B) {
-	lim := newConnLimit(connLimits{max: -1}, prometheus.NewCounter(prometheus.CounterOpts{Name: "e"}), prometheus.NewCounter(prometheus.CounterOpts{Name: "r"}),
+	lim := New(Limits{Max: -1}, prometheus.NewCounter(prometheus.CounterOpts{Name: "e"}), prometheus.NewCounter(prometheus.CounterOpts{Name: "r"}),
 		prometheus.NewCounter(prometheus.CounterOpts{Name: "t"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "o"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "i"}))
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
-	ln := lim.listener(inner)
+	ln := lim.Listener(inner)
 	defer ln.Close()
 	client, err := net.Dial("tcp", inner.Addr().String())
 	require.NoError(b, err)
@@ -126,7 +126,7 @@ func BenchmarkDeadlineMoves(b *testing.B) {
 	limited, err := ln.Accept()
 	require.NoError(b, err)
 	defer limited.Close()
-	raw := limited.(*limitedConn).raw
+	raw := limited.(*Conn).raw
 
 	for _, c := range []struct {
 		name string
@@ -139,7 +139,7 @@ func BenchmarkDeadlineMoves(b *testing.B) {
 				c.conn.SetReadDeadline(now.Add(5 * time.Second))
 				c.conn.SetWriteDeadline(now.Add(30 * time.Second))
 				c.conn.SetReadDeadline(now.Add(10 * time.Second))
-				c.conn.SetReadDeadline(aLongTimeAgo)
+				c.conn.SetReadDeadline(ALongTimeAgo)
 				c.conn.SetReadDeadline(time.Time{})
 				c.conn.SetWriteDeadline(time.Time{})
 				c.conn.SetReadDeadline(now.Add(120 * time.Second))

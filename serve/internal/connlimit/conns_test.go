@@ -1,4 +1,4 @@
-package serve
+package connlimit
 
 import (
 	"errors"
@@ -28,10 +28,10 @@ func TestIdleAccounting(t *testing.T) {
 	idle := prometheus.NewGauge(prometheus.GaugeOpts{Name: "i"})
 	evicted := prometheus.NewCounter(prometheus.CounterOpts{Name: "e"})
 	refused := prometheus.NewCounter(prometheus.CounterOpts{Name: "r"})
-	lim := newConnLimit(connLimits{max: 3, perClient: 3, busy: 2}, evicted, refused,
+	lim := New(Limits{Max: 3, PerClient: 3, Busy: 2}, evicted, refused,
 		prometheus.NewCounter(prometheus.CounterOpts{Name: "t"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "o"}), idle)
 	inner, addr := freePort(t)
-	ln := lim.listener(inner)
+	ln := lim.Listener(inner)
 	t.Cleanup(func() { ln.Close() })
 
 	dial := func(from string) net.Conn {
@@ -55,20 +55,20 @@ func TestIdleAccounting(t *testing.T) {
 		}
 		return lim.n, admitted, idle
 	}
-	var server []*limitedConn
+	var server []*Conn
 	var client []net.Conn
 	for range 2 {
 		client = append(client, dial("127.0.0.1"))
 		s, err := ln.Accept()
 		require.NoError(t, err)
-		server = append(server, s.(*limitedConn))
+		server = append(server, s.(*Conn))
 	}
 	a, b := server[0], server[1]
-	lim.connState(a, http.StateIdle)
-	lim.connState(b, http.StateIdle)
-	lim.connState(a, http.StateActive)
-	lim.connState(a, http.StateIdle)
-	lim.connState(a, http.StateIdle) // counted once
+	lim.ConnState(a, http.StateIdle)
+	lim.ConnState(b, http.StateIdle)
+	lim.ConnState(a, http.StateActive)
+	lim.ConnState(a, http.StateIdle)
+	lim.ConnState(a, http.StateIdle) // counted once
 	assert.Equal(t, 2.0, value(t, idle))
 	open, admitted, idled := counts()
 	assert.Equal(t, [3]int{2, 2, 2}, [3]int{open, admitted, idled}, "open, admitted and idle")
@@ -76,20 +76,20 @@ func TestIdleAccounting(t *testing.T) {
 	client = append(client, dial("127.0.0.1"))
 	s, err := ln.Accept()
 	require.NoError(t, err)
-	c := s.(*limitedConn) // the cap's last room
-	lim.connState(b, http.StateActive)
-	lim.connState(c, http.StateActive)
+	c := s.(*Conn) // the cap's last room
+	lim.ConnState(b, http.StateActive)
+	lim.ConnState(c, http.StateActive)
 
 	accepted := acceptAll(ln)
-	// b and c busy: the client's next is refused, though a is idle.
+	// b and c Busy: the client's next is refused, though a is idle.
 	x := dial("127.0.0.1")
 	testwait.Until(t, func() bool { return value(t, refused) == 1 }, "the client's third busy connection refused")
 	closed(x, "the refused connection closed")
 
-	lim.connState(b, http.StateIdle)
-	lim.connState(c, http.StateIdle)
-	lim.connState(b, http.StateActive)
-	lim.connState(b, http.StateIdle) // idle since: a, c, b
+	lim.ConnState(b, http.StateIdle)
+	lim.ConnState(c, http.StateIdle)
+	lim.ConnState(b, http.StateActive)
+	lim.ConnState(b, http.StateIdle) // idle since: a, c, b
 	dial("127.0.0.1")
 	y := testwait.Recv(t, accepted, "the client's connection at its share")
 	assert.Equal(t, 1.0, value(t, evicted), "one evicted at the client's share")
@@ -103,14 +103,14 @@ func TestIdleAccounting(t *testing.T) {
 	assert.NotZero(t, b.idleSince.Load(), "b still idle")
 	assert.Equal(t, 1.0, value(t, idle))
 
-	for _, s := range []*limitedConn{a, c} { // as the server does once their reads fail
-		lim.connState(s, http.StateClosed)
+	for _, s := range []*Conn{a, c} { // as the server does once their reads fail
+		lim.ConnState(s, http.StateClosed)
 		s.Close() // use of a closed connection: the eviction closed it
 	}
 	open, admitted, idled = counts()
 	assert.Equal(t, [3]int{3, 3, 1}, [3]int{open, admitted, idled}, "open, admitted and idle: b, y and z, their rooms counted once")
-	for _, s := range []*limitedConn{b, y, z} {
-		lim.connState(s, http.StateClosed)
+	for _, s := range []*Conn{b, y, z} {
+		lim.ConnState(s, http.StateClosed)
 		require.NoError(t, s.Close())
 	}
 	assert.Zero(t, value(t, idle))
@@ -129,13 +129,13 @@ func TestIdleAccounting(t *testing.T) {
 func TestEvictionTakesFromTheGreediest(t *testing.T) {
 	t.Parallel()
 	evicted := prometheus.NewCounter(prometheus.CounterOpts{Name: "e"})
-	lim := newConnLimit(connLimits{max: 4, perClient: 4}, evicted, prometheus.NewCounter(prometheus.CounterOpts{Name: "r"}),
+	lim := New(Limits{Max: 4, PerClient: 4}, evicted, prometheus.NewCounter(prometheus.CounterOpts{Name: "r"}),
 		prometheus.NewCounter(prometheus.CounterOpts{Name: "t"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "o"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "i"}))
 	inner, addr := freePort(t)
-	ln := lim.listener(inner)
+	ln := lim.Listener(inner)
 	t.Cleanup(func() { ln.Close() })
 	accepted := acceptAll(ln)
-	dial := func(from string) (net.Conn, *limitedConn) {
+	dial := func(from string) (net.Conn, *Conn) {
 		t.Helper()
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 		c, err := d.Dial("tcp", addr)
@@ -153,11 +153,11 @@ func TestEvictionTakesFromTheGreediest(t *testing.T) {
 	}
 
 	kept, keptConn := dial("127.0.0.1") // the kept-alive client: idle longest of all
-	lim.connState(keptConn, http.StateIdle)
+	lim.ConnState(keptConn, http.StateIdle)
 	var greedy []net.Conn
 	for range 3 {
 		c, s := dial("127.0.0.2")
-		lim.connState(s, http.StateIdle)
+		lim.ConnState(s, http.StateIdle)
 		greedy = append(greedy, c)
 	}
 	_, _ = dial("127.0.0.3") // at the cap: one idle connection closed
@@ -184,16 +184,25 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 
 // acceptAll accepts on ln, a limited listener, until it is closed, and
 // hands each connection on.
-func acceptAll(ln net.Listener) <-chan *limitedConn {
-	accepted := make(chan *limitedConn)
+func acceptAll(ln net.Listener) <-chan *Conn {
+	accepted := make(chan *Conn)
 	go func() {
 		for {
 			s, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			accepted <- s.(*limitedConn)
+			accepted <- s.(*Conn)
 		}
 	}()
 	return accepted
+}
+
+// freePort returns a listener on a free port of the loopback address, and
+// its address.
+func freePort(t *testing.T) (net.Listener, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return ln, ln.Addr().String()
 }

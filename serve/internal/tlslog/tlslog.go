@@ -1,4 +1,4 @@
-package serve
+package tlslog
 
 import (
 	"fmt"
@@ -69,6 +69,6 @@ func (h *handshakeLog) warn(msg string, args ...any) {
 }
 
 // newErrorLog returns the log.Logger of the server's http.Servers.
-func newErrorLog(l *slog.Logger, clk clock.Clock, failed prometheus.Counter) *log.Logger {
+func NewErrorLog(l *slog.Logger, clk clock.Clock, failed prometheus.Counter) *log.Logger {
 	return log.New(&handshakeLog{logger: l, clk: clk, failed: failed}, "", 0)
 }
