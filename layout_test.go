@@ -3,7 +3,9 @@ package idkit_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -118,3 +120,40 @@ func kitLayer(path string) string {
 // kitRank orders the kit's kinds: a package imports only its own kind or
 // one ranked below.
 var kitRank = map[string]int{"helper": 0, "suite": 1, "campaign": 2}
+
+// maxPackageLines bounds a package's non-test code: past it a package
+// holds more than one concern, and a reader who comes to change one has
+// to read the others.
+const maxPackageLines = 4000
+
+// TestPackageSize: no package of the workspace has more than
+// maxPackageLines lines of non-test Go (its GoFiles and the files the
+// build constraints leave out on this platform).
+func TestPackageSize(t *testing.T) {
+	t.Parallel()
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command")
+	out, err := exec.Command(goTool, "list", "-json", module+"/...").Output()
+	require.NoError(t, err, "go list")
+	dec := json.NewDecoder(bytes.NewReader(out))
+	n := 0
+	for dec.More() {
+		var p struct {
+			ImportPath, Dir         string
+			GoFiles, IgnoredGoFiles []string
+		}
+		require.NoError(t, dec.Decode(&p))
+		lines := 0
+		for _, f := range slices.Concat(p.GoFiles, p.IgnoredGoFiles) {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			require.NoError(t, err)
+			lines += bytes.Count(b, []byte("\n"))
+		}
+		n++
+		assert.LessOrEqual(t, lines, maxPackageLines, "%s has %d lines of non-test Go: split it by concern", p.ImportPath, lines)
+	}
+	assert.Greater(t, n, 10, "the workspace's packages")
+}
