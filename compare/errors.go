@@ -1,7 +1,8 @@
 package compare
 
 import (
-	"errors"
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 
 	"github.com/idkit/idkit/compare/internal/report"
 	"github.com/idkit/idkit/compare/internal/scheme"
@@ -17,7 +18,7 @@ var (
 	ErrKey = scheme.ErrKey
 	// ErrNoSpace reports a directory with less free space than a run's
 	// largest load needs.
-	ErrNoSpace = errors.New("compare: not enough free disk")
+	ErrNoSpace = errkind.New(idkit.ErrUnavailable, "compare: not enough free disk")
 	// ErrEmptyReport reports a report with no schemes to show.
 	ErrEmptyReport = report.ErrEmptyReport
 )

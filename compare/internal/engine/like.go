@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
 )
 
 // ErrLike reports a --like table that a run cannot copy: a name that is
 // not schema.table, a missing table, or one without a single-column
 // primary key.
-var ErrLike = errors.New("compare: --like")
+var ErrLike = errkind.New(idkit.ErrInvalid, "compare: --like")
 
 // MaxSample bounds the rows a --like run reads from the user's table, and
 // MaxSampleBytes the memory they take on their way through the tool: by

@@ -1,11 +1,14 @@
 package engine
 
-import "errors"
+import (
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+)
 
 // ErrRights reports rights a run needs on a server and lacks. The run
 // checks them all before it does any work, and names every missing one
 // with the statement that grants it.
-var ErrRights = errors.New("compare: missing rights")
+var ErrRights = errkind.New(idkit.ErrRefused, "compare: missing rights")
 
 // MissingRight is one right a run lacks: on which server and side, what,
 // and the statement that grants it.

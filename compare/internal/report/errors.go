@@ -1,12 +1,15 @@
 package report
 
-import "errors"
+import (
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+)
 
 var (
 	// ErrOptions reports an option outside its allowed range.
-	ErrOptions = errors.New("compare: invalid options")
+	ErrOptions = errkind.New(idkit.ErrInvalid, "compare: invalid options")
 	// ErrEmptyReport reports a report with no schemes to show.
-	ErrEmptyReport = errors.New("compare: report has no schemes")
+	ErrEmptyReport = errkind.New(idkit.ErrInvalid, "compare: report has no schemes")
 )
 
 // MaxWriters is the most writers a run loads, and the largest K of a

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,13 +8,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+
 	"github.com/idkit/idkit/compare/internal/scheme"
 
 	"github.com/idkit/idkit/compare/internal/engine"
 )
 
 // ErrNeed reports a constraint the verdict does not know.
-var ErrNeed = errors.New("compare: bad constraint")
+var ErrNeed = errkind.New(idkit.ErrInvalid, "compare: bad constraint")
 
 // Need is what a user requires of a scheme. The zero value requires
 // nothing.

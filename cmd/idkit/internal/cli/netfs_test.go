@@ -1,9 +1,11 @@
 package cli_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/idkit/idkit/cmd/idkit/internal/clitest"
 	"github.com/idkit/idkit/internal/testkit/testenv"
+	"github.com/idkit/idkit/internal/testkit/testwait"
 )
 
 // mountLoopback mounts a FUSE file system that passes every call through
@@ -32,7 +35,13 @@ func mountLoopback(t *testing.T, name string) string {
 		Name: name, FsName: "idkit-test", DirectMountStrict: true,
 	}})
 	require.NoError(t, err, "mount a FUSE file system at %s", mnt)
-	t.Cleanup(func() { assert.NoError(t, server.Unmount(), "unmount %s", mnt) })
+	t.Cleanup(func() {
+		// A process that another test forks holds the mount's open files
+		// from its fork to its exec, and the mount is busy meanwhile.
+		var err error
+		testwait.Until(t, func() bool { err = server.Unmount(); return !errors.Is(err, syscall.EBUSY) }, "the mount at "+mnt+" not busy")
+		assert.NoError(t, err, "unmount %s", mnt)
+	})
 	return mnt
 }
 

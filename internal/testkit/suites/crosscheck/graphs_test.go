@@ -215,6 +215,28 @@ func main() { fmt.Println(use()) }
 	// gRPC's own module brings OpenTelemetry's API with it.
 	never: without(servers, raft, drivers, []string{"github.com/prometheus/"}, peerLibs, etcd, tests),
 }, {
+	module: core + "/compare",
+	main: `package main
+
+import (
+	"fmt"
+
+	"github.com/idkit/idkit/compare"
+)
+
+func use() error {
+	_, err := compare.Lookup("no-such-scheme")
+	return err
+}
+
+func main() { fmt.Println(use()) }
+`,
+	test: errorTest,
+	// compare measures the peers' libraries, on Pebble, SQLite and the
+	// servers' drivers; it runs no server of its own.
+	has:   []string{"github.com/cockroachdb/pebble/v2", "modernc.org/sqlite", "github.com/jackc/pgx/v5", "github.com/go-sql-driver/mysql", "github.com/oklog/ulid/v2"},
+	never: without([]string{"go.etcd.io/etcd/server", "go.mongodb.org/mongo-driver"}, tests),
+}, {
 	module: core + "/serve",
 	main: `package main
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/compare"
 	"github.com/idkit/idkit/decimalid"
 	"github.com/idkit/idkit/flake128"
 	"github.com/idkit/idkit/fleet"
@@ -101,6 +102,11 @@ var sentinels = map[string]struct {
 	"instagram.ErrInvalid": {instagram.ErrInvalid, "ErrInvalid"}, "ordinal.ErrInvalid": {ordinal.ErrInvalid, "ErrInvalid"},
 	"otelid.ErrNil": {otelid.ErrNil, "ErrInvalid"}, "serve.ErrInvalid": {serve.ErrInvalid, "ErrInvalid"},
 	"serve.ErrFileLimit": {serve.ErrFileLimit, "ErrInvalid"},
+
+	"compare.ErrUnknownScheme": {compare.ErrUnknownScheme, "ErrInvalid"}, "compare.ErrOptions": {compare.ErrOptions, "ErrInvalid"},
+	"compare.ErrKey": {compare.ErrKey, "ErrCorrupt"}, "compare.ErrNoSpace": {compare.ErrNoSpace, "ErrUnavailable"},
+	"compare.ErrEmptyReport": {compare.ErrEmptyReport, "ErrInvalid"}, "compare.ErrLike": {compare.ErrLike, "ErrInvalid"},
+	"compare.ErrRights": {compare.ErrRights, "ErrRefused"}, "compare.ErrNeed": {compare.ErrNeed, "ErrInvalid"},
 }
 
 // TestKinds holds every package's sentinels to their one kind: the one
