@@ -2,7 +2,6 @@ package idtext
 
 import (
 	"encoding/hex"
-	"slices"
 	"strconv"
 )
 
@@ -97,9 +96,6 @@ func AppendHex(dst []byte, h *OIDHex, asText bool) []byte {
 	d[len(h.Text)+2] = ','
 	return dst[:i+len(h.Text)+3]
 }
-
-// grow returns dst with room for n more bytes.
-func grow(dst []byte, n int) []byte { return slices.Grow(dst, n) }
 
 // oidHex writes ObjectIDs in hex. IDs of one run share their first 9
 // bytes (time and process), whose text it keeps.
