@@ -145,23 +145,29 @@ func assertVerdictFollowsNeed(t *testing.T, r *report.Report, eng string) {
 		}
 		return v.Ranked[0].Scheme, rejected
 	}
-	best, rejected := top(report.Need{})
-	assert.Equal(t, "traceid", best, "with no constraints the 8-byte ordered key wins")
-	assert.Contains(t, rejected, "counter")
 	v, err := r.Decide(report.Need{}, eng)
 	require.NoError(t, err)
-	if strings.Contains(v.Basis, "left out: another session wrote to the server") {
-		// Another test wrote to the same server during a load: the
-		// server's write counters are left out, and UUIDv4 is rejected
-		// on what remains, or ranks last.
+	disturbed := strings.Contains(v.Basis, "left out: another session wrote to the server")
+	best, rejected := top(report.Need{})
+	assert.Contains(t, rejected, "counter")
+	if disturbed {
+		// A test of another package wrote to the same server during a
+		// load (the segment stores' processes run beside these tests):
+		// the server's write counters are left out, and the verdict ranks
+		// on what remains with UUIDv4 rejected or last, or, where what
+		// remains does not tell random keys from ordered ones, ranks
+		// nothing and says so.
 		_, isRejected := rejected["uuidv4"]
-		assert.True(t, isRejected || len(v.Ranked) > 0 && v.Ranked[len(v.Ranked)-1].Scheme == "uuidv4", "uuidv4 rejected or last: %s", v.Basis)
+		assert.True(t, isRejected || best == "" || v.Ranked[len(v.Ranked)-1].Scheme == "uuidv4", "uuidv4 rejected or last, or nothing ranked: %s", v.Basis)
 	} else {
+		assert.Equal(t, "traceid", best, "with no constraints the 8-byte ordered key wins")
 		assert.Regexp(t, `^[a-zA-Z ]+ \d+\.\dx the counter's`, rejected["uuidv4"], "uuidv4 is rejected for a measured figure")
 	}
 
 	best, rejected = top(report.Need{Rate: 5_000_000})
-	assert.Equal(t, "ulid", best, "traceid cannot issue 5,000,000 IDs a second")
+	if !disturbed {
+		assert.Equal(t, "ulid", best, "traceid cannot issue 5,000,000 IDs a second")
+	}
 	assert.Equal(t, "4,194,303 IDs/s per node by design, need 5,000,000", rejected["traceid"])
 
 	best, rejected = top(report.Need{Bits64: true, Rate: 5_000_000})
