@@ -15,7 +15,8 @@
 #                   this machine (each started with the machine's own
 #                   command if not), their addresses exported so that the
 #                   tests use them and fail rather than skip without them;
-#                   and MariaDB's MyRocks (need_myrocks)
+#                   and MariaDB's MyRocks (need_myrocks) and Spider
+#                   (need_spider)
 #   need_myrocks    the ROCKSDB engine in that MariaDB, for compare's LSM
 #                   tests: Debian's mariadb-plugin-rocksdb at the server's
 #                   own version, installed with apt if missing, and the
@@ -125,6 +126,30 @@ need_myrocks() {
 	echo "myrocks: up"
 }
 
+# need_spider: Debian's mariadb-plugin-spider at the server's own version,
+# for compare's sharded tables (compare/internal/engine/spider), whose runs
+# start MariaDB servers of their own and load the plugin into their front
+# server only. The package's spider.cnf would load it into the machine's
+# server at its next start as well; that server has no use for it, so the
+# file is left as a comment.
+spider_installed() { [ -f "$(mariadb_plugin_dir)/ha_spider.so" ]; }
+mariadb_plugin_dir() { /usr/sbin/mariadbd --no-defaults --verbose --help 2>/dev/null | awk '$1 == "plugin-dir" {print $2}'; }
+need_spider() {
+	local sudo="" version
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	if ! spider_installed; then
+		version=$(dpkg-query -W -f='${Version}' mariadb-server)
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "mariadb-plugin-spider=$version" >/dev/null
+	fi
+	if grep -q '^plugin-load-add' /etc/mysql/mariadb.conf.d/spider.cnf 2>/dev/null; then
+		printf '# Spider is loaded by the front servers that idkit compare starts, not by this server.\n' |
+			$sudo tee /etc/mysql/mariadb.conf.d/spider.cnf >/dev/null
+	fi
+	spider_installed || { echo "no ha_spider.so in $(mariadb_plugin_dir): compare's Spider tests need it"; return 1; }
+	echo "spider: installed"
+}
+
 need_servers() {
 	local server
 	for server in postgres mariadb redis; do
@@ -145,5 +170,6 @@ need_servers() {
 	psql -h 127.0.0.1 -U postgres -d test -qc 'CREATE EXTENSION IF NOT EXISTS pgstattuple'
 	mariadb -uroot -h127.0.0.1 -N -e 'select version()'
 	need_myrocks || return 1
+	need_spider || return 1
 	redis-cli -h 127.0.0.1 -p 6379 info server | grep redis_version
 }

@@ -28,6 +28,10 @@ const (
 	Postgres = "postgres"
 	MySQL    = "mysql"
 	MyRocks  = "myrocks"
+	// SpiderRange and SpiderHash are MariaDB Spider tables over shards the
+	// run starts (package spider), by range of the key and by its hash.
+	SpiderRange = "spider-range"
+	SpiderHash  = "spider-hash"
 )
 
 // EngineInfo says whether an engine ran, on what, and with which
