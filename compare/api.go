@@ -2,6 +2,7 @@ package compare
 
 import (
 	"github.com/idkit/idkit/compare/internal/engine"
+	"github.com/idkit/idkit/compare/internal/engine/spider"
 	"github.com/idkit/idkit/compare/internal/engine/bbolt"
 	"github.com/idkit/idkit/compare/internal/report"
 	"github.com/idkit/idkit/compare/internal/scheme"
@@ -18,6 +19,11 @@ const (
 	EnginePostgres = engine.Postgres
 	EngineMySQL    = engine.MySQL
 	EngineMyRocks  = engine.MyRocks
+	// EngineSpiderRange and EngineSpiderHash are MariaDB Spider tables over
+	// shards the run starts (Options.Spider), by range of the key and by
+	// its hash.
+	EngineSpiderRange = engine.SpiderRange
+	EngineSpiderHash  = engine.SpiderHash
 )
 
 // Environment variables that name the database servers when the options
@@ -70,6 +76,12 @@ const (
 	SampleEvery = engine.SampleEvery
 	// ThrottlePoll is how often a held load reads the server's load again.
 	ThrottlePoll = engine.ThrottlePoll
+	// DefaultShards, MinShards and MaxShards bound Options.Shards, and
+	// SpiderBucketsPerShard is the hash buckets each shard holds.
+	DefaultShards         = spider.DefaultShards
+	MinShards             = spider.MinShards
+	MaxShards             = spider.MaxShards
+	SpiderBucketsPerShard = spider.BucketsPerShard
 	// AppName is the application_name (PostgreSQL) and program_name
 	// (MariaDB) of the run's sessions.
 	AppName = engine.AppName
@@ -181,6 +193,9 @@ type (
 	// Families is the verdict of each engine family, and what changes
 	// between them.
 	Families = report.Families
+	// Topologies is the verdict on one server and on each sharded
+	// topology, and what each costs.
+	Topologies = report.Topologies
 	// TableKey is a --like verdict on the user's table's own key.
 	TableKey = report.TableKey
 	// KeyChange is what replacing a --like table's key would change.

@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/idkit/idkit/compare/internal/report"
@@ -12,11 +13,17 @@ import (
 	"github.com/idkit/idkit/compare/internal/engine/myrocks"
 	"github.com/idkit/idkit/compare/internal/engine/pebble"
 	"github.com/idkit/idkit/compare/internal/engine/postgres"
+	"github.com/idkit/idkit/compare/internal/engine/spider"
 	"github.com/idkit/idkit/compare/internal/engine/sqlite"
 )
 
 // EngineNames lists every engine in report order.
-var EngineNames = []string{engine.Bbolt, engine.SQLite, engine.Pebble, engine.Postgres, engine.MySQL, engine.MyRocks}
+var EngineNames = []string{engine.Bbolt, engine.SQLite, engine.Pebble, engine.Postgres, engine.MySQL, engine.MyRocks, engine.SpiderRange, engine.SpiderHash}
+
+// Spider is the name Options.Engine and --engine take for both Spider
+// topologies: it runs them (Options.Spider), and the verdict stays on the
+// single server.
+const Spider = "spider"
 
 // embedded are the engines that run inside the process, after bbolt, in
 // report order: an engine's name, whether the options switch it off, and
@@ -125,6 +132,17 @@ func openEngines(ctx context.Context, o Options, dir string) ([]engine.Engine, [
 		}
 		engines = append(engines, e)
 		infos = append(infos, e.Info())
+	}
+	if o.Spider {
+		c, err := spider.Start(ctx, filepath.Join(dir, "spider"), o.Shards)
+		if err != nil {
+			return fail(err)
+		}
+		for _, t := range []spider.Topology{spider.Range, spider.Hash} {
+			e := spider.New(c, t, o.Writers, t == spider.Hash) // the last one closes the cluster
+			engines = append(engines, e)
+			infos = append(infos, e.Info())
+		}
 	}
 	return engines, infos, likes, nil
 }

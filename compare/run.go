@@ -19,6 +19,7 @@ import (
 
 	"github.com/idkit/idkit/compare/internal/engine"
 	"github.com/idkit/idkit/compare/internal/engine/bbolt"
+	"github.com/idkit/idkit/compare/internal/engine/spider"
 )
 
 // Defaults for Options fields left zero. DefaultN and DefaultWriters are
@@ -144,6 +145,18 @@ type Options struct {
 	// PostgreSQL, a standby's replay lag is over MaxLag. 0 sets no limit.
 	MaxLoad int
 	MaxLag  time.Duration
+
+	// Spider also loads every key set into MariaDB Spider tables over
+	// Shards backends that the run starts on this machine (see package
+	// doc), partitioned by range of the key and by its hash, and adds a
+	// verdict per topology. It needs MariaDB's server and its Spider
+	// plugin (Debian: mariadb-server, mariadb-plugin-spider), and touches
+	// no server of the user's. Engine "spider", "spider-range" or
+	// "spider-hash" sets it.
+	Spider bool
+	// Shards is how many backends the Spider tables spread over; 0 means
+	// 4.
+	Shards int
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -212,8 +225,23 @@ func (o Options) withDefaults() (Options, error) {
 	if len(o.Schemes) == 0 {
 		return o, fmt.Errorf("%w: no schemes, want at least one of %s", ErrOptions, strings.Join(scheme.Names(), ", "))
 	}
+	switch o.Engine {
+	case Spider:
+		o.Spider, o.Engine = true, ""
+	case engine.SpiderRange, engine.SpiderHash:
+		o.Spider = true
+	}
 	if o.Engine != "" && !slices.Contains(EngineNames, o.Engine) {
-		return o, fmt.Errorf("%w: Engine = %q, want one of %s", ErrOptions, o.Engine, strings.Join(EngineNames, ", "))
+		return o, fmt.Errorf("%w: Engine = %q, want one of %s, or %s for both Spider topologies", ErrOptions, o.Engine, strings.Join(EngineNames, ", "), Spider)
+	}
+	if o.Shards == 0 {
+		o.Shards = spider.DefaultShards
+	}
+	if o.Shards < spider.MinShards || o.Shards > spider.MaxShards {
+		return o, fmt.Errorf("%w: Shards = %d, want 0 (default %d) or %d..=%d", ErrOptions, o.Shards, spider.DefaultShards, spider.MinShards, spider.MaxShards)
+	}
+	if o.Spider && o.Like != "" {
+		return o, fmt.Errorf("%w: Spider loads rows of a key and a payload, not copies of a --like table; leave out Spider or Like", ErrOptions)
 	}
 	if o.SpeedTime < 0 || o.SpeedTime > time.Minute {
 		return o, fmt.Errorf("%w: SpeedTime = %v, want 0 (default %v) up to 1m", ErrOptions, o.SpeedTime, DefaultSpeedTime)
@@ -290,7 +318,7 @@ func RunContext(ctx context.Context, opts Options) (_ *report.Report, err error)
 		Config: report.Config{
 			N: o.N, Writers: o.Writers, Fills: o.Fills, BatchSize: o.BatchSize,
 			ValueSize: o.ValueSize, PageSize: pageSize, Sync: o.Sync, SpeedTimeNs: o.SpeedTime.Nanoseconds(),
-			CheckpointEvery: o.CheckpointEvery, Concurrent: o.Concurrent,
+			CheckpointEvery: o.CheckpointEvery, Concurrent: o.Concurrent, Shards: shardsOf(o),
 		},
 		Sources: map[string]string{
 			"design":      "computed from each scheme's layout constants (or its library's own decoders), not measured",
@@ -397,6 +425,9 @@ func RunContext(ctx context.Context, opts Options) (_ *report.Report, err error)
 	if r.Families, err = r.DecideFamilies(o.Need, r.Verdict); err != nil {
 		return nil, err
 	}
+	if r.Topologies, err = r.DecideTopologies(o.Need, r.Verdict); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -486,6 +517,14 @@ func runScheme(ctx context.Context, s scheme.Scheme, o Options, writerCounts []i
 		res.Runs = append(res.Runs, run)
 	}
 	return res, nil
+}
+
+// shardsOf is the number of shards of a run with Spider, 0 without.
+func shardsOf(o Options) int {
+	if !o.Spider {
+		return 0
+	}
+	return o.Shards
 }
 
 func machine() report.Machine {

@@ -61,7 +61,21 @@ machine and prints them as tables:
     --engine measured in the run, and one line per rejected scheme; then
     the verdict on the other engine family (B-trees: bbolt, SQLite,
     PostgreSQL, InnoDB; LSM trees: Pebble, MyRocks) and what changes
-    between the two, said from the run's figures.
+    between the two, said from the run's figures; with --engine spider, a
+    verdict per topology (one server, range-sharded, hash-sharded) and
+    what time-ordered and spread keys cost on each.
+
+With --engine spider the run also starts a MariaDB Spider cluster of its
+own on this machine (--shards backends and a front, each with a data
+directory and Unix socket under the run's directory, no TCP port; needs
+Debian's mariadb-server and mariadb-plugin-spider) and loads every key set
+into a Spider table over it partitioned by range of the key (equal ranges
+of the key's space) and into one by hash (CockroachDB's shard column: FNV-1a
+of the key, %d buckets per shard): each shard's share of the inserts over
+the load and in its busiest tenth, pages written per shard, inserts per
+second and p99 batch latency through one connection and K at once, and
+what a new shard or a range split would move. It removes the cluster at
+the end and touches no server of yours.
 
 What each layout claims (bits, JS-safe, time order, lifetime, IDs per
 second per node) is computed from its constants and labelled so; every
@@ -109,7 +123,9 @@ Flags:
   --need LIST     constraints of the verdict: %s
                   (writers=K also sets --writers K)
   --engine NAME   engine whose figures the verdict ranks by: %s
-                  (default: postgres, mysql, sqlite, bbolt, the first measured)
+                  (default: postgres, mysql, sqlite, bbolt, the first measured);
+                  spider runs both Spider topologies and adds their verdicts
+  --shards N      backends of the Spider tables, %d..=%d (default %d)
   --json FILE     also write the report as JSON
   --html FILE     also write a self-contained HTML report with charts
   --like TABLE    load the keys into copies of your own table instead of
@@ -170,12 +186,13 @@ Examples:
       --like public.orders --dry-run
   idkit compare --postgres postgres://postgres@127.0.0.1:5432/shop --mysql "" \
       --like public.orders --max-load 25 --max-lag 1s
-`, compare.DefaultBatchSize, compare.DefaultValueSize,
+`, compare.DefaultBatchSize, compare.DefaultValueSize, compare.SpiderBucketsPerShard,
 	compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.EnvRedisAddr, compare.EnvEtcdEndpoints,
 	compare.MaxN, compare.DefaultN,
 	compare.MaxWriters, compare.DefaultWriters, compare.MinGrowN, compare.MaxN, compare.DefaultGrowN, strings.Join(compare.Names(), ", "),
 	compare.EnvPostgresDSN, compare.EnvMySQLDSN, compare.DefaultBatchSize, compare.NeedHelp,
-	strings.Join(compare.EngineNames, ", "), compare.MaxSample, "256 MiB", compare.MaxMaxLoad)
+	strings.Join(compare.EngineNames, ", "), compare.MinShards, compare.MaxShards, compare.DefaultShards,
+	compare.MaxSample, "256 MiB", compare.MaxMaxLoad)
 
 // runCompare runs compare; the rights that a run lacks print as a list,
 // one per line, to copy from.
@@ -202,7 +219,8 @@ func runComparison(c *cli.Console, args []string) error {
 	var scratch scratchFlag
 	fs.Var(&scratch, "scratch", "server or database for the --like copies")
 	needList := fs.String("need", "", "verdict constraints")
-	engine := fs.String("engine", "", "verdict engine")
+	engine := fs.String("engine", "", "verdict engine, or spider")
+	shards := fs.Int("shards", compare.DefaultShards, "backends of the Spider tables")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	dryRun := fs.Bool("dry-run", false, "say what a --like run would do, and stop")
 	maxLoad := fs.Int("max-load", 0, "other sessions running above which a load waits")
@@ -220,8 +238,14 @@ func runComparison(c *cli.Console, args []string) error {
 	if need.Writers > 0 && !flagSet(fs, "writers") {
 		*writers = need.Writers
 	}
-	if *engine != "" && !slices.Contains(compare.EngineNames, *engine) {
-		return cli.Usagef("--engine %q, want one of %s", *engine, strings.Join(compare.EngineNames, ", "))
+	if *engine != "" && *engine != compare.Spider && !slices.Contains(compare.EngineNames, *engine) {
+		return cli.Usagef("--engine %q, want one of %s, or %s", *engine, strings.Join(compare.EngineNames, ", "), compare.Spider)
+	}
+	if *shards < compare.MinShards || *shards > compare.MaxShards {
+		return cli.Usagef("--shards %d out of range, want %d..=%d", *shards, compare.MinShards, compare.MaxShards)
+	}
+	if flagSet(fs, "shards") && !strings.HasPrefix(*engine, compare.Spider) {
+		return cli.Usagef("--shards is for the Spider tables; add --engine spider")
 	}
 	if *checkpoint < 0 || *checkpoint > compare.MaxN {
 		return cli.Usagef("--checkpoint-every %d out of range, want 1..=%d", *checkpoint, compare.MaxN)
@@ -334,7 +358,7 @@ func runComparison(c *cli.Console, args []string) error {
 	defer stop()
 	opts := compare.Options{
 		N: *n, Writers: *writers, Schemes: schemes, Progress: progress, ProgressBar: cli.IsTerminal(c.Stderr),
-		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine,
+		PostgresDSN: *postgres, MySQLDSN: *mysql, CheckpointEvery: *checkpoint, Need: need, Engine: *engine, Shards: *shards,
 		Like: *like, Sample: *sample, ScratchPostgresDSN: scratch.postgres, ScratchMySQLDSN: scratch.mysql,
 		Concurrent: *concurrent, MaxLoad: *maxLoad, MaxLag: *maxLag,
 	}

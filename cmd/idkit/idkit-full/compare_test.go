@@ -104,7 +104,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"compare", "--need", "fast"}, `--need: compare: bad constraint "fast": want one of 64bit, js-safe`},
 		{[]string{"compare", "--need", "writers=0"}, `--need: compare: bad constraint "writers=0": want writers=1..1024`},
 		{[]string{"compare", "--need", "writers=8", "--writers", "4"}, "--need writers=8 but --writers 4"},
-		{[]string{"compare", "--engine", "oracle"}, `--engine "oracle", want one of bbolt, sqlite, pebble, postgres, mysql, myrocks`},
+		{[]string{"compare", "--engine", "oracle"}, `--engine "oracle", want one of bbolt, sqlite, pebble, postgres, mysql, myrocks, spider-range, spider-hash, or spider`},
 		{[]string{"compare", "--checkpoint-every", "-1"}, "--checkpoint-every -1 out of range"},
 		{[]string{"compare", "--grow", "-n", "1000"}, "--grow measures at every N up to --max-n; leave out -n"},
 		{[]string{"compare", "--grow", "--max-n", "9999"}, "--max-n 9999 out of range, want 10000..=50000000"},
@@ -160,7 +160,7 @@ func TestCompareHelp(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := clitest.Run("help", "compare")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "usage: idkit compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N] [--dry-run]] [--max-load N] [--max-lag D] [--json FILE] [--html FILE]")
+	assert.Contains(t, stdout, "usage: idkit compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME [--shards N]] [--like TABLE [--scratch DSN] [--sample N] [--dry-run]] [--max-load N] [--max-lag D] [--json FILE] [--html FILE]")
 	assert.Contains(t, stdout, "--like TABLE    load the keys into copies of your own table")
 	assert.Contains(t, stdout, "pages dirtied\n        per 1,000 inserts")
 	assert.Contains(t, stdout, "--need LIST     constraints of the verdict: 64bit, js-safe, sortable, unguessable, writers=K, rate=IDS_PER_SECOND")

@@ -140,7 +140,7 @@ func (r *Report) lsmCharts(e string) []figureChart {
 }
 
 // chartTitles name the engines in the charts' titles.
-var chartTitles = map[string]string{engine.SQLite: "SQLite", engine.Pebble: "Pebble", engine.Postgres: "PostgreSQL", engine.MySQL: "InnoDB", engine.MyRocks: "MyRocks"}
+var chartTitles = map[string]string{engine.SQLite: "SQLite", engine.Pebble: "Pebble", engine.Postgres: "PostgreSQL", engine.MySQL: "InnoDB", engine.MyRocks: "MyRocks", engine.SpiderRange: "Spider by range", engine.SpiderHash: "Spider by hash"}
 
 // engineChart is the headline chart of a database engine.
 type engineChart struct {

@@ -165,6 +165,9 @@ type Report struct {
 	// Families ranks them on each engine family the run measured, the
 	// B-tree and the LSM tree, and says what changes between the two.
 	Families *Families `json:"families,omitempty"`
+	// Topologies ranks them on one server and on the sharded tables the
+	// run measured, by range and by hash, and says what each costs.
+	Topologies *Topologies `json:"topologies,omitempty"`
 	// Columns describes every figure the reports show, once for all
 	// three of them.
 	Columns []Column `json:"columns"`
@@ -201,6 +204,9 @@ type Config struct {
 	// Concurrent says the servers were also loaded by Writers
 	// connections at once.
 	Concurrent bool `json:"concurrent,omitempty"`
+	// Shards is how many backends the Spider tables spread over (a run
+	// with Spider only).
+	Shards int `json:"shards,omitempty"`
 }
 
 // Result is one scheme's design and measurements.

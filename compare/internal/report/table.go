@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -80,6 +81,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(ew, "  - %s\n", c)
 		}
 	}
+	if t := r.Topologies; t != nil && len(t.Changes) > 0 {
+		fmt.Fprintf(ew, "\n%s\n", TopologiesTitle)
+		for _, c := range t.Changes {
+			fmt.Fprintf(ew, "  - %s\n", c)
+		}
+	}
 	fmt.Fprintf(ew, "\ncompleted in %.1fs\n", r.Seconds)
 	return ew.Err
 }
@@ -110,6 +117,13 @@ func (r *Report) verdicts() []*Verdict {
 	if r.Families != nil {
 		for _, v := range r.Families.Verdicts {
 			if v != r.Verdict {
+				out = append(out, v)
+			}
+		}
+	}
+	if r.Topologies != nil {
+		for _, v := range r.Topologies.Verdicts {
+			if !slices.Contains(out, v) {
 				out = append(out, v)
 			}
 		}

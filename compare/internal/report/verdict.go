@@ -196,7 +196,7 @@ var keyPagesFigure = verdictFigure{"key_pages_changed_at_baseline_width", "prima
 var judging = map[string]bool{
 	"pages_written_per_1000": true, "wal_frames_per_1000": true, "lifetime_write_amp": true,
 	"pages_dirtied_per_1000": true, "pages_changed_per_1000": true, "bytes_written_per_insert": true,
-	splitFigure.key: true, keyPagesFigure.key: true,
+	splitFigure.key: true, keyPagesFigure.key: true, busiestShare: true,
 }
 
 // MaxKeyPagesRatio is how far the pages a PostgreSQL copy's primary-key
@@ -264,7 +264,18 @@ var VerdictFigures = map[string][]verdictFigure{
 	engine.MyRocks:  {{"lifetime_write_amp", "write amp over a row's life"}, {"bytes_per_key", "table bytes/key"}},
 	engine.Postgres: {{"pages_dirtied_per_1000", "pages dirtied"}, {"wal_bytes_per_insert", "WAL"}, {"index_bytes_per_key", "index size"}},
 	engine.MySQL:    {{"pages_written_per_1000", "pages written"}, {"redo_bytes_per_insert", "redo"}, {"index_bytes_per_key", "clustered index size"}},
+	// On shards, the busiest shard's share rejects, over the best scheme's
+	// (an even spread), and the pages rank without rejecting.
+	engine.SpiderRange: {{busiestShare, "busiest shard's share"}, {"pages_written_per_1000", "pages written"}},
+	engine.SpiderHash:  {{busiestShare, "busiest shard's share"}, {"pages_written_per_1000", "pages written"}},
 }
+
+// busiestShare is the sharded engines' figure of where the inserts went.
+const busiestShare = "busiest_share"
+
+// sharded says eng is a sharded engine: its verdict rejects on the
+// busiest shard's share alone, over the best scheme's share.
+func sharded(eng string) bool { return eng == engine.SpiderRange || eng == engine.SpiderHash }
 
 // serverWide are the verdict figures that a server's own counters give,
 // which count every session's writes: a load that another session wrote
@@ -408,6 +419,9 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 		Basis:       fmt.Sprintf("%s on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), eng, counts[ri], MaxRatio),
 		CannotJudge: cannot,
 	}
+	if sharded(eng) {
+		v.Basis = fmt.Sprintf("the busiest shard's share of the inserts on %s with %d writer(s), over the best scheme's (an even spread), rejected above %gx; then pages written over the baseline's, which ranks and does not reject", eng, counts[ri], MaxRatio)
+	}
 	if like != nil {
 		v.Basis = fmt.Sprintf("%s of the copies of your table on %s with %d writer(s), each over the baseline's; rejected above %gx", strings.Join(names, ", "), eng, counts[ri], MaxRatio)
 	} else if r.Config.Like != "" {
@@ -438,7 +452,7 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 	if base := r.baselineResult(); base != nil {
 		refName = base.Name
 		for _, f := range figs {
-			if b, ok := value(base, f.key); ok && b > 0 {
+			if b, ok := value(base, f.key); ok && b > 0 && f.key != busiestShare {
 				ref[f.key] = b
 			}
 		}
@@ -468,7 +482,11 @@ func (r *Report) Decide(need Need, eng string) (*Verdict, error) {
 				score *= ratio
 			}
 			parts = append(parts, fmt.Sprintf("%s %.1fx", f.name, ratio))
-			if ratio > maxRatio(f.key) {
+			switch {
+			case sharded(eng) && f.key == busiestShare && ratio > MaxRatio:
+				over = append(over, fmt.Sprintf("%s %s, %.1fx the best scheme's", f.name, engine.Pct(x), ratio))
+			case sharded(eng):
+			case ratio > maxRatio(f.key):
 				over = append(over, fmt.Sprintf("%s %.1fx the %s's", f.name, ratio, refName))
 			}
 		}

@@ -28,6 +28,7 @@ var FamilyNames = []string{FamilyBTree, FamilyLSM}
 var engineFamily = map[string]string{
 	engine.Bbolt: FamilyBTree, engine.SQLite: FamilyBTree, engine.Postgres: FamilyBTree, engine.MySQL: FamilyBTree,
 	engine.Pebble: FamilyLSM, engine.MyRocks: FamilyLSM,
+	engine.SpiderRange: FamilyBTree, engine.SpiderHash: FamilyBTree,
 }
 
 // FamilyEngines are each family's engines, the most server-like first:

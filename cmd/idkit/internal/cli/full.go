@@ -35,7 +35,7 @@ var (
 	}
 	cmdCompare = &Command{
 		Name:  "compare",
-		Usage: "compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME] [--like TABLE [--scratch DSN] [--sample N] [--dry-run]] [--max-load N] [--max-lag D] [--json FILE] [--html FILE] [--quiet]",
+		Usage: "compare [-n N | --grow [--max-n N]] [--writers K [--concurrent]] [--schemes LIST] [--postgres DSN] [--mysql DSN] [--need LIST] [--engine NAME [--shards N]] [--like TABLE [--scratch DSN] [--sample N] [--dry-run]] [--max-load N] [--max-lag D] [--json FILE] [--html FILE] [--quiet]",
 		Short: "measure every ID scheme side by side: speed, insert locality in bbolt, SQLite, PostgreSQL and InnoDB, order, size; and a verdict",
 	}
 )

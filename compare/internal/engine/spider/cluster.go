@@ -44,6 +44,7 @@ type Cluster struct {
 	front    *server
 	backends []*server
 	version  string
+	closed   bool
 }
 
 // server is one mariadbd of a cluster.
@@ -217,8 +218,13 @@ func (s *server) stop() error {
 	}
 }
 
-// Close stops every server of the cluster and removes its directory.
+// Close stops every server of the cluster and removes its directory; a
+// second Close does nothing.
 func (c *Cluster) Close(ctx context.Context) error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
 	var errs []error
 	for _, s := range append([]*server{c.front}, c.backends...) {
 		if s != nil {

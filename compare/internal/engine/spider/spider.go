@@ -61,18 +61,20 @@ const flushTimeout = time.Minute
 // the inserts went: each shard's share of the rows, over the whole load
 // and over each tenth of it; the pages each shard wrote; and the insert
 // rate and batch latency through one connection and through writers at
-// once. Two Engines, one per topology, share a cluster; the first to
-// close does not stop it (the run closes the cluster).
+// once. Two Engines, one per topology, share a cluster, which one of
+// them closes.
 type Engine struct {
-	c       *Cluster
-	topo    Topology
-	writers int
+	c            *Cluster
+	topo         Topology
+	writers      int
+	closeCluster bool
 }
 
 // New returns the engine of topology t on c; writers > 1 adds a load
-// through that many connections at once.
-func New(c *Cluster, t Topology, writers int) *Engine {
-	return &Engine{c: c, topo: t, writers: writers}
+// through that many connections at once. With closeCluster, Close closes
+// the cluster.
+func New(c *Cluster, t Topology, writers int, closeCluster bool) *Engine {
+	return &Engine{c: c, topo: t, writers: writers, closeCluster: closeCluster}
 }
 
 // Info names the engine and the cluster.
@@ -87,8 +89,13 @@ func (e *Engine) Info() engine.Info {
 	}
 }
 
-// Close does nothing: the cluster is the run's to close.
-func (e *Engine) Close(context.Context) error { return nil }
+// Close closes the cluster if New was asked to.
+func (e *Engine) Close(ctx context.Context) error {
+	if !e.closeCluster {
+		return nil
+	}
+	return e.c.Close(ctx)
+}
 
 // Load creates the table on every backend and the Spider table over them
 // on the front, inserts l's keys through the front in batches, and

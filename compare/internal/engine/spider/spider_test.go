@@ -67,7 +67,7 @@ func TestWhereInsertsGo(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, topo := range []Topology{Range, Hash} {
-		e := New(c, topo, 2)
+		e := New(c, topo, 2, false)
 		for _, s := range sets {
 			t.Run(topo.Name()+"/"+s.name, func(t *testing.T) {
 				f, err := e.Load(ctx, engine.Load{Keys: s.keys, Int63: s.int63, Value: make([]byte, 16), Batch: 500, Table: "t_" + s.name})
