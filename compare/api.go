@@ -2,8 +2,8 @@ package compare
 
 import (
 	"github.com/idkit/idkit/compare/internal/engine"
-	"github.com/idkit/idkit/compare/internal/engine/spider"
 	"github.com/idkit/idkit/compare/internal/engine/bbolt"
+	"github.com/idkit/idkit/compare/internal/engine/spider"
 	"github.com/idkit/idkit/compare/internal/report"
 	"github.com/idkit/idkit/compare/internal/scheme"
 )

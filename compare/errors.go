@@ -4,6 +4,7 @@ import (
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/errkind"
 
+	"github.com/idkit/idkit/compare/internal/engine/spider"
 	"github.com/idkit/idkit/compare/internal/report"
 	"github.com/idkit/idkit/compare/internal/scheme"
 )
@@ -21,4 +22,7 @@ var (
 	ErrNoSpace = errkind.New(idkit.ErrUnavailable, "compare: not enough free disk")
 	// ErrEmptyReport reports a report with no schemes to show.
 	ErrEmptyReport = report.ErrEmptyReport
+	// ErrSpiderMissing reports a run with Spider on a machine without
+	// MariaDB's server or its Spider plugin.
+	ErrSpiderMissing = spider.ErrMissing
 )

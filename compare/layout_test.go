@@ -14,7 +14,7 @@ import (
 // top (compare) over the report, the report over the schemes and the
 // engines' figures, each engine over the vocabulary they share (package
 // engine), which imports none of them; an engine imports no other engine
-// but MyRocks, which shares InnoDB's MariaDB server.
+// but MyRocks and Spider, which share InnoDB's MariaDB code.
 func TestLayers(t *testing.T) {
 	t.Parallel()
 	const root = "github.com/idkit/idkit/compare"
@@ -28,6 +28,7 @@ func TestLayers(t *testing.T) {
 		"internal/engine/postgres": {"internal/engine"},
 		"internal/engine/innodb":   {"internal/engine"},
 		"internal/engine/myrocks":  {"internal/engine", "internal/engine/innodb"},
+		"internal/engine/spider":   {"internal/engine", "internal/engine/innodb"},
 	}
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the test lists the packages with the go command")

@@ -240,6 +240,13 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Shards < spider.MinShards || o.Shards > spider.MaxShards {
 		return o, fmt.Errorf("%w: Shards = %d, want 0 (default %d) or %d..=%d", ErrOptions, o.Shards, spider.DefaultShards, spider.MinShards, spider.MaxShards)
 	}
+	if o.Spider {
+		for _, s := range scheme.ForShards() {
+			if !slices.ContainsFunc(o.Schemes, func(x scheme.Scheme) bool { return x.Name == s.Name }) {
+				o.Schemes = append(o.Schemes, s)
+			}
+		}
+	}
 	if o.Spider && o.Like != "" {
 		return o, fmt.Errorf("%w: Spider loads rows of a key and a payload, not copies of a --like table; leave out Spider or Like", ErrOptions)
 	}
@@ -319,6 +326,7 @@ func RunContext(ctx context.Context, opts Options) (_ *report.Report, err error)
 			N: o.N, Writers: o.Writers, Fills: o.Fills, BatchSize: o.BatchSize,
 			ValueSize: o.ValueSize, PageSize: pageSize, Sync: o.Sync, SpeedTimeNs: o.SpeedTime.Nanoseconds(),
 			CheckpointEvery: o.CheckpointEvery, Concurrent: o.Concurrent, Shards: shardsOf(o),
+			Ranges: rangeModel(o),
 		},
 		Sources: map[string]string{
 			"design":      "computed from each scheme's layout constants (or its library's own decoders), not measured",
@@ -473,6 +481,7 @@ func runScheme(ctx context.Context, s scheme.Scheme, o Options, writerCounts []i
 		}
 		run.Order, run.Size = scheme.Analyze(keys)
 		run.Randomness = scheme.MeasureRandomness(keys)
+		run.Ranges = rangeModel(o).Run(keys, d.Int63 && keys.Len == 8)
 		p.step(1)
 		for _, fill := range o.Fills {
 			p.label(fmt.Sprintf("%s: bbolt, %d writer(s), fill %g", s.Name, w, fill))
@@ -517,6 +526,13 @@ func runScheme(ctx context.Context, s scheme.Scheme, o Options, writerCounts []i
 		res.Runs = append(res.Runs, run)
 	}
 	return res, nil
+}
+
+// rangeModel is the range-partitioned store every run models its keys in:
+// ranges split at N/64 rows (so that the table ends with 64 ranges or
+// more), over Shards nodes.
+func rangeModel(o Options) engine.RangeModel {
+	return engine.RangeModel{Nodes: o.Shards, RangeRows: max(o.N/64, 100), PreSplit: 1}
 }
 
 // shardsOf is the number of shards of a run with Spider, 0 without.

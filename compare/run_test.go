@@ -57,6 +57,7 @@ func TestRunShape(t *testing.T) {
 	assert.Equal(t, report.Config{
 		N: smallN, Writers: smallWriters, Fills: DefaultFills, BatchSize: 500, ValueSize: DefaultValueSize,
 		PageSize: r.Config.PageSize, SpeedTimeNs: int64(time.Millisecond), CheckpointEvery: 500,
+		Ranges: engine.RangeModel{Nodes: 4, RangeRows: 100, PreSplit: 1},
 	}, r.Config)
 	assert.Equal(t, []string{engine.Bbolt, engine.SQLite, engine.Pebble}, r.Measured(), "the embedded engines run by default")
 	assert.Positive(t, r.Config.PageSize)

@@ -293,6 +293,14 @@ func (r *Report) FigureColumns() []Column {
 		c("generation", "max_bits", "max bits", SourceMeasured, "bits of the largest ID issued (<= 53 fits a JavaScript number)", func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Size.MaxBits) }),
 		c("generation", "duplicates", "dups", SourceMeasured, "keys issued twice", func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Order.Duplicates) }),
 
+		c("ranges", "ranges_busiest_now", "busiest node now", SourceMeasured,
+			fmt.Sprintf("model of a store that splits ranges by size (Spanner, CockroachDB, TiDB): ranges split at their median once over %s rows, spread over %d nodes in turn; the busiest node's share of the inserts at any one time (windows of half a range, over the load's second half)", engine.Thousands(int64(r.Config.Ranges.RangeRows)), r.Config.Ranges.Nodes),
+			func(s *Result, run int) string { return engine.Pct(s.Runs[run].Ranges.BusiestNow) }),
+		c("ranges", "ranges_busiest", "busiest node", SourceMeasured, "the model's busiest node's share of all the inserts",
+			func(s *Result, run int) string { return engine.Pct(s.Runs[run].Ranges.Busiest) }),
+		c("ranges", "ranges", "ranges", SourceMeasured, "ranges the model's table ends with",
+			func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Ranges.Ranges) }),
+
 		c("randomness", "varying_bits", "varying bits", SourceMeasured, "bit positions that differ between keys; constant ones (version fields, unused high bits) are left out of the tests",
 			func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Randomness.VaryingBits) }),
 		c("randomness", "monobit_p", "monobit p", SourceMeasured, "p-value of NIST SP 800-22's frequency (monobit) test of the varying bits: ones as frequent as zeros?",
@@ -436,6 +444,10 @@ func (r *Report) Sections() []Section {
 				"tested: each bit position that varies, across the keys in generation order, one position after another: coin flips in random keys",
 				fmt.Sprintf("guessable: a test's p-value is below %g; random keys fail by chance about 3 times in a million runs", scheme.RandomnessAlpha),
 				"counters and time-based IDs fail: their bits change too regularly (runs) or unevenly (monobit, chi²); a public ID hides an ordered one"}},
+		{ID: "ranges", Title: fmt.Sprintf("RANGES — a model from this run's keys: a store that splits ranges at %s rows over %d nodes (Spanner, CockroachDB, TiDB)", engine.Thousands(int64(c.Ranges.RangeRows)), c.Ranges.Nodes),
+			Source: SourceMeasured, Note: []string{
+				"busiest node now: where the inserts go at any one time once the table has grown: near 100% when the key grows with time (every insert on the last range), near an even share when it spreads",
+				"a model, not a store: --engine spider measures the same on MariaDB Spider tables over shards, and its loads check its range partition against this model"}},
 		{ID: engine.Bbolt, Title: fmt.Sprintf("INSERT LOCALITY IN BBOLT — measured in this run (%s keys in generation order, %d-byte values, %s per tx, %d-byte pages, fsync %s)",
 			n, c.ValueSize, engine.Thousands(int64(c.BatchSize)), c.PageSize, OnOff(c.Sync)), Source: SourceMeasured,
 			Note: []string{"headline: pages written per 1,000 inserts (x: times the counter's)",

@@ -207,6 +207,9 @@ type Config struct {
 	// Shards is how many backends the Spider tables spread over (a run
 	// with Spider only).
 	Shards int `json:"shards,omitempty"`
+	// Ranges is the range-partitioned store every run's keys are modelled
+	// in (WriterRun.Ranges).
+	Ranges engine.RangeModel `json:"ranges"`
 }
 
 // Result is one scheme's design and measurements.
@@ -239,6 +242,10 @@ type WriterRun struct {
 	Size    scheme.Size  `json:"size"`
 	// Randomness is how far the keys' bits are from coin flips.
 	Randomness scheme.Randomness `json:"randomness"`
+	// Ranges is where the inserts go in a range-partitioned store that
+	// splits its ranges by size (engine.RangeModel, Config.Ranges): a
+	// model, from the keys.
+	Ranges engine.RangeShares `json:"ranges"`
 	// Loads are the bbolt loads, one per fill setting.
 	Loads []bbolt.Load `json:"loads"`
 	// Engines are the database loads of the same keys, one per engine.

@@ -239,18 +239,25 @@ var registry []Scheme
 func register(s ...Scheme) { registry = append(registry, s...) }
 
 // Schemes returns every registered scheme in report order: the baseline,
-// ours, then the peers.
+// ours, then the peers; but for the schemes made for shards (ForShards),
+// which a run with shards adds.
 func Schemes() []Scheme {
-	out := append([]Scheme(nil), registry...)
+	var out []Scheme
+	for _, s := range registry {
+		if !forShards(s.Name) {
+			out = append(out, s)
+		}
+	}
 	rank := map[Kind]int{Baseline: 0, Ours: 1, Peer: 2}
 	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Kind] < rank[out[j].Kind] })
 	return out
 }
 
-// Names returns the names of every registered scheme in report order.
+// Names returns the names of every registered scheme in report order,
+// those made for shards last.
 func Names() []string {
 	var names []string
-	for _, s := range Schemes() {
+	for _, s := range append(Schemes(), ForShards()...) {
 		names = append(names, s.Name)
 	}
 	return names
@@ -266,7 +273,7 @@ func Lookup(name string) (Scheme, error) {
 	if canonical, ok := aliases[strings.ToLower(name)]; ok {
 		name = canonical
 	}
-	for _, s := range Schemes() {
+	for _, s := range append(Schemes(), ForShards()...) {
 		if strings.EqualFold(s.Name, name) {
 			return s, nil
 		}

@@ -15,6 +15,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/errkind"
+
 	"github.com/idkit/idkit/compare/internal/engine/innodb"
 )
 
@@ -31,7 +34,7 @@ const (
 
 // ErrMissing says that what a cluster needs is not on the machine:
 // MariaDB's server, its install program or the Spider plugin.
-var ErrMissing = errors.New("compare: spider: not installed")
+var ErrMissing = errkind.New(idkit.ErrUnavailable, "compare: spider: not installed")
 
 // Cluster is a Spider cluster the run starts on this machine and removes
 // at the end: N backend MariaDB servers, each holding one shard of every

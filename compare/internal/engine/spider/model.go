@@ -39,8 +39,13 @@ func Shard(key []byte, bigint bool, t Topology, shards int) int {
 }
 
 // Model returns how many of l's keys each shard of topology t holds, from
-// the partition function alone: what the Spider table must hold.
+// the partition function alone: what the Spider table must hold. On
+// ranges it is engine.RangeModel with the shards as ranges that never
+// split, the model a report gives for stores this run cannot start.
 func Model(l engine.Load, t Topology, shards int) []int64 {
+	if t == Range {
+		return engine.RangeModel{Nodes: shards, PreSplit: shards}.Run(l.Keys, l.Bigint()).PerNode
+	}
 	out := make([]int64, shards)
 	for i := range l.Keys.N() {
 		out[Shard(l.Keys.At(i), l.Bigint(), t, shards)]++

@@ -69,6 +69,9 @@ func TestWhereInsertsGo(t *testing.T) {
 	for _, topo := range []Topology{Range, Hash} {
 		e := New(c, topo, 2, false)
 		for _, s := range sets {
+			if topo == Hash && s.name != "counter" && s.name != "uuidv4" {
+				continue // the others spread on ranges already
+			}
 			t.Run(topo.Name()+"/"+s.name, func(t *testing.T) {
 				f, err := e.Load(ctx, engine.Load{Keys: s.keys, Int63: s.int63, Value: make([]byte, 16), Batch: 500, Table: "t_" + s.name})
 				require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/idkit/idkit/launchlog"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/shardkey"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -47,6 +48,16 @@ func TestNoAllocationPerID(t *testing.T) {
 	segs, err := segment.New(ctx, segment.Options{Store: log, Tag: "allocs", Step: 10_000_000}) // no reservation during the runs
 	require.NoError(t, err)
 	noAllocs(t, "segment", segs)
+	rev, err := shardkey.NewReversed(ctx, shardkey.ReversedOptions{Options: segment.Options{Store: log, Tag: "allocs-reversed", Step: 10_000_000}})
+	require.NoError(t, err)
+	noAllocs(t, "shardkey reversed", rev)
+	wide := snowflake.Layout{Name: "wide", Epoch: snowflake.Twitter().Epoch, Unit: 1e6, TimeBits: 41, SequenceBits: 17} // 58 bits under 5 shard bits
+	sb, err := shardkey.NewShardBits(ctx, shardkey.ShardBitsOptions{Snowflake: snowflake.Options{Layout: wide}})
+	require.NoError(t, err)
+	noAllocs(t, "shardkey shard bits", sb)
+	hp, err := shardkey.NewHashPrefixed(ctx, shardkey.ShardBitsOptions{Snowflake: snowflake.Options{Layout: wide}})
+	require.NoError(t, err)
+	noAllocs(t, "shardkey hash-prefixed", hp)
 }
 
 // noAllocs closes g once it has checked that its Next and Fill allocate

@@ -31,6 +31,7 @@ import (
 	"github.com/idkit/idkit/flake128"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/shardkey"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -68,6 +69,7 @@ type decimalidPtr struct{ *decimalid.ID }
 type objectidPtr struct{ *objectid.ID }
 type flake128Ptr struct{ *flake128.ID }
 type segmentPtr struct{ *segment.ID }
+type shardkeyPtr struct{ *shardkey.ID }
 
 func (p traceidPtr) value() id   { return *p.ID }
 func (p snowflakePtr) value() id { return *p.ID }
@@ -75,6 +77,7 @@ func (p decimalidPtr) value() id { return *p.ID }
 func (p objectidPtr) value() id  { return *p.ID }
 func (p flake128Ptr) value() id  { return *p.ID }
 func (p segmentPtr) value() id   { return *p.ID }
+func (p shardkeyPtr) value() id  { return *p.ID }
 
 // rejectedByAll is text that no int64 scheme takes: signs, spaces, leading
 // zeros, other number syntaxes, other digits, out of range.
@@ -134,6 +137,28 @@ var schemes = []scheme{
 		},
 		valid:   []string{"1", "1001", "9223372036854775807"},
 		invalid: []id{segment.ID(-1), segment.ID(-9223372036854775808)},
+		rejects: rejectedByAll,
+	},
+	{
+		name: "shardkey", errSyntax: shardkey.ErrSyntax, errRange: shardkey.ErrRange,
+		parse:   func(s string) (id, error) { return shardkey.Parse(s) },
+		newZero: func() ptr { return shardkeyPtr{new(shardkey.ID)} },
+		// Every positive value is a key: Reverse(n) of counter n, and a
+		// shard over a Snowflake ID for each number of shard bits.
+		decodes: func(v id) error {
+			k := v.(shardkey.ID)
+			if k <= 0 || shardkey.Reverse(k.Sequence()) != int64(k) {
+				return fmt.Errorf("shardkey ID %d is no reversed counter", k)
+			}
+			for bits := 1; bits <= shardkey.MaxBits; bits++ {
+				if k.Shard(bits)<<(63-bits)|int64(k.Inner(bits)) != int64(k) {
+					return fmt.Errorf("shardkey ID %d does not split into %d shard bits and a Snowflake ID", k, bits)
+				}
+			}
+			return nil
+		},
+		valid:   []string{"1", "4611686018427387904", "6917529027641081856", "9223372036854775807"},
+		invalid: []id{shardkey.ID(-1), shardkey.ID(-9223372036854775808)},
 		rejects: rejectedByAll,
 	},
 	{

@@ -29,6 +29,7 @@ import (
 	"github.com/idkit/idkit/segment/pgstore"
 	"github.com/idkit/idkit/segment/redisstore"
 	"github.com/idkit/idkit/serve"
+	"github.com/idkit/idkit/shardkey"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -74,6 +75,9 @@ var sentinels = map[string]struct {
 	"segment.ErrExhausted": {segment.ErrExhausted, "ErrExhausted"}, "segment.ErrBadBlock": {segment.ErrBadBlock, "ErrCorrupt"},
 	"segment.ErrClosed": {segment.ErrClosed, "ErrClosed"},
 
+	"shardkey.ErrSyntax": {shardkey.ErrSyntax, "ErrInvalid"}, "shardkey.ErrRange": {shardkey.ErrRange, "ErrInvalid"},
+	"shardkey.ErrInvalid": {shardkey.ErrInvalid, "ErrInvalid"},
+
 	"pgstore.ErrNotDurable": {pgstore.ErrNotDurable, "ErrNotDurable"}, "pgstore.ErrUnavailable": {pgstore.ErrUnavailable, "ErrUnavailable"},
 	"pgstore.ErrRefused": {pgstore.ErrRefused, "ErrRefused"}, "pgstore.ErrClosed": {pgstore.ErrClosed, "ErrClosed"},
 	"mysqlstore.ErrNotDurable": {mysqlstore.ErrNotDurable, "ErrNotDurable"}, "mysqlstore.ErrUnavailable": {mysqlstore.ErrUnavailable, "ErrUnavailable"},
@@ -107,6 +111,7 @@ var sentinels = map[string]struct {
 	"compare.ErrKey": {compare.ErrKey, "ErrCorrupt"}, "compare.ErrNoSpace": {compare.ErrNoSpace, "ErrUnavailable"},
 	"compare.ErrEmptyReport": {compare.ErrEmptyReport, "ErrInvalid"}, "compare.ErrLike": {compare.ErrLike, "ErrInvalid"},
 	"compare.ErrRights": {compare.ErrRights, "ErrRefused"}, "compare.ErrNeed": {compare.ErrNeed, "ErrInvalid"},
+	"compare.ErrSpiderMissing": {compare.ErrSpiderMissing, "ErrUnavailable"},
 }
 
 // TestKinds holds every package's sentinels to their one kind: the one
