@@ -16,6 +16,7 @@ import (
 	"github.com/idkit/idkit/internal/testkit/memstore"
 	"github.com/idkit/idkit/objectid"
 	"github.com/idkit/idkit/segment"
+	"github.com/idkit/idkit/shardkey"
 	"github.com/idkit/idkit/snowflake"
 	"github.com/idkit/idkit/traceid"
 )
@@ -28,6 +29,8 @@ var (
 	_ idkit.Generator[objectid.ID]  = (*objectid.Generator)(nil)
 	_ idkit.Generator[flake128.ID]  = (*flake128.Generator)(nil)
 	_ idkit.Generator[segment.ID]   = (*segment.Allocator)(nil)
+	_ idkit.Generator[shardkey.ID]  = (*shardkey.Reversed)(nil)
+	_ idkit.Generator[shardkey.ID]  = (*shardkey.Sharded)(nil)
 )
 
 // TestOneShape drives every generator through the same code: Next, Fill,

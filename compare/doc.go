@@ -47,6 +47,19 @@
 // turns the figures into a [Verdict]: the schemes that meet a [Need],
 // ranked, and one line for each that does not.
 //
+// # Shards
+//
+// With [Options.Spider] (or Engine "spider") the run starts a MariaDB
+// Spider cluster of its own on the machine, a front and Options.Shards
+// InnoDB backends on Unix sockets under the run's directory, loads every
+// key set into a Spider table partitioned by range of the key and into one
+// partitioned by its hash, and adds a verdict per topology
+// ([Report.Topologies]): a key that grows with time puts every insert on
+// the last range, which one server's verdict cannot show. It adds the
+// schemes made for such stores (package shardkey). Every run, with Spider
+// or not, models its keys in a store that splits its ranges by size (the
+// report's RANGES section, [WriterRun.Ranges]).
+//
 // # Locality
 //
 // The headline figure is pages written per 1,000 inserts: a key that lands

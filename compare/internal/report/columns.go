@@ -518,6 +518,18 @@ func (r *Report) Sections() []Section {
 				}
 			}
 			secs = append(secs, Section{ID: e, Title: dbTitle("INNODB", e), Source: SourceMeasured, Note: append(note, info.Version+"; "+info.Settings)})
+		case engine.SpiderRange, engine.SpiderHash:
+			how := "BY RANGE OF THE KEY"
+			if e == engine.SpiderHash {
+				how = "BY HASH OF THE KEY"
+			}
+			secs = append(secs, Section{ID: e, Source: SourceMeasured,
+				Title: fmt.Sprintf("SHARDS %s: MARIADB SPIDER — measured in this run (%s keys in generation order, %d-byte payload, %s per statement, through the front)", how, n, c.ValueSize, engine.Thousands(int64(c.BatchSize))),
+				Note: []string{
+					"headline: the busiest shard's share of the inserts (rows on each backend after the load); busiest/tenth: in the tenth of the load where it was highest",
+					"pages/1k: InnoDB pages written on all backends, their dirty pages flushed before and after each load; at once: K connections, each its own writer's keys",
+					"the shards are servers on this machine: they share its cores and disk, so more shards cannot show more write capacity here",
+					info.Version + "; " + info.Settings}})
 		}
 	}
 	if r.Config.Concurrent && (slices.Contains(r.Measured(), engine.Postgres) || slices.Contains(r.Measured(), engine.MySQL)) {

@@ -161,7 +161,7 @@ func (r *Report) spreadOnOneServer(single *Verdict, spread []*Result, ri int) st
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("on one server (%s), the spread keys cost %s: %s the %s of %s, the single server's first choice; and the newest rows are no longer together, so a scan of recent rows reads the whole table's spread",
+	return fmt.Sprintf("on one server (%s), the spread keys cost %s: %s the %s of %s, the single server's first choice; and the newest rows are no longer side by side, so a scan of the recent rows reads pages all over the table",
 		single.Engine, f.Name, strings.Join(parts, ", "), f.Name, single.Ranked[0].Scheme)
 }
 

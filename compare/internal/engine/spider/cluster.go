@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -151,7 +152,8 @@ func (c *Cluster) Version() string { return c.version }
 func (s *server) start(ctx context.Context, mariadbd string, front bool) error {
 	args := []string{"--no-defaults", "--datadir=" + s.dir, "--socket=" + s.socket, "--skip-networking",
 		"--pid-file=" + s.dir + ".pid", "--skip-log-bin", "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=32M",
-		"--max-connections=64", "--skip-name-resolve", "--innodb-io-capacity=20000", "--innodb-io-capacity-max=40000"}
+		"--max-connections=64", "--skip-name-resolve", "--innodb-io-capacity=20000", "--innodb-io-capacity-max=40000",
+		"--innodb-fast-shutdown=2"} // its data is thrown away: stop without flushing it
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
@@ -228,13 +230,16 @@ func (c *Cluster) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
-	var errs []error
-	for _, s := range append([]*server{c.front}, c.backends...) {
+	servers := append([]*server{c.front}, c.backends...)
+	errs := make([]error, len(servers)+1)
+	var wg sync.WaitGroup
+	for i, s := range servers {
 		if s != nil {
-			errs = append(errs, s.stop())
+			wg.Go(func() { errs[i] = s.stop() })
 		}
 	}
-	errs = append(errs, os.RemoveAll(c.dir))
+	wg.Wait()
+	errs[len(servers)] = os.RemoveAll(c.dir)
 	return errors.Join(errs...)
 }
 
