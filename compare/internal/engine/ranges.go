@@ -25,8 +25,11 @@ type RangeShares struct {
 	Busiest float64 `json:"busiest"`
 	PerNode []int64 `json:"per_node"`
 	// BusiestNow is the busiest node's share of the inserts in a window of
-	// half a range's rows, averaged over the windows of the load's second
-	// half: where the writes go at any one time, once the table has grown.
+	// an eighth of a range's rows, averaged over the windows of the load's
+	// second half: where the writes go at any one time, once the table has
+	// grown. Near 1 when they go to one node at a time (a key that grows
+	// with time: the last range), near 1/Nodes when they spread, and above
+	// it by chance in windows of few rows.
 	BusiestNow float64 `json:"busiest_now"`
 	// Ranges is how many ranges the table ends with.
 	Ranges int `json:"ranges"`
@@ -58,7 +61,10 @@ func (m RangeModel) Run(keys KeySet, bigint bool) RangeShares {
 	next := pre % nodes
 	n := keys.N()
 	out := RangeShares{PerNode: make([]int64, nodes)}
-	window := max(m.RangeRows/2, 100)
+	window := max(m.RangeRows/8, 1)
+	if m.RangeRows == 0 {
+		window = max(n/64, 1)
+	}
 	cur := make([]int64, nodes)
 	var nowSum float64
 	var windows int
@@ -74,6 +80,13 @@ func (m RangeModel) Run(keys KeySet, bigint bool) RangeShares {
 		s.rows++
 		out.PerNode[s.node]++
 		cur[s.node]++
+		if (i+1)%window == 0 {
+			if i >= n/2 {
+				nowSum += float64(slices.Max(cur)) / float64(window)
+				windows++
+			}
+			clear(cur)
+		}
 		if m.RangeRows > 0 {
 			s.keys = append(s.keys, k)
 			if s.rows > m.RangeRows {
@@ -88,13 +101,6 @@ func (m RangeModel) Run(keys KeySet, bigint bool) RangeShares {
 					spans = slices.Insert(spans, max(j-1, 0)+1, upper)
 				}
 			}
-		}
-		if (i+1)%window == 0 {
-			if i >= n/2 {
-				nowSum += float64(slices.Max(cur)) / float64(window)
-				windows++
-			}
-			clear(cur)
 		}
 	}
 	if n > 0 {

@@ -23,7 +23,7 @@ func TestRangeModel(t *testing.T) {
 	assert.Less(t, c.Busiest, 0.3, "the counter's ranges are placed on every node in turn")
 	assert.GreaterOrEqual(t, c.Ranges, n/1000)
 	r := m.Run(Uint64Keys(random...), true)
-	assert.Less(t, r.BusiestNow, 0.35, "random keys spread")
+	assert.Less(t, r.BusiestNow, 0.4, "random keys spread")
 	assert.Equal(t, int64(n), r.PerNode[0]+r.PerNode[1]+r.PerNode[2]+r.PerNode[3])
 
 	pre := RangeModel{Nodes: 4, PreSplit: 4}.Run(Uint64Keys(1, 1<<61, 1<<62, 3<<61, 1<<63-1), true)

@@ -294,7 +294,7 @@ func (r *Report) FigureColumns() []Column {
 		c("generation", "duplicates", "dups", SourceMeasured, "keys issued twice", func(s *Result, run int) string { return fmt.Sprint(s.Runs[run].Order.Duplicates) }),
 
 		c("ranges", "ranges_busiest_now", "busiest node now", SourceMeasured,
-			fmt.Sprintf("model of a store that splits ranges by size (Spanner, CockroachDB, TiDB): ranges split at their median once over %s rows, spread over %d nodes in turn; the busiest node's share of the inserts at any one time (windows of half a range, over the load's second half)", engine.Thousands(int64(r.Config.Ranges.RangeRows)), r.Config.Ranges.Nodes),
+			fmt.Sprintf("model of a store that splits ranges by size (Spanner, CockroachDB, TiDB): ranges split at their median once over %s rows, spread over %d nodes in turn; the busiest node's share of the inserts at any one time (windows of an eighth of a range, over the load's second half)", engine.Thousands(int64(r.Config.Ranges.RangeRows)), r.Config.Ranges.Nodes),
 			func(s *Result, run int) string { return engine.Pct(s.Runs[run].Ranges.BusiestNow) }),
 		c("ranges", "ranges_busiest", "busiest node", SourceMeasured, "the model's busiest node's share of all the inserts",
 			func(s *Result, run int) string { return engine.Pct(s.Runs[run].Ranges.Busiest) }),
@@ -446,7 +446,7 @@ func (r *Report) Sections() []Section {
 				"counters and time-based IDs fail: their bits change too regularly (runs) or unevenly (monobit, chi²); a public ID hides an ordered one"}},
 		{ID: "ranges", Title: fmt.Sprintf("RANGES — a model from this run's keys: a store that splits ranges at %s rows over %d nodes (Spanner, CockroachDB, TiDB)", engine.Thousands(int64(c.Ranges.RangeRows)), c.Ranges.Nodes),
 			Source: SourceMeasured, Note: []string{
-				"busiest node now: where the inserts go at any one time once the table has grown: near 100% when the key grows with time (every insert on the last range), near an even share when it spreads",
+				"busiest node now: where the inserts go at any one time once the table has grown: near 100% when the key grows with time (every insert on the last range), near an even share when it spreads (above it by chance in the short windows of a small N)",
 				"a model, not a store: --engine spider measures the same on MariaDB Spider tables over shards, and its loads check its range partition against this model"}},
 		{ID: engine.Bbolt, Title: fmt.Sprintf("INSERT LOCALITY IN BBOLT — measured in this run (%s keys in generation order, %d-byte values, %s per tx, %d-byte pages, fsync %s)",
 			n, c.ValueSize, engine.Thousands(int64(c.BatchSize)), c.PageSize, OnOff(c.Sync)), Source: SourceMeasured,
