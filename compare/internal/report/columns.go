@@ -75,7 +75,7 @@ func fmtBytes(v float64) string { return engine.MiB(v) }
 // engineColumns describes the database engines' figures.
 func engineColumns() []Column {
 	h := func(c Column) Column { c.Headline = true; return c }
-	return []Column{
+	return slices.Concat([]Column{
 		h(metricColumn(engine.SQLite, "wal_frames_per_1000", "WAL frames/1k",
 			"WAL frames written per 1,000 inserts: one frame per page a commit changed (PRAGMA wal_checkpoint's log count, summed)", FmtInt)),
 		metricColumn(engine.SQLite, "page_count", "pages", "pages of the database file after the load (PRAGMA page_count)", FmtInt),
@@ -83,28 +83,7 @@ func engineColumns() []Column {
 		metricColumn(engine.SQLite, "bytes_per_key", "B/key", "database bytes (page_count x page_size) per key", FmtInt),
 		metricColumn(engine.SQLite, "file_bytes", "file", "size of the database file after the last checkpoint", fmtBytes),
 		metricColumn(engine.SQLite, "inserts_per_second", "inserts/s", "keys over the time spent in insert transactions (checkpoints excluded)", FmtInt),
-
-		h(metricColumn(engine.SpiderRange, "busiest_share", "busiest shard", "share of the inserts the busiest shard took (rows on each backend after the load)", fmtPct)),
-		metricColumn(engine.SpiderRange, "busiest_share_window", "busiest/tenth", "the busiest shard's share in the tenth of the load where it was highest (Handler_write on each backend)", fmtPct),
-		metricColumn(engine.SpiderRange, "pages_written_per_1000", "pages/1k", "InnoDB pages written on all backends per 1,000 inserts, once their dirty pages were flushed", FmtInt),
-		metricColumn(engine.SpiderRange, "busiest_pages_share", "busiest pages", "the busiest shard's share of the pages written", fmtPct),
-		metricColumn(engine.SpiderRange, "inserts_per_second", "inserts/s", "keys over the time spent in the batches, through one connection to the front", FmtInt),
-		metricColumn(engine.SpiderRange, "batch_p99_ms", "p99 ms", "99th percentile of one batch's insert through one connection", engine.FmtTwo),
-		metricColumn(engine.SpiderRange, "concurrent_inserts_per_second", "inserts/s at once", "keys over the wall time with one connection per writer at once (K writers, the K-writer run's keys)", FmtInt),
-		metricColumn(engine.SpiderRange, "concurrent_batch_p99_ms", "p99 ms at once", "99th percentile of one batch's insert with K connections at once", engine.FmtTwo),
-		metricColumn(engine.SpiderRange, "add_shard_moves", "new shard moves", "share of the rows a new shard takes: the upper half of the busiest range", fmtPct),
-		metricColumn(engine.SpiderRange, "split_busiest_share_after", "hot after split", "split the busiest range at the median of its rows halfway through the load: the share of the later inserts on the busier half", fmtPct),
-
-		h(metricColumn(engine.SpiderHash, "busiest_share", "busiest shard", "share of the inserts the busiest shard took (rows on each backend after the load)", fmtPct)),
-		metricColumn(engine.SpiderHash, "busiest_share_window", "busiest/tenth", "the busiest shard's share in the tenth of the load where it was highest (Handler_write on each backend)", fmtPct),
-		metricColumn(engine.SpiderHash, "pages_written_per_1000", "pages/1k", "InnoDB pages written on all backends per 1,000 inserts, once their dirty pages were flushed", FmtInt),
-		metricColumn(engine.SpiderHash, "busiest_pages_share", "busiest pages", "the busiest shard's share of the pages written", fmtPct),
-		metricColumn(engine.SpiderHash, "inserts_per_second", "inserts/s", "keys over the time spent in the batches, through one connection to the front", FmtInt),
-		metricColumn(engine.SpiderHash, "batch_p99_ms", "p99 ms", "99th percentile of one batch's insert through one connection", engine.FmtTwo),
-		metricColumn(engine.SpiderHash, "concurrent_inserts_per_second", "inserts/s at once", "keys over the wall time with one connection per writer at once (K writers, the K-writer run's keys)", FmtInt),
-		metricColumn(engine.SpiderHash, "concurrent_batch_p99_ms", "p99 ms at once", "99th percentile of one batch's insert with K connections at once", engine.FmtTwo),
-		metricColumn(engine.SpiderHash, "add_shard_moves", "new shard moves", "share of the rows a new shard takes: whole buckets, until it holds its share of them", fmtPct),
-
+	}, spiderColumns(engine.SpiderRange), spiderColumns(engine.SpiderHash), []Column{
 		h(metricColumn(engine.Pebble, "write_amp", "write amp",
 			"bytes written to tables by flushes and compactions per byte written to the log (Metrics: Total().WriteAmp() - 1, the log's own bytes left out)", engine.FmtTwo)),
 		metricColumn(engine.Pebble, "moved_per_byte_in", "moved/byte",
@@ -203,7 +182,30 @@ func engineColumns() []Column {
 			"InnoDB pages a range scan through the key accesses to read the newest 1% of rows: from the least key among them up", FmtInt),
 		metricColumn(engine.MySQL, "newest_scan_rows", "scan rows/newest",
 			"rows that range scan reads over the newest 1%'s rows: 1.0 when the key orders rows by time, up to 100 when it does not", engine.FmtTwo),
+	})
+}
+
+// spiderColumns describes the figures of a sharded engine, one of the
+// Spider topologies: the same for both, but for what growing the table
+// moves, which differs.
+func spiderColumns(eng string) []Column {
+	cols := []Column{
+		metricColumn(eng, "busiest_share", "busiest shard", "share of the inserts the busiest shard took (rows on each backend after the load)", fmtPct),
+		metricColumn(eng, "busiest_share_window", "busiest/tenth", "the busiest shard's share in the tenth of the load where it was highest (Handler_write on each backend)", fmtPct),
+		metricColumn(eng, "pages_written_per_1000", "pages/1k", "InnoDB pages written on all backends per 1,000 inserts, once their dirty pages were flushed", FmtInt),
+		metricColumn(eng, "busiest_pages_share", "busiest pages", "the busiest shard's share of the pages written", fmtPct),
+		metricColumn(eng, "inserts_per_second", "inserts/s", "keys over the time spent in the batches, through one connection to the front", FmtInt),
+		metricColumn(eng, "batch_p99_ms", "p99 ms", "99th percentile of one batch's insert through one connection", engine.FmtTwo),
+		metricColumn(eng, "concurrent_inserts_per_second", "inserts/s at once", "keys over the wall time with one connection per writer at once (K writers, the K-writer run's keys)", FmtInt),
+		metricColumn(eng, "concurrent_batch_p99_ms", "p99 ms at once", "99th percentile of one batch's insert with K connections at once", engine.FmtTwo),
 	}
+	cols[0].Headline = true
+	if eng == engine.SpiderHash {
+		return append(cols, metricColumn(eng, "add_shard_moves", "new shard moves", "share of the rows a new shard takes: whole buckets, until it holds its share of them", fmtPct))
+	}
+	return append(cols,
+		metricColumn(eng, "add_shard_moves", "new shard moves", "share of the rows a new shard takes: the upper half of the busiest range", fmtPct),
+		metricColumn(eng, "split_busiest_share_after", "hot after split", "split the busiest range at the median of its rows halfway through the load: the share of the later inserts on the busier half", fmtPct))
 }
 
 // expiryHow names the way an expiry deleted its rows.

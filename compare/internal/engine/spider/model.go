@@ -24,9 +24,7 @@ func Shard(key []byte, bigint bool, t Topology, shards int) int {
 	if t == Hash {
 		return Bucket(key, BucketsPerShard*shards) % shards
 	}
-	var lead [8]byte
-	copy(lead[:], key)
-	v := binary.BigEndian.Uint64(lead[:])
+	v := lead(key)
 	bound := binaryBound
 	if bigint {
 		bound = bigintBound
